@@ -1,0 +1,105 @@
+"""Configuration dataclasses for the three models, validated on construction.
+
+A bad value fails here with a message that names the field and says what would be valid, so the
+CLI, the training form and checkpoint loading all report the same clear reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+
+class ConfigError(ValueError):
+    """An impossible hyperparameter (the message says which and why)."""
+
+
+POSITIONAL_ENCODINGS = ("learned", "sinusoidal", "rope")
+
+
+def _positive(obj, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ConfigError(f"{name} must be a positive whole number, got {value!r}")
+
+
+@dataclass
+class GPTConfig:
+    vocab_size: int = 27
+    block_size: int = 16  # longest sequence: longest name + the start token
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 4
+    dropout: float = 0.0
+    bias: bool = True
+    pos_encoding: str = "learned"  # learned | sinusoidal | rope
+    tie_weights: bool = False  # share the token embedding with the output head
+
+    def __post_init__(self) -> None:
+        _positive(self, "vocab_size", "block_size", "d_model", "n_heads", "n_layers")
+        if self.d_model % self.n_heads:
+            raise ConfigError(
+                f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}): each "
+                f"head gets d_model / n_heads dimensions"
+            )
+        if not (0.0 <= float(self.dropout) < 1.0):
+            raise ConfigError(f"dropout must be in [0, 1), got {self.dropout!r}")
+        if self.pos_encoding not in POSITIONAL_ENCODINGS:
+            raise ConfigError(
+                f"pos_encoding must be one of {', '.join(POSITIONAL_ENCODINGS)}, got {self.pos_encoding!r}"
+            )
+        if self.pos_encoding == "rope" and self.head_dim % 2:
+            raise ConfigError("RoPE rotates pairs of dimensions: d_model / n_heads must be even")
+        if self.pos_encoding == "sinusoidal" and self.d_model % 2:
+            raise ConfigError("sinusoidal positions pair sin and cos: d_model must be even")
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+
+@dataclass
+class MLPConfig:
+    """The course's Day 2 model: a window of previous characters → tanh hidden layer → logits."""
+
+    vocab_size: int = 27
+    block_size: int = 16  # longest sequence (for data), not the window
+    context: int = 3  # how many previous characters the MLP sees
+    n_embd: int = 10
+    n_hidden: int = 200
+
+    def __post_init__(self) -> None:
+        _positive(self, "vocab_size", "block_size", "context", "n_embd", "n_hidden")
+
+
+@dataclass
+class BigramConfig:
+    """A count table of next-character frequencies with add-k smoothing."""
+
+    vocab_size: int = 27
+    block_size: int = 16
+    smoothing: float = 1.0
+
+    def __post_init__(self) -> None:
+        _positive(self, "vocab_size", "block_size")
+        if not (float(self.smoothing) >= 0):
+            raise ConfigError(f"smoothing must be ≥ 0, got {self.smoothing!r}")
+
+
+MODEL_CONFIGS = {"gpt": GPTConfig, "mlp": MLPConfig, "bigram": BigramConfig}
+
+
+def config_from_dict(kind: str, values: dict):
+    """Rebuild a model config (from a checkpoint's JSON), ignoring nothing silently."""
+    if kind not in MODEL_CONFIGS:
+        raise ConfigError(f"unknown model kind {kind!r}; expected one of {', '.join(MODEL_CONFIGS)}")
+    cls = MODEL_CONFIGS[kind]
+    known = {f.name for f in fields(cls)}
+    unknown = set(values) - known
+    if unknown:
+        raise ConfigError(f"unknown {kind} config fields: {', '.join(sorted(unknown))}")
+    return cls(**values)
+
+
+def config_to_dict(config) -> dict:
+    return asdict(config)

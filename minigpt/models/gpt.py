@@ -1,0 +1,199 @@
+"""MiniGPT: a small decoder-only Transformer, read top to bottom.
+
+token embedding (+ learned or sinusoidal positions)
+  → N × [LayerNorm → causal multi-head self-attention → +residual,
+         LayerNorm → GELU feed-forward (4×) → +residual]      (pre-norm blocks)
+  → final LayerNorm → linear head over the vocabulary.
+
+Attention uses one fused projection for Q, K and V and ``F.scaled_dot_product_attention`` (the
+fused kernel on GPU). For generation, each attention layer can keep a KV cache so a new token
+attends to the stored keys and values instead of recomputing the whole prefix.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from minigpt.config import GPTConfig
+from minigpt.data import IGNORE
+
+KVCache = list  # one (k, v) pair per layer, each (B, n_heads, T_so_far, head_dim)
+
+
+def sinusoidal_table(T: int, d: int) -> torch.Tensor:
+    pos = torch.arange(T, dtype=torch.float32)[:, None]
+    angle = pos / 10000 ** (torch.arange(0, d, 2, dtype=torch.float32) / d)
+    pe = torch.zeros(T, d)
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(angle), torch.cos(angle)
+    return pe
+
+
+def rope_tables(T: int, head_dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    theta = 10000 ** (-torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)
+    ang = torch.arange(T, dtype=torch.float32)[:, None] * theta[None, :]  # (T, head_dim/2)
+    return torch.cos(ang), torch.sin(ang)
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate each (even, odd) pair of x (B, H, T, hd) by its position's angle."""
+    x0, x1 = x[..., 0::2], x[..., 1::2]
+    out = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)
+    return out.flatten(-2)
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.n_heads, self.head_dim = cfg.n_heads, cfg.head_dim
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=cfg.bias)  # fused W_Q|W_K|W_V
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=cfg.bias)  # W_O
+        self.dropout = cfg.dropout
+        self.resid_drop = nn.Dropout(cfg.dropout)
+        self.rope = cfg.pos_encoding == "rope"
+
+    def forward(self, x, rope=None, cache=None, return_weights: bool = False):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        # (B, T, C) -> (B, H, T, hd): splitting into heads is only a reshape
+        q, k, v = (t.view(B, T, self.n_heads, self.head_dim).transpose(1, 2) for t in (q, k, v))
+        if self.rope:
+            q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+        if cache is not None:
+            if cache[0] is not None:
+                k = torch.cat((cache[0], k), dim=2)
+                v = torch.cat((cache[1], v), dim=2)
+            cache[0], cache[1] = k, v
+        if return_weights:
+            att = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
+            S = k.shape[2]
+            mask = torch.ones(T, S, dtype=torch.bool, device=x.device).tril(S - T)
+            weights = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+            y = weights @ v
+        else:
+            weights = None
+            # With a cache and a single new token, that token may see every stored key, so no
+            # mask is needed; a multi-token step with a cache only happens at the start (empty).
+            causal = T > 1
+            y = F.scaled_dot_product_attention(
+                q, k, v, is_causal=causal, dropout_p=self.dropout if self.training else 0.0
+            )
+        y = y.transpose(1, 2).contiguous().view(B, T, C)  # concatenate the heads
+        return self.resid_drop(self.proj(y)), weights
+
+
+class FeedForward(nn.Module):
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.up = nn.Linear(cfg.d_model, 4 * cfg.d_model, bias=cfg.bias)
+        self.down = nn.Linear(4 * cfg.d_model, cfg.d_model, bias=cfg.bias)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x):
+        return self.drop(self.down(F.gelu(self.up(x))))
+
+
+class Block(nn.Module):
+    """Pre-norm: normalise the input of each sub-layer, add its output to the residual stream."""
+
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(cfg.d_model, bias=cfg.bias)
+        self.attn = CausalSelfAttention(cfg)
+        self.ln2 = nn.LayerNorm(cfg.d_model, bias=cfg.bias)
+        self.ffn = FeedForward(cfg)
+
+    def forward(self, x, rope=None, cache=None, return_weights=False):
+        a, w = self.attn(self.ln1(x), rope, cache, return_weights)
+        x = x + a
+        x = x + self.ffn(self.ln2(x))
+        return x, w
+
+
+class MiniGPT(nn.Module):
+    kind = "gpt"
+
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.config = cfg
+        self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        if cfg.pos_encoding == "learned":
+            self.pos_emb = nn.Embedding(cfg.block_size, cfg.d_model)
+        elif cfg.pos_encoding == "sinusoidal":
+            self.register_buffer("pos_table", sinusoidal_table(cfg.block_size, cfg.d_model), persistent=False)
+        else:
+            cos, sin = rope_tables(cfg.block_size, cfg.head_dim)
+            self.register_buffer("rope_cos", cos, persistent=False)
+            self.register_buffer("rope_sin", sin, persistent=False)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.ln_f = nn.LayerNorm(cfg.d_model, bias=cfg.bias)
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        if cfg.tie_weights:
+            self.head.weight = self.tok_emb.weight
+        self.apply(self._init_weights)
+        # GPT-2's trick: shrink the projections that write into the residual stream by 1/√(2L)
+        # so the stream's variance does not grow with depth.
+        for name, p in self.named_parameters():
+            if name.endswith(("attn.proj.weight", "ffn.down.weight")):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * cfg.n_layers))
+
+    @staticmethod
+    def _init_weights(m):
+        if isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, mean=0.0, std=0.02)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Embedding):
+            nn.init.normal_(m.weight, mean=0.0, std=0.02)
+
+    def new_cache(self) -> KVCache:
+        return [[None, None] for _ in self.blocks]
+
+    def forward(self, idx, targets=None, *, cache: KVCache | None = None, start: int = 0,
+                return_weights: bool = False, last_only: bool = False):
+        """idx (B, T) → logits (B, T, V) and the mean loss over non-padding targets.
+
+        With ``cache`` the tokens are taken to sit at positions start … start+T-1 and the layers'
+        keys and values are appended to the cache. ``last_only`` computes the head for the last
+        position only (all that sampling needs).
+        """
+        B, T = idx.shape
+        if start + T > self.config.block_size:
+            raise ValueError(f"sequence of {start + T} exceeds the model's block size {self.config.block_size}")
+        x = self.tok_emb(idx)
+        rope = None
+        if self.config.pos_encoding == "learned":
+            x = x + self.pos_emb(torch.arange(start, start + T, device=idx.device))
+        elif self.config.pos_encoding == "sinusoidal":
+            x = x + self.pos_table[start : start + T]
+        else:
+            rope = (self.rope_cos[start : start + T], self.rope_sin[start : start + T])
+        x = self.drop(x)
+        weights = []
+        for i, block in enumerate(self.blocks):
+            x, w = block(x, rope, None if cache is None else cache[i], return_weights)
+            weights.append(w)
+        x = self.ln_f(x)
+        if last_only:
+            x = x[:, -1:, :]
+        logits = self.head(x)
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1),
+                                   ignore_index=IGNORE)
+        if return_weights:
+            return logits, loss, weights
+        return logits, loss
+
+    @torch.no_grad()
+    def attention_maps(self, idx) -> torch.Tensor:
+        """(n_layers, n_heads, T, T) attention weights for one sequence idx (1, T)."""
+        was_training = self.training
+        self.eval()
+        _, _, weights = self.forward(idx, return_weights=True)
+        self.train(was_training)
+        return torch.stack([w[0] for w in weights])

@@ -1,0 +1,67 @@
+"""Parameter counting, component by component, for MiniGPT-shaped models.
+
+``gpt_breakdown`` is the arithmetic a learner would do by hand; the tests check that it equals
+``sum(p.numel())`` of the real ``MiniGPT`` for a grid of shapes, and the lessons compare it with
+the 12·L·d² rule of thumb (which keeps only the attention and FFN matrices).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from minigpt.config import GPTConfig
+
+
+@dataclass
+class Component:
+    name: str
+    formula: str
+    count: int
+
+
+def gpt_breakdown(cfg: GPTConfig) -> list[Component]:
+    d, L, V, T = cfg.d_model, cfg.n_layers, cfg.vocab_size, cfg.block_size
+    b = 1 if cfg.bias else 0
+    parts = [Component("token embedding", "V·d", V * d)]
+    if cfg.pos_encoding == "learned":
+        parts.append(Component("position embedding", "T·d", T * d))
+    attn = 4 * d * d + 4 * d * b  # W_Q, W_K, W_V, W_O (+ their biases)
+    ffn = 8 * d * d + 5 * d * b  # d→4d and 4d→d (+ biases 4d and d)
+    norms = 2 * (d + d * b)  # two LayerNorms: scale (+ shift)
+    parts += [
+        Component("attention (all layers)", f"L·(4d²{' + 4d' if b else ''})", L * attn),
+        Component("feed-forward (all layers)", f"L·(8d²{' + 5d' if b else ''})", L * ffn),
+        Component("layer norms in blocks", f"L·{'4d' if b else '2d'}", L * norms),
+        Component("final layer norm", "2d" if b else "d", d + d * b),
+    ]
+    if not cfg.tie_weights:
+        parts.append(Component("output head", "d·V", d * V))
+    return parts
+
+
+def gpt_total(cfg: GPTConfig) -> int:
+    return sum(c.count for c in gpt_breakdown(cfg))
+
+
+def rule_of_thumb(n_layers: int, d_model: int) -> int:
+    """12·L·d²: attention (4d²) plus a 4× FFN (8d²) per layer, nothing else."""
+    return 12 * n_layers * d_model**2
+
+
+def block_params(d: int, bias: bool = True) -> int:
+    """One pre-norm block with a 4× FFN: 12d² + 13d with biases, 12d² + 2d without."""
+    return 12 * d * d + (13 * d if bias else 2 * d)
+
+
+GPT2_SMALL = GPTConfig(vocab_size=50257, block_size=1024, d_model=768, n_heads=12, n_layers=12,
+                       bias=True, tie_weights=True)
+
+
+def llama2_7b_params() -> dict[str, int]:
+    """LLaMA-2 7B counted exactly: SwiGLU FFN (three d×11008 matrices), RMSNorm, RoPE (no
+    position parameters), no biases, untied 32,000-token embedding and head."""
+    d, L, V, ff = 4096, 32, 32000, 11008
+    per_layer = 4 * d * d + 3 * d * ff + 2 * d
+    total = V * d + L * per_layer + d + d * V
+    return {"d_model": d, "n_layers": L, "vocab": V, "ffn_hidden": ff,
+            "per_layer": per_layer, "total": total, "rule_of_thumb": rule_of_thumb(L, d)}

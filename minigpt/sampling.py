@@ -1,0 +1,217 @@
+"""Generating and scoring words with any of the three models.
+
+``generate`` samples a batch of words at once. MiniGPT keeps a KV cache so each new character
+costs one position of work instead of re-running the whole prefix; the MLP and bigram only ever
+look at their short window. Every next-character distribution goes through one pipeline, which
+step mode shows stage by stage: logits → ÷ temperature → top-k → top-p → softmax.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from minigpt.data import Vocab
+
+
+class SamplingError(ValueError):
+    """A sampling option that cannot work (the message says which and why)."""
+
+
+def validate_options(temperature: float, top_k: int | None, top_p: float | None) -> None:
+    if not (temperature > 0 and math.isfinite(temperature)):
+        raise SamplingError(f"temperature must be > 0, got {temperature}")
+    if top_k is not None and top_k < 1:
+        raise SamplingError(f"top-k must be at least 1, got {top_k}")
+    if top_p is not None and not (0 < top_p <= 1):
+        raise SamplingError(f"top-p must be in (0, 1], got {top_p}")
+
+
+def filter_logits(logits: torch.Tensor, top_k: int | None = None, top_p: float | None = None) -> torch.Tensor:
+    """Set to −∞ the logits that top-k and then top-p rule out (last axis).
+
+    Top-k keeps the k largest (ties at the k-th value are kept too). Top-p sorts the remaining
+    probabilities in descending order and keeps the smallest prefix whose total reaches p; the
+    most likely token always stays.
+    """
+    out = logits.clone()
+    if top_k is not None and top_k < out.shape[-1]:
+        kth = torch.topk(out, top_k, dim=-1).values[..., -1:]
+        out = out.masked_fill(out < kth, float("-inf"))
+    if top_p is not None and top_p < 1.0:
+        probs = torch.softmax(out, dim=-1)
+        sorted_p, order = probs.sort(dim=-1, descending=True)
+        before = sorted_p.cumsum(dim=-1) - sorted_p  # mass of the tokens ranked above each one
+        drop_sorted = before >= top_p  # already reached p without this token
+        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+        out = out.masked_fill(drop, float("-inf"))
+    return out
+
+
+@dataclass
+class Distribution:
+    """One next-character distribution, every stage kept (for step mode)."""
+
+    context: str
+    logits: torch.Tensor  # raw (V,)
+    scaled: torch.Tensor  # ÷ temperature
+    filtered: torch.Tensor  # after top-k / top-p (−∞ where removed)
+    probs_raw: torch.Tensor  # softmax of raw logits (T = 1, no filtering)
+    probs: torch.Tensor  # final renormalised probabilities
+    vocab: Vocab
+
+    def top(self, n: int = 10) -> list[tuple[str, float, float]]:
+        """(char, final prob, unfiltered prob at this temperature) for the n most likely."""
+        base = torch.softmax(self.scaled, dim=-1)
+        order = torch.argsort(base, descending=True)[:n]
+        return [(self.vocab.chars[i], self.probs[i].item(), base[i].item()) for i in order.tolist()]
+
+    @property
+    def entropy(self) -> float:
+        p = self.probs[self.probs > 0]
+        return float(-(p * p.log()).sum())
+
+
+def _encode_prefix(vocab: Vocab, prefix: str) -> list[int]:
+    missing = vocab.unknown(prefix)
+    if missing:
+        raise SamplingError(
+            f"prefix {prefix!r}: {', '.join(repr(c) for c in missing)} not in the model's vocabulary "
+            f"({''.join(vocab.chars[1:])})"
+        )
+    return [0] + vocab.encode(prefix)
+
+
+@torch.no_grad()
+def next_distribution(model, vocab: Vocab, context: str, temperature: float = 1.0,
+                      top_k: int | None = None, top_p: float | None = None) -> Distribution:
+    validate_options(temperature, top_k, top_p)
+    ids = _encode_prefix(vocab, context)
+    block = model.config.block_size
+    if len(ids) > block:
+        raise SamplingError(f"context of {len(ids) - 1} characters exceeds the model's limit of {block - 1}")
+    device = next(iter(model.buffers()), next(model.parameters(), torch.empty(0))).device
+    logits, _ = model(torch.tensor([ids], device=device), last_only=True)
+    logits = logits[0, -1].float().cpu()
+    scaled = logits / temperature
+    filtered = filter_logits(scaled, top_k, top_p)
+    return Distribution(context, logits, scaled, filtered, torch.softmax(logits, -1),
+                        torch.softmax(filtered, -1), vocab)
+
+
+@dataclass
+class Sample:
+    text: str
+    logprob: float  # sum of log p of each chosen character, end token included
+    n_tokens: int  # characters + the end token (0 when cut at max length without it)
+    finished: bool  # emitted the end token before max length
+    membership: str = "new"  # train / val / test / new, filled in when a dataset is given
+
+    @property
+    def mean_logprob(self) -> float:
+        return self.logprob / max(self.n_tokens, 1)
+
+
+def _model_device(model) -> torch.device:
+    for t in list(model.parameters()) + list(model.buffers()):
+        return t.device
+    return torch.device("cpu")
+
+
+@torch.no_grad()
+def generate(model, vocab: Vocab, n: int = 20, *, temperature: float = 1.0, top_k: int | None = None,
+             top_p: float | None = None, prefix: str = "", max_len: int | None = None,
+             seed: int | None = None, use_cache: bool = True, dataset=None) -> list[Sample]:
+    """Sample ``n`` words in one batch. Same seed and options → same words."""
+    validate_options(temperature, top_k, top_p)
+    if n < 1:
+        raise SamplingError(f"number of samples must be at least 1, got {n}")
+    model.eval()
+    block = model.config.block_size
+    ids = _encode_prefix(vocab, prefix)
+    max_chars = block - 1 if max_len is None else min(block - 1, max_len)
+    if len(ids) - 1 > max_chars:
+        raise SamplingError(f"prefix {prefix!r} is longer than the limit of {max_chars} characters")
+    device = _model_device(model)
+    gen = torch.Generator(device="cpu")
+    if seed is not None:
+        gen.manual_seed(seed)
+    else:
+        gen.seed()
+    seq = torch.tensor([ids], device=device).repeat(n, 1)
+    logprob = torch.zeros(n)
+    n_tokens = torch.zeros(n, dtype=torch.long)
+    alive = torch.ones(n, dtype=torch.bool)
+    finished = torch.zeros(n, dtype=torch.bool)
+    cached = use_cache and hasattr(model, "new_cache")
+    cache = model.new_cache() if cached else None
+    step_input, start = seq, 0
+    while alive.any():
+        if cached:
+            logits, _ = model(step_input, cache=cache, start=start, last_only=True)
+        else:
+            logits, _ = model(seq, last_only=True)
+        logits = filter_logits(logits[:, -1].float().cpu() / temperature, top_k, top_p)
+        probs = torch.softmax(logits, dim=-1)
+        nxt = torch.multinomial(probs, 1, generator=gen).squeeze(1)
+        at_limit = seq.shape[1] - 1 == max_chars
+        ended = alive & (nxt == 0)
+        if at_limit:  # no room for another character: a row that did not end is cut here
+            counted = ended
+        else:
+            counted = alive
+        chosen_lp = torch.log(probs.gather(1, nxt[:, None]).squeeze(1))
+        logprob += torch.where(counted, chosen_lp, torch.zeros_like(chosen_lp))
+        n_tokens += counted.long()
+        finished |= ended
+        nxt = torch.where(alive, nxt, torch.zeros_like(nxt))  # finished rows keep emitting '.'
+        alive &= nxt != 0
+        if at_limit:
+            break
+        start = seq.shape[1]
+        step_input = nxt[:, None].to(device)
+        seq = torch.cat((seq, step_input), dim=1)
+    samples = []
+    for row, lp, nt, done in zip(seq.tolist(), logprob.tolist(), n_tokens.tolist(), finished.tolist()):
+        body = row[1:]
+        text = vocab.decode(body[: body.index(0)] if 0 in body else body)
+        s = Sample(text, lp, nt, done)
+        if dataset is not None:
+            s.membership = dataset.membership(text)
+        samples.append(s)
+    return samples
+
+
+@dataclass
+class ScoredChar:
+    char: str  # the character predicted ('.' for the end)
+    prob: float
+    best: str  # the most likely character after the same prefix
+    best_prob: float
+
+
+@torch.no_grad()
+def score_word(model, vocab: Vocab, word: str) -> tuple[list[ScoredChar], float]:
+    """Probability of each character of ``word`` (and the end token) given what precedes it."""
+    ids = _encode_prefix(vocab, word) + [0]
+    if len(ids) - 1 > model.config.block_size:
+        raise SamplingError(f"{word!r} is longer than the model's limit of {model.config.block_size - 1} characters")
+    model.eval()
+    x = torch.tensor([ids[:-1]], device=_model_device(model))
+    logits, _ = model(x)
+    probs = torch.softmax(logits[0].float().cpu(), dim=-1)
+    out, total = [], 0.0
+    for t, target in enumerate(ids[1:]):
+        p = probs[t, target].item()
+        b = int(probs[t].argmax())
+        out.append(ScoredChar(vocab.chars[target], p, vocab.chars[b], probs[t, b].item()))
+        total += math.log(p)
+    return out, total
+
+
+@torch.no_grad()
+def greedy_continuation(model, vocab: Vocab, prefix: str) -> str:
+    """The most likely completion of ``prefix`` (top-k = 1)."""
+    return generate(model, vocab, 1, top_k=1, prefix=prefix, seed=0)[0].text
