@@ -28,6 +28,42 @@ MIGRATIONS: list[str] = [
         value TEXT NOT NULL
     );
     """,
+    # 2: flashcards (minigpt.study): scheduling state per card id, and one log row per answer
+    """
+    CREATE TABLE card_state (
+        card_id       TEXT PRIMARY KEY,          -- our stable id from the deck file
+        fsrs_json     TEXT NOT NULL,             -- fsrs.Card.to_dict() as JSON
+        due           TEXT NOT NULL,             -- UTC, same format as reviewed_at
+        fsrs_state    INTEGER NOT NULL,          -- 1 learning, 2 review, 3 relearning
+        reps          INTEGER NOT NULL DEFAULT 0,
+        lapses        INTEGER NOT NULL DEFAULT 0,
+        suspended     INTEGER NOT NULL DEFAULT 0,
+        buried_until  TEXT,
+        updated_at    TEXT NOT NULL
+    );
+    CREATE INDEX card_state_due ON card_state(due);
+    CREATE TABLE review_log (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        card_id       TEXT NOT NULL,
+        rating        INTEGER NOT NULL CHECK (rating BETWEEN 1 AND 4),
+        mode          TEXT NOT NULL,             -- review, cram or quiz
+        answer        TEXT,
+        reviewed_at   TEXT NOT NULL,
+        duration_ms   INTEGER,
+        was_new       INTEGER NOT NULL DEFAULT 0,
+        prev_state    TEXT                      -- the card_state row before, as JSON (NULL: none)
+    );
+    CREATE INDEX review_log_card ON review_log(card_id);
+    CREATE INDEX review_log_time ON review_log(reviewed_at);
+    CREATE TABLE user_cards (
+        card_id       TEXT PRIMARY KEY,
+        deck          TEXT NOT NULL,
+        front         TEXT NOT NULL,
+        back          TEXT NOT NULL,
+        source        TEXT,
+        created_at    TEXT NOT NULL
+    );
+    """,
 ]
 
 

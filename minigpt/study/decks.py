@@ -1,0 +1,256 @@
+"""Flashcard decks as data: load ``lessons/decks/*.toml`` into ``StudyCard`` objects.
+
+Schema of a deck file (every id is written in the file and never derived from text, so that
+editing a card's wording keeps the learner's progress, which is keyed on the id):
+
+    [deck]
+    id = "transformers"            # informational
+    title = "Transformers"
+
+    [[card]]                       # kind = "term": yields two study cards,
+    id = "term.layer-norm"         #   "term.layer-norm"          term -> definition
+    kind = "term"                  #   "term.layer-norm:reverse"  definition -> term
+    lesson = "transformer-block"   # (set reverse = false to skip the second one)
+    tags = ["normalisation"]
+    term = "layer normalization"
+    definition = "..."
+    aliases = ["layernorm", "LN"]            # also accepted when typing the term
+    confusables = ["batch normalization"]    # always WRONG when typed, however close
+    group = "normalisation"                  # sibling concepts: distractors come from the group
+    [[card.distractors]]                     # known misconceptions for multiple choice
+    text = "..."
+    why = "why that is wrong"
+
+    [[card]]  kind = "question": front, answer (model answer), checklist (3-5 points)
+    [[card]]  kind = "cloze": text with {{c1::hidden}} parts (all hidden at once), hint optional
+
+    [[numeric]]                    # numbers computed by minigpt.study.numeric, never typed
+    id = "num.block-params"
+    generator = "block_params"     # block_params | softmax | sqrt_scale | head_split
+    lesson = "transformer-block"
+    tolerance = 0.01               # relative, unless abs_tolerance is given
+    [[numeric.case]]
+    id = "d768"                    # study card id: "num.block-params.d768"
+    d = 768
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+KINDS = ("term", "reverse", "question", "cloze", "numeric", "user")
+CLOZE_RE = re.compile(r"\{\{c(\d+)::(.*?)(?:::(.*?))?\}\}")
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9._:-]*$")
+
+
+class DeckError(ValueError):
+    """A deck file is malformed; the message names the file and the card."""
+
+
+@dataclass(frozen=True)
+class Distractor:
+    text: str
+    why: str
+
+
+@dataclass
+class StudyCard:
+    id: str
+    kind: str                 # one of KINDS
+    lesson: str
+    front: str                # what the learner sees
+    back: str                 # the answer shown after
+    tags: tuple[str, ...] = ()
+    term: str = ""            # the concept's name (term / reverse cards)
+    definition: str = ""
+    aliases: tuple[str, ...] = ()
+    confusables: tuple[str, ...] = ()
+    group: str = ""
+    distractors: tuple[Distractor, ...] = ()
+    checklist: tuple[str, ...] = ()
+    cloze_answers: tuple[str, ...] = ()
+    numeric: Any = None       # minigpt.study.numeric.NumericItem for numeric cards
+    source: str = ""          # file the card came from
+
+    @property
+    def expected(self) -> str:
+        """The text a learner would type for this card (term, cloze blanks, number)."""
+        if self.kind == "reverse":
+            return self.term
+        if self.kind == "cloze":
+            return " / ".join(self.cloze_answers)
+        if self.kind == "numeric":
+            return self.numeric.answer_text
+        return self.back
+
+
+@dataclass
+class Deck:
+    cards: dict[str, StudyCard] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+
+    def __iter__(self):
+        return iter(self.cards.values())
+
+    def __len__(self) -> int:
+        return len(self.cards)
+
+    def __getitem__(self, card_id: str) -> StudyCard:
+        return self.cards[card_id]
+
+    def get(self, card_id: str) -> StudyCard | None:
+        return self.cards.get(card_id)
+
+    def by_lesson(self, lesson_id: str) -> list[StudyCard]:
+        return [c for c in self.cards.values() if c.lesson == lesson_id]
+
+    def lessons(self) -> set[str]:
+        return {c.lesson for c in self.cards.values()}
+
+    def add(self, card: StudyCard) -> None:
+        if card.id in self.cards:
+            other = self.cards[card.id].source
+            raise DeckError(f"{card.source}: card {card.id!r}: duplicate id (also in {other})")
+        self.cards[card.id] = card
+
+
+def default_decks_dir() -> Path:
+    from minigpt.paths import lessons_dir
+
+    return lessons_dir() / "decks"
+
+
+def cloze_render(text: str, reveal: bool = False) -> str:
+    """Show a cloze text with blanks as ``[...]`` (or ``[hint]``), or with the answers revealed."""
+    def repl(m: re.Match) -> str:
+        if reveal:
+            return m.group(2)
+        return f"[{m.group(3)}]" if m.group(3) else "[...]"
+    return CLOZE_RE.sub(repl, text)
+
+
+def _need(tbl: dict, key: str, where: str, typ=str):
+    if key not in tbl:
+        raise DeckError(f"{where}: missing {key!r}")
+    val = tbl[key]
+    if typ is str and (not isinstance(val, str) or not val.strip()):
+        raise DeckError(f"{where}: {key!r} must be a non-empty string")
+    if typ is list and not isinstance(val, list):
+        raise DeckError(f"{where}: {key!r} must be a list")
+    return val
+
+
+def _strs(tbl: dict, key: str, where: str) -> tuple[str, ...]:
+    val = tbl.get(key, [])
+    if not isinstance(val, list) or not all(isinstance(v, str) and v.strip() for v in val):
+        raise DeckError(f"{where}: {key!r} must be a list of non-empty strings")
+    return tuple(val)
+
+
+def _card_from_table(tbl: dict, path: Path, index: int) -> list[StudyCard]:
+    where = f"{path.name}: card #{index + 1}"
+    cid = _need(tbl, "id", where)
+    where = f"{path.name}: card {cid!r}"
+    if not ID_RE.match(cid):
+        raise DeckError(f"{where}: id must be lower-case letters, digits and . _ : -")
+    kind = _need(tbl, "kind", where)
+    lesson = _need(tbl, "lesson", where)
+    tags = _strs(tbl, "tags", where)
+    dis = []
+    for j, d in enumerate(tbl.get("distractors", [])):
+        if not isinstance(d, dict):
+            raise DeckError(f"{where}: distractor #{j + 1} must be a table with text and why")
+        dis.append(Distractor(_need(d, "text", f"{where} distractor #{j + 1}"),
+                              _need(d, "why", f"{where} distractor #{j + 1}")))
+    common = dict(lesson=lesson, tags=tags, distractors=tuple(dis), source=str(path),
+                  group=tbl.get("group", ""))
+    if kind == "term":
+        term = _need(tbl, "term", where)
+        definition = _need(tbl, "definition", where)
+        extra = dict(term=term, definition=definition, aliases=_strs(tbl, "aliases", where),
+                     confusables=_strs(tbl, "confusables", where))
+        cards = [StudyCard(id=cid, kind="term", front=term, back=definition, **extra, **common)]
+        if tbl.get("reverse", True):
+            cards.append(StudyCard(id=f"{cid}:reverse", kind="reverse", front=definition,
+                                   back=term, **extra, **common))
+        return cards
+    if kind == "question":
+        front = _need(tbl, "front", where)
+        answer = _need(tbl, "answer", where)
+        checklist = _strs(tbl, "checklist", where)
+        if not 3 <= len(checklist) <= 5:
+            raise DeckError(f"{where}: checklist needs 3 to 5 points, has {len(checklist)}")
+        return [StudyCard(id=cid, kind="question", front=front, back=answer,
+                          checklist=checklist, **common)]
+    if kind == "cloze":
+        text = _need(tbl, "text", where)
+        answers = tuple(m.group(2) for m in CLOZE_RE.finditer(text))
+        if not answers:
+            raise DeckError(f"{where}: cloze text has no {{{{c1::...}}}} part")
+        return [StudyCard(id=cid, kind="cloze", front=cloze_render(text),
+                          back=cloze_render(text, reveal=True), cloze_answers=answers,
+                          aliases=_strs(tbl, "aliases", where),
+                          confusables=_strs(tbl, "confusables", where), **common)]
+    raise DeckError(f"{where}: unknown kind {kind!r} (term, question or cloze; "
+                    f"numbers go in [[numeric]] tables)")
+
+
+def _numeric_cards(tbl: dict, path: Path, index: int) -> list[StudyCard]:
+    from minigpt.study import numeric
+
+    where = f"{path.name}: numeric #{index + 1}"
+    base = _need(tbl, "id", where)
+    where = f"{path.name}: numeric {base!r}"
+    gen = _need(tbl, "generator", where)
+    lesson = _need(tbl, "lesson", where)
+    cases = tbl.get("case", [])
+    if not cases:
+        raise DeckError(f"{where}: needs at least one [[numeric.case]]")
+    out = []
+    for j, case in enumerate(cases):
+        cwhere = f"{where} case #{j + 1}"
+        cid = _need(case, "id", cwhere)
+        params = {k: v for k, v in case.items() if k != "id"}
+        try:
+            item = numeric.generate(gen, params, tolerance=tbl.get("tolerance"),
+                                    abs_tolerance=tbl.get("abs_tolerance"))
+        except (KeyError, TypeError, ValueError) as e:
+            raise DeckError(f"{cwhere}: cannot generate {gen!r}: {e}") from e
+        out.append(StudyCard(id=f"{base}.{cid}", kind="numeric", lesson=lesson,
+                             front=item.prompt, back=item.solution, numeric=item,
+                             tags=_strs(tbl, "tags", where), source=str(path)))
+    return out
+
+
+def load_deck_file(path: Path | str) -> list[StudyCard]:
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise DeckError(f"{path.name}: not valid TOML: {e}") from e
+    cards: list[StudyCard] = []
+    for i, tbl in enumerate(data.get("card", [])):
+        cards += _card_from_table(tbl, path, i)
+    for i, tbl in enumerate(data.get("numeric", [])):
+        cards += _numeric_cards(tbl, path, i)
+    return cards
+
+
+def load_decks(directory: Path | str | None = None) -> Deck:
+    """Every ``*.toml`` deck in the folder (coverage.toml excluded), ids checked unique."""
+    directory = Path(directory) if directory else default_decks_dir()
+    deck = Deck()
+    for path in sorted(directory.glob("*.toml")):
+        if path.name == "coverage.toml":
+            continue
+        deck.files.append(path)
+        for card in load_deck_file(path):
+            if card.id in deck.cards:
+                raise DeckError(f"{path.name}: card {card.id!r}: duplicate id "
+                                f"(also in {Path(deck.cards[card.id].source).name})")
+            deck.cards[card.id] = card
+    return deck

@@ -1,0 +1,278 @@
+"""Study sessions over the progress database: queue, rate, preview, undo, cram, bury, suspend.
+
+Every answer is one SQLite transaction (``Store.transaction()``, BEGIN IMMEDIATE) that reads the
+card's current row, asks fsrs for the next state, writes the new row and appends a review_log
+row holding the previous row as JSON. So a killed process loses nothing committed, two processes
+answering at once serialise on the write lock, and ``undo`` restores the exact previous row.
+
+Counts: "new" = a card with no card_state row (never answered), limited per UTC day by the
+setting ``study.new_per_day`` (default 20); "learning" = fsrs Learning/Relearning and due now;
+"due" = fsrs Review and due now. Suspended cards and cards buried until later are skipped.
+A lapse is an Again on a card in the Review state; 8 lapses flag the card as a leech.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from minigpt.store import Store
+from minigpt.study import scheduler as sch
+from minigpt.study.decks import Deck
+
+NEW_PER_DAY_KEY = "study.new_per_day"
+DEFAULT_NEW_PER_DAY = 20
+LEECH_LAPSES = 8
+MODES = ("review", "cram", "quiz")
+
+
+@dataclass(frozen=True)
+class CardStatus:
+    card_id: str
+    fsrs: sch.Card | None          # None: never answered (new)
+    due: datetime | None
+    reps: int
+    lapses: int
+    suspended: bool
+    buried_until: datetime | None
+
+    @property
+    def is_new(self) -> bool:
+        return self.reps == 0
+
+    @property
+    def is_leech(self) -> bool:
+        return self.lapses >= LEECH_LAPSES
+
+
+@dataclass(frozen=True)
+class Counts:
+    new: int
+    learning: int
+    due: int
+
+    @property
+    def total(self) -> int:
+        return self.new + self.learning + self.due
+
+
+def start_of_utc_day(now: datetime) -> datetime:
+    now = sch.as_utc(now)
+    return now.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _row_to_dict(row) -> dict | None:
+    return dict(row) if row is not None else None
+
+
+class StudySession:
+    """Headless study logic; the TUI calls these methods and only draws the results."""
+
+    def __init__(self, store: Store, deck: Deck, *, desired_retention: float = sch.DESIRED_RETENTION):
+        self.store = store
+        self.deck = deck
+        self.scheduler = sch.make_scheduler(desired_retention)
+
+    # -- reading -------------------------------------------------------------------------------
+    def _row(self, card_id: str):
+        return self.store.conn.execute("SELECT * FROM card_state WHERE card_id = ?",
+                                       (card_id,)).fetchone()
+
+    def status(self, card_id: str) -> CardStatus:
+        row = self._row(card_id)
+        if row is None:
+            return CardStatus(card_id, None, None, 0, 0, False, None)
+        return CardStatus(card_id, sch.card_from_json(row["fsrs_json"]), sch.from_iso(row["due"]),
+                          row["reps"], row["lapses"], bool(row["suspended"]),
+                          sch.from_iso(row["buried_until"]) if row["buried_until"] else None)
+
+    def new_per_day(self) -> int:
+        raw = self.store.get_setting(NEW_PER_DAY_KEY)
+        try:
+            return max(0, int(raw)) if raw is not None else DEFAULT_NEW_PER_DAY
+        except ValueError:
+            return DEFAULT_NEW_PER_DAY
+
+    def set_new_per_day(self, n: int) -> None:
+        self.store.set_setting(NEW_PER_DAY_KEY, str(max(0, int(n))))
+
+    def new_introduced_today(self, now: datetime | None = None) -> int:
+        day = sch.iso(start_of_utc_day(sch.as_utc(now)))
+        return self.store.conn.execute(
+            "SELECT COUNT(*) FROM review_log WHERE was_new = 1 AND mode = 'review' "
+            "AND reviewed_at >= ?", (day,)).fetchone()[0]
+
+    def _states(self) -> dict[str, dict]:
+        rows = self.store.conn.execute("SELECT * FROM card_state")
+        return {r["card_id"]: dict(r) for r in rows}
+
+    def queue(self, now: datetime | None = None, *, lesson: str | None = None) -> list[str]:
+        """Card ids to study now: learning first (by due), then due reviews, then new cards."""
+        now = sch.as_utc(now)
+        stamp = sch.iso(now)
+        states = self._states()
+        learning, due, new = [], [], []
+        for card in self.deck:
+            if lesson and card.lesson != lesson:
+                continue
+            st = states.get(card.id)
+            if st is None:
+                new.append(card.id)
+                continue
+            if st["suspended"] or (st["buried_until"] and st["buried_until"] > stamp):
+                continue
+            if st["reps"] == 0:
+                new.append(card.id)
+            elif st["due"] <= stamp:
+                bucket = due if st["fsrs_state"] == sch.State.Review else learning
+                bucket.append((st["due"], card.id))
+        room = max(0, self.new_per_day() - self.new_introduced_today(now))
+        return ([c for _, c in sorted(learning)] + [c for _, c in sorted(due)] + new[:room])
+
+    def counts(self, now: datetime | None = None, *, lesson: str | None = None) -> Counts:
+        now = sch.as_utc(now)
+        states = self._states()
+        q = self.queue(now, lesson=lesson)
+        new = sum(1 for c in q if c not in states or states[c]["reps"] == 0)
+        due = sum(1 for c in q if c in states and states[c]["fsrs_state"] == sch.State.Review)
+        return Counts(new=new, learning=len(q) - new - due, due=due)
+
+    def next_card(self, now: datetime | None = None, *, lesson: str | None = None) -> str | None:
+        q = self.queue(now, lesson=lesson)
+        return q[0] if q else None
+
+    def preview(self, card_id: str, now: datetime | None = None) -> dict[int, timedelta]:
+        """Interval each rating 1-4 would give, e.g. for labels "Good · 3d"."""
+        now = sch.as_utc(now)
+        st = self.status(card_id)
+        card = st.fsrs if st.fsrs is not None else sch.new_card(card_id, now)
+        return sch.preview(self.scheduler, card, now)
+
+    def button_labels(self, card_id: str, now: datetime | None = None) -> dict[int, str]:
+        return {r: f"{sch.RATING_NAMES[r]} · {sch.format_interval(d)}"
+                for r, d in self.preview(card_id, now).items()}
+
+    # -- writing -------------------------------------------------------------------------------
+    def _check(self, card_id: str) -> None:
+        if card_id not in self.deck.cards:
+            raise KeyError(f"unknown card id {card_id!r}")
+
+    def rate(self, card_id: str, rating: int, *, answer: str | None = None,
+             duration_ms: int | None = None, now: datetime | None = None,
+             mode: str = "review") -> CardStatus:
+        """Record one answer and return the card's new status, all in one transaction.
+
+        mode "review" (and "quiz") moves the schedule; "cram" only logs the answer.
+        """
+        self._check(card_id)
+        if rating not in sch.RATINGS:
+            raise ValueError(f"rating must be 1-4, not {rating!r}")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        now = sch.as_utc(now)
+        stamp = sch.iso(now)
+        with self.store.transaction() as conn:
+            row = conn.execute("SELECT * FROM card_state WHERE card_id = ?", (card_id,)).fetchone()
+            prev = _row_to_dict(row)
+            if mode == "cram":
+                conn.execute(
+                    "INSERT INTO review_log(card_id, rating, mode, answer, reviewed_at, duration_ms,"
+                    " was_new, prev_state) VALUES (?, ?, 'cram', ?, ?, ?, 0, NULL)",
+                    (card_id, rating, answer, stamp, duration_ms))
+            else:
+                before = (sch.card_from_json(row["fsrs_json"]) if row
+                          else sch.new_card(card_id, now))
+                after = sch.review(self.scheduler, before, rating, now)
+                lapses = (row["lapses"] if row else 0) + int(sch.is_lapse(before, rating))
+                reps = (row["reps"] if row else 0) + 1
+                conn.execute(
+                    """INSERT INTO card_state(card_id, fsrs_json, due, fsrs_state, reps, lapses,
+                                              suspended, buried_until, updated_at)
+                       VALUES (?, ?, ?, ?, ?, ?, 0, NULL, ?)
+                       ON CONFLICT(card_id) DO UPDATE SET fsrs_json = excluded.fsrs_json,
+                         due = excluded.due, fsrs_state = excluded.fsrs_state,
+                         reps = excluded.reps, lapses = excluded.lapses,
+                         buried_until = NULL, updated_at = excluded.updated_at""",
+                    (card_id, sch.card_to_json(after), sch.iso(after.due), int(after.state),
+                     reps, lapses, stamp))
+                conn.execute(
+                    "INSERT INTO review_log(card_id, rating, mode, answer, reviewed_at, duration_ms,"
+                    " was_new, prev_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (card_id, rating, mode, answer, stamp, duration_ms,
+                     int(reps == 1), json.dumps(prev) if prev else None))
+        return self.status(card_id)
+
+    def cram(self, card_id: str, rating: int, **kw) -> CardStatus:
+        """Review ahead: the answer is logged with mode "cram" and the schedule is untouched."""
+        return self.rate(card_id, rating, mode="cram", **kw)
+
+    def cram_queue(self, *, lesson: str | None = None, seed: int | None = None) -> list[str]:
+        """Every card (optionally of one lesson), not suspended, soonest due first."""
+        states = self._states()
+        ids = [c.id for c in self.deck if not lesson or c.lesson == lesson]
+        ids = [i for i in ids if not (states.get(i) or {}).get("suspended")]
+        return sorted(ids, key=lambda i: (states[i]["due"] if i in states else "", i))
+
+    def undo(self) -> str | None:
+        """Undo the most recent answer: delete its log row and restore the exact previous state.
+
+        Returns the card id, or None when there is nothing to undo.
+        """
+        with self.store.transaction() as conn:
+            row = conn.execute("SELECT * FROM review_log ORDER BY id DESC LIMIT 1").fetchone()
+            if row is None:
+                return None
+            conn.execute("DELETE FROM review_log WHERE id = ?", (row["id"],))
+            if row["mode"] != "cram":
+                prev = json.loads(row["prev_state"]) if row["prev_state"] else None
+                conn.execute("DELETE FROM card_state WHERE card_id = ?", (row["card_id"],))
+                if prev is not None:
+                    cols = list(prev)
+                    conn.execute(
+                        f"INSERT INTO card_state({', '.join(cols)}) "
+                        f"VALUES ({', '.join('?' for _ in cols)})", [prev[c] for c in cols])
+            return row["card_id"]
+
+    def _ensure_row(self, conn, card_id: str, now: datetime) -> None:
+        card = sch.new_card(card_id, now)
+        conn.execute(
+            "INSERT OR IGNORE INTO card_state(card_id, fsrs_json, due, fsrs_state, updated_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (card_id, sch.card_to_json(card), sch.iso(card.due), int(card.state), sch.iso(now)))
+
+    def suspend(self, card_id: str, suspended: bool = True, now: datetime | None = None) -> None:
+        """Take a card out of every queue (or put it back). A new card gets a row, unanswered."""
+        self._check(card_id)
+        now = sch.as_utc(now)
+        with self.store.transaction() as conn:
+            self._ensure_row(conn, card_id, now)
+            conn.execute("UPDATE card_state SET suspended = ?, updated_at = ? WHERE card_id = ?",
+                         (int(suspended), sch.iso(now), card_id))
+
+    def bury(self, card_id: str, now: datetime | None = None) -> datetime:
+        """Hide a card until the start of the next UTC day; returns that time."""
+        self._check(card_id)
+        now = sch.as_utc(now)
+        until = start_of_utc_day(now) + timedelta(days=1)
+        with self.store.transaction() as conn:
+            self._ensure_row(conn, card_id, now)
+            conn.execute("UPDATE card_state SET buried_until = ?, updated_at = ? WHERE card_id = ?",
+                         (sch.iso(until), sch.iso(now), card_id))
+        return until
+
+    def leeches(self) -> list[str]:
+        rows = self.store.conn.execute(
+            "SELECT card_id FROM card_state WHERE lapses >= ? ORDER BY lapses DESC, card_id",
+            (LEECH_LAPSES,))
+        return [r[0] for r in rows]
+
+
+def history(store: Store, card_id: str | None = None) -> list[dict]:
+    """Review log rows, oldest first (all cards, or one)."""
+    if card_id is None:
+        rows = store.conn.execute("SELECT * FROM review_log ORDER BY id")
+    else:
+        rows = store.conn.execute("SELECT * FROM review_log WHERE card_id = ? ORDER BY id",
+                                  (card_id,))
+    return [dict(r) for r in rows]

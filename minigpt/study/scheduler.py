@@ -1,0 +1,99 @@
+"""A thin wrapper around the ``fsrs`` package: default FSRS parameters, UTC times, our card ids.
+
+We never schedule by hand: every next state comes from ``fsrs.Scheduler.review_card``. Fuzzing
+is off so that the interval shown on a button ("Good · 3d") is the interval the card then gets.
+An FSRS card is stored as JSON (``Card.to_dict``); its numeric ``card_id`` is derived from our
+string id (a stable hash) only because fsrs requires one — our string id is the real key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timedelta, timezone
+
+from fsrs import Card, Rating, Scheduler, State
+
+RATINGS = {1: Rating.Again, 2: Rating.Hard, 3: Rating.Good, 4: Rating.Easy}
+RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
+DESIRED_RETENTION = 0.9
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def as_utc(dt: datetime | None) -> datetime:
+    """fsrs insists on tz-aware UTC datetimes; naive ones are taken to be UTC already."""
+    if dt is None:
+        return utc_now()
+    if dt.tzinfo is None:
+        return dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc)
+
+
+def iso(dt: datetime) -> str:
+    """A sortable UTC timestamp for SQL columns (microseconds kept, always the same width)."""
+    return as_utc(dt).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def from_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+def fsrs_card_id(card_id: str) -> int:
+    return int.from_bytes(hashlib.sha256(card_id.encode()).digest()[:6], "big")
+
+
+def make_scheduler(desired_retention: float = DESIRED_RETENTION) -> Scheduler:
+    return Scheduler(desired_retention=desired_retention, enable_fuzzing=False)
+
+
+def new_card(card_id: str, now: datetime | None = None) -> Card:
+    return Card(card_id=fsrs_card_id(card_id), due=as_utc(now))
+
+
+def card_to_json(card: Card) -> str:
+    return json.dumps(card.to_dict(), sort_keys=True)
+
+
+def card_from_json(text: str) -> Card:
+    return Card.from_dict(json.loads(text))
+
+
+def review(scheduler: Scheduler, card: Card, rating: int, now: datetime | None = None) -> Card:
+    if rating not in RATINGS:
+        raise ValueError(f"rating must be 1 (Again), 2 (Hard), 3 (Good) or 4 (Easy), not {rating!r}")
+    new, _log = scheduler.review_card(card, RATINGS[rating], as_utc(now))
+    return new
+
+
+def preview(scheduler: Scheduler, card: Card, now: datetime | None = None) -> dict[int, timedelta]:
+    """The interval each of the four ratings would give, without changing anything."""
+    now = as_utc(now)
+    return {r: review(scheduler, card, r, now).due - now for r in RATINGS}
+
+
+def format_interval(delta: timedelta) -> str:
+    """Short label for a button: 1m, 10m, 3h, 4d, 2mo, 1.5y."""
+    s = max(0, delta.total_seconds())
+    if s < 3600:
+        return f"{max(1, round(s / 60))}m"
+    if s < 86400:
+        return f"{round(s / 3600)}h"
+    days = s / 86400
+    if days < 30:
+        return f"{round(days)}d"
+    if days < 365:
+        return f"{days / 30:.1f}".rstrip("0").rstrip(".") + "mo"
+    return f"{days / 365:.1f}".rstrip("0").rstrip(".") + "y"
+
+
+def is_lapse(before: Card, rating: int) -> bool:
+    """A lapse: forgetting (Again) a card that had graduated to the Review state."""
+    return rating == 1 and before.state == State.Review
+
+
+__all__ = ["RATINGS", "RATING_NAMES", "State", "Card", "make_scheduler", "new_card", "review",
+           "preview", "format_interval", "is_lapse", "utc_now", "as_utc", "iso", "from_iso",
+           "card_to_json", "card_from_json"]

@@ -1,0 +1,92 @@
+"""Numbers for the study dashboard, read from the progress database (UTC days throughout)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from minigpt.store import Store
+from minigpt.study import scheduler as sch
+from minigpt.study.review import LEECH_LAPSES, start_of_utc_day
+
+
+def due_forecast(store: Store, days: int = 14, now: datetime | None = None) -> list[tuple[date, int]]:
+    """Cards falling due on each of the next ``days`` UTC days; overdue ones count for today."""
+    now = sch.as_utc(now)
+    today = start_of_utc_day(now)
+    out = [[(today + timedelta(days=i)).date(), 0] for i in range(days)]
+    rows = store.conn.execute(
+        "SELECT due FROM card_state WHERE suspended = 0 AND reps > 0 AND due < ?",
+        (sch.iso(today + timedelta(days=days)),))
+    for (due,) in rows:
+        i = max(0, (sch.from_iso(due).date() - today.date()).days)
+        out[i][1] += 1
+    return [(d, n) for d, n in out]
+
+
+@dataclass(frozen=True)
+class Activity:
+    per_day: dict[date, int]      # reviews (all modes) per UTC day, only days with reviews
+    streak: int                   # consecutive days up to today (or yesterday) with a review
+    longest_streak: int
+
+
+def reviews_per_day(store: Store, days: int = 365, now: datetime | None = None) -> Activity:
+    now = sch.as_utc(now)
+    since = start_of_utc_day(now) - timedelta(days=days - 1)
+    rows = store.conn.execute(
+        "SELECT substr(reviewed_at, 1, 10) AS day, COUNT(*) FROM review_log "
+        "WHERE reviewed_at >= ? GROUP BY day ORDER BY day", (sch.iso(since),))
+    per_day = {date.fromisoformat(d): n for d, n in rows}
+    today = now.date()
+    day = today if today in per_day else today - timedelta(days=1)
+    streak = 0
+    while day in per_day:
+        streak += 1
+        day -= timedelta(days=1)
+    longest = run = 0
+    prev = None
+    for d in sorted(per_day):
+        run = run + 1 if prev is not None and d - prev == timedelta(days=1) else 1
+        longest, prev = max(longest, run), d
+    return Activity(per_day, streak, longest)
+
+
+@dataclass(frozen=True)
+class Retention:
+    true_retention: float | None  # share of non-new reviews not rated Again (None: no data)
+    desired: float
+    reviews: int                  # how many reviews the share is over
+
+
+def retention(store: Store, *, days: int | None = None, now: datetime | None = None,
+              desired: float = sch.DESIRED_RETENTION) -> Retention:
+    """True retention over scheduled reviews of cards that were no longer new (cram excluded)."""
+    sql = ("SELECT COUNT(*), SUM(rating > 1) FROM review_log "
+           "WHERE was_new = 0 AND mode != 'cram'")
+    args: tuple = ()
+    if days is not None:
+        sql += " AND reviewed_at >= ?"
+        args = (sch.iso(sch.as_utc(now) - timedelta(days=days)),)
+    n, ok = store.conn.execute(sql, args).fetchone()
+    return Retention((ok / n) if n else None, desired, n)
+
+
+def weakest_cards(store: Store, n: int = 10) -> list[tuple[str, int, bool]]:
+    """(card id, lapses, is leech) for the cards forgotten most often."""
+    rows = store.conn.execute(
+        "SELECT card_id, lapses FROM card_state WHERE lapses > 0 "
+        "ORDER BY lapses DESC, card_id LIMIT ?", (n,))
+    return [(r[0], r[1], r[1] >= LEECH_LAPSES) for r in rows]
+
+
+def button_breakdown(store: Store, *, mode: str | None = None) -> dict[int, int]:
+    """How often each answer button 1-4 was pressed."""
+    out = {1: 0, 2: 0, 3: 0, 4: 0}
+    sql = "SELECT rating, COUNT(*) FROM review_log"
+    args: tuple = ()
+    if mode:
+        sql, args = sql + " WHERE mode = ?", (mode,)
+    for r, c in store.conn.execute(sql + " GROUP BY rating", args):
+        out[r] = c
+    return out
