@@ -1,0 +1,270 @@
+"""Named worked examples: every number a lesson shows as a result is computed here, at call time.
+
+A lesson refers to an example by id in an ```` ```example ```` block; the app swaps the block for
+``render_example(id)``. Typing results into the Markdown would let them drift from the code (the
+course material has such drift: see ``attention.course.scaled_weights``), so the lessons never do.
+
+This module holds the registry, the table helpers and the attention examples; the other topics
+live in ``examples_model.py`` (norms, positions, FFN, residuals) and ``examples_scale.py``
+(parameter counts, training, sampling, inference costs), which register into the same dict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import torch
+
+from minigpt import attention as A
+
+
+@dataclass(frozen=True)
+class Example:
+    id: str
+    title: str
+    build: Callable[[], str]  # returns the Markdown body (without the title)
+
+    def render(self) -> str:
+        return f"**{self.title}**\n\n{self.build().strip()}\n"
+
+
+EXAMPLES: dict[str, Example] = {}
+
+
+def example(example_id: str, title: str):
+    """Decorator: register a function returning Markdown under ``example_id``."""
+
+    def wrap(fn: Callable[[], str]) -> Callable[[], str]:
+        if example_id in EXAMPLES:
+            raise ValueError(f"example id {example_id!r} registered twice")
+        EXAMPLES[example_id] = Example(example_id, title, fn)
+        return fn
+
+    return wrap
+
+
+def example_ids() -> list[str]:
+    return sorted(EXAMPLES)
+
+
+def render_example(example_id: str) -> str:
+    try:
+        ex = EXAMPLES[example_id]
+    except KeyError:
+        raise KeyError(
+            f"unknown example id {example_id!r}; known ids: {', '.join(example_ids())}"
+        ) from None
+    return ex.render()
+
+
+# ---------------------------------------------------------------------------------------------
+# Formatting helpers: small Markdown tables that fit an 80-column terminal.
+
+
+def fmt(x: float, digits: int = 3) -> str:
+    if x == float("-inf"):
+        return "−∞"
+    s = f"{x:.{digits}f}"
+    return "0." + "0" * digits if s == "-0." + "0" * digits else s
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    lines = ["| " + " | ".join(str(h) for h in header) + " |"]
+    lines.append("|" + "|".join("---" for _ in header) + "|")
+    for r in rows:
+        lines.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(lines)
+
+
+def matrix(M, row_labels: Sequence[str], col_labels: Sequence[str], digits: int = 3,
+           corner: str = "") -> str:
+    M = torch.as_tensor(M, dtype=torch.float64)
+    rows = [[f"**{row_labels[i]}**"] + [fmt(v, digits) for v in M[i].tolist()]
+            for i in range(M.shape[0])]
+    return table([corner] + list(col_labels), rows)
+
+
+def count(n: int) -> str:
+    return f"{n:,}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The course's four-token example: "the cat sat down", d = 2.
+
+_TOK = list(A.COURSE_EXAMPLE.tokens)
+
+
+def _course(scale: bool, causal: bool = False) -> A.AttentionTrace:
+    return A.run_preset(A.COURSE_EXAMPLE, scale=scale, causal=causal)
+
+
+@example("attention.course.qkv", "Q, K and V for “the cat sat down”")
+def _course_qkv() -> str:
+    tr = _course(scale=False)
+    p = A.COURSE_EXAMPLE
+    parts = [
+        "Embeddings X and the three projections:",
+        matrix(tr.X, _TOK, ["x₁", "x₂"], 1, "X"),
+        matrix(torch.tensor(p.W_q), ["r1", "r2"], ["c1", "c2"], 0, "W_Q"),
+        matrix(torch.tensor(p.W_k), ["r1", "r2"], ["c1", "c2"], 0, "W_K"),
+        matrix(torch.tensor(p.W_v), ["r1", "r2"], ["c1", "c2"], 0, "W_V"),
+        "Each row of Q, K, V is that token's row of X times the matrix:",
+        matrix(torch.cat([tr.Q, tr.K, tr.V], dim=1), _TOK,
+               ["q₁", "q₂", "k₁", "k₂", "v₁", "v₂"], 1, "token"),
+    ]
+    return "\n\n".join(parts)
+
+
+@example("attention.course.scores", "Raw scores QKᵀ (query row, key column)")
+def _course_scores() -> str:
+    tr = _course(scale=False)
+    i = _TOK.index("sat")
+    best = _TOK[int(tr.scores[i].argmax())]
+    return (matrix(tr.scores, _TOK, _TOK, 2, "q \\ k")
+            + f"\n\nLargest score in the “sat” row: key “{best}” "
+            f"({fmt(tr.scores[i].max().item(), 2)}).")
+
+
+@example("attention.course.weights", "Unscaled weights softmax(QKᵀ), one row per query")
+def _course_weights() -> str:
+    tr = _course(scale=False)
+    sums = tr.weights.sum(-1)
+    return (matrix(tr.weights, _TOK, _TOK, 3, "q \\ k")
+            + "\n\nRow sums: " + ", ".join(fmt(s, 3) for s in sums.tolist()))
+
+
+@example("attention.course.output", "Output = weights · V (unscaled)")
+def _course_output() -> str:
+    tr = _course(scale=False)
+    w0 = tr.weights[0].tolist()
+    terms = " + ".join(f"{fmt(w)}·v_{t}" for w, t in zip(w0, _TOK))
+    return (matrix(tr.output, _TOK, ["out₁", "out₂"], 3, "token")
+            + f"\n\nRow “the” = {terms} = [{fmt(tr.output[0, 0].item())}, "
+            f"{fmt(tr.output[0, 1].item())}]")
+
+
+# The course prints this row of the scaled example; we show it next to the computed one.
+COURSE_PRINTED_SCALED_ROW3 = (0.218, 0.218, 0.346, 0.218)
+
+
+@example("attention.course.scaled_weights", "Scaled weights softmax(QKᵀ/√2)")
+def _course_scaled() -> str:
+    tr = _course(scale=True)
+    raw = _course(scale=False)
+    i = _TOK.index("sat")
+    printed = " ".join(f"{v:.3f}" for v in COURSE_PRINTED_SCALED_ROW3)
+    row3 = tr.weights[3]
+    return "\n\n".join([
+        f"√d_k = √2 = {fmt(tr.scale, 4)}. Scaled scores:",
+        matrix(tr.scaled, _TOK, _TOK, 3, "q \\ k"),
+        "Weights:",
+        matrix(tr.weights, _TOK, _TOK, 3, "q \\ k"),
+        f"“sat” on itself: {fmt(raw.weights[i, i].item())} unscaled → "
+        f"{fmt(tr.weights[i, i].item())} scaled (flatter).",
+        f"Row “down” works out to [{' '.join(fmt(v) for v in row3.tolist())}]. The course "
+        f"prints [{printed}] for this row; that is a slip, since the softmax of "
+        f"[{' '.join(fmt(v) for v in tr.scaled[3].tolist())}] gives the values above.",
+    ])
+
+
+@example("attention.course.scaled_output", "Output with scaling, next to the unscaled one")
+def _course_scaled_output() -> str:
+    s, u = _course(scale=True), _course(scale=False)
+    return matrix(torch.cat([u.output, s.output], dim=1), _TOK,
+                  ["unscaled₁", "unscaled₂", "scaled₁", "scaled₂"], 3, "token")
+
+
+@example("attention.course.causal", "Causal, scaled weights for “the cat sat down”")
+def _course_causal() -> str:
+    tr = _course(scale=True, causal=True)
+    return "\n\n".join([
+        "Scores after the mask (−∞ above the diagonal):",
+        matrix(tr.masked, _TOK, _TOK, 3, "q \\ k"),
+        "Weights after the softmax:",
+        matrix(tr.weights, _TOK, _TOK, 3, "q \\ k"),
+        f"Row “the” sees only itself, so its output equals v_the = "
+        f"[{', '.join(fmt(v, 1) for v in tr.output[0].tolist())}].",
+    ])
+
+
+@example("attention.causal.mask", "The causal mask for four positions (1 = may look)")
+def _mask() -> str:
+    m = A.causal_mask(4).to(torch.float64)
+    return matrix(m, [f"pos {i}" for i in range(4)], [f"{j}" for j in range(4)], 0, "i \\ j")
+
+
+# ---------------------------------------------------------------------------------------------
+# Five tokens, d = 4, two heads (our own numbers).
+
+_FIVE = list(A.FIVE_TOKEN_EXAMPLE.tokens)
+
+
+@example("attention.five.causal", "Five tokens, d = 4: bidirectional vs causal weights")
+def _five_causal() -> str:
+    p = A.FIVE_TOKEN_EXAMPLE
+    both = A.run_preset(p, causal=False)
+    causal = A.run_preset(p, causal=True)
+    return "\n\n".join([
+        "Without the mask (every token sees every token):",
+        matrix(both.weights, _FIVE, _FIVE, 2, "q \\ k"),
+        "With the causal mask:",
+        matrix(causal.weights, _FIVE, _FIVE, 2, "q \\ k"),
+        f"First row with the mask: {fmt(causal.weights[0, 0].item(), 2)} on itself.",
+    ])
+
+
+@example("attention.mha.heads", "Two heads on the five-token example")
+def _mha_heads() -> str:
+    p = A.FIVE_TOKEN_EXAMPLE
+    tr = A.multi_head_attention(p.X, p.W_q, p.W_k, p.W_v, p.W_o, p.n_heads, causal=True)
+    dh = tr.Q.shape[1] // tr.n_heads
+    out = [f"d = {tr.Q.shape[1]}, h = {tr.n_heads}, so each head works on d_k = {dh} columns. "
+           f"Q is {tuple(tr.Q.shape)}; split_heads makes it "
+           f"{tuple(A.split_heads(tr.Q, tr.n_heads).shape)}."]
+    for h, head in enumerate(tr.heads):
+        out.append(f"Head {h} weights (columns {h * dh}–{(h + 1) * dh - 1} of Q, K):")
+        out.append(matrix(head.weights, _FIVE, _FIVE, 2, "q \\ k"))
+    out.append("Concatenated head outputs (before W_O):")
+    out.append(matrix(tr.concat, _FIVE, [f"c{j}" for j in range(tr.concat.shape[1])], 2, "token"))
+    return "\n\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Why √d_k.
+
+
+@example("attention.scaling.table", "Random q, k with unit variance: raw vs scaled scores")
+def _scaling_table() -> str:
+    rows = []
+    for d in (2, 16, 64, 128, 512):
+        s = A.scaling_demo(d, T=8, trials=2000, seed=0)
+        rows.append([d, fmt(d ** 0.5, 1), fmt(s.std_raw, 2), fmt(s.std_scaled, 2),
+                     fmt(s.max_weight_raw, 2), fmt(s.max_weight_scaled, 2)])
+    return (table(["d_k", "√d_k", "std raw", "std scaled", "top w raw", "top w scaled"], rows)
+            + "\n\n“top w” is the average largest softmax weight over 8 keys "
+            "(1.00 would be one-hot; 0.125 would be uniform).")
+
+
+@example("attention.scaling.d64", "d_k = 64: how peaked the softmax gets")
+def _scaling_64() -> str:
+    s = A.scaling_demo(64, T=8, trials=2000, seed=0)
+    import math
+    return table(["", "raw q·k", "q·k / 8"], [
+        ["std of score", fmt(s.std_raw, 2), fmt(s.std_scaled, 2)],
+        ["mean top weight", fmt(s.max_weight_raw, 3), fmt(s.max_weight_scaled, 3)],
+        ["mean entropy (nats)", fmt(s.entropy_raw, 3), fmt(s.entropy_scaled, 3)],
+        ["entropy if uniform", fmt(math.log(8), 3), fmt(math.log(8), 3)],
+    ])
+
+
+@example("attention.scaling.exp_gap", "How far apart e^s gets for large scores")
+def _exp_gap() -> str:
+    import math
+    rows = [[s, f"{math.exp(s):.3g}", f"{math.exp(-s):.3g}", f"{math.exp(2 * s):.3g}"]
+            for s in (1, 3, 8, 11)]
+    return table(["s", "e^s", "e^−s", "ratio"], rows)
+
+
+from minigpt import examples_model as _model  # noqa: E402,F401  (registers its examples)
+from minigpt import examples_scale as _scale  # noqa: E402,F401

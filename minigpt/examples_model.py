@@ -1,0 +1,224 @@
+"""Worked examples for the pieces around attention: norms, positions, the FFN, residuals, data.
+
+Registered into ``minigpt.examples.EXAMPLES``; see that module for why numbers live in code.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from minigpt import attention as A
+from minigpt.examples import count, example, fmt, matrix, table
+
+
+def _vec(v, digits: int = 3) -> str:
+    return "[" + ", ".join(fmt(x, digits) for x in torch.as_tensor(v).tolist()) + "]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Normalisation
+
+LN_INPUT = (2.0, 4.0, 6.0, 8.0)
+
+
+@example("norm.layernorm", "LayerNorm of one token x = [2, 4, 6, 8]")
+def _layernorm() -> str:
+    x = torch.tensor(LN_INPUT, dtype=torch.float64)
+    mu = x.mean().item()
+    var = x.var(unbiased=False).item()
+    y = A.layer_norm(x)
+    y_eps = A.layer_norm(x, eps=1e-5)
+    return table(["step", "value"], [
+        ["mean μ", fmt(mu, 3)],
+        ["variance σ² (divide by d)", fmt(var, 3)],
+        ["σ = √σ²", fmt(math.sqrt(var), 3)],
+        ["(x − μ)/σ", _vec(y)],
+        ["same with ε = 1e-5", _vec(y_eps)],
+        ["mean, std of result", f"{fmt(y.mean().item())}, {fmt(y.std(unbiased=False).item())}"],
+    ])
+
+
+BATCH = ((2.0, 4.0, 6.0, 8.0), (1.0, 1.0, 1.0, 5.0), (0.0, 3.0, 3.0, 6.0))
+
+
+@example("norm.layer_vs_batch", "Same 3×4 batch, normalised two ways")
+def _layer_vs_batch() -> str:
+    x = torch.tensor(BATCH, dtype=torch.float64)
+    rows = [f"ex {i}" for i in range(x.shape[0])]
+    cols = [f"f{j}" for j in range(x.shape[1])]
+    ln, bn = A.layer_norm(x), A.batch_norm(x)
+    first_alone = A.batch_norm(x[:2])
+    return "\n\n".join([
+        "Input (rows are examples, columns are features):",
+        matrix(x, rows, cols, 1, "x"),
+        "LayerNorm: each row on its own (row means 0):",
+        matrix(ln, rows, cols, 3, "LN"),
+        "BatchNorm: each column across the batch (column means 0):",
+        matrix(bn, rows, cols, 3, "BN"),
+        f"Drop ex 2 from the batch and BatchNorm of ex 0 becomes {_vec(first_alone[0])}; "
+        f"LayerNorm of ex 0 stays {_vec(ln[0])}.",
+    ])
+
+
+@example("norm.rmsnorm", "RMSNorm vs LayerNorm on [2, 4, 6, 8]")
+def _rmsnorm() -> str:
+    x = torch.tensor(LN_INPUT, dtype=torch.float64)
+    rms = math.sqrt((x * x).mean().item())
+    shifted = x + 10
+    return table(["", "LayerNorm", "RMSNorm"], [
+        ["divide by", fmt(math.sqrt(x.var(unbiased=False).item())), f"RMS = {fmt(rms)}"],
+        ["x", _vec(A.layer_norm(x)), _vec(A.rms_norm(x))],
+        ["x + 10", _vec(A.layer_norm(shifted)), _vec(A.rms_norm(shifted))],
+        ["learned vectors", "γ and β", "γ only"],
+    ])
+
+
+# ---------------------------------------------------------------------------------------------
+# Positional encodings
+
+
+@example("pe.sinusoidal.d4", "Sinusoidal encoding, d = 4, positions 0–3")
+def _pe_d4() -> str:
+    pe = A.sinusoidal_pe(4, 4)
+    waves = [10000 ** (2 * i / 4) for i in range(2)]
+    return (f"Dimensions 0–1 divide the position by {waves[0]:g}, "
+            f"dimensions 2–3 by {waves[1]:g}.\n\n"
+            + matrix(pe, [f"pos {p}" for p in range(4)],
+                     ["sin (÷1)", "cos (÷1)", "sin (÷100)", "cos (÷100)"], 3, ""))
+
+
+@example("pe.sinusoidal.offset", "PE(p)·PE(p+k) depends on the offset k only (d = 16)")
+def _pe_offset() -> str:
+    pe = A.sinusoidal_pe(40, 16)
+    rows = []
+    for k in (0, 1, 2, 5, 10):
+        dots = [torch.dot(pe[p], pe[p + k]).item() for p in (0, 7, 20)]
+        rows.append([k] + [fmt(v, 3) for v in dots])
+    return table(["offset k", "p = 0", "p = 7", "p = 20"], rows)
+
+
+@example("pe.learned.params", "What a learned position table costs")
+def _pe_learned() -> str:
+    rows = [["our mini GPT (course size)", 32, 64, count(32 * 64)],
+            ["GPT-2 small", 1024, 768, count(1024 * 768)],
+            ["sinusoidal, any length", "—", "—", "0"]]
+    return table(["model", "positions", "d", "parameters"], rows)
+
+
+@example("pe.rope.identity", "RoPE: the score depends only on n − m")
+def _rope() -> str:
+    g = torch.Generator().manual_seed(3)
+    q = torch.randn(8, generator=g, dtype=torch.float64).round(decimals=2)
+    k = torch.randn(8, generator=g, dtype=torch.float64).round(decimals=2)
+    rows = []
+    for m, n in ((0, 3), (5, 8), (40, 43), (2, 9), (30, 37)):
+        lhs, rhs = A.rope_identity(q, k, m, n)
+        rows.append([m, n, n - m, fmt(lhs, 4), fmt(rhs, 4)])
+    norm_q = torch.linalg.vector_norm(q).item()
+    norm_rq = torch.linalg.vector_norm(A.rope_rotate(q, 40)).item()
+    return (f"q = {_vec(q, 2)}, k = {_vec(k, 2)} (d = 8)\n\n"
+            + table(["m", "n", "n−m", "⟨R_m q, R_n k⟩", "⟨q, R_(n−m) k⟩"], rows)
+            + f"\n\nRotation keeps lengths: |q| = {fmt(norm_q)}, |R_40 q| = {fmt(norm_rq)}.")
+
+
+@example("pe.permutation", "Without positions, shuffling tokens just shuffles outputs")
+def _permutation() -> str:
+    p = A.COURSE_EXAMPLE
+    X = torch.tensor(p.X, dtype=torch.float64)
+    perm = [2, 0, 3, 1]
+    a = A.self_attention(X, p.W_q, p.W_k, p.W_v).output
+    b = A.self_attention(X[perm], p.W_q, p.W_k, p.W_v).output
+    toks = list(p.tokens)
+    shuffled = [toks[i] for i in perm]
+    same = torch.allclose(a[perm], b)
+    return (f"Order “{' '.join(shuffled)}” instead of “{' '.join(toks)}”:\n\n"
+            + matrix(b, shuffled, ["out₁", "out₂"], 3, "token")
+            + f"\n\nEach token's output row is unchanged, only moved: {same}.")
+
+
+# ---------------------------------------------------------------------------------------------
+# Feed-forward network
+
+
+@example("ffn.gelu", "GELU next to ReLU")
+def _gelu() -> str:
+    xs = torch.tensor([-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0], dtype=torch.float64)
+    exact = torch.nn.functional.gelu(xs)
+    approx = torch.nn.functional.gelu(xs, approximate="tanh")
+    rows = [[fmt(x, 1), fmt(max(x, 0.0), 3), fmt(e, 4), fmt(a, 4)]
+            for x, e, a in zip(xs.tolist(), exact.tolist(), approx.tolist())]
+    return table(["x", "ReLU", "GELU x·Φ(x)", "tanh approx"], rows)
+
+
+@example("ffn.sizes", "FFN parameters per block: GELU (4d) vs SwiGLU")
+def _ffn_sizes() -> str:
+    rows = []
+    for name, d, d_ff_swi in (("d = 64", 64, None), ("GPT-2 small", 768, None),
+                              ("LLaMA-2 7B", 4096, 11008)):
+        gelu = 2 * d * 4 * d
+        hidden = d_ff_swi or int(8 * d / 3)
+        swi = 3 * d * hidden
+        rows.append([name, count(gelu), hidden, count(swi)])
+    return (table(["model", "GELU 2·d·4d", "SwiGLU hidden", "SwiGLU 3·d·hidden"], rows)
+            + "\n\nWeights only, no biases. LLaMA-2 7B rounds its hidden size up to 11008.")
+
+
+# ---------------------------------------------------------------------------------------------
+# Residual connections: gradient reaching the input of a deep stack.
+
+
+def residual_gradients(depth: int = 30, d: int = 16, seed: int = 0) -> tuple[float, float]:
+    """Gradient norm at the input of ``depth`` tanh layers, without and with skip connections."""
+    g = torch.Generator().manual_seed(seed)
+    Ws = [torch.randn(d, d, generator=g, dtype=torch.float64) * (0.5 / math.sqrt(d))
+          for _ in range(depth)]
+    x0 = torch.randn(d, generator=g, dtype=torch.float64)
+    norms = []
+    for skip in (False, True):
+        x = x0.clone().requires_grad_(True)
+        h = x
+        for W in Ws:
+            f = torch.tanh(W @ h)
+            h = h + f if skip else f
+        h.sum().backward()
+        norms.append(torch.linalg.vector_norm(x.grad).item())
+    return norms[0], norms[1]
+
+
+@example("residual.gradient", "Gradient reaching the input of a deep stack")
+def _residual() -> str:
+    rows = []
+    for depth in (2, 10, 30):
+        plain, skip = residual_gradients(depth)
+        rows.append([depth, f"{plain:.2e}", f"{skip:.2e}"])
+    return (table(["layers", "h = f(h)", "h = h + f(h)"], rows)
+            + "\n\nEach layer is tanh(W h) with small random W (d = 16, seed 0); the numbers are "
+            "the length of ∂(sum of outputs)/∂input.")
+
+
+# ---------------------------------------------------------------------------------------------
+# How a name becomes a training sequence (whole names, '.' at both ends, padding ignored).
+
+IGNORE = -1
+
+
+def name_pair(name: str, block: int) -> tuple[list[str], list[str]]:
+    seq = ["."] + list(name) + ["."]
+    x, y = seq[:-1], seq[1:]
+    pad = block - len(x)
+    return x + ["·"] * pad, y + ["—"] * pad
+
+
+@example("data.name_sequence", "One name as one training row (block = 8)")
+def _name_sequence() -> str:
+    rows = []
+    for name in ("emma", "ava"):
+        x, y = name_pair(name, 8)
+        rows.append([f"{name} in"] + x)
+        rows.append([f"{name} target"] + y)
+    return (table(["row"] + [str(i) for i in range(8)], rows)
+            + "\n\n· is padding; — is a target the loss skips (ignore_index). "
+            "Each row gives one prediction per real position, so the loss has as many "
+            "targets as the name has characters plus one.")

@@ -1,0 +1,284 @@
+"""Worked examples about size and cost: parameter counts, training schedule, sampling, inference.
+
+Registered into ``minigpt.examples.EXAMPLES``. Parameter counts come from ``minigpt.params`` so the
+lessons and the real model can never disagree.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from minigpt.examples import count, example, fmt, table
+
+
+def _params():
+    # Imported lazily: the registry must load even while the model code is being changed.
+    from minigpt import params
+    from minigpt.config import GPTConfig
+
+    return params, GPTConfig
+
+
+# The course's mini GPT: its Q, K, V projections have no bias but W_O and the FFN do; ours puts a
+# bias on every linear layer when bias=True, which adds 3·d per block.
+COURSE_GPT = dict(vocab_size=27, block_size=32, d_model=64, n_heads=4, n_layers=4)
+
+
+@example("params.mini_gpt", "Parameters of the course-sized mini GPT (d = 64, L = 4, T = 32)")
+def _mini_gpt() -> str:
+    P, GPTConfig = _params()
+    cfg = GPTConfig(**COURSE_GPT, bias=True, tie_weights=False)
+    parts = P.gpt_breakdown(cfg)
+    total = sum(c.count for c in parts)
+    d, L = cfg.d_model, cfg.n_layers
+    # The course leaves out the Q, K, V biases but gives its output head one.
+    course_style = total - L * 3 * d + cfg.vocab_size
+    rows = [[c.name, c.formula, count(c.count)] for c in parts]
+    rows.append(["**total (ours)**", "", f"**{count(total)}**"])
+    return (table(["part", "formula", "count"], rows)
+            + f"\n\nThe course's version has no bias on W_Q, W_K, W_V but one on the output "
+            f"head: {count(course_style)}. Rule of thumb 12·L·d² = {count(P.rule_of_thumb(L, d))}.")
+
+
+@example("params.block", "One Transformer block, counted by matrix")
+def _block() -> str:
+    P, _ = _params()
+    rows = []
+    for d in (64, 512, 768):
+        attn, ffn = 4 * d * d, 8 * d * d
+        rows.append([d, count(attn), count(ffn), count(P.block_params(d, True)),
+                     count(12 * d * d), f"{ffn / (attn + ffn):.0%}"])
+    return (table(["d", "attn 4d²", "FFN 8d²", "with biases+LN", "12d²", "FFN share"], rows)
+            + "\n\nBiases and LayerNorm add 13·d per block: tiny next to 12·d².")
+
+
+@example("params.mha", "Projection weights at d = 512: one head vs eight")
+def _mha_params() -> str:
+    d = 512
+    qkv = 3 * d * d
+    return table(["layout", "W_Q, W_K, W_V", "W_O", "total"], [
+        ["1 head of 512", count(qkv), "—", count(qkv)],
+        ["8 heads of 64", count(qkv), count(d * d), count(qkv + d * d)],
+        ["96 heads of 128 (d = 12288)", count(3 * 12288 ** 2), count(12288 ** 2),
+         count(4 * 12288 ** 2)],
+    ])
+
+
+@example("params.gpt2_small", "GPT-2 small: exact count vs 12·L·d²")
+def _gpt2() -> str:
+    P, _ = _params()
+    cfg = P.GPT2_SMALL
+    parts = P.gpt_breakdown(cfg)
+    total = sum(c.count for c in parts)
+    rule = P.rule_of_thumb(cfg.n_layers, cfg.d_model)
+    rows = [[c.name, c.formula, count(c.count)] for c in parts]
+    rows.append(["**total**", "", f"**{count(total)}**"])
+    emb = cfg.vocab_size * cfg.d_model
+    return (f"L = {cfg.n_layers}, d = {cfg.d_model}, heads = {cfg.n_heads}, "
+            f"vocab = {cfg.vocab_size:,}, context = {cfg.block_size}, head tied.\n\n"
+            + table(["part", "formula", "count"], rows)
+            + f"\n\n12·L·d² = {count(rule)} ({rule / total:.0%} of the total). "
+            f"Token embedding V·d = {count(emb)}; rule + embedding = {count(rule + emb)}.")
+
+
+@example("params.llama2_7b", "LLaMA-2 7B: rule of thumb vs exact count")
+def _llama() -> str:
+    P, _ = _params()
+    m = P.llama2_7b_params()
+    d, L, V, ff = m["d_model"], m["n_layers"], m["vocab"], m["ffn_hidden"]
+    rows = [
+        ["12·L·d²", count(m["rule_of_thumb"])],
+        ["attention per layer 4d²", count(4 * d * d)],
+        [f"SwiGLU per layer 3·d·{ff}", count(3 * d * ff)],
+        ["RMSNorm per layer 2d", count(2 * d)],
+        ["all layers", count(L * m["per_layer"])],
+        [f"embedding + untied head 2·{V:,}·d", count(2 * V * d)],
+        ["**exact total**", f"**{count(m['total'])}**"],
+    ]
+    return (table(["piece", "count"], rows)
+            + f"\n\nRule of thumb {m['rule_of_thumb'] / 1e9:.2f}B; exact {m['total'] / 1e9:.2f}B. "
+            f"The SwiGLU FFN is 3·d·{ff} = {3 * ff / d:.2f}·d² per layer instead of 8·d².")
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+
+
+def lr_at(step: int, lr: float = 3e-4, warmup: int = 500, total: int = 10000,
+          floor: float = 0.1) -> float:
+    """Linear warmup to ``lr``, then cosine decay to ``floor·lr`` at ``total``."""
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    t = min(1.0, (step - warmup) / max(1, total - warmup))
+    return lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * t)))
+
+
+@example("training.lr_schedule", "Warmup then cosine decay (peak 3e-4, 500 warmup, 10,000 steps)")
+def _lr() -> str:
+    rows = [[s, f"{lr_at(s):.2e}"] for s in (0, 249, 499, 500, 2500, 5250, 8000, 9999)]
+    return table(["step", "learning rate"], rows) + "\n\nThe floor is 10% of the peak."
+
+
+@example("training.clipping", "Clipping a gradient whose norm is 5")
+def _clip() -> str:
+    p = torch.nn.Parameter(torch.zeros(2, dtype=torch.float64))
+    p.grad = torch.tensor([3.0, 4.0], dtype=torch.float64)
+    before = torch.linalg.vector_norm(p.grad).item()
+    torch.nn.utils.clip_grad_norm_([p], max_norm=1.0)
+    after = torch.linalg.vector_norm(p.grad).item()
+    return table(["", "gradient", "norm"], [
+        ["before", f"[{fmt(3.0, 1)}, {fmt(4.0, 1)}]", fmt(before, 2)],
+        ["after clip to 1.0", f"[{fmt(p.grad[0].item())}, {fmt(p.grad[1].item())}]", fmt(after, 2)],
+    ]) + f"\n\nEvery component was multiplied by 1.0 / {fmt(before, 1)} = {fmt(1 / before, 2)}."
+
+
+@example("training.decay_groups", "Which parameters get weight decay (course-sized mini GPT)")
+def _decay_groups() -> str:
+    P, GPTConfig = _params()
+    cfg = GPTConfig(**COURSE_GPT, bias=True, tie_weights=False)
+    from minigpt.models.gpt import MiniGPT
+
+    model = MiniGPT(cfg)
+    decay = sum(p.numel() for p in model.parameters() if p.dim() >= 2)
+    other = sum(p.numel() for p in model.parameters() if p.dim() < 2)
+    n_dec = sum(1 for p in model.parameters() if p.dim() >= 2)
+    n_oth = sum(1 for p in model.parameters() if p.dim() < 2)
+    return table(["group", "tensors", "numbers"], [
+        ["matrices, embeddings: decayed", n_dec, count(decay)],
+        ["biases, norm scales: not decayed", n_oth, count(other)],
+    ])
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing models
+
+COURSE_LOSSES = {"bigram": 2.45, "mlp": 2.10, "gpt": 1.95}  # the course's quoted validation losses
+
+
+@example("comparison.course", "Bigram, MLP and mini GPT: sizes and the course's losses")
+def _comparison() -> str:
+    P, GPTConfig = _params()
+    V = 27
+    bigram = V * V
+    ctx, emb, hid = 8, 24, 256  # the course's comparison MLP
+    mlp = V * emb + (ctx * emb) * hid + hid + hid * V + V
+    gpt = P.gpt_total(GPTConfig(**COURSE_GPT, bias=True, tie_weights=False))
+    rows = [
+        ["uniform guess", "0", fmt(math.log(V), 2)],
+        ["bigram (counts)", count(bigram), f"~{COURSE_LOSSES['bigram']:.2f}"],
+        [f"MLP ({ctx} chars, emb {emb}, hidden {hid})", count(mlp), f"~{COURSE_LOSSES['mlp']:.2f}"],
+        ["our mini GPT (d 64, 4 layers)", count(gpt), f"~{COURSE_LOSSES['gpt']:.2f}"],
+    ]
+    return (table(["model", "parameters", "val loss (nats)"], rows)
+            + f"\n\nUniform guess is ln {V}. Losses are the course's figures; parameters are "
+            "computed here. Perplexity e^loss: "
+            + ", ".join(f"{k} {math.exp(v):.1f}" for k, v in COURSE_LOSSES.items()) + ".")
+
+
+# ---------------------------------------------------------------------------------------------
+# Sampling
+
+LOGITS = {"a": 2.0, "e": 1.5, "i": 0.5, "o": 0.0, "y": -1.0, ".": -2.0}
+
+
+def _probs(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    return torch.softmax(logits / temperature, dim=-1)
+
+
+@example("sampling.temperature", "One set of logits at three temperatures")
+def _temperature() -> str:
+    z = torch.tensor(list(LOGITS.values()), dtype=torch.float64)
+    temps = (0.5, 1.0, 1.5)
+    cols = [_probs(z, t) for t in temps]
+    rows = [[ch, fmt(z[i].item(), 1)] + [fmt(c[i].item()) for c in cols]
+            for i, ch in enumerate(LOGITS)]
+    return table(["char", "logit"] + [f"T = {t}" for t in temps], rows)
+
+
+def top_k_probs(p: torch.Tensor, k: int) -> torch.Tensor:
+    keep = torch.zeros_like(p, dtype=torch.bool)
+    keep[p.topk(k).indices] = True
+    q = torch.where(keep, p, torch.zeros_like(p))
+    return q / q.sum()
+
+
+def top_p_probs(p: torch.Tensor, top_p: float) -> torch.Tensor:
+    """Keep the smallest set of most likely tokens whose mass reaches ``top_p``."""
+    order = p.argsort(descending=True)
+    cum = p[order].cumsum(0)
+    n = int((cum < top_p).sum().item()) + 1
+    keep = torch.zeros_like(p, dtype=torch.bool)
+    keep[order[:n]] = True
+    q = torch.where(keep, p, torch.zeros_like(p))
+    return q / q.sum()
+
+
+@example("sampling.topk_topp", "Top-k = 2 and top-p = 0.9 on the T = 1 distribution")
+def _topk_topp() -> str:
+    z = torch.tensor(list(LOGITS.values()), dtype=torch.float64)
+    p = _probs(z, 1.0)
+    k2, p9 = top_k_probs(p, 2), top_p_probs(p, 0.9)
+    cum = p[p.argsort(descending=True)].cumsum(0)
+    order = [list(LOGITS)[i] for i in p.argsort(descending=True).tolist()]
+    rows = [[ch, fmt(p[i].item()), fmt(k2[i].item()), fmt(p9[i].item())]
+            for i, ch in enumerate(LOGITS)]
+    return (table(["char", "p", "top-k 2", "top-p 0.9"], rows)
+            + "\n\nRunning total in order " + " ".join(order) + ": "
+            + " ".join(fmt(c, 3) for c in cum.tolist()) + ".")
+
+
+# ---------------------------------------------------------------------------------------------
+# Inference costs
+
+
+@example("inference.kv_cache", "Work and memory with and without a KV cache")
+def _kv() -> str:
+    rows = [[T, count(T * (T + 1) // 2), count(T)] for T in (16, 256, 1024)]
+    mem = []
+    for name, L, d, T in (("GPT-2 small", 12, 768, 1024), ("LLaMA-2 7B", 32, 4096, 4096)):
+        nbytes = 2 * L * T * d * 2  # K and V, every layer, fp16
+        mem.append([name, f"{L} × {d}", T, f"{nbytes / 2**20:,.0f} MiB"])
+    return ("Key/value rows computed to generate T tokens one at a time:\n\n"
+            + table(["T", "recompute all", "with cache"], rows)
+            + "\n\nCache size for one sequence (K and V, all layers, 2 bytes each):\n\n"
+            + table(["model", "L × d", "tokens", "cache"], mem))
+
+
+@example("inference.attention_memory", "Size of one n × n attention matrix (one head, fp16)")
+def _attn_mem() -> str:
+    rows = []
+    for n in (1024, 8192, 32768, 131072):
+        b = n * n * 2
+        size = f"{b / 2**30:,.1f} GiB" if b >= 2**30 else f"{b / 2**20:,.0f} MiB"
+        rows.append([f"{n:,}", f"{n * n:,}", size])
+    return table(["n tokens", "scores", "memory"], rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scaling laws (published fits; the arithmetic is ours)
+
+KAPLAN_NC, KAPLAN_ALPHA = 8.8e13, 0.076  # L(N) = (N_c / N)^α, N = non-embedding parameters
+
+
+@example("scaling.kaplan", "Kaplan et al. (2020) fit: loss vs non-embedding parameters")
+def _kaplan() -> str:
+    rows = []
+    prev = None
+    for n in (1e6, 1e7, 1e8, 1e9, 1e10):
+        loss = (KAPLAN_NC / n) ** KAPLAN_ALPHA
+        rows.append([f"{n:.0e}", fmt(loss, 2), "" if prev is None else f"{loss / prev:.3f}"])
+        prev = loss
+    return (table(["N", "predicted loss", "× per 10× N"], rows)
+            + f"\n\nEach tenfold increase multiplies the loss by 10^−{KAPLAN_ALPHA} = "
+            f"{10 ** -KAPLAN_ALPHA:.3f}: a straight line on log–log axes.")
+
+
+@example("scaling.chinchilla", "Compute-optimal training: ~20 tokens per parameter, C ≈ 6·N·D")
+def _chinchilla() -> str:
+    rows = []
+    for name, n in (("GPT-2 small", 124e6), ("LLaMA-2 7B", 6.74e9), ("Chinchilla", 70e9)):
+        d = 20 * n
+        rows.append([name, f"{n:.3g}", f"{d:.3g}", f"{6 * n * d:.2e}"])
+    return table(["model", "params N", "tokens D = 20N", "FLOPs 6ND"], rows)

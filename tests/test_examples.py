@@ -1,0 +1,180 @@
+"""Worked examples: the registry, and the numbers pinned against values worked by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from minigpt import attention as A
+from minigpt import examples as E
+from minigpt import examples_scale as S
+from minigpt.examples_model import name_pair, residual_gradients
+
+
+def row(tensor_row, digits=3):
+    return [round(v, digits) for v in tensor_row.tolist()]
+
+
+def test_every_example_renders_markdown():
+    ids = E.example_ids()
+    assert len(ids) >= 30 and ids == sorted(ids)
+    for ex_id in ids:
+        md = E.render_example(ex_id)
+        assert md.startswith("**") and md.strip(), ex_id
+        assert "nan" not in md.lower(), ex_id
+        for line in md.splitlines():
+            if line.startswith("|"):
+                assert len(line) <= 78, f"{ex_id}: table row too wide for 80 columns: {line}"
+
+
+def test_unknown_example_is_a_clear_keyerror():
+    with pytest.raises(KeyError, match="unknown example id 'nope'.*attention.course.weights"):
+        E.render_example("nope")
+
+
+def test_registering_twice_fails():
+    with pytest.raises(ValueError, match="twice"):
+        E.example("norm.layernorm", "again")(lambda: "")
+
+
+# --- the course's 4-token example ------------------------------------------------------------
+
+
+def test_course_unscaled_weights_and_output():
+    tr = A.run_preset(A.COURSE_EXAMPLE, scale=False)
+    assert row(tr.weights[0]) == [0.124, 0.336, 0.336, 0.204]
+    assert row(tr.weights[2]) == [0.175, 0.175, 0.475, 0.175]
+    assert row(tr.output[0]) == [0.562, 1.336]
+    md = E.render_example("attention.course.weights")
+    assert "| **the** | 0.124 | 0.336 | 0.336 | 0.204 |" in md
+    assert "[0.562, 1.336]" in E.render_example("attention.course.output")
+
+
+def test_course_scaled_weights_including_the_corrected_row():
+    tr = A.run_preset(A.COURSE_EXAMPLE, scale=True)
+    assert tr.scale == pytest.approx(math.sqrt(2))
+    assert row(tr.weights[0]) == [0.154, 0.313, 0.313, 0.220]
+    assert row(tr.weights[2]) == [0.199, 0.199, 0.403, 0.199]
+    # The course prints .218 .218 .346 .218 here; worked by hand: e^0.354 = 1.424,
+    # e^0.707 = 2.028, sum = 6.30, so 1.424/6.30 = .226 and 2.028/6.30 = .322.
+    assert row(tr.weights[3]) == [0.226, 0.226, 0.322, 0.226]
+    md = E.render_example("attention.course.scaled_weights")
+    assert "| **down** | 0.226 | 0.226 | 0.322 | 0.226 |" in md
+    assert "0.218 0.218 0.346 0.218" in md  # the lesson names the course's differing value
+
+
+def test_course_causal_first_row_is_its_own_value():
+    md = E.render_example("attention.course.causal")
+    assert "| **the** | 1.000 | 0.000 | 0.000 | 0.000 |" in md
+    assert "[1.0, 1.0]" in md
+
+
+# --- scaling ---------------------------------------------------------------------------------
+
+
+def test_scaling_demo_std_grows_like_sqrt_dk():
+    s = A.scaling_demo(64, trials=2000, seed=0)
+    assert s.std_raw == pytest.approx(8, rel=0.05)
+    assert s.std_scaled == pytest.approx(1, rel=0.05)
+    assert s.max_weight_raw > 0.8 > 0.4 > s.max_weight_scaled
+
+
+# --- norms and positions ---------------------------------------------------------------------
+
+
+def test_layernorm_of_2468():
+    assert row(A.layer_norm([2.0, 4.0, 6.0, 8.0])) == [-1.342, -0.447, 0.447, 1.342]
+    assert "[-1.342, -0.447, 0.447, 1.342]" in E.render_example("norm.layernorm")
+
+
+def test_rmsnorm_of_2468():
+    # RMS = sqrt((4 + 16 + 36 + 64) / 4) = sqrt(30) = 5.477
+    assert row(A.rms_norm([2.0, 4.0, 6.0, 8.0])) == [0.365, 0.730, 1.095, 1.461]
+
+
+def test_sinusoidal_pe_d4():
+    pe = A.sinusoidal_pe(4, 4)
+    assert row(pe[0]) == [0.0, 1.0, 0.0, 1.0]
+    assert row(pe[1]) == [0.841, 0.540, 0.010, 1.000]
+    assert row(pe[2]) == [0.909, -0.416, 0.020, 1.000]
+    assert row(pe[3]) == [0.141, -0.990, 0.030, 1.000]
+    assert "| **pos 1** | 0.841 | 0.540 | 0.010 | 1.000 |" in E.render_example("pe.sinusoidal.d4")
+
+
+def test_rope_relative_identity_holds():
+    md = E.render_example("pe.rope.identity")
+    lines = [l for l in md.splitlines() if l.startswith("| ") and l[2].isdigit()]
+    assert len(lines) == 5
+    for line in lines:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[3] == cells[4]
+
+
+# --- parameter counts ------------------------------------------------------------------------
+
+
+def test_gpt2_small_count():
+    md = E.render_example("params.gpt2_small")
+    assert "**124,439,808**" in md
+    assert "84,934,656" in md
+
+
+def test_llama2_7b_count():
+    md = E.render_example("params.llama2_7b")
+    # 12·32·4096² and the exact count with SwiGLU (3·4096·11008), RMSNorm, untied 32,000 vocab.
+    assert "6,442,450,944" in md
+    exact = 32 * (4 * 4096**2 + 3 * 4096 * 11008 + 2 * 4096) + 4096 + 2 * 32000 * 4096
+    assert exact == 6_738_415_616
+    assert f"{exact:,}" in md
+
+
+def test_course_mini_gpt_count_reconciles_with_course():
+    # The course's own breakdown adds up to 204,827 for vocab 27, d 64, 4 layers, 32 positions.
+    assert "204,827" in E.render_example("params.mini_gpt")
+
+
+def test_mha_projection_counts():
+    md = E.render_example("params.mha")
+    assert "786,432" in md and "1,048,576" in md
+
+
+def test_comparison_param_counts():
+    md = E.render_example("comparison.course")
+    assert "| bigram (counts) | 729 |" in md
+    assert "3.30" in md  # ln 27
+
+
+# --- training, sampling, inference -----------------------------------------------------------
+
+
+def test_lr_schedule_endpoints():
+    assert S.lr_at(0) == pytest.approx(3e-4 / 500)
+    assert S.lr_at(499) == pytest.approx(3e-4)
+    assert S.lr_at(10000) == pytest.approx(3e-5)
+    steps = [S.lr_at(s) for s in range(500, 10000, 250)]
+    assert all(a >= b for a, b in zip(steps, steps[1:]))
+
+
+def test_clipping_scales_by_one_fifth():
+    assert "[0.600, 0.800]" in E.render_example("training.clipping")
+
+
+def test_top_k_and_top_p():
+    p = torch.tensor([0.5, 0.3, 0.15, 0.05], dtype=torch.float64)
+    assert S.top_k_probs(p, 2).tolist() == pytest.approx([0.625, 0.375, 0, 0])
+    assert S.top_p_probs(p, 0.9).tolist() == pytest.approx([0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95, 0])
+    # the most likely token is always kept, even when it alone exceeds top_p
+    assert S.top_p_probs(p, 0.1).tolist() == pytest.approx([1, 0, 0, 0])
+
+
+def test_residual_keeps_gradient_alive():
+    plain, skip = residual_gradients(30)
+    assert plain < 1e-6 < 1 < skip
+
+
+def test_name_pair_shifts_by_one_and_pads():
+    x, y = name_pair("ava", 6)
+    assert x == [".", "a", "v", "a", "·", "·"]
+    assert y == ["a", "v", "a", ".", "—", "—"]
