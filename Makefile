@@ -1,0 +1,37 @@
+# Two entry points for a fresh machine:
+#   make run    set up (or reuse) .venv and launch the tutor
+#   make test   set up (or reuse) .venv and run the test suite
+# TORCH_SPEC picks the torch build installed before the project. torch==2.13.0 from PyPI is the
+# right build for each platform (CUDA on Linux, MPS on macOS); on the course machines the same
+# pin installs a CPU build from local disk in seconds. Override it, e.g.
+#   make run TORCH_SPEC="torch --index-url https://download.pytorch.org/whl/cpu"
+PYTHON ?= python3
+VENV ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test setup bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q $(TORCH_SPEC)
+	$(BIN)/python -m pip install -q -e ".[test]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/minigpt
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache
