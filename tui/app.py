@@ -1,0 +1,137 @@
+"""The minigpt-tutor Textual app: home screen, navigation, palette, themes, the too-small guard."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from minigpt import paths
+from minigpt.store import Store
+from tui.areas import AREAS
+
+MIN_WIDTH, MIN_HEIGHT = 80, 24
+DEFAULT_THEME = "textual-dark"
+
+
+class TutorApp(App):
+    """Keyboard-first; every action has a key in the footer and an entry in the palette."""
+
+    TITLE = "minigpt-tutor"
+    CSS_PATH = "styles/app.tcss"
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("ctrl+t", "change_theme", "Theme", show=False),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+    ]
+    ENABLE_COMMAND_PALETTE = True
+
+    def __init__(self, store: Store | None = None, initial: str | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.store = store or Store(paths.database_path())
+        self._initial = initial  # "lesson:<id>", "area:<id>" or None for home
+        self._too_small_shown = False
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        saved = self.store.get_setting("theme")
+        if saved and saved in self.available_themes:
+            self.theme = saved
+        elif os.environ.get("TERM", "").endswith("-16color") or os.environ.get("COLORTERM") == "16":
+            self.theme = "ansi-dark"
+        else:
+            self.theme = DEFAULT_THEME
+        from tui.screens.home import HomeScreen
+
+        self.push_screen(HomeScreen())
+        if self._initial:
+            self.call_after_refresh(self.open_target, self._initial)
+        self.call_after_refresh(self._check_size)
+
+    def watch_theme(self, theme: str) -> None:
+        # Remember the learner's choice (the palette's "Change theme" sets it too).
+        if self.is_mounted:
+            self.store.set_setting("theme", theme)
+
+    def on_resize(self, event) -> None:
+        self._check_size()
+
+    def _check_size(self) -> None:
+        from tui.screens.too_small import TooSmallScreen
+
+        small = self.size.width < MIN_WIDTH or self.size.height < MIN_HEIGHT
+        if small and not self._too_small_shown:
+            self._too_small_shown = True
+            self.push_screen(TooSmallScreen(MIN_WIDTH, MIN_HEIGHT))
+        elif not small and self._too_small_shown:
+            self._too_small_shown = False
+            if isinstance(self.screen, TooSmallScreen):
+                self.pop_screen()
+
+    # -- navigation -----------------------------------------------------------------------------
+    def open_target(self, target: str) -> None:
+        kind, _, ident = target.partition(":")
+        if kind == "lesson":
+            self.open_lesson(ident)
+        elif kind == "area":
+            self.open_area(ident)
+
+    def open_area(self, area_id: str) -> None:
+        for a in AREAS:
+            if a.id == area_id:
+                a.open(self)
+                return
+        self.notify(f"No area called {area_id!r}", severity="error")
+
+    def open_lesson(self, lesson_id: str) -> None:
+        from minigpt.lessons import LessonError, lesson_by_id
+        from tui.screens.lesson import LessonScreen
+
+        try:
+            lesson = lesson_by_id(lesson_id)
+        except (KeyError, LessonError) as e:
+            self.notify(str(e), severity="error")
+            return
+        self.push_screen(LessonScreen(lesson))
+
+    def go_home(self) -> None:
+        from tui.screens.home import HomeScreen
+
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, HomeScreen):
+            self.pop_screen()
+
+    def action_help(self) -> None:
+        from tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    # -- command palette ------------------------------------------------------------------------
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Home", "Go back to the home screen", self.go_home)
+        yield SystemCommand("Help: keys", "Every key of this screen and the app", self.action_help)
+        for a in AREAS:
+            yield SystemCommand(f"Open {a.title}", a.description, lambda a=a: a.open(self))
+        try:
+            from minigpt.lessons import load_lessons
+
+            lessons = load_lessons()
+        except Exception:  # a broken lesson file is reported on the lessons screen instead
+            lessons = []
+        for lesson in lessons:
+            yield SystemCommand(
+                f"Lesson {lesson.order}: {lesson.title}",
+                ", ".join(lesson.objectives[:2]) or "Open this lesson",
+                lambda lid=lesson.id: self.open_lesson(lid),
+            )
+
+
+def run_app(data_dir: str | Path | None = None, initial: str | None = None) -> None:
+    if data_dir is not None:
+        os.environ["MINIGPT_DATA_DIR"] = str(Path(data_dir).expanduser())
+    TutorApp(initial=initial).run()

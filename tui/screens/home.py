@@ -1,0 +1,66 @@
+"""Home: the areas of the tutor and the learner's progress at a glance."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+
+from tui.areas import AREAS
+from tui.progress import glance
+
+
+class HomeScreen(Screen):
+    BINDINGS = [Binding("enter", "open", "Open", show=True),
+                Binding("q", "app.quit", "Quit")] + [
+        Binding(a.key, f"open_area('{a.id}')", a.title) for a in AREAS
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="home"):
+            with Vertical(id="home-areas"):
+                yield Static("[b]Learn how GPT works by reading, computing, training and playing.[/b]",
+                             id="home-intro")
+                yield OptionList(
+                    *[Option(f"[b]{a.key}[/b]  {a.title}\n   [dim]{a.description}[/dim]", id=a.id)
+                      for a in AREAS],
+                    id="area-list",
+                )
+            yield Static(id="glance")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#area-list", OptionList).focus()
+        self.refresh_glance()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_glance()
+
+    def refresh_glance(self) -> None:
+        g = glance(self.app.store)
+        lines = ["[b]Your progress[/b]", "",
+                 f"Lessons read   {g.lessons_read} / {g.lessons_total}"]
+        if g.cards_due is not None:
+            lines.append(f"Cards to study {g.cards_due}")
+        if g.last_run is not None:
+            lines.append(f"Last run       {g.last_run}")
+        last = self.app.store.last_lesson()
+        if last:
+            lines += ["", f"[dim]Last lesson: {last}[/dim]"]
+        lines += ["", "[dim]ctrl+p: jump anywhere · ?: keys[/dim]"]
+        self.query_one("#glance", Static).update("\n".join(lines))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.app.open_area(event.option.id)
+
+    def action_open(self) -> None:
+        ol = self.query_one("#area-list", OptionList)
+        if ol.highlighted is not None:
+            self.app.open_area(ol.get_option_at_index(ol.highlighted).id)
+
+    def action_open_area(self, area_id: str) -> None:
+        self.app.open_area(area_id)

@@ -1,0 +1,137 @@
+"""One lesson, read top to bottom: prose, worked examples computed live, runnable snippets."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Markdown, Static
+
+from minigpt.examples import render_example
+from minigpt.lessons import Lesson, load_lessons
+from tui.widgets.snippet import SnippetBlock
+
+
+class ExampleBlock(Vertical):
+    """A worked example: the numbers come from ``minigpt.examples`` when the lesson opens."""
+
+    def __init__(self, example_id: str):
+        super().__init__(classes="example")
+        self.example_id = example_id
+        self.border_title = "worked example · computed by minigpt"
+
+    def compose(self) -> ComposeResult:
+        try:
+            text = render_example(self.example_id)
+        except Exception as e:  # never lose the lesson because one example broke
+            yield Static(f"[red]Example {self.example_id!r} could not be computed: {e}[/red]")
+            return
+        yield Markdown(text)
+
+
+class LessonScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("tab", "next_snippet", "Next snippet", show=True),
+        Binding("n", "next_lesson", "Next lesson"),
+        Binding("p", "previous_lesson", "Prev lesson"),
+        Binding("g", "top", "Top", show=False),
+        Binding("G", "bottom", "End", show=False),
+    ]
+
+    def __init__(self, lesson: Lesson):
+        super().__init__()
+        self.lesson = lesson
+        self._restoring = True
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="lesson-body"):
+            if not self.lesson.body.lstrip().startswith("# "):  # the body's own H1 is the title
+                yield Static(f"[b]{self.lesson.title}[/b]", classes="lesson-title")
+            if self.lesson.objectives:
+                yield Static(
+                    "[b]You will learn to[/b]\n" + "\n".join(f" • {o}" for o in self.lesson.objectives),
+                    classes="objectives",
+                )
+            n_snippets = 0
+            for block in self.lesson.blocks():
+                if block.kind == "markdown":
+                    yield Markdown(block.text)
+                elif block.kind == "example":
+                    yield ExampleBlock(block.text)
+                else:
+                    yield SnippetBlock(block.text, n_snippets)
+                    n_snippets += 1
+            yield Static("[dim]— end of lesson —  n: next lesson · escape: back[/dim]", id="lesson-end")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = self.lesson.title
+        body = self.query_one("#lesson-body", VerticalScroll)
+        body.focus()
+        self.watch(body, "scroll_y", self._on_scroll, init=False)
+        saved = self.app.store.lesson_position(self.lesson.id)
+        # Layout must finish before the scroll range is known.
+        self.set_timer(0.05, lambda: self._restore(saved))
+
+    def _restore(self, fraction: float) -> None:
+        body = self.query_one("#lesson-body", VerticalScroll)
+        if fraction > 0 and body.max_scroll_y > 0:
+            body.scroll_to(y=fraction * body.max_scroll_y, animate=False)
+        self._restoring = False
+        self._record()
+
+    def _on_scroll(self, _old: float, _new: float) -> None:
+        if not self._restoring:
+            self._record()
+
+    def _record(self) -> None:
+        body = self.query_one("#lesson-body", VerticalScroll)
+        maximum = body.max_scroll_y
+        fraction = 1.0 if maximum <= 0 else body.scroll_y / maximum
+        at_end = maximum <= 0 or body.scroll_y >= maximum - 1
+        self.app.store.save_lesson_position(self.lesson.id, fraction, reached_end=at_end)
+        if at_end and not getattr(self, "_announced", False):
+            self._announced = True
+            self.notify(f"Lesson “{self.lesson.title}” marked as read", timeout=3)
+
+    # -- actions --------------------------------------------------------------------------------
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_top(self) -> None:
+        self.query_one("#lesson-body", VerticalScroll).scroll_home(animate=False)
+
+    def action_bottom(self) -> None:
+        self.query_one("#lesson-body", VerticalScroll).scroll_end(animate=False)
+
+    def action_next_snippet(self) -> None:
+        snippets = list(self.query(SnippetBlock))
+        if not snippets:
+            self.notify("This lesson has no runnable snippet")
+            return
+        current = self.focused
+        idx = snippets.index(current) + 1 if current in snippets else 0
+        if idx >= len(snippets):
+            self.query_one("#lesson-body").focus()
+            return
+        snippets[idx].focus()
+        snippets[idx].scroll_visible(top=True, animate=False)
+
+    def _sibling(self, step: int) -> None:
+        lessons = load_lessons()
+        ids = [l.id for l in lessons]
+        i = ids.index(self.lesson.id) + step if self.lesson.id in ids else -1
+        if 0 <= i < len(ids):
+            self.app.pop_screen()
+            self.app.open_lesson(ids[i])
+        else:
+            self.notify("No more lessons in that direction")
+
+    def action_next_lesson(self) -> None:
+        self._sibling(+1)
+
+    def action_previous_lesson(self) -> None:
+        self._sibling(-1)

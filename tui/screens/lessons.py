@@ -1,0 +1,87 @@
+"""The lesson track: every chapter with the learner's progress, reopening where they left off."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+
+from minigpt.lessons import LessonError, load_lessons
+
+
+class LessonsScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("enter", "open", "Open", show=True),
+        Binding("c", "continue", "Continue"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="lessons-summary")
+        yield OptionList(id="lesson-list")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.reload()
+        self.query_one(OptionList).focus()
+
+    def on_screen_resume(self) -> None:
+        self.reload()
+
+    def reload(self) -> None:
+        summary = self.query_one("#lessons-summary", Static)
+        try:
+            self.lessons = load_lessons()
+        except LessonError as e:
+            self.lessons = []
+            summary.update(f"[b red]A lesson file could not be read:[/b red] {e}")
+            return
+        store = self.app.store
+        read = store.lessons_read()
+        last = store.last_lesson()
+        ol = self.query_one(OptionList)
+        keep = ol.highlighted
+        ol.clear_options()
+        for lesson in self.lessons:
+            pos = store.lesson_position(lesson.id)
+            if lesson.id in read:
+                mark = "[green]✓[/green]"
+            elif pos > 0:
+                mark = f"[yellow]{int(pos * 100):>2}%[/yellow]"
+            else:
+                mark = " ·"
+            here = "  [dim]← last read[/dim]" if lesson.id == last else ""
+            ol.add_option(Option(f"{mark:>3} {lesson.order:>3}  {lesson.title}{here}", id=lesson.id))
+        summary.update(
+            f"[b]Lessons[/b]  {len(read & {l.id for l in self.lessons})} of {len(self.lessons)} read"
+            "   [dim]enter: open · c: continue where you left off[/dim]"
+        )
+        if keep is not None and keep < len(self.lessons):
+            ol.highlighted = keep
+        elif last:
+            ids = [l.id for l in self.lessons]
+            if last in ids:
+                ol.highlighted = ids.index(last)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.app.open_lesson(event.option.id)
+
+    def action_open(self) -> None:
+        ol = self.query_one(OptionList)
+        if ol.highlighted is not None:
+            self.app.open_lesson(ol.get_option_at_index(ol.highlighted).id)
+
+    def action_continue(self) -> None:
+        last = self.app.store.last_lesson()
+        read = self.app.store.lessons_read()
+        target = last
+        if last in read:  # finished the last one: go to the first unread lesson
+            unread = [l.id for l in self.lessons if l.id not in read]
+            target = unread[0] if unread else last
+        if target is None and self.lessons:
+            target = self.lessons[0].id
+        if target:
+            self.app.open_lesson(target)

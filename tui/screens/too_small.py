@@ -1,0 +1,34 @@
+"""Shown instead of a broken layout when the terminal is smaller than the app needs."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Center, Middle
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+class TooSmallScreen(ModalScreen):
+    BINDINGS = [("ctrl+q", "app.quit", "Quit")]
+
+    def __init__(self, min_width: int, min_height: int):
+        super().__init__()
+        self.min_width, self.min_height = min_width, min_height
+
+    def compose(self) -> ComposeResult:
+        with Middle():
+            with Center():
+                yield Static(id="too-small-text")
+
+    def on_mount(self) -> None:
+        self._update()
+
+    def on_resize(self) -> None:
+        self._update()
+
+    def _update(self) -> None:
+        w, h = self.app.size
+        self.query_one("#too-small-text", Static).update(
+            f"Please resize the terminal to at least {self.min_width}×{self.min_height}.\n"
+            f"It is {w}×{h} now. (ctrl+q quits)"
+        )
