@@ -22,7 +22,10 @@ class TutorApp(App):
     """Keyboard-first; every action has a key in the footer and an entry in the palette."""
 
     TITLE = "minigpt-tutor"
-    CSS_PATH = "styles/app.tcss"
+    # Every .tcss file under styles/ (app.tcss first): each area adds its own file, no code change.
+    CSS_PATH = ["styles/app.tcss"] + sorted(
+        f"styles/{p.name}" for p in (Path(__file__).parent / "styles").glob("*.tcss") if p.name != "app.tcss"
+    )
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("ctrl+t", "change_theme", "Theme", show=False),

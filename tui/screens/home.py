@@ -15,7 +15,7 @@ from tui.progress import glance
 
 class HomeScreen(Screen):
     BINDINGS = [Binding("enter", "open", "Open", show=True),
-                Binding("q", "app.quit", "Quit")] + [
+                Binding("ctrl+q", "app.quit", "Quit")] + [
         Binding(a.key, f"open_area('{a.id}')", a.title) for a in AREAS
     ]
 
