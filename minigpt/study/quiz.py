@@ -85,7 +85,11 @@ def choice_question(deck: Deck, card: StudyCard, rng: random.Random, k: int = 4)
                                   f"{card.term}.") for c in card.confusables]
         pool += [Option(s.term, False, f"{s.term}: {s.definition}") for s in sibs]
     elif card.kind == "question":
-        prompt, right, pool = card.front, card.back, []
+        prompt, right = card.front, card.back
+        others = [c for c in deck if c.kind == "question" and c.id != card.id]
+        others.sort(key=lambda c: (c.lesson != card.lesson, rng.random()))
+        pool = [Option(c.back, False, f"That answers another question: {c.front}")
+                for c in others]
     else:
         raise ValueError(f"card {card.id!r} ({card.kind}) cannot be a multiple-choice question")
     seen = {right.casefold()} | {o.text.casefold() for o in options}
