@@ -77,7 +77,7 @@ def export_apkg(deck: Deck, path: Path | str, *, title: str = "minigpt-tutor") -
 
 
 # -- import -----------------------------------------------------------------------------------
-class ImportError_(ValueError):
+class CardImportError(ValueError):
     """A file to import is malformed; the message names the file and line."""
 
 
@@ -93,7 +93,7 @@ def parse_markdown(text: str, source: str = "<text>") -> list[tuple[str, str]]:
         if q is None:
             return
         if a is None:
-            raise ImportError_(f"{source}: line {qline}: question has no 'A:' answer")
+            raise CardImportError(f"{source}: line {qline}: question has no 'A:' answer")
         pairs.append(("\n".join(q).strip(), "\n".join(a).strip()))
 
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -103,7 +103,7 @@ def parse_markdown(text: str, source: str = "<text>") -> list[tuple[str, str]]:
             q, a, cur, qline = [m.group(2)], None, "q", lineno
         elif m and m.group(1) == "A":
             if q is None:
-                raise ImportError_(f"{source}: line {lineno}: 'A:' without a 'Q:' before it")
+                raise CardImportError(f"{source}: line {lineno}: 'A:' without a 'Q:' before it")
             a, cur = [m.group(2)], "a"
         elif cur == "q":
             q.append(line)
@@ -119,7 +119,7 @@ def parse_tsv(text: str, source: str = "<text>") -> list[tuple[str, str]]:
         if not row or not "".join(row).strip() or row[0].startswith("#"):
             continue
         if len(row) < 2 or not row[0].strip() or not row[1].strip():
-            raise ImportError_(f"{source}: line {lineno}: need front<TAB>back")
+            raise CardImportError(f"{source}: line {lineno}: need front<TAB>back")
         pairs.append((row[0].strip(), row[1].strip()))
     return pairs
 
@@ -136,7 +136,7 @@ def import_file(store: Store, path: Path | str, deck_name: str = "mine") -> list
     pairs = (parse_tsv(text, path.name) if path.suffix.lower() in (".tsv", ".tab")
              else parse_markdown(text, path.name))
     if not pairs:
-        raise ImportError_(f"{path.name}: no cards found (expected Q:/A: blocks or front<TAB>back)")
+        raise CardImportError(f"{path.name}: no cards found (expected Q:/A: blocks or front<TAB>back)")
     now = sch.iso(sch.utc_now())
     ids = []
     with store.transaction() as conn:
