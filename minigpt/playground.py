@@ -1,0 +1,415 @@
+"""Helpers for the name-generation playground: finding checkpoints, loading one with its data
+split, batch statistics, the temperature sweep, stepping one character at a time, scoring a
+name, comparing models and saving names.
+
+Everything here is plain library code (no Textual) so the screens stay free of maths and the
+numbers they show can be checked in unit tests.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from minigpt import paths
+from minigpt.checkpoint import CheckpointError, load_checkpoint, read_checkpoint_config
+from minigpt.data import BOUNDARY, DatasetError, load_dataset
+from minigpt.sampling import (Distribution, Sample, SamplingError, generate, greedy_continuation,
+                              next_distribution, score_word)
+
+SWEEP_TEMPERATURES = (0.5, 0.8, 1.0, 1.2, 1.5)  # the course's exercise 3
+MODEL_ORDER = ("bigram", "mlp", "gpt")  # chapter 9's comparison, simplest first
+KIND_LABELS = {"gpt": "MiniGPT", "mlp": "MLP", "bigram": "Bigram"}
+
+
+# ------------------------------------------------------------------ settings and checkpoints
+@dataclass
+class Settings:
+    """Every control of the playground; ``check`` says in words what is wrong with a value."""
+
+    n: int = 50
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+    prefix: str = ""
+    seed: int = 42
+    max_len: int | None = None
+
+    def check(self) -> None:
+        if self.n < 1 or self.n > 500:
+            raise SamplingError(f"number of names must be between 1 and 500, got {self.n}")
+        if self.max_len is not None and self.max_len < 1:
+            raise SamplingError(f"max length must be at least 1, got {self.max_len}")
+        if self.max_len is not None and len(self.prefix) > self.max_len:
+            raise SamplingError(f"prefix {self.prefix!r} is longer than max length {self.max_len}")
+
+    def describe(self) -> str:
+        k = "off" if self.top_k is None else str(self.top_k)
+        p = "off" if self.top_p is None else f"{self.top_p:g}"
+        m = "model's" if self.max_len is None else str(self.max_len)
+        pre = f" prefix {self.prefix!r}" if self.prefix else ""
+        return f"T {self.temperature:g} · top-k {k} · top-p {p} · seed {self.seed} · max len {m}{pre}"
+
+
+@dataclass
+class CheckpointChoice:
+    label: str
+    path: Path
+    kind: str
+    val_loss: float | None = None
+    source: str = "bundled"  # bundled | run
+
+
+def _choice(path: Path, label: str, source: str) -> CheckpointChoice | None:
+    try:
+        cfg = read_checkpoint_config(path)
+    except CheckpointError:
+        return None
+    metrics = cfg.get("metrics") or {}
+    kind = cfg.get("kind", "?")
+    val = metrics.get("val_loss")
+    return CheckpointChoice(f"{label} ({KIND_LABELS.get(kind, kind)})", path, kind,
+                            float(val) if isinstance(val, (int, float)) else None, source)
+
+
+def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None) -> list[CheckpointChoice]:
+    """The shipped checkpoints (``default`` first), then every finished run's checkpoint."""
+    root = bundled if bundled is not None else paths.checkpoints_dir()
+    found: list[CheckpointChoice] = []
+    if root.is_dir():
+        dirs = sorted((d for d in root.iterdir() if d.is_dir() and not d.name.endswith((".tmp", ".old"))),
+                      key=lambda d: (d.name != "default", d.name))
+        for d in dirs:
+            c = _choice(d, d.name, "bundled")
+            if c:
+                found.append(c)
+    try:  # runs.py arrives with the training work; without it only the shipped models are offered
+        from minigpt.runs import list_runs
+    except ImportError:
+        return found
+    for run in list_runs(runs_root):
+        if run.status in ("finished", "stopped") and run.checkpoint.exists():
+            c = _choice(run.checkpoint, f"run {run.name}", "run")
+            if c:
+                found.append(c)
+    return found
+
+
+@dataclass
+class Loaded:
+    """A checkpoint ready to sample, with the split that says which names are new."""
+
+    checkpoint: object  # minigpt.checkpoint.Checkpoint
+    dataset: object | None
+    dataset_note: str | None = None  # why membership is unknown, when it is
+
+    @property
+    def model(self):
+        return self.checkpoint.model
+
+    @property
+    def vocab(self):
+        return self.checkpoint.vocab
+
+    @property
+    def kind(self) -> str:
+        return self.checkpoint.kind
+
+    @property
+    def loss(self) -> tuple[float | None, float | None]:
+        m = self.checkpoint.metrics or {}
+        return m.get("val_loss"), m.get("test_loss")
+
+
+def dataset_for(checkpoint):
+    """The words the checkpoint was trained on, split the way its training split them."""
+    tc = checkpoint.train_config or {}
+    stored = tc.get("data")
+    data = paths.default_dataset() if stored in (None, "embedded") else Path(stored)
+    seed = tc.get("split_seed", 42)  # "seed" is the training seed, not the split's
+    return load_dataset(data, seed=int(seed), vocab=checkpoint.vocab,
+                        block_size=checkpoint.model_config.block_size)
+
+
+def load_for_playground(path: Path | str) -> Loaded:
+    ckpt = load_checkpoint(path)
+    try:
+        return Loaded(ckpt, dataset_for(ckpt))
+    except (DatasetError, ValueError, OSError) as e:
+        return Loaded(ckpt, None, f"training data not found, names are not marked ({e})")
+
+
+# ------------------------------------------------------------------ generating and summarising
+@dataclass
+class Summary:
+    count: int
+    new: int
+    mean_length: float
+    mean_logprob_per_char: float  # per predicted token, end token included
+    unfinished: int
+    known: bool  # membership was checked against the training data
+
+    @property
+    def share_new(self) -> float:
+        return self.new / self.count if self.count else 0.0
+
+    def line(self) -> str:
+        new = f"new {self.share_new:.0%} ({self.new}/{self.count})" if self.known else "new: unknown"
+        cut = f" · {self.unfinished} cut at max len" if self.unfinished else ""
+        return (f"{new} · mean length {self.mean_length:.1f} · "
+                f"mean log p/char {self.mean_logprob_per_char:.3f}{cut}")
+
+
+def summarize(samples: list[Sample], known: bool = True) -> Summary:
+    n = len(samples)
+    tokens = sum(s.n_tokens for s in samples)
+    return Summary(
+        count=n,
+        new=sum(s.membership == "new" for s in samples),
+        mean_length=sum(len(s.text) for s in samples) / n if n else 0.0,
+        mean_logprob_per_char=sum(s.logprob for s in samples) / tokens if tokens else 0.0,
+        unfinished=sum(not s.finished for s in samples),
+        known=known,
+    )
+
+
+@dataclass
+class Batch:
+    samples: list[Sample]
+    summary: Summary
+    seconds: float
+
+
+def run_batch(loaded: Loaded, s: Settings) -> Batch:
+    s.check()
+    t0 = time.perf_counter()
+    samples = generate(loaded.model, loaded.vocab, s.n, temperature=s.temperature, top_k=s.top_k,
+                       top_p=s.top_p, prefix=s.prefix, max_len=s.max_len, seed=s.seed,
+                       dataset=loaded.dataset)
+    return Batch(samples, summarize(samples, loaded.dataset is not None), time.perf_counter() - t0)
+
+
+@dataclass
+class SweepColumn:
+    temperature: float
+    entropy: float  # of the first next-character distribution (after the prefix), in nats
+    batch: Batch
+
+
+def temperature_sweep(loaded: Loaded, s: Settings, temperatures=SWEEP_TEMPERATURES) -> list[SweepColumn]:
+    """The same seed and options at each temperature: only T changes between columns."""
+    out = []
+    for t in temperatures:
+        st = Settings(s.n, t, s.top_k, s.top_p, s.prefix, s.seed, s.max_len)
+        dist = next_distribution(loaded.model, loaded.vocab, s.prefix, t, s.top_k, s.top_p)
+        out.append(SweepColumn(t, dist.entropy, run_batch(loaded, st)))
+    return out
+
+
+# ------------------------------------------------------------------ step mode
+class Stepper:
+    """One name built a character at a time; the learner may sample or choose each one."""
+
+    def __init__(self, loaded: Loaded, settings: Settings):
+        self.loaded, self.settings = loaded, settings
+        self.gen = torch.Generator().manual_seed(settings.seed)
+        self.reset(settings.prefix)
+
+    def reset(self, prefix: str = "") -> None:
+        self.text = prefix
+        self.logprob = 0.0
+        self.history: list[tuple[str, float]] = []  # (chosen char, its final probability)
+        self.finished = False
+        self.distribution = None if self._full() else self._dist()
+
+    def _full(self) -> bool:
+        limit = self.loaded.model.config.block_size - 1
+        if self.settings.max_len is not None:
+            limit = min(limit, self.settings.max_len)
+        return len(self.text) >= limit
+
+    def _dist(self) -> Distribution:
+        s = self.settings
+        return next_distribution(self.loaded.model, self.loaded.vocab, self.text, s.temperature, s.top_k, s.top_p)
+
+    def refresh(self) -> None:
+        """Recompute the distribution after the settings changed (e.g. a new temperature)."""
+        if not self.finished:
+            self.distribution = None if self._full() else self._dist()
+
+    def sample(self) -> str:
+        if self.finished or self.distribution is None:
+            raise SamplingError("this name is complete: start a new one")
+        i = int(torch.multinomial(self.distribution.probs, 1, generator=self.gen))
+        return self._take(i)
+
+    def choose(self, char: str) -> str:
+        if self.finished or self.distribution is None:
+            raise SamplingError("this name is complete: start a new one")
+        vocab = self.loaded.vocab
+        if char not in vocab.stoi:
+            raise SamplingError(f"{char!r} is not in the model's vocabulary ({''.join(vocab.chars)})")
+        i = vocab.stoi[char]
+        if self.distribution.probs[i] <= 0:
+            raise SamplingError(f"{char!r} is ruled out by top-k / top-p (probability 0 after filtering)")
+        return self._take(i)
+
+    def _take(self, i: int) -> str:
+        p = float(self.distribution.probs[i])
+        char = self.loaded.vocab.chars[i]
+        self.history.append((char, p))
+        self.logprob += math.log(p)
+        if i == 0:
+            self.finished, self.distribution = True, None
+        else:
+            self.text += char
+            if self._full():
+                self.finished, self.distribution = True, None
+            else:
+                self.distribution = self._dist()
+        return char
+
+    def undo(self) -> bool:
+        if not self.history:
+            return False
+        char, p = self.history.pop()
+        self.logprob -= math.log(p)
+        if char != BOUNDARY:
+            self.text = self.text[:-1]
+        self.finished = False
+        self.distribution = self._dist()
+        return True
+
+    @property
+    def membership(self) -> str | None:
+        ds = self.loaded.dataset
+        return ds.membership(self.text) if ds is not None else None
+
+
+# ------------------------------------------------------------------ scoring
+@dataclass
+class ScoreRow:
+    prefix: str  # what the model had seen
+    char: str  # the character of the name ('.' = the end)
+    prob: float
+    best: str
+    best_prob: float
+    continuation: str  # the greedy (top-k = 1) name from this prefix
+
+
+@dataclass
+class Score:
+    word: str
+    rows: list[ScoreRow]
+    total_logprob: float
+    membership: str | None
+
+    @property
+    def mean_logprob(self) -> float:
+        return self.total_logprob / len(self.rows)
+
+
+def score_name(loaded: Loaded, word: str) -> Score:
+    word = word.strip()
+    if not word:
+        raise SamplingError("type a name to score")
+    if BOUNDARY in word:
+        raise SamplingError(f"{BOUNDARY!r} is the start/end token; type the name without it")
+    chars, total = score_word(loaded.model, loaded.vocab, word)
+    rows = [ScoreRow(word[:i], c.char, c.prob, c.best, c.best_prob,
+                     greedy_continuation(loaded.model, loaded.vocab, word[:i]))
+            for i, c in enumerate(chars)]
+    ds = loaded.dataset
+    return Score(word, rows, total, ds.membership(word) if ds is not None else None)
+
+
+# ------------------------------------------------------------------ comparing models
+@dataclass
+class ModelColumn:
+    kind: str
+    label: str
+    val_loss: float | None = None
+    test_loss: float | None = None
+    batch: Batch | None = None
+    note: str | None = None  # why there is nothing to show, or where the model came from
+
+
+def fit_bigram(loaded: Loaded):
+    """A bigram counted from ``loaded``'s training split (milliseconds: nothing to train)."""
+    from minigpt.config import BigramConfig
+    from minigpt.models import Bigram
+
+    ds = loaded.dataset
+    model = Bigram(BigramConfig(vocab_size=ds.vocab.size, block_size=ds.block_size))
+    model.fit(ds.train.x, ds.train.y)
+    return model.eval()
+
+
+@torch.no_grad()
+def split_loss(model, split) -> float:
+    """Mean cross-entropy per predicted character over a whole split."""
+    _, loss = model(split.x, split.y)
+    return float(loss)
+
+
+def compare_models(choices: list[CheckpointChoice], settings: Settings,
+                   reference: Loaded | None = None) -> list[ModelColumn]:
+    """One column per model kind (bigram, MLP, GPT), each sampled with the same settings.
+
+    A kind with no checkpoint gets a note saying how to train one, except the bigram, which is
+    counted on the spot from ``reference``'s training split when none was saved.
+    """
+    by_kind: dict[str, CheckpointChoice] = {}
+    for c in choices:  # the best validation loss of each kind
+        best = by_kind.get(c.kind)
+        if best is None or (c.val_loss is not None and (best.val_loss is None or c.val_loss < best.val_loss)):
+            by_kind[c.kind] = c
+    columns = []
+    for kind in MODEL_ORDER:
+        col = ModelColumn(kind, KIND_LABELS[kind])
+        choice = by_kind.get(kind)
+        try:
+            if choice is not None:
+                loaded = load_for_playground(choice.path)
+                col.label = choice.label
+                col.val_loss, col.test_loss = loaded.loss
+            elif kind == "bigram" and reference is not None and reference.dataset is not None:
+                from minigpt.checkpoint import Checkpoint
+
+                model = fit_bigram(reference)
+                ckpt = Checkpoint(Path("-"), "bigram", model, reference.vocab, model.config)
+                loaded = Loaded(ckpt, reference.dataset)
+                col.label = "Bigram (counted now)"
+                col.val_loss = split_loss(model, reference.dataset.val)
+                col.test_loss = split_loss(model, reference.dataset.test)
+            else:
+                col.note = (f"no {KIND_LABELS[kind]} checkpoint yet: train one with "
+                            f"`minigpt train --model {kind} --time 60`")
+                columns.append(col)
+                continue
+            col.batch = run_batch(loaded, settings)
+        except (CheckpointError, SamplingError, DatasetError) as e:
+            col.note = str(e)
+        columns.append(col)
+    return columns
+
+
+# ------------------------------------------------------------------ saving
+def save_names(samples: list[Sample], settings: Settings, source: str, folder: Path | None = None) -> Path:
+    """Write the names (one a line, with a comment header) under the user's data folder."""
+    folder = folder if folder is not None else paths.user_data_dir() / "playground"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = folder / f"names-{stamp}.txt"
+    i = 1
+    while path.exists():
+        i += 1
+        path = folder / f"names-{stamp}-{i}.txt"
+    header = [f"# {len(samples)} names from {source}", f"# {settings.describe()}"]
+    lines = [f"{s.text}\t{s.membership}\t{s.logprob:.4f}" for s in samples]
+    path.write_text("\n".join(header + lines) + "\n", encoding="utf-8")
+    return path
