@@ -17,8 +17,7 @@ DECKS = ROOT / "lessons" / "decks"
 CHAPTERS = ROOT / "lessons" / "chapters"
 
 # Lesson ids the cards use whose chapter has not landed yet; reconcile as chapters arrive.
-PENDING_LESSONS = {"multi-head-attention", "positional-encoding", "transformer-block",
-                   "mini-gpt", "training"}
+PENDING_LESSONS = {"transformer-block", "mini-gpt", "training"}
 
 
 @pytest.fixture(scope="module")
