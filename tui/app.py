@@ -16,6 +16,7 @@ from tui.areas import AREAS
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 DEFAULT_THEME = "textual-dark"
+STYLES = Path(__file__).resolve().parent / "styles"
 
 
 class TutorApp(App):
@@ -23,9 +24,8 @@ class TutorApp(App):
 
     TITLE = "minigpt-tutor"
     # Every .tcss file under styles/ (app.tcss first): each area adds its own file, no code change.
-    CSS_PATH = ["styles/app.tcss"] + sorted(
-        f"styles/{p.name}" for p in (Path(__file__).parent / "styles").glob("*.tcss") if p.name != "app.tcss"
-    )
+    # Absolute paths, so subclasses (tests) defined elsewhere resolve them too.
+    CSS_PATH = [STYLES / "app.tcss"] + sorted(p for p in STYLES.glob("*.tcss") if p.name != "app.tcss")
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("ctrl+t", "change_theme", "Theme", show=False),
@@ -61,12 +61,13 @@ class TutorApp(App):
             self.store.set_setting("theme", theme)
 
     def on_resize(self, event) -> None:
-        self._check_size()
+        self._check_size(event.size)  # self.size is updated only after this handler
 
-    def _check_size(self) -> None:
+    def _check_size(self, size=None) -> None:
         from tui.screens.too_small import TooSmallScreen
 
-        small = self.size.width < MIN_WIDTH or self.size.height < MIN_HEIGHT
+        size = size or self.size
+        small = size.width < MIN_WIDTH or size.height < MIN_HEIGHT
         if small and not self._too_small_shown:
             self._too_small_shown = True
             self.push_screen(TooSmallScreen(MIN_WIDTH, MIN_HEIGHT))

@@ -23,11 +23,11 @@ class TooSmallScreen(ModalScreen):
     def on_mount(self) -> None:
         self._update()
 
-    def on_resize(self) -> None:
-        self._update()
+    def on_resize(self, event) -> None:
+        self._update(event.size)
 
-    def _update(self) -> None:
-        w, h = self.app.size
+    def _update(self, size=None) -> None:
+        w, h = size or self.app.size
         self.query_one("#too-small-text", Static).update(
             f"Please resize the terminal to at least {self.min_width}×{self.min_height}.\n"
             f"It is {w}×{h} now. (ctrl+q quits)"

@@ -1,0 +1,149 @@
+"""The app shell driven with Pilot: home, lessons, snippets, palette, help, themes, sizes."""
+
+from __future__ import annotations
+
+import pytest
+from textual.containers import VerticalScroll
+from textual.widgets import Markdown, OptionList
+
+from minigpt.examples import render_example
+from minigpt.lessons import load_lessons
+from minigpt.store import Store
+from tui.app import TutorApp
+from tui.areas import AREAS
+from tui.screens.help import HelpScreen
+from tui.screens.home import HomeScreen
+from tui.screens.lesson import ExampleBlock, LessonScreen
+from tui.screens.lessons import LessonsScreen
+from tui.screens.too_small import TooSmallScreen
+from tui.widgets.snippet import SnippetBlock
+
+
+@pytest.fixture
+def app(tmp_path):
+    return TutorApp(store=Store(tmp_path / "progress.sqlite3"))
+
+
+async def test_launch_lands_on_home_with_every_area(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, HomeScreen)
+        options = app.screen.query_one("#area-list", OptionList)
+        assert [options.get_option_at_index(i).id for i in range(options.option_count)] == [a.id for a in AREAS]
+
+
+async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the_end(app):
+    lessons = load_lessons()
+    assert lessons
+    async with app.run_test(size=(80, 24)) as pilot:
+        for lesson in lessons:
+            app.open_lesson(lesson.id)
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, LessonScreen) and screen.lesson.id == lesson.id
+            examples = list(screen.query(ExampleBlock))
+            assert [e.example_id for e in examples] == lesson.example_ids()
+            for block in examples:  # the numbers shown are the library's, rendered at display time
+                md = block.query_one(Markdown)
+                assert md.source == render_example(block.example_id)
+            await pilot.press("G")
+            await pilot.pause(0.1)
+            await pilot.press("escape")
+            await pilot.pause()
+        assert app.store.lessons_read() == {l.id for l in lessons}
+
+
+async def test_lesson_reopens_where_the_learner_left_off(app):
+    lesson = max(load_lessons(), key=lambda l: len(l.body))
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_lesson(lesson.id)
+        await pilot.pause(0.2)
+        body = app.screen.query_one("#lesson-body", VerticalScroll)
+        body.scroll_to(y=body.max_scroll_y / 2, animate=False)
+        await pilot.pause(0.2)
+        saved = app.store.lesson_position(lesson.id)
+        assert 0.3 < saved < 0.7
+        await pilot.press("escape")
+        app.open_lesson(lesson.id)
+        await pilot.pause(0.3)
+        body = app.screen.query_one("#lesson-body", VerticalScroll)
+        assert body.scroll_y == pytest.approx(saved * body.max_scroll_y, abs=2)
+
+
+async def test_running_a_snippet_shows_its_output(app):
+    lesson = next(l for l in load_lessons() if l.snippets())
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_lesson(lesson.id)
+        await pilot.pause()
+        await pilot.press("tab")
+        snippet = app.screen.query(SnippetBlock).first()
+        assert app.focused is snippet
+        await pilot.press("enter")
+        for _ in range(200):
+            await pilot.pause(0.1)
+            if snippet.state not in ("idle", "running"):
+                break
+        assert snippet.state == "done", snippet.output_text
+        assert snippet.output_text and snippet.output_text != "(no output)"
+
+
+async def test_lessons_list_opens_and_continues(app):
+    lessons = load_lessons()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("l")
+        await pilot.pause()
+        assert isinstance(app.screen, LessonsScreen)
+        await pilot.press("c")  # nothing read yet: continue opens the first lesson
+        await pilot.pause()
+        assert isinstance(app.screen, LessonScreen) and app.screen.lesson.id == lessons[0].id
+
+
+async def test_palette_jumps_to_a_lesson(app):
+    target = load_lessons()[-1]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*target.title)
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, LessonScreen) and app.screen.lesson.id == target.id
+
+
+async def test_help_lists_the_keys_of_the_screen_it_came_from(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_lesson(load_lessons()[0].id)
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = str(app.screen.query_one("#help-body").query("Static").first().render())
+        assert "Next snippet" in text and "Help" in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, LessonScreen)
+
+
+async def test_theme_choice_is_remembered(tmp_path):
+    path = tmp_path / "progress.sqlite3"
+    app = TutorApp(store=Store(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.theme = "ansi-dark"
+        await pilot.pause()
+    again = TutorApp(store=Store(path))
+    async with again.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert again.theme == "ansi-dark"
+
+
+async def test_small_terminal_gets_a_resize_message_then_recovers(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert not isinstance(app.screen, TooSmallScreen)
+        await pilot.resize_terminal(60, 20)
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, TooSmallScreen)
+        text = str(app.screen.query_one("#too-small-text").render())
+        assert "at least 80×24" in text and "60×20" in text
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, HomeScreen)
