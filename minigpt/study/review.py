@@ -25,6 +25,9 @@ NEW_PER_DAY_KEY = "study.new_per_day"
 DEFAULT_NEW_PER_DAY = 20
 LEECH_LAPSES = 8
 MODES = ("review", "cram", "quiz")
+# Each quiz mode is logged under its own name so the stats can tell them apart; all of them
+# move the schedule like "quiz" does.
+QUIZ_MODES = ("quiz:choice", "quiz:type", "quiz:numeric", "quiz:explain", "quiz:chapter")
 
 
 @dataclass(frozen=True)
@@ -168,8 +171,8 @@ class StudySession:
         self._check(card_id)
         if rating not in sch.RATINGS:
             raise ValueError(f"rating must be 1-4, not {rating!r}")
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        if mode not in MODES and mode not in QUIZ_MODES:
+            raise ValueError(f"mode must be one of {MODES + QUIZ_MODES}, not {mode!r}")
         now = sch.as_utc(now)
         stamp = sch.iso(now)
         with self.store.transaction() as conn:
@@ -266,6 +269,14 @@ class StudySession:
             "SELECT card_id FROM card_state WHERE lapses >= ? ORDER BY lapses DESC, card_id",
             (LEECH_LAPSES,))
         return [r[0] for r in rows]
+
+
+def queue_counts(store: Store, now: datetime | None = None) -> Counts:
+    """New / learning / due counts over the bundled decks plus the learner's imported cards."""
+    from minigpt.study.anki import with_user_cards
+    from minigpt.study.decks import load_decks
+
+    return StudySession(store, with_user_cards(load_decks(), store)).counts(now)
 
 
 def history(store: Store, card_id: str | None = None) -> list[dict]:
