@@ -29,9 +29,35 @@ def _open_lessons(app: "TutorApp") -> None:
     app.push_screen(LessonsScreen())
 
 
+def _open_attention(app: "TutorApp") -> None:
+    from tui.screens.attention_stepper import AttentionStepperScreen
+
+    app.push_screen(AttentionStepperScreen())
+
+
+def _open_playground(app: "TutorApp") -> None:
+    from tui.screens.playground import PlaygroundScreen
+
+    app.push_screen(PlaygroundScreen())
+
+
+def _open_training(app: "TutorApp") -> None:
+    from tui.screens.training import open_training
+
+    open_training(app)
+
+
 AREAS: list[Area] = [
     Area("lessons", "Lessons", "l", "The course, chapter by chapter, with worked numbers", _open_lessons),
+    Area("playground", "Playground", "p", "Generate names, steer them, step through one, compare models",
+         _open_playground),
+    Area("attention", "Attention stepper", "a",
+         "Every stage of self-attention with real numbers; maths explorers (o)", _open_attention),
 ]
+
+
+AREAS.append(Area("training", "Training", "t", "Train a model in the background and watch its loss live",
+                   _open_training))
 
 
 def area(area_id: str) -> Area:

@@ -56,6 +56,7 @@ class MatrixView(Widget, can_focus=True):
         self.show_sums = show_sums
         self.hidden = False  # predict-then-reveal: numbers shown as "?"
         self.error = ""
+        self.compact = False  # narrow screens: 2 decimals, narrower cells
 
     # -- state ------------------------------------------------------------------------------------
     def set_panel(self, panel: Panel | None, *, title: str = "", show_sums: bool = False,
@@ -75,7 +76,7 @@ class MatrixView(Widget, can_focus=True):
 
     @property
     def decimals(self) -> int:
-        return 3
+        return 2 if self.compact else 3
 
     def action_move(self, dr: int, dc: int) -> None:
         if not self.panel or not self.panel.values:
@@ -94,7 +95,8 @@ class MatrixView(Widget, can_focus=True):
     # -- drawing ----------------------------------------------------------------------------------
     @property
     def cell_w(self) -> int:
-        return 8 + (1 if self.glyphs else 0)  # " 0.124 " or "[0.124]" when selected
+        # " 0.124 " or "[0.124]" when selected
+        return (7 if self.compact else 8) + (1 if self.glyphs else 0)
 
     def get_content_width(self, container, viewport) -> int:
         if not self.panel or not self.panel.values:
