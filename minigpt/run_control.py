@@ -1,0 +1,437 @@
+"""Starting, following and steering training runs from another process (the app), without Textual.
+
+The app never trains in its own process: it validates a form into a :class:`TrainConfig`, builds
+the ``minigpt train`` command line from it and launches that as an asyncio subprocess in a new
+session (so a closed terminal or SSH connection does not take it down). From then on it only reads
+the run folder: ``status.json``, ``metrics.jsonl`` and ``stderr.log``.
+
+Besides the trainer's files, a launch writes ``launch.json`` (pid and time of the launch): it lets
+the panel tell "still importing torch" from "died before writing its status", and a resumed run
+from the stale status of its previous life.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+import minigpt
+from minigpt import runs
+from minigpt.config import ConfigError
+from minigpt.data import DatasetError, load_words
+from minigpt.train import (
+    BEST_DIR, CONFIG_FILE, LAST_DIR, STATUS_FILE, TrainConfig, load_run_config, now_iso, process_start_time,
+    write_json_atomic,
+)
+
+LAUNCH_FILE, STDOUT_FILE, STDERR_FILE = "launch.json", "stdout.log", "stderr.log"
+
+# Presets the form offers. "course" is the course's model; tiny trains in seconds on a laptop.
+PRESETS: dict[str, dict] = {
+    "course": dict(model="gpt", d_model=64, n_heads=4, n_layers=4, batch_size=128, lr=3e-3, steps=3000,
+                   eval_interval=250),
+    "tiny": dict(model="gpt", d_model=16, n_heads=2, n_layers=1, batch_size=64, lr=1e-2, steps=300,
+                 eval_interval=50),
+    "large": dict(model="gpt", d_model=128, n_heads=8, n_layers=6, batch_size=128, lr=2e-3, steps=8000,
+                  eval_interval=500),
+}
+
+# Form field -> words a ConfigError message uses for it, so the form can point at the culprit.
+_FIELD_WORDS = {
+    "d_model": ("d_model",), "n_heads": ("n_heads", "heads"), "n_layers": ("n_layers",),
+    "block_size": ("block size",), "dropout": ("dropout",), "batch_size": ("batch size",),
+    "lr": ("learning rate",), "warmup": ("warmup",), "budget": ("budget", "steps"),
+    "eval_interval": ("eval interval",), "device": ("device",), "model": ("model",),
+}
+
+
+class FormError(ValueError):
+    """A form value that cannot start a run; ``field`` names the form field at fault."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+class RunControlError(RuntimeError):
+    """An action that cannot be done on this run right now (the message says why)."""
+
+
+def available_devices() -> list[str]:
+    """The device choices that exist on this machine ("auto" first)."""
+    devices = ["auto", "cpu"]
+    if torch.cuda.is_available():
+        devices.append("cuda")
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        devices.append("mps")
+    return devices
+
+
+# ---------------------------------------------------------------------------- the form
+
+
+def _number(field: str, text: str, kind, label: str, blank_ok: bool = False):
+    text = (text or "").strip()
+    if not text:
+        if blank_ok:
+            return None
+        raise FormError(field, f"{label}: a value is needed")
+    try:
+        return kind(text)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number"
+        raise FormError(field, f"{label}: {text!r} is not {what}") from None
+
+
+def config_from_form(values: dict[str, str]) -> TrainConfig:
+    """Turn the form's text fields into a validated TrainConfig, or raise FormError with the reason.
+
+    Blank block size / dropout mean "automatic"; data blank or "embedded" means the bundled names.
+    The dataset file is read here, so a bad file is refused before anything starts.
+    """
+    device = values.get("device", "auto")
+    if device not in available_devices():
+        raise FormError("device", f"device {device!r} is not available here ({', '.join(available_devices())})")
+    budget_kind = values.get("budget_kind", "steps")
+    kw = dict(
+        model=values.get("model", "gpt"),
+        d_model=_number("d_model", values.get("d_model"), int, "d_model"),
+        n_heads=_number("n_heads", values.get("n_heads"), int, "heads"),
+        n_layers=_number("n_layers", values.get("n_layers"), int, "layers"),
+        block_size=_number("block_size", values.get("block_size"), int, "block size", blank_ok=True),
+        dropout=_number("dropout", values.get("dropout"), float, "dropout", blank_ok=True),
+        batch_size=_number("batch_size", values.get("batch_size"), int, "batch size"),
+        lr=_number("lr", values.get("lr"), float, "learning rate"),
+        warmup=_number("warmup", values.get("warmup"), float, "warmup"),
+        eval_interval=_number("eval_interval", values.get("eval_interval"), int, "eval interval"),
+        seed=_number("seed", values.get("seed"), int, "seed"),
+        device=device,
+    )
+    if budget_kind == "time":
+        kw.update(time_s=_number("budget", values.get("budget"), float, "time budget (s)"), steps=None)
+    else:
+        kw["steps"] = _number("budget", values.get("budget"), int, "steps")
+    data = (values.get("data") or "").strip()
+    kw["data"] = None if data in ("", "embedded") else str(Path(data).expanduser())
+    try:
+        cfg = TrainConfig(**kw)
+    except ConfigError as e:
+        raise FormError(_field_of(str(e)), str(e)) from None
+    try:
+        load_words(cfg.data_path())
+    except DatasetError as e:
+        raise FormError("data", str(e)) from None
+    return cfg
+
+
+def _field_of(message: str) -> str:
+    first = message.split(" must ")[0].split(" requested")[0].lower()
+    for name, words in _FIELD_WORDS.items():
+        if any(w in first for w in words):
+            return name
+    return "model"
+
+
+def form_from_config(cfg: TrainConfig) -> dict[str, str]:
+    """The form's text fields for a config (duplicating a run, applying a preset)."""
+    return {
+        "model": cfg.model, "d_model": str(cfg.d_model), "n_heads": str(cfg.n_heads),
+        "n_layers": str(cfg.n_layers), "block_size": "" if cfg.block_size is None else str(cfg.block_size),
+        "dropout": "" if cfg.dropout is None else f"{cfg.dropout:g}", "batch_size": str(cfg.batch_size),
+        "lr": f"{cfg.lr:g}", "warmup": f"{cfg.warmup:g}", "eval_interval": str(cfg.eval_interval),
+        "budget_kind": "time" if cfg.time_s is not None else "steps",
+        "budget": f"{cfg.time_s:g}" if cfg.time_s is not None else str(cfg.steps),
+        "device": cfg.device if cfg.device in available_devices() else "auto",
+        "seed": str(cfg.seed), "data": cfg.data or "embedded",
+    }
+
+
+def preset_config(name: str) -> TrainConfig:
+    return TrainConfig(**PRESETS[name])
+
+
+def train_argv(cfg: TrainConfig) -> list[str]:
+    """The ``minigpt train`` options that reproduce ``cfg`` (everything the form can set)."""
+    argv = ["--model", cfg.model, "--d-model", str(cfg.d_model), "--n-heads", str(cfg.n_heads),
+            "--n-layers", str(cfg.n_layers), "--pos", cfg.pos_encoding,
+            "--tie" if cfg.tie_weights else "--no-tie", "--batch-size", str(cfg.batch_size),
+            "--lr", repr(float(cfg.lr)), "--warmup", repr(float(cfg.warmup)),
+            "--eval-interval", str(cfg.eval_interval), "--device", cfg.device, "--seed", str(cfg.seed)]
+    if cfg.block_size is not None:
+        argv += ["--block-size", str(cfg.block_size)]
+    if cfg.dropout is not None:
+        argv += ["--dropout", repr(float(cfg.dropout))]
+    argv += ["--time", repr(float(cfg.time_s))] if cfg.time_s is not None else ["--steps", str(cfg.steps)]
+    if cfg.data is not None:
+        argv += ["--data", str(cfg.data)]
+    return argv
+
+
+# ---------------------------------------------------------------------------- launching
+
+# Process objects of the workers this process launched: kept so they are not garbage-collected
+# (asyncio closes a collected transport, which would kill the worker).
+_LAUNCHED: list = []
+
+
+def _worker_env() -> dict[str, str]:
+    env = dict(os.environ)
+    root = str(Path(minigpt.__file__).resolve().parent.parent)  # the worker must import this minigpt
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+async def _spawn(run_dir: Path, args: list[str]) -> int:
+    with open(run_dir / STDOUT_FILE, "ab") as out, open(run_dir / STDERR_FILE, "ab") as err:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "minigpt.cli", *args, stdin=asyncio.subprocess.DEVNULL, stdout=out,
+            stderr=err, start_new_session=True, env=_worker_env())
+    _LAUNCHED.append(proc)
+    write_json_atomic(run_dir / LAUNCH_FILE, {"pid": proc.pid, "pid_start": process_start_time(proc.pid),
+                                              "launched_at": now_iso(), "launched_ts": time.time(),
+                                              "argv": ["minigpt", *args]})
+    return proc.pid
+
+
+async def start_run(cfg: TrainConfig, root: Path | str | None = None, name: str | None = None) -> Path:
+    """Create a run folder for ``cfg`` and launch its worker; returns the folder at once."""
+    cfg.validate()
+    load_words(cfg.data_path())
+    run_dir = runs.new_run_dir(root, name)
+    write_json_atomic(run_dir / CONFIG_FILE, cfg.to_dict())  # listed (and duplicable) from the start
+    await _spawn(run_dir, ["train", *train_argv(cfg), "--out", str(run_dir), "--quiet"])
+    return run_dir
+
+
+# ---------------------------------------------------------------------------- following
+
+
+@dataclass
+class RunState:
+    """What the panel shows about a run's process: the trainer's status, corrected by liveness."""
+
+    status: str  # starting | running | finished | failed | stopped | unknown
+    reason: str | None
+    info: runs.RunInfo
+    alive_pid: int | None  # the live worker, if any
+
+
+def _launch(run_dir: Path) -> dict | None:
+    import json
+
+    try:
+        return json.loads((run_dir / LAUNCH_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def run_state(run_dir: Path | str) -> RunState:
+    run_dir = Path(run_dir)
+    info = runs.read_run(run_dir)
+    launch = _launch(run_dir)
+    try:
+        status_mtime = (run_dir / STATUS_FILE).stat().st_mtime
+    except OSError:
+        status_mtime = None
+    if launch is not None and (status_mtime is None or status_mtime < launch.get("launched_ts", 0)):
+        # The latest launch has not written its status yet (or the status is from a previous life).
+        if runs.pid_alive(launch.get("pid"), launch.get("pid_start")):
+            return RunState("starting", None, info, launch["pid"])
+        tail = stderr_tail(run_dir, 1)
+        return RunState("failed", tail[-1] if tail else "the worker exited before it started training", info, None)
+    alive = info.pid if info.status == "running" else None
+    return RunState(info.status, info.reason, info, alive)
+
+
+def stderr_tail(run_dir: Path | str, lines: int = 8) -> list[str]:
+    """The last non-empty lines of the worker's error output (where a crash leaves its traceback)."""
+    try:
+        with open(Path(run_dir) / STDERR_FILE, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 16384))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return [ln for ln in text.replace("\r", "\n").splitlines() if ln.strip()][-lines:]
+
+
+@dataclass
+class RunSeries:
+    """Metrics of one run, read incrementally from ``metrics.jsonl``."""
+
+    run_dir: Path
+    offset: int = 0
+    steps: list[int] = field(default_factory=list)
+    train_loss: list[float] = field(default_factory=list)
+    lr: list[float] = field(default_factory=list)
+    val_steps: list[int] = field(default_factory=list)
+    val_loss: list[float] = field(default_factory=list)
+    last: dict = field(default_factory=dict)
+
+    def poll(self) -> int:
+        """Read what was appended since the last call; returns how many records arrived."""
+        records, self.offset = runs.read_metrics(self.run_dir, self.offset)
+        for rec in records:
+            step = rec.get("step")
+            if not isinstance(step, int):
+                continue
+            if "train_loss" in rec:
+                self.steps.append(step)
+                self.train_loss.append(float(rec["train_loss"]))
+                self.lr.append(float(rec.get("lr", 0.0)))
+            if "val_loss" in rec:
+                self.val_steps.append(step)
+                self.val_loss.append(float(rec["val_loss"]))
+            self.last = rec
+        return len(records)
+
+
+def progress(info: runs.RunInfo, last: dict) -> tuple[float, float | None]:
+    """(fraction done, seconds left or None) from the status and the latest metrics record."""
+    elapsed = float(last.get("elapsed_s") or 0.0)
+    step = max(info.step, int(last.get("step") or 0))
+    if info.status == "finished":
+        return 1.0, 0.0
+    if info.total_unit == "seconds" and info.total:
+        frac = min(elapsed / info.total, 1.0)
+        return frac, max(info.total - elapsed, 0.0)
+    if info.total:
+        frac = min(step / info.total, 1.0)
+        eta = (info.total - step) * elapsed / step if step and elapsed else None
+        return frac, eta
+    return 0.0, None
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    seconds = int(round(seconds))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}h{m:02d}m" if h else (f"{m}m{s:02d}s" if m else f"{s}s")
+
+
+def sample_names(run_dir: Path | str, n: int = 6, seed: int | None = None) -> list[str]:
+    """A few names from the run's best checkpoint so far (slow: call it off the UI thread)."""
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.sampling import generate
+
+    ckpt = load_checkpoint(Path(run_dir) / BEST_DIR)
+    return [s.text for s in generate(ckpt.model, ckpt.vocab, n, seed=seed)]
+
+
+def has_checkpoint(run_dir: Path | str) -> bool:
+    d = Path(run_dir)
+    return any((d / name / "config.json").exists() or (d / (name + ".old") / "config.json").exists()
+               for name in (BEST_DIR, LAST_DIR))
+
+
+# ---------------------------------------------------------------------------- controls
+
+
+def stop_run(run_dir: Path | str) -> int:
+    """Ask the worker to stop cleanly (SIGTERM: it finishes its step and saves); returns its pid."""
+    state = run_state(run_dir)
+    if state.alive_pid is None or state.status not in ("running", "starting"):
+        raise RunControlError(f"the run is {state.status}, not running: nothing to stop")
+    try:
+        os.kill(state.alive_pid, signal.SIGTERM)
+    except ProcessLookupError:
+        raise RunControlError("the worker had already exited") from None
+    return state.alive_pid
+
+
+async def resume_run(run_dir: Path | str) -> int:
+    """Launch a worker that continues the run from its last checkpoint; returns its pid."""
+    run_dir = Path(run_dir)
+    state = run_state(run_dir)
+    if state.status in ("running", "starting"):
+        raise RunControlError("the run is still running")
+    if state.status == "finished":
+        raise RunControlError("the run has finished its budget: duplicate it to train again")
+    if not has_checkpoint(run_dir):
+        raise RunControlError("nothing to resume: the run saved no checkpoint (it stops before its first evaluation)")
+    return await _spawn(run_dir, ["train", "--resume", str(run_dir), "--quiet"])
+
+
+def delete_run(run_dir: Path | str) -> None:
+    """Remove a run folder (refused while its worker lives, and for folders that are not runs)."""
+    run_dir = Path(run_dir)
+    if not ((run_dir / STATUS_FILE).exists() or (run_dir / CONFIG_FILE).exists()):
+        raise RunControlError(f"{run_dir} is not a run folder")
+    if run_state(run_dir).status in ("running", "starting"):
+        raise RunControlError("stop the run before deleting it")
+    shutil.rmtree(run_dir)
+
+
+def run_settings(run_dir: Path | str) -> TrainConfig:
+    """The configuration of a run, to start a new one with the same settings."""
+    return load_run_config(run_dir)
+
+
+# ---------------------------------------------------------------------------- charts and comparison
+
+
+def downsample(xs: list[float], ys: list[float], max_points: int) -> tuple[list[float], list[float]]:
+    """At most about ``max_points`` points that keep the curve's shape: per bucket, its min and max.
+
+    Keeping both extremes (in their original order) preserves spikes that averaging would hide;
+    the first and last points are always kept.
+    """
+    n = len(xs)
+    if n <= max_points or max_points < 4:
+        return list(xs), list(ys)
+    buckets = max_points // 2
+    out_x, out_y = [], []
+    for b in range(buckets):
+        lo, hi = b * n // buckets, (b + 1) * n // buckets
+        if hi <= lo:
+            continue
+        seg = range(lo, hi)
+        i_min = min(seg, key=ys.__getitem__)
+        i_max = max(seg, key=ys.__getitem__)
+        for i in sorted({i_min, i_max}):
+            out_x.append(xs[i])
+            out_y.append(ys[i])
+    if out_x[0] != xs[0]:
+        out_x.insert(0, xs[0])
+        out_y.insert(0, ys[0])
+    if out_x[-1] != xs[-1]:
+        out_x.append(xs[-1])
+        out_y.append(ys[-1])
+    return out_x, out_y
+
+
+@dataclass
+class ComparisonRow:
+    name: str
+    model: str
+    n_params: int | None
+    steps: int
+    status: str
+    best_val: float | None
+    test_loss: float | None
+
+
+def comparison_rows(infos: list[runs.RunInfo]) -> list[ComparisonRow]:
+    """The chapter-9 table from the learner's runs: bigram, then MLP, then GPT, best val first."""
+    order = {"bigram": 0, "mlp": 1, "gpt": 2}
+    rows = [ComparisonRow(i.name, i.model or "?", i.n_params, i.step, i.status, i.best_val, i.test_loss)
+            for i in infos]
+    return sorted(rows, key=lambda r: (order.get(r.model, 3), r.best_val if r.best_val is not None else 1e9))
+
+
+def val_curve(run_dir: Path | str) -> tuple[list[int], list[float]]:
+    series = RunSeries(Path(run_dir))
+    series.poll()
+    return series.val_steps, series.val_loss
