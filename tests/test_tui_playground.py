@@ -1,0 +1,189 @@
+"""Pilot tests of the playground: controls, nudges, bad input, step mode, score, sweep, compare,
+copy and save. Numbers read back from the widgets are compared with the library's."""
+
+from __future__ import annotations
+
+import pytest
+
+from minigpt.playground import Settings, load_for_playground, run_batch, score_name
+from minigpt.store import Store
+from tests.test_playground import make_checkpoints
+from tui.app import TutorApp
+from tui.screens.playground import PlaygroundScreen
+
+
+@pytest.fixture(scope="module")
+def ckpt_root(tmp_path_factory):
+    paths = make_checkpoints(tmp_path_factory.mktemp("tuipg"))
+    return paths["default"].parent
+
+
+async def settle(pilot):
+    for _ in range(3):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def open_playground(app, pilot, ckpt_root):
+    app.push_screen(PlaygroundScreen(checkpoints_dir=ckpt_root, runs_root=ckpt_root / "no-runs"))
+    await settle(pilot)
+    screen = app.screen
+    assert isinstance(screen, PlaygroundScreen) and screen.batch is not None
+    return screen
+
+
+def names_in_table(screen) -> list[str]:
+    table = screen.query_one("#pg-names")
+    return [str(table.get_row_at(i)[1]).rstrip("…") for i in range(table.row_count)]
+
+
+async def test_generate_nudge_and_bad_input(tmp_path, ckpt_root):
+    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_playground(app, pilot, ckpt_root)
+        loaded = load_for_playground(ckpt_root / "default")
+        expected = run_batch(loaded, Settings())
+        assert names_in_table(screen) == [s.text.rstrip() or "(empty)" for s in expected.samples]
+        summary = str(screen.query_one("#pg-summary").render())
+        assert f"new {expected.summary.share_new:.0%}" in summary
+        assert f"{expected.summary.mean_logprob_per_char:.3f}" in summary
+
+        # each nudge key changes its control and regenerates at once
+        for key, check in [("T", lambda s: s.temperature == pytest.approx(1.1)),
+                           ("t", lambda s: s.temperature == pytest.approx(1.0)),
+                           ("K", lambda s: s.top_k == 1), ("p", lambda s: s.top_p == pytest.approx(0.95)),
+                           ("P", lambda s: s.top_p is None), ("k", lambda s: s.top_k is None),
+                           ("n", lambda s: s.n == 20), ("S", lambda s: s.seed == 43),
+                           ("l", lambda s: s.max_len == loaded.model.config.block_size - 2)]:
+            await pilot.press(key)
+            await settle(pilot)
+            assert check(screen.settings), key
+            again = run_batch(loaded, screen.settings)
+            assert names_in_table(screen) == [s.text or "(empty)" for s in again.samples], key
+        assert screen.query_one("#pg-seed").value == "43"
+
+        # top-k = 1 gives the greedy name, typed into the field
+        screen.query_one("#pg-top_k").value = "1"
+        screen.query_one("#pg-max_len").value = "off"
+        await pilot.click("#pg-top_k")
+        await pilot.press("enter")
+        await settle(pilot)
+        from minigpt.sampling import greedy_continuation
+        assert set(names_in_table(screen)) == {greedy_continuation(loaded.model, loaded.vocab, "")}
+
+        # a prefix with a character outside the vocabulary: a clear message, names kept
+        before = names_in_table(screen)
+        await pilot.press("f")
+        await pilot.press("a", "7", "enter")
+        await settle(pilot)
+        message = str(screen.query_one("#pg-message").render())
+        assert "'7' not in the model's vocabulary" in message
+        assert names_in_table(screen) == before
+        assert screen.query_one("#pg-prefix").value == "a7"  # nothing typed is lost
+
+        # a bad number names its field
+        screen.query_one("#pg-prefix").value = "em"
+        screen.query_one("#pg-temperature").value = "hot"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "temperature" in str(screen.query_one("#pg-message").render())
+        assert screen.query_one("#pg-temperature").has_class("-invalid")
+        screen.query_one("#pg-temperature").value = "0.8"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert screen.settings.prefix == "em" and screen.settings.temperature == 0.8
+        assert all(n.startswith("em") for n in names_in_table(screen))
+
+        # switching checkpoint
+        assert screen.focused is screen.query_one("#pg-names")  # enter applied and left the field
+        await pilot.press("m")
+        await settle(pilot)
+        assert screen.loaded.kind == "bigram"
+
+
+async def test_step_mode(tmp_path, ckpt_root):
+    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_playground(app, pilot, ckpt_root)
+        await pilot.press("i")
+        await pilot.pause()
+        step = app.screen
+        from tui.screens.playground_step import StepScreen
+        assert isinstance(step, StepScreen)
+        dist = step.stepper.distribution
+        table = str(step.query_one("#step-table").render())
+        best, p_best, _ = dist.top(1)[0]
+        assert f"{p_best:.3f}" in table and "p final" in table and "÷T" in table
+        await pilot.press("e")  # the learner picks 'e'
+        assert step.stepper.text == "e"
+        assert f"{dist.probs[screen.loaded.vocab.stoi['e']].item():.3f}" in str(step.query_one("#step-status").render())
+        await pilot.press("space")
+        assert len(step.stepper.history) == 2
+        await pilot.press("backspace")
+        assert step.stepper.text == "e"
+        await pilot.press("7")
+        assert "not in the model's vocabulary" in str(step.query_one("#step-status").render())
+        await pilot.press("plus")
+        assert step.stepper.settings.temperature == pytest.approx(1.1)
+        await pilot.press("full_stop")
+        assert step.stepper.finished
+        assert "Finished" in str(step.query_one("#step-table").render())
+        await pilot.press("escape")
+        assert app.screen is screen
+
+
+async def test_score_sweep_compare_copy_save(tmp_path, ckpt_root, isolated_data_dir):
+    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_playground(app, pilot, ckpt_root)
+        await pilot.press("o")
+        await pilot.pause()
+        score = app.screen
+        score.query_one("#score-input").value = "ava"
+        await pilot.press("enter")
+        await pilot.pause()
+        expected = score_name(screen.loaded, "ava")
+        assert f"{expected.total_logprob:.3f}" in str(score.query_one("#score-total").render())
+        assert score.query_one("#score-table").row_count == 4
+        score.query_one("#score-input").value = "av3"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "'3' not in the model's vocabulary" in str(score.query_one("#score-total").render())
+        await pilot.press("escape", "escape")
+        assert app.screen is screen
+
+        await pilot.press("w")
+        await settle(pilot)
+        sweep = app.screen
+        assert len(sweep.columns) == 5
+        col = str(sweep.query_one("#sweep-1_5").render())
+        assert f"H {sweep.columns[-1].entropy:.2f}" in col
+        await pilot.press("escape")
+
+        await pilot.press("c")
+        await settle(pilot)
+        compare = app.screen
+        assert [c.kind for c in compare.columns] == ["bigram", "mlp", "gpt"]
+        gpt_col = str(compare.query_one("#compare-gpt").render())
+        assert f"{screen.loaded.loss[0]:.3f}" in gpt_col
+        await pilot.press("escape")
+
+        await pilot.press("y")
+        await pilot.press("e")
+        await pilot.pause()
+        saved = list((isolated_data_dir / "playground").glob("names-*.txt"))
+        assert len(saved) == 1
+        assert [l.split("\t")[0] for l in saved[0].read_text().splitlines()[2:]] == \
+            [s.text for s in screen.batch.samples]
+
+
+async def test_area_opens_from_home(tmp_path):
+    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("p")
+        await settle(pilot)
+        assert isinstance(app.screen, PlaygroundScreen)
+        if not app.screen.choices:  # no shipped checkpoint yet: a clear message, no crash
+            assert "No checkpoint found" in str(app.screen.query_one("#pg-message").render())

@@ -1,0 +1,370 @@
+"""Playground: sample names from any trained model, steer them with the sampling controls, and
+open the inspectors (step mode, scoring, temperature sweep, model comparison).
+
+Every control is a compact field (type a value, enter applies) and has a pair of nudge keys that
+change it and regenerate at once. Loading and sampling run in thread workers so keys answer at
+once; a counter drops the result of a batch that a newer request has overtaken.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static
+
+from minigpt import paths
+from minigpt.checkpoint import CheckpointError
+from minigpt.data import DatasetError
+from minigpt.playground import Settings, find_checkpoints, load_for_playground, run_batch, save_names
+from minigpt.sampling import SamplingError
+from tui.widgets.playground_palette import ScreenBindingCommands
+
+WHERE = {"train": "● train", "val": "◐ val", "test": "◑ test", "new": "★ new"}
+TEMPERATURE_STEP, TOP_P_STEP = 0.1, 0.05
+COUNTS = (1, 5, 10, 20, 50, 100, 200)
+
+
+def _int_or_none(text: str, name: str, low: int) -> int | None:
+    text = text.strip().lower()
+    if text in ("", "off", "-", "none"):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise SamplingError(f"{name}: {text!r} is not a whole number (leave empty for off)") from None
+    if value < low:
+        raise SamplingError(f"{name} must be at least {low}, got {value}")
+    return value
+
+
+def parse_settings(fields: dict[str, str], vocab=None) -> Settings:
+    """The fields' text → Settings; the error names the field and says what would be valid."""
+    try:
+        n = int(fields["n"].strip())
+    except ValueError:
+        raise SamplingError(f"names: {fields['n']!r} is not a whole number") from None
+    try:
+        temperature = float(fields["temperature"].strip())
+    except ValueError:
+        raise SamplingError(f"temperature: {fields['temperature']!r} is not a number (try 1.0)") from None
+    if not temperature > 0:
+        raise SamplingError(f"temperature must be > 0, got {temperature:g}")
+    top_p_text = fields["top_p"].strip().lower()
+    top_p = None
+    if top_p_text not in ("", "off", "-", "none"):
+        try:
+            top_p = float(top_p_text)
+        except ValueError:
+            raise SamplingError(f"top-p: {top_p_text!r} is not a number in (0, 1]") from None
+        if not 0 < top_p <= 1:
+            raise SamplingError(f"top-p must be in (0, 1], got {top_p:g}")
+        top_p = None if top_p == 1 else top_p
+    try:
+        seed = int(fields["seed"].strip())
+    except ValueError:
+        raise SamplingError(f"seed: {fields['seed']!r} is not a whole number") from None
+    s = Settings(n=n, temperature=temperature, top_k=_int_or_none(fields["top_k"], "top-k", 1),
+                 top_p=top_p, prefix=fields["prefix"].strip(), seed=seed,
+                 max_len=_int_or_none(fields["max_len"], "max length", 1))
+    s.check()
+    missing = vocab.unknown(s.prefix) if vocab is not None else []
+    if missing:
+        raise SamplingError(f"prefix {s.prefix!r}: {', '.join(repr(c) for c in missing)} not in the model's "
+                            f"vocabulary ({''.join(vocab.chars[1:])})")
+    return s
+
+
+class PlaygroundScreen(Screen):
+    PALETTE_PREFIX = "Playground"
+    COMMANDS = {ScreenBindingCommands}
+    BINDINGS = [
+        Binding("escape", "back", "Back", show=True),
+        Binding("r", "regenerate", "Regenerate", show=True),
+        Binding("i", "step", "Step", show=True),
+        Binding("o", "score", "Score", show=True),
+        Binding("w", "sweep", "T sweep", show=True),
+        Binding("c", "compare", "Compare", show=True),
+        Binding("y", "copy", "Copy", show=True),
+        Binding("e", "save", "Save", show=True),
+        Binding("t", "nudge('temperature', -1)", "Temperature −0.1"),
+        Binding("T", "nudge('temperature', 1)", "Temperature +0.1"),
+        Binding("k", "nudge('top_k', -1)", "Top-k −1 (1 → off)"),
+        Binding("K", "nudge('top_k', 1)", "Top-k +1"),
+        Binding("p", "nudge('top_p', -1)", "Top-p −0.05"),
+        Binding("P", "nudge('top_p', 1)", "Top-p +0.05 (1 → off)"),
+        Binding("n", "nudge('n', -1)", "Fewer names"),
+        Binding("N", "nudge('n', 1)", "More names"),
+        Binding("s", "nudge('seed', -1)", "Seed −1"),
+        Binding("S", "nudge('seed', 1)", "Seed +1"),
+        Binding("l", "nudge('max_len', -1)", "Max length −1"),
+        Binding("L", "nudge('max_len', 1)", "Max length +1 (limit → off)"),
+        Binding("m", "next_model(1)", "Next checkpoint"),
+        Binding("M", "next_model(-1)", "Previous checkpoint"),
+        Binding("f", "focus_prefix", "Edit the prefix"),
+    ]
+
+    def __init__(self, checkpoints_dir=None, runs_root=None):
+        super().__init__()
+        self.choices = find_checkpoints(checkpoints_dir, runs_root)
+        self.settings = Settings()
+        self.loaded = None
+        self.batch = None
+        self._request = 0  # newest generate request; older results are dropped
+
+    # -- layout ---------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        s = self.settings
+        yield Header()
+        with Horizontal(classes="pg-row"):
+            yield Label("model", classes="pg-label")
+            yield Select([(c.label, i) for i, c in enumerate(self.choices)], prompt="no checkpoint",
+                         allow_blank=not self.choices, value=0 if self.choices else Select.NULL,
+                         compact=True, id="pg-model")
+            yield Label("names", classes="pg-label")
+            yield Input(str(s.n), compact=True, id="pg-n", classes="pg-num")
+            yield Label("T", classes="pg-label")
+            yield Input(f"{s.temperature:g}", compact=True, id="pg-temperature", classes="pg-num")
+        with Horizontal(classes="pg-row"):
+            yield Label("top-k", classes="pg-label")
+            yield Input("off", compact=True, id="pg-top_k", classes="pg-num")
+            yield Label("top-p", classes="pg-label")
+            yield Input("off", compact=True, id="pg-top_p", classes="pg-num")
+            yield Label("prefix", classes="pg-label")
+            yield Input("", placeholder="none", compact=True, id="pg-prefix")
+            yield Label("seed", classes="pg-label")
+            yield Input(str(s.seed), compact=True, id="pg-seed", classes="pg-num")
+            yield Label("max", classes="pg-label")
+            yield Input("off", compact=True, id="pg-max_len", classes="pg-num")
+        yield Static("[b]t/T[/b] temp  [b]k/K[/b] top-k  [b]p/P[/b] top-p  [b]n/N[/b] names  "
+                     "[b]s/S[/b] seed  [b]l/L[/b] max  [b]m[/b] model  [b]f[/b] prefix  [b]enter[/b] apply",
+                     id="pg-hint")
+        yield Static("", id="pg-message")
+        yield DataTable(id="pg-names", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="pg-summary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#pg-names", DataTable)
+        table.add_columns("#", "name", "where", "log p", "per char")
+        table.focus()
+        if not self.choices:
+            self.show_message(
+                f"⚠ No checkpoint found. The shipped model belongs in {paths.default_checkpoint()}; "
+                "train one with `minigpt train` and it appears here.", error=True)
+            return
+        self.load_choice(0)
+
+    # -- messages -------------------------------------------------------------------------------
+    def show_message(self, text: str, error: bool = False) -> None:
+        msg = self.query_one("#pg-message", Static)
+        msg.update(text)
+        msg.set_class(error, "-error")
+
+    # -- loading and generating -----------------------------------------------------------------
+    def load_choice(self, index: int) -> None:
+        self.loaded = None
+        self.show_message(f"Loading {self.choices[index].label}…")
+        self._load(index)
+
+    @work(thread=True, exclusive=True, group="load")
+    def _load(self, index: int) -> None:
+        choice = self.choices[index]
+        try:
+            loaded = load_for_playground(choice.path)
+        except (CheckpointError, DatasetError, OSError) as e:
+            self.app.call_from_thread(self.show_message, f"⚠ Cannot load {choice.label}: {e}", True)
+            return
+        self.app.call_from_thread(self._loaded, loaded)
+
+    def _loaded(self, loaded) -> None:
+        self.loaded = loaded
+        self.show_message(loaded.dataset_note or "", error=bool(loaded.dataset_note))
+        self.regenerate()
+
+    def regenerate(self) -> None:
+        if self.loaded is None:
+            return
+        self._request += 1
+        self._generate(self.loaded, replace(self.settings), self._request)
+
+    @work(thread=True, exclusive=True, group="generate")
+    def _generate(self, loaded, settings: Settings, request: int) -> None:
+        try:
+            batch = run_batch(loaded, settings)
+        except SamplingError as e:
+            self.app.call_from_thread(self._failed, str(e), request)
+            return
+        self.app.call_from_thread(self._show_batch, batch, settings, request)
+
+    def _failed(self, message: str, request: int) -> None:
+        if request == self._request:
+            self.show_message(f"⚠ {message}", error=True)
+
+    def _show_batch(self, batch, settings: Settings, request: int) -> None:
+        if request != self._request:
+            return
+        self.batch = batch
+        table = self.query_one("#pg-names", DataTable)
+        row = table.cursor_row
+        table.clear()
+        for i, s in enumerate(batch.samples, start=1):
+            name = s.text if s.finished else f"{s.text}…"
+            where = WHERE.get(s.membership, s.membership) if self.loaded.dataset is not None else "?"
+            table.add_row(str(i), name or "(empty)", where, f"{s.logprob:.2f}", f"{s.mean_logprob:.2f}",
+                          key=str(i))
+        if batch.samples:
+            table.move_cursor(row=min(row, len(batch.samples) - 1))
+        self.query_one("#pg-summary", Static).update(
+            f"[b]{len(batch.samples)} names[/b] · {batch.summary.line()} · {batch.seconds * 1000:.0f} ms\n"
+            f"[$text-muted]{settings.describe()}[/]")
+        if not self.loaded.dataset_note:
+            self.show_message("")
+
+    # -- controls -------------------------------------------------------------------------------
+    FIELDS = ("n", "temperature", "top_k", "top_p", "prefix", "seed", "max_len")
+
+    def _fields(self) -> dict[str, str]:
+        return {f: self.query_one(f"#pg-{f}", Input).value for f in self.FIELDS}
+
+    def _write_fields(self, s: Settings) -> None:
+        values = {"n": str(s.n), "temperature": f"{s.temperature:g}",
+                  "top_k": "off" if s.top_k is None else str(s.top_k),
+                  "top_p": "off" if s.top_p is None else f"{s.top_p:g}", "prefix": s.prefix,
+                  "seed": str(s.seed), "max_len": "off" if s.max_len is None else str(s.max_len)}
+        for f, v in values.items():
+            inp = self.query_one(f"#pg-{f}", Input)
+            inp.value = v
+            inp.remove_class("-invalid")
+
+    def apply_fields(self) -> bool:
+        """Read every field; on a bad value show why, mark nothing lost, keep the old names."""
+        for inp in self.query(Input):
+            inp.remove_class("-invalid")
+        try:
+            self.settings = parse_settings(self._fields(), self.loaded.vocab if self.loaded else None)
+        except SamplingError as e:
+            text = str(e)
+            for f in self.FIELDS:
+                label = {"n": "names", "top_k": "top-k", "top_p": "top-p", "max_len": "max length"}.get(f, f)
+                if text.startswith(label):
+                    self.query_one(f"#pg-{f}", Input).add_class("-invalid")
+            self.show_message(f"⚠ {text}", error=True)
+            return False
+        self.regenerate()
+        return True
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if self.apply_fields():
+            self.query_one("#pg-names", DataTable).focus()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if isinstance(event.value, int) and self.choices:
+            self.load_choice(event.value)
+
+    def action_nudge(self, field: str, direction: int) -> None:
+        s = replace(self.settings)
+        block = self.loaded.model.config.block_size - 1 if self.loaded else 15
+        if field == "temperature":
+            s.temperature = max(0.1, round(s.temperature + direction * TEMPERATURE_STEP, 2))
+        elif field == "top_k":
+            k = (s.top_k or 0) + direction
+            vocab = self.loaded.vocab.size if self.loaded else 27
+            s.top_k = None if k < 1 or k >= vocab else k  # top-k of the whole vocabulary = off
+        elif field == "top_p":
+            p = round((s.top_p or 1.0) + direction * TOP_P_STEP, 2)
+            s.top_p = None if p >= 1 else max(TOP_P_STEP, p)
+        elif field == "n":
+            bigger = [c for c in COUNTS if c > s.n]
+            smaller = [c for c in COUNTS if c < s.n]
+            s.n = (bigger[0] if bigger else s.n) if direction > 0 else (smaller[-1] if smaller else s.n)
+        elif field == "seed":
+            s.seed += direction
+        elif field == "max_len":
+            m = (s.max_len if s.max_len is not None else block) + direction
+            s.max_len = None if m >= block else max(1, len(s.prefix), m)  # the model's limit = off
+        self.settings = s
+        self._write_fields(s)
+        self.regenerate()
+
+    def action_next_model(self, direction: int) -> None:
+        if len(self.choices) < 2:
+            self.notify("Only one checkpoint to choose from: finished training runs appear here.")
+            return
+        select = self.query_one("#pg-model", Select)
+        current = select.value if isinstance(select.value, int) else 0
+        select.value = (current + direction) % len(self.choices)  # Select.Changed loads it
+
+    def action_focus_prefix(self) -> None:
+        self.query_one("#pg-prefix", Input).focus()
+
+    def action_regenerate(self) -> None:
+        self.apply_fields()
+
+    def action_back(self) -> None:
+        if isinstance(self.focused, Input):
+            self.query_one("#pg-names", DataTable).focus()
+        else:
+            self.app.pop_screen()
+
+    # -- inspectors -----------------------------------------------------------------------------
+    def _ready(self) -> bool:
+        if self.loaded is None:
+            self.notify("The model is still loading (or could not be loaded).", severity="warning")
+            return False
+        return True
+
+    def highlighted_name(self) -> str:
+        if not self.batch or not self.batch.samples:
+            return ""
+        row = self.query_one("#pg-names", DataTable).cursor_row
+        return self.batch.samples[min(max(row, 0), len(self.batch.samples) - 1)].text
+
+    def action_step(self) -> None:
+        if self._ready():
+            from tui.screens.playground_step import StepScreen
+
+            self.app.push_screen(StepScreen(self.loaded, replace(self.settings)))
+
+    def action_score(self) -> None:
+        if self._ready():
+            from tui.screens.playground_score import ScoreScreen
+
+            self.app.push_screen(ScoreScreen(self.loaded, self.highlighted_name()))
+
+    def action_sweep(self) -> None:
+        if self._ready():
+            from tui.screens.playground_sweep import SweepScreen
+
+            self.app.push_screen(SweepScreen(self.loaded, replace(self.settings)))
+
+    def action_compare(self) -> None:
+        if self._ready():
+            from tui.screens.playground_compare import CompareScreen
+
+            self.app.push_screen(CompareScreen(self.choices, self.loaded, replace(self.settings)))
+
+    def action_copy(self) -> None:
+        if not self.batch:
+            self.notify("Nothing to copy yet.", severity="warning")
+            return
+        self.app.copy_to_clipboard("\n".join(s.text for s in self.batch.samples))
+        self.notify(f"Copied {len(self.batch.samples)} names to the clipboard (OSC 52; if your "
+                    "terminal blocks it, press e to save them to a file).")
+
+    def action_save(self) -> None:
+        if not self.batch:
+            self.notify("Nothing to save yet.", severity="warning")
+            return
+        select = self.query_one("#pg-model", Select)
+        source = self.choices[select.value].label if isinstance(select.value, int) else "?"
+        try:
+            path = save_names(self.batch.samples, self.settings, source)
+        except OSError as e:
+            self.notify(f"Could not save the names: {e}", severity="error")
+            return
+        self.notify(f"Saved {len(self.batch.samples)} names to {path}", timeout=8)

@@ -1,0 +1,79 @@
+"""Compare models (the course's chapter 9): the same sampling settings across the bigram, MLP and
+MiniGPT checkpoints side by side, each with its validation and test loss."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.markup import escape
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from minigpt.playground import MODEL_ORDER, compare_models
+from tui.widgets.playground_palette import ScreenBindingCommands
+
+GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}
+COMPARE_NAMES = 12
+
+
+def _loss(x) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+class CompareScreen(Screen):
+    PALETTE_PREFIX = "Compare models"
+    COMMANDS = {ScreenBindingCommands}
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", show=True),
+        Binding("s", "seed(1)", "Next seed", show=True),
+        Binding("S", "seed(-1)", "Previous seed", show=True),
+    ]
+
+    def __init__(self, choices, reference, settings):
+        super().__init__()
+        self.choices, self.reference = choices, reference
+        self.settings = replace(settings, n=min(settings.n, COMPARE_NAMES))
+        self.columns = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Loading the three models…", id="pg-columns-note")
+        with Horizontal(classes="pg-columns"):
+            for kind in MODEL_ORDER:
+                yield Static(classes="pg-column", id=f"compare-{kind}")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "compare models"
+        self.compute()
+
+    @work(thread=True, exclusive=True)
+    def compute(self) -> None:
+        cols = compare_models(self.choices, self.settings, self.reference)
+        self.app.call_from_thread(self._show, cols)
+
+    def _show(self, cols) -> None:
+        self.columns = cols
+        self.query_one("#pg-columns-note", Static).update(
+            f"{self.settings.describe()} · ● train ◐ val ◑ test ★ new · lower loss = better model")
+        for c in cols:
+            widget = self.query_one(f"#compare-{c.kind}", Static)
+            widget.border_title = escape(c.label)
+            lines = [f"val loss  [b]{_loss(c.val_loss)}[/b]", f"test loss {_loss(c.test_loss)}"]
+            if c.batch is None:
+                lines += ["", f"[$warning]{escape(c.note or '')}[/]"]
+            else:
+                sm = c.batch.summary
+                lines += [f"new {sm.share_new:.0%} · logp/ch {sm.mean_logprob_per_char:.2f}", ""]
+                lines += [f"{GLYPH.get(x.membership, '?') if sm.known else ' '} {escape(x.text)}"
+                          for x in c.batch.samples]
+            widget.update("\n".join(lines))
+
+    def action_seed(self, direction: int) -> None:
+        self.settings = replace(self.settings, seed=self.settings.seed + direction)
+        self.query_one("#pg-columns-note", Static).update("Sampling…")
+        self.compute()

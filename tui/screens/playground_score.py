@@ -1,0 +1,88 @@
+"""Score a name the learner types: how likely the model finds each character, the total
+log-probability, and what the model would have said instead after each prefix."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.markup import escape
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from minigpt.playground import score_name
+from minigpt.sampling import SamplingError
+from tui.widgets.playground_bars import bar, prob_style, show_char
+from tui.widgets.playground_palette import ScreenBindingCommands
+
+WHERE = {"train": "● in train", "val": "◐ in val", "test": "◑ in test", "new": "★ new"}
+
+
+class ScoreScreen(Screen):
+    PALETTE_PREFIX = "Score"
+    COMMANDS = {ScreenBindingCommands}
+    BINDINGS = [
+        Binding("escape", "back", "Back", show=True),
+        Binding("enter", "score", "Score", show=True),
+        Binding("f", "focus_input", "Type a name", show=True),
+    ]
+
+    def __init__(self, loaded, word: str = ""):
+        super().__init__()
+        self.loaded, self.word = loaded, word
+        self.score = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Input(self.word, placeholder="type a name, then enter", id="score-input")
+        yield Static(id="score-total")
+        yield DataTable(id="score-table", cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "score a name"
+        self.query_one(DataTable).add_columns("after", "next", "p", "", "model's best", "greedy name")
+        self.query_one(Input).focus()
+        if self.word:
+            self.action_score()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_score()
+
+    def action_focus_input(self) -> None:
+        self.query_one(Input).focus()
+
+    def action_back(self) -> None:
+        if isinstance(self.focused, Input) and self.score is not None:
+            self.query_one(DataTable).focus()
+        else:
+            self.app.pop_screen()
+
+    def action_score(self) -> None:
+        total = self.query_one("#score-total", Static)
+        table = self.query_one(DataTable)
+        try:
+            sc = score_name(self.loaded, self.query_one(Input).value)
+        except SamplingError as e:  # the typed name stays in the field to be fixed
+            total.update(f"[b $error]⚠ {escape(str(e))}[/]")
+            total.add_class("pg-error")
+            return
+        total.remove_class("pg-error")
+        self.score = sc
+        where = WHERE.get(sc.membership, "membership unknown") if sc.membership else "membership unknown"
+        total.update(f"[b]{escape(sc.word)}[/b]  total log p [b]{sc.total_logprob:.3f}[/b]  "
+                     f"per char {sc.mean_logprob:.3f}  {where}\n"
+                     f"[$text-muted]p = probability of the name's next character after the prefix; "
+                     f"▲ = the model's own first choice[/]")
+        table.clear()
+        for r in sc.rows:
+            top = "▲" if r.best == r.char else " "
+            style = self._rich_style(prob_style(r.prob))
+            table.add_row(Text("." + r.prefix), show_char(r.char), Text(f"{r.prob:.3f}{top}", style=style),
+                          Text(bar(r.prob, 10), style=style), f"{show_char(r.best)} {r.best_prob:.2f}",
+                          Text(r.continuation))
+
+    def _rich_style(self, style: str) -> str:
+        """DataTable cells are Rich text: turn theme variables into the theme's actual colours."""
+        variables = self.app.theme_variables
+        return " ".join(variables.get(w[1:], "") if w.startswith("$") else w for w in style.split())

@@ -1,0 +1,133 @@
+"""Step mode: build one name a character at a time and see the whole sampling pipeline each step.
+
+Space lets the model sample the next character (from the playground's seed); typing a character
+picks it instead. Each step is a single forward pass of a small model (about a millisecond), so it
+runs directly instead of in a worker.
+"""
+
+from __future__ import annotations
+
+import math
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.markup import escape
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from minigpt.playground import Stepper
+from minigpt.sampling import SamplingError
+from tui.widgets.playground_bars import DistributionTable, show_char
+from tui.widgets.playground_palette import ScreenBindingCommands
+
+WHERE = {"train": "● in the training data", "val": "◐ in the validation split",
+         "test": "◑ in the test split", "new": "★ new: not in the data"}
+
+
+class StepScreen(Screen):
+    PALETTE_PREFIX = "Step mode"
+    COMMANDS = {ScreenBindingCommands}
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", show=True),
+        Binding("space,right", "sample", "Sample next", key_display="space", show=True),
+        Binding("backspace,left", "undo", "Undo", key_display="⌫", show=True),
+        Binding("enter", "restart", "New name", show=True),
+        Binding("minus", "temperature(-1)", "T −0.1", key_display="-", show=True),
+        Binding("plus,equals_sign", "temperature(1)", "T +0.1", key_display="+", show=True),
+    ]
+
+    def __init__(self, loaded, settings):
+        super().__init__()
+        self.stepper = Stepper(loaded, settings)
+        self.last = ""  # what the last step did, in words
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="step-name")
+        yield DistributionTable(id="step-table")
+        yield Static(id="step-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "step mode"
+        self.last = "Press space to let the model sample, or type a character to pick it."
+        self.render_state()
+
+    def render_state(self, chosen: str | None = None) -> None:
+        st, s = self.stepper, self.stepper.settings
+        k = "off" if s.top_k is None else s.top_k
+        p = "off" if s.top_p is None else f"{s.top_p:g}"
+        cursor = "" if st.finished else "▌"
+        steps = " ".join(f"{show_char(c)} {p_:.2f}" for c, p_ in st.history[-6:])
+        lines = [f"[b]Name:[/b] [b $accent]{escape(st.text)}[/]{cursor}   "
+                 f"log p {st.logprob:.2f} over {len(st.history)} steps   "
+                 f"[$text-muted]T {s.temperature:g} · top-k {k} · top-p {p}[/]"]
+        if steps:
+            lines.append(f"[$text-muted]last steps: {escape(steps)}[/]")
+        self.query_one("#step-name", Static).update("\n".join(lines))
+        table = self.query_one("#step-table", DistributionTable)
+        if st.finished:
+            where = WHERE.get(st.membership or "", "membership unknown (no training data)")
+            table.update(f"[b]Finished:[/b] {escape(st.text) or '(empty)'}   total log p {st.logprob:.3f}   "
+                         f"{where}\n\n[$text-muted]enter: new name · ⌫: undo the last step[/]")
+        else:
+            table.show(st.distribution, rows=10, chosen=chosen)
+        self.query_one("#step-status", Static).update(self.last)
+
+    def _after(self, char: str, how: str) -> None:
+        p = self.stepper.history[-1][1]
+        self.last = f"{how} {show_char(char)} with probability {p:.3f} (log p {math.log(p):.2f})"
+        self.render_state(chosen=char)
+
+    def _error(self, e: Exception) -> None:
+        self.last = f"[b $error]⚠ {escape(str(e))}[/]"
+        self.render_state()
+
+    def action_sample(self) -> None:
+        try:
+            char = self.stepper.sample()
+        except SamplingError as e:
+            return self._error(e)
+        self._after(char, "Sampled")
+
+    def on_key(self, event: events.Key) -> None:
+        c = event.character
+        bound = self._bound_keys()
+        if c and c.isprintable() and c in self.stepper.loaded.vocab.stoi and event.key not in bound:
+            event.stop()
+            event.prevent_default()
+            try:
+                self.stepper.choose(c)
+            except SamplingError as e:
+                return self._error(e)
+            self._after(c, "You picked")
+        elif c and c.isprintable() and event.key not in bound:
+            event.stop()
+            self._error(SamplingError(f"{c!r} is not in the model's vocabulary "
+                                      f"({''.join(self.stepper.loaded.vocab.chars)})"))
+
+    def _bound_keys(self) -> set[str]:
+        keys = set()
+        for b in self.BINDINGS:
+            keys.update(b.key.split(","))
+        return keys | {"question_mark"}
+
+    def action_undo(self) -> None:
+        if self.stepper.undo():
+            self.last = "Undid the last step."
+        else:
+            self.last = "Nothing to undo."
+        self.render_state()
+
+    def action_restart(self) -> None:
+        self.stepper.reset(self.stepper.settings.prefix)
+        self.last = "New name: press space to sample, or type a character."
+        self.render_state()
+
+    def action_temperature(self, direction: int) -> None:
+        s = self.stepper.settings
+        s.temperature = max(0.1, round(s.temperature + 0.1 * direction, 2))
+        self.stepper.refresh()
+        self.last = f"Temperature {s.temperature:g}: the bars show the new distribution."
+        self.render_state()

@@ -1,0 +1,82 @@
+"""Temperature sweep (the course's exercise 3): the same seed at T = 0.5 … 1.5 side by side, with
+the entropy of the first next-character distribution at each temperature."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.markup import escape
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from minigpt.playground import SWEEP_TEMPERATURES, temperature_sweep
+from minigpt.sampling import SamplingError
+from tui.widgets.playground_palette import ScreenBindingCommands
+
+GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}
+SWEEP_NAMES = 12  # what fits a column at 80×24
+
+
+class SweepScreen(Screen):
+    PALETTE_PREFIX = "Temperature sweep"
+    COMMANDS = {ScreenBindingCommands}
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", show=True),
+        Binding("s", "seed(1)", "Next seed", show=True),
+        Binding("S", "seed(-1)", "Previous seed", show=True),
+    ]
+
+    def __init__(self, loaded, settings):
+        super().__init__()
+        self.loaded = loaded
+        self.settings = replace(settings, n=min(settings.n, SWEEP_NAMES))
+        self.columns = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Computing…", id="pg-columns-note")
+        with Horizontal(classes="pg-columns"):
+            for t in SWEEP_TEMPERATURES:
+                col = Static(classes="pg-column", id=f"sweep-{str(t).replace('.', '_')}")
+                col.border_title = f"T = {t:g}"
+                yield col
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "temperature sweep"
+        self.compute()
+
+    @work(thread=True, exclusive=True)
+    def compute(self) -> None:
+        try:
+            cols = temperature_sweep(self.loaded, self.settings)
+        except SamplingError as e:
+            self.app.call_from_thread(self._note, f"[b $error]⚠ {escape(str(e))}[/]")
+            return
+        self.app.call_from_thread(self._show, cols)
+
+    def _note(self, text: str) -> None:
+        self.query_one("#pg-columns-note", Static).update(text)
+
+    def _show(self, cols) -> None:
+        self.columns = cols
+        s = self.settings
+        self._note(f"seed {s.seed} · {s.n} names each · ● train ◐ val ◑ test ★ new · "
+                   f"H = entropy of the first character (nats): higher T, flatter, more surprising")
+        for c in cols:
+            widget = self.query_one(f"#sweep-{str(c.temperature).replace('.', '_')}", Static)
+            sm = c.batch.summary
+            lines = [f"[b]H {c.entropy:.2f}[/b]", f"new {sm.share_new:.0%}" if sm.known else "new ?",
+                     f"logp/ch {sm.mean_logprob_per_char:.2f}", ""]
+            lines += [f"{GLYPH.get(x.membership, '?') if sm.known else ' '} {escape(x.text)}"
+                      for x in c.batch.samples]
+            widget.update("\n".join(lines))
+
+    def action_seed(self, direction: int) -> None:
+        self.settings = replace(self.settings, seed=self.settings.seed + direction)
+        self._note("Computing…")
+        self.compute()
