@@ -47,16 +47,8 @@ def _open_training(app: "TutorApp") -> None:
     open_training(app)
 
 
-def _open_playground(app: "TutorApp") -> None:
-    from tui.screens.playground import PlaygroundScreen
-
-    app.push_screen(PlaygroundScreen())
-
-
 AREAS: list[Area] = [
     Area("lessons", "Lessons", "l", "The course, chapter by chapter, with worked numbers", _open_lessons),
-    Area("playground", "Playground", "p", "Generate names, steer them, step through one, compare models",
-         _open_playground),
     Area("playground", "Playground", "p", "Generate names, steer them, step through one, compare models",
          _open_playground),
     Area("attention", "Attention stepper", "a",
