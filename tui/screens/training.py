@@ -1,0 +1,186 @@
+"""Training: the new-run form and the live panel of one run, on one screen.
+
+The form starts ``minigpt train`` as a background process (minigpt.run_control.start_run); the
+panel then follows that run folder. Quitting the app leaves the worker training: reopening the
+area (or ``minigpt watch``) attaches to it again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, Header
+
+from minigpt import run_control as rc
+from minigpt.config import ConfigError
+from minigpt.data import DatasetError
+from minigpt.train import TrainConfig
+from tui.widgets.training_form import TrainingForm
+from tui.widgets.training_palette import ScreenActions
+from tui.widgets.training_panel import RunPanel
+
+FORM_ACTIONS = {"start", "runs_from_form", "back"}
+PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "back"}
+
+
+class TrainingScreen(Screen):
+    COMMANDS = {ScreenActions}
+    BINDINGS = [
+        Binding("ctrl+s", "start", "Start training", show=True, priority=True),
+        Binding("s", "stop", "Stop", show=True),
+        Binding("r", "resume", "Resume", show=True),
+        Binding("n", "new_run", "New run", show=True),
+        Binding("c", "duplicate", "Copy settings", show=True),
+        Binding("l", "runs", "Runs", show=True),
+        Binding("ctrl+o", "runs_from_form", "Runs", show=True),
+        Binding("v", "compare", "Compare", show=True),
+        Binding("escape", "back", "Back", show=True),
+    ]
+
+    def __init__(self, run_dir: Path | str | None = None, settings: TrainConfig | None = None):
+        super().__init__()
+        self._run_dir = Path(run_dir) if run_dir is not None else None
+        self._settings = settings
+        self.mode = "panel" if self._run_dir is not None else "form"
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with ContentSwitcher(initial=self.mode, id="training-switcher"):
+            with Container(id="form"):
+                yield TrainingForm(self._settings, id="training-form")
+            yield RunPanel(self._run_dir, id="panel")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "Training"
+        if self.mode == "form":
+            self.query_one("#f-d_model").focus()
+
+    @property
+    def form(self) -> TrainingForm:
+        return self.query_one(TrainingForm)
+
+    @property
+    def panel(self) -> RunPanel:
+        return self.query_one(RunPanel)
+
+    # -- modes ----------------------------------------------------------------------------------
+    def _set_mode(self, mode: str) -> None:
+        self.mode = mode
+        self.query_one(ContentSwitcher).current = mode
+        if mode == "form":
+            self.query_one("#f-d_model").focus()
+        else:
+            self.set_focus(None)
+        self.refresh_bindings()
+
+    def show_run(self, run_dir: Path) -> None:
+        """Follow ``run_dir`` in the panel (from the runs list, a launch, or ``minigpt watch``)."""
+        self.panel.follow(Path(run_dir))
+        self._set_mode("panel")
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        allowed = FORM_ACTIONS if self.mode == "form" else PANEL_ACTIONS
+        if action not in allowed and action in FORM_ACTIONS | PANEL_ACTIONS:
+            return False
+        if self.mode == "panel" and action in ("stop", "resume", "duplicate"):
+            state = self.panel.state
+            if state is None:
+                return action == "duplicate" and self.panel.run_dir is not None
+            if action == "stop":
+                return state.status in ("running", "starting")
+            if action == "resume":
+                return state.status in ("stopped", "failed")
+        return True
+
+    def on_screen_resume(self) -> None:
+        self.refresh_bindings()
+
+    # -- actions --------------------------------------------------------------------------------
+    def action_start(self) -> None:
+        self.form.submit()
+
+    async def on_training_form_submitted(self, event: TrainingForm.Submitted) -> None:
+        try:
+            run_dir = await rc.start_run(event.config)
+        except (ConfigError, DatasetError, OSError) as e:
+            self.form.show_error("data" if isinstance(e, DatasetError) else "model", str(e))
+            return
+        self.notify(f"Training started in the background: {run_dir.name}")
+        self.show_run(run_dir)
+
+    def action_stop(self) -> None:
+        try:
+            rc.stop_run(self.panel.run_dir)
+        except rc.RunControlError as e:
+            self.notify(str(e), severity="warning")
+            return
+        self.notify("Stop requested: the worker finishes its step, saves a checkpoint and stops")
+
+    async def action_resume(self) -> None:
+        try:
+            await rc.resume_run(self.panel.run_dir)
+        except rc.RunControlError as e:
+            self.notify(str(e), severity="warning")
+            return
+        self.notify("Resuming from the last checkpoint")
+        self.panel.poll()
+        self.refresh_bindings()
+
+    def action_new_run(self) -> None:
+        self._set_mode("form")
+
+    def action_duplicate(self) -> None:
+        try:
+            settings = rc.run_settings(self.panel.run_dir)
+        except ConfigError as e:
+            self.notify(str(e), severity="error")
+            return
+        self.form.fill(rc.form_from_config(settings))
+        self._set_mode("form")
+        self.notify("Settings copied into the form: change what you like, then ctrl+s")
+
+    def action_runs(self) -> None:
+        from tui.screens.runs import RunsScreen
+
+        self.app.push_screen(RunsScreen())
+
+    def action_runs_from_form(self) -> None:
+        self.action_runs()  # ctrl+o: letters type into the form's fields
+
+    def action_compare(self) -> None:
+        from tui.screens.compare_runs import CompareRunsScreen
+
+        self.app.push_screen(CompareRunsScreen())
+
+    def action_back(self) -> None:
+        if self.mode == "form" and self.panel.run_dir is not None:
+            self._set_mode("panel")  # back from "new run" to the run being watched
+        else:
+            self.app.pop_screen()
+
+    def palette_commands(self):
+        labels = {
+            "start": ("Training: start", "Start the run described by the form"),
+            "stop": ("Training: stop this run", "Clean stop with a checkpoint"),
+            "resume": ("Training: resume this run", "Continue from its last checkpoint"),
+            "new_run": ("Training: new run", "Open the form"),
+            "duplicate": ("Training: copy settings", "A new run with this run's settings"),
+            "runs": ("Training: list runs", "Every run, with its status"),
+            "compare": ("Training: compare runs", "Val-loss curves and the bigram/MLP/GPT table"),
+        }
+        for action, (title, help_text) in labels.items():
+            if self.check_action(action, ()):
+                yield title, help_text, getattr(self, f"action_{action}")
+
+
+def open_training(app) -> None:
+    """The area: watch the run in progress if there is one, otherwise the form."""
+    from minigpt import runs
+
+    running = next((r for r in runs.list_runs() if r.status == "running"), None)
+    app.push_screen(TrainingScreen(run_dir=running.path if running else None))

@@ -1,0 +1,135 @@
+"""The live view of one run: status line, progress with ETA, loss and learning-rate charts, samples.
+
+It only reads the run folder (minigpt.run_control / minigpt.runs), a few times a second and only
+the bytes appended since the last look, so it follows runs started by this app, by an earlier app
+or by ``minigpt train`` in another terminal alike. Samples are drawn in a worker thread.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import ProgressBar, Static
+
+from minigpt import run_control as rc
+from tui.widgets.loss_chart import LossChart
+
+POLL_S = 0.4  # a dead worker shows within 2 s
+STATE_GLYPHS = {"starting": "…", "running": "▶", "finished": "✓", "stopped": "■", "failed": "✗", "unknown": "?"}
+
+
+def state_label(status: str) -> str:
+    return f"{STATE_GLYPHS.get(status, '?')} {status}"
+
+
+class RunPanel(Vertical):
+    """Follows ``run_dir`` (None: shows nothing until ``follow`` is called)."""
+
+    def __init__(self, run_dir: Path | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.run_dir = run_dir
+        self.series: rc.RunSeries | None = None
+        self.state: rc.RunState | None = None
+        self.samples: list[str] = []
+        self._sampled_evals = -1
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="run-title")
+        yield Static(id="run-stats")
+        yield ProgressBar(total=1.0, show_eta=False, id="run-progress")
+        with Horizontal(id="run-charts"):
+            yield LossChart("loss (lower is better)", id="loss-chart")
+            with Vertical(id="run-side"):
+                yield LossChart("learning rate", id="lr-chart")
+                yield Static(id="run-samples")
+        yield Static(id="run-error")
+
+    def on_mount(self) -> None:
+        self.set_interval(POLL_S, self.poll)
+        if self.run_dir is not None:
+            self.follow(self.run_dir)
+
+    def follow(self, run_dir: Path) -> None:
+        """Start following another run (from scratch: its whole metrics file is read again)."""
+        self.run_dir = Path(run_dir)
+        self.series = rc.RunSeries(self.run_dir)
+        self.samples, self._sampled_evals = [], -1
+        loss, lr = self.query_one("#loss-chart", LossChart), self.query_one("#lr-chart", LossChart)
+        loss.clear_series()
+        loss.set_series("train", self.series.steps, self.series.train_loss, label="train", marker="braille")
+        loss.set_series("val", self.series.val_steps, self.series.val_loss, label="val", marker="●",
+                         scatter=True)
+        lr.clear_series()
+        lr.set_series("lr", self.series.steps, self.series.lr, label="lr", marker="braille")
+        self.query_one("#run-samples", Static).update("[b]Samples[/b]\n[dim]after the first evaluation[/dim]")
+        self.poll()
+
+    def poll(self) -> None:
+        if self.run_dir is None or self.series is None:
+            return
+        arrived = self.series.poll()
+        self.state = rc.run_state(self.run_dir)
+        if arrived:
+            self.query_one("#loss-chart", LossChart).touch()
+            self.query_one("#lr-chart", LossChart).touch()
+        self._show_status()
+        evals = len(self.series.val_loss)
+        if evals and evals != self._sampled_evals and rc.has_checkpoint(self.run_dir):
+            self._sampled_evals = evals
+            self._sample(self.run_dir, evals)
+
+    def _show_status(self) -> None:
+        st, s = self.state, self.series
+        info, last = st.info, s.last
+        params = f"{info.n_params:,} params" if info.n_params else "size pending"
+        self.query_one("#run-title", Static).update(
+            f"[b]{self.run_dir.name}[/b]  {(info.model or '?').upper()} · {params} · device {info.device or '…'}")
+        frac, eta = rc.progress(info, last)
+        step = max(info.step, int(last.get("step") or 0))
+        total = f"/{info.total:g}s" if info.total_unit == "seconds" and info.total else (
+            f"/{info.total}" if info.total else "")
+        best = f"{info.best_val:.4f}" if info.best_val is not None else "–"
+        tps = last.get("tokens_per_s")
+        tps_text = f"{tps / 1000:.1f}k" if tps else "–"
+        eta_text = rc.format_duration(eta) if st.status == "running" else "–"
+        self.query_one("#run-stats", Static).update(
+            f"[b]{state_label(st.status)}[/b]  step {step}{total}  {frac * 100:3.0f}%  ETA {eta_text}  "
+            f"best val {best}  tok/s {tps_text}")
+        self.query_one("#run-progress", ProgressBar).update(total=1.0, progress=frac)
+        for name in ("running", "finished", "stopped", "failed", "starting"):
+            self.set_class(st.status == name, f"-{name}")
+        error = self.query_one("#run-error", Static)
+        if st.status == "failed":
+            tail = rc.stderr_tail(self.run_dir, 6)
+            lines = [f"[b]✗ The worker failed:[/b] {_escape(st.reason or 'no reason recorded')}"]
+            if tail:
+                lines += ["[b]Last lines of stderr.log:[/b]", *(f"  {_escape(ln)}" for ln in tail)]
+            lines.append("[dim]r resumes from the last checkpoint · n starts a new run[/dim]")
+            error.update("\n".join(lines))
+            error.display = True
+        else:
+            error.display = False
+
+    @work(thread=True, exclusive=True, group="run-samples")
+    def _sample(self, run_dir: Path, evals: int) -> None:
+        try:
+            names = rc.sample_names(run_dir, 6)
+            text = "\n".join(f"  {n or '(empty)'}" for n in names)
+        except Exception as e:  # noqa: BLE001 - a checkpoint mid-swap or damaged: say so, keep going
+            names, text = [], f"  [dim]no samples: {_escape(str(e))[:60]}[/dim]"
+        self.app.call_from_thread(self._show_samples, run_dir, evals, names, text)
+
+    def _show_samples(self, run_dir: Path, evals: int, names: list[str], text: str) -> None:
+        if run_dir != self.run_dir:
+            return  # the panel moved on to another run meanwhile
+        self.samples = names
+        self.query_one("#run-samples", Static).update(f"[b]Samples[/b] (eval {evals})\n{text}")
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
