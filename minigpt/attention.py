@@ -271,14 +271,19 @@ class Preset:
     seed: int | None = None
 
 
+def _m(*rows) -> tuple[tuple[float, ...], ...]:
+    """A matrix literal as float rows, so ``torch.tensor(preset.X)`` is a float tensor."""
+    return tuple(tuple(float(v) for v in row) for row in rows)
+
+
 # The course's worked example: four tokens with 2-dimensional embeddings.
 COURSE_EXAMPLE = Preset(
     name="the cat sat down",
     tokens=("the", "cat", "sat", "down"),
-    X=((1.0, 0.0), (0.0, 1.0), (1.0, 1.0), (0.5, 0.5)),
-    W_q=((1.0, 0.0), (0.0, 1.0)),
-    W_k=((0.0, 1.0), (1.0, 0.0)),
-    W_v=((1.0, 1.0), (0.0, 1.0)),
+    X=_m((1, 0), (0, 1), (1, 1), (0.5, 0.5)),
+    W_q=_m((1, 0), (0, 1)),
+    W_k=_m((0, 1), (1, 0)),
+    W_v=_m((1, 1), (0, 1)),
 )
 
 # A 5-token, d=4 sequence like the one in the course's interactive calculator; the numbers are our
@@ -286,17 +291,17 @@ COURSE_EXAMPLE = Preset(
 FIVE_TOKEN_EXAMPLE = Preset(
     name="five tokens, d=4",
     tokens=("the", "cat", "sat", "on", "mats"),
-    X=(
-        (1.0, 0.0, 1.0, 0.0),
-        (0.0, 1.0, 0.0, 1.0),
-        (1.0, 1.0, 0.0, 0.0),
-        (0.0, 0.0, 1.0, 1.0),
+    X=_m(
+        (1, 0, 1, 0),
+        (0, 2, 0, 1),
+        (1, 1, 0, -1),
+        (0, -1, 1, 1),
         (0.5, 0.5, 0.5, 0.5),
     ),
-    W_q=((1.0, 0.0, 0.0, 1.0), (0.0, 1.0, 1.0, 0.0), (0.5, 0.0, 1.0, 0.0), (0.0, 0.5, 0.0, 1.0)),
-    W_k=((0.0, 1.0, 0.0, 0.5), (1.0, 0.0, 0.5, 0.0), (0.0, 0.0, 1.0, 1.0), (1.0, 1.0, 0.0, 0.0)),
-    W_v=((1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 1.0)),
-    W_o=((1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 1.0)),
+    W_q=_m((1, 0, 0, 1), (0, 1, 1, 0), (0.5, 0, 1, 0), (0, 0.5, 0, 1)),
+    W_k=_m((0, 1, 0, 0.5), (1, 0, 0.5, 0), (0, 0, 1, 1), (1, 1, 0, 0)),
+    W_v=_m((1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0, 0, 0, 1)),
+    W_o=_m((1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0, 0, 0, 1)),
     n_heads=2,
 )
 

@@ -206,7 +206,8 @@ def test_every_runnable_snippet_runs(shipped):
     for (name, code), (_, err, out, seconds) in zip(snippets, report):
         assert err is None, f"{name}: snippet failed\n{code}\n{err}"
         assert out.strip(), f"{name}: snippet printed nothing\n{code}"
-        assert seconds < 3, f"{name}: snippet took {seconds:.1f}s after imports\n{code}"
+        # The app stops a snippet after 20 s; a generous bound here, since CI machines are shared.
+        assert seconds < 20, f"{name}: snippet took {seconds:.1f}s after imports\n{code}"
 
 
 @pytest.mark.slow

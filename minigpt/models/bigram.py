@@ -7,11 +7,11 @@ table is kept as a buffer so it saves and loads with the other models' weights.
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
+from torch import nn
 
 from minigpt.config import BigramConfig
 from minigpt.data import IGNORE
+from minigpt.models.loss import next_token_loss
 
 
 class Bigram(nn.Module):
@@ -39,7 +39,5 @@ class Bigram(nn.Module):
         if last_only:
             idx = idx[:, -1:]
         logits = self.log_probs[idx]  # log-probabilities are valid logits
-        loss = None
-        if targets is not None:
-            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=IGNORE)
+        loss = next_token_loss(logits, targets)
         return logits, loss

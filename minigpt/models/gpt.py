@@ -15,11 +15,11 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
+from torch import nn
+from torch.nn import functional as F
 
 from minigpt.config import GPTConfig
-from minigpt.data import IGNORE
+from minigpt.models.loss import next_token_loss
 
 KVCache = list  # one (k, v) pair per layer, each (B, n_heads, T_so_far, head_dim)
 
@@ -181,10 +181,7 @@ class MiniGPT(nn.Module):
         if last_only:
             x = x[:, -1:, :]
         logits = self.head(x)
-        loss = None
-        if targets is not None:
-            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1),
-                                   ignore_index=IGNORE)
+        loss = next_token_loss(logits, targets)
         if return_weights:
             return logits, loss, weights
         return logits, loss

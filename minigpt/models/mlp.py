@@ -8,11 +8,10 @@ interface and one loss.
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
+from torch import nn
 
 from minigpt.config import MLPConfig
-from minigpt.data import IGNORE
+from minigpt.models.loss import next_token_loss
 
 
 class MLP(nn.Module):
@@ -43,7 +42,5 @@ class MLP(nn.Module):
         B, T, _ = w.shape
         h = torch.tanh(self.hidden(self.emb(w).view(B, T, -1)))
         logits = self.out(h)
-        loss = None
-        if targets is not None:
-            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=IGNORE)
+        loss = next_token_loss(logits, targets)
         return logits, loss
