@@ -47,12 +47,6 @@ def _open_training(app: "TutorApp") -> None:
     open_training(app)
 
 
-def _open_training(app: "TutorApp") -> None:
-    from tui.screens.training import open_training
-
-    open_training(app)
-
-
 AREAS: list[Area] = [
     Area("lessons", "Lessons", "l", "The course, chapter by chapter, with worked numbers", _open_lessons),
     Area("playground", "Playground", "p", "Generate names, steer them, step through one, compare models",
@@ -60,10 +54,6 @@ AREAS: list[Area] = [
     Area("attention", "Attention stepper", "a",
          "Every stage of self-attention with real numbers; maths explorers (o)", _open_attention),
 ]
-
-
-AREAS.append(Area("training", "Training", "t", "Train a model in the background and watch its loss live",
-                   _open_training))
 
 
 AREAS.append(Area("training", "Training", "t", "Train a model in the background and watch its loss live",
