@@ -36,7 +36,7 @@ class TutorApp(App):
     def __init__(self, store: Store | None = None, initial: str | None = None, **kwargs):
         super().__init__(**kwargs)
         self.store = store or Store(paths.database_path())
-        self._initial = initial  # "lesson:<id>", "area:<id>" or None for home
+        self._initial = initial  # "lesson:<id>", "area:<id>", "run:<folder>" or None for home
         self._too_small_shown = False
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -83,6 +83,10 @@ class TutorApp(App):
             self.open_lesson(ident)
         elif kind == "area":
             self.open_area(ident)
+        elif kind == "run":  # a training run folder (minigpt watch)
+            from tui.screens.training import TrainingScreen
+
+            self.push_screen(TrainingScreen(run_dir=Path(ident)))
 
     def open_area(self, area_id: str) -> None:
         for a in AREAS:
