@@ -10,6 +10,8 @@ import math
 
 import torch
 
+from minigpt.sampling import filter_logits
+
 from minigpt.examples import count, example, fmt, table
 
 
@@ -198,21 +200,13 @@ def _temperature() -> str:
 
 
 def top_k_probs(p: torch.Tensor, k: int) -> torch.Tensor:
-    keep = torch.zeros_like(p, dtype=torch.bool)
-    keep[p.topk(k).indices] = True
-    q = torch.where(keep, p, torch.zeros_like(p))
-    return q / q.sum()
+    """The sampler's own top-k filter (minigpt.sampling), applied to probabilities."""
+    return torch.softmax(filter_logits(p.log(), top_k=k), dim=-1)
 
 
 def top_p_probs(p: torch.Tensor, top_p: float) -> torch.Tensor:
-    """Keep the smallest set of most likely tokens whose mass reaches ``top_p``."""
-    order = p.argsort(descending=True)
-    cum = p[order].cumsum(0)
-    n = int((cum < top_p).sum().item()) + 1
-    keep = torch.zeros_like(p, dtype=torch.bool)
-    keep[order[:n]] = True
-    q = torch.where(keep, p, torch.zeros_like(p))
-    return q / q.sum()
+    """The sampler's own top-p filter: the smallest most-likely set whose mass reaches top_p."""
+    return torch.softmax(filter_logits(p.log(), top_p=top_p), dim=-1)
 
 
 @example("sampling.topk_topp", "Top-k = 2 and top-p = 0.9 on the T = 1 distribution")
