@@ -1,0 +1,221 @@
+"""The attention stepper and the maths explorers, driven as a learner would at 80×24."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from minigpt.attention import BUGS
+from minigpt.config import GPTConfig
+from minigpt.explain import BUG_ORDER, real_param_count, stage_panels
+from minigpt.params import gpt_total
+from minigpt.store import Store
+from tui.app import TutorApp
+from tui.widgets.matrix_view import MatrixView
+
+
+def _text(widget) -> str:
+    return str(widget.render())
+
+
+def _row(view: MatrixView, i: int) -> list[str]:
+    return [view.cell_text(i, j) for j in range(len(view.panel.values[0]))]
+
+
+async def _open_stepper(pilot):
+    await pilot.press("a")
+    await pilot.pause()
+    return pilot.app.screen
+
+
+async def _go(pilot, screen, stage: str):
+    while screen.stage != stage:
+        await pilot.press("n" if screen.stages.index(stage) > screen.stage_index else "p")
+    await pilot.pause()
+
+
+@pytest.fixture
+def app(tmp_path):
+    return TutorApp(store=Store(tmp_path / "p.sqlite3"))
+
+
+async def test_course_example_numbers_on_the_right_stages(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        scr = await _open_stepper(pilot)
+        cur = scr.query_one("#att-current", MatrixView)
+        # Every stage's cells equal minigpt.attention's numbers.
+        for stage in scr.stages:
+            await _go(pilot, scr, stage)
+            want = stage_panels(scr.state, scr.state.compute(), stage)[0].values
+            assert cur.panel.values == want, stage
+        await _go(pilot, scr, "weights")
+        assert _row(cur, 0) == ["0.154", "0.313", "0.313", "0.220"]
+        assert _row(cur, 2) == ["0.199", "0.199", "0.403", "0.199"]
+        assert _row(cur, 3) == ["0.226", "0.226", "0.322", "0.226"]
+        assert "course prints row 3" in _text(scr.query_one("#att-explain"))
+        assert cur.region.right <= 80 and cur.region.bottom <= 24  # visible at 80×24
+        await pilot.press("3")  # no √d_k: the course's unscaled numbers
+        await pilot.pause()
+        assert _row(cur, 0) == ["0.124", "0.336", "0.336", "0.204"]
+        await _go(pilot, scr, "output")
+        assert _row(cur, 0) == ["0.562", "1.336"]
+        await pilot.press("3", "p", "p", "p", "p")
+        await pilot.pause()
+        assert scr.stage == "scores"
+        await pilot.press("down", "down", "right")
+        assert "S[2,1] = q₂·k₁ = 1.0×1.0 + 1.0×0.0 = 1.00" in _text(scr.query_one("#att-explain"))
+
+
+async def test_mask_and_each_bug_turn_one_check_red(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        scr = await _open_stepper(pilot)
+        await pilot.press("m")
+        await _go(pilot, scr, "weights")
+        cur = scr.query_one("#att-current", MatrixView)
+        assert _row(cur, 0) == ["1.000", "0.000", "0.000", "0.000"]
+        checks = _text(scr.query_one("#att-checks"))
+        assert "✗" not in checks and checks.count("✓") == 7
+        for k in range(4):  # k_not_transposed cannot multiply a 4×2 by a 4×2: tested below
+            await pilot.press(str(k + 1))
+            await pilot.pause()
+            assert _text(scr.query_one("#att-checks")).count("✗") == 1, BUG_ORDER[k]
+            await pilot.press(str(k + 1))
+        await pilot.press("5")
+        await pilot.pause()
+        assert _text(scr.query_one("#att-checks")).count("✗") == 1
+        assert "K is 4×2" in _text(cur)
+
+
+async def test_editing_x_recomputes_downstream_and_bad_input_is_explained(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        scr = await _open_stepper(pilot)
+        await pilot.press("e")
+        box = scr.query_one("#att-input")
+        box.value = "abc"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "not a number" in _text(scr.query_one("#att-message")) and box.display
+        box.value = "3"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert scr.state.X[0][0] == 3.0 and not box.display
+        await _go(pilot, scr, "weights")
+        cur = scr.query_one("#att-current", MatrixView)
+        from minigpt.attention import self_attention
+
+        want = self_attention(scr.state.X, scr.state.W_Q, scr.state.W_K, scr.state.W_V).weights
+        assert torch.allclose(torch.tensor(cur.panel.values, dtype=torch.float64), want)
+        assert _row(cur, 0) != ["0.154", "0.313", "0.313", "0.220"]
+        await pilot.press("e")  # a computed stage cannot be edited: a message says where to go
+        await pilot.pause()
+        assert "computed" in _text(scr.query_one("#att-message"))
+
+
+async def test_predict_then_reveal_export_and_presets(app, isolated_data_dir):
+    async with app.run_test(size=(80, 24)) as pilot:
+        scr = await _open_stepper(pilot)
+        await pilot.press("k", "n")
+        await pilot.pause()
+        cur = scr.query_one("#att-current", MatrixView)
+        assert cur.hidden and cur.cell_text(0, 0) == "?"
+        scr.query_one("#att-input").value = "1"  # Q[0,0] = 1
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not cur.hidden and "✓ Right" in _text(scr.query_one("#att-message"))
+        await pilot.press("k", "x")
+        await pilot.pause()
+        md = isolated_data_dir / "exports" / "attention-qkv-Q.md"
+        assert md.exists() and "| the | 1.000 | 0.000 |" in md.read_text()
+        await pilot.press("right_square_bracket")  # five tokens, d = 4, two heads
+        await pilot.pause()
+        assert scr.state.n_heads == 2 and scr.stages[-1] == "wo"
+        await pilot.press("s")
+        scr.query_one("#att-input").value = "6 4 3"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "heads must divide d" in _text(scr.query_one("#att-message"))
+        scr.query_one("#att-input").value = "6 6 3"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert len(scr.state.tokens) == 6 and scr.state.n_heads == 3 and "seed" in _text(scr.query_one("#att-status"))
+
+
+def test_parameter_count_matches_the_real_model_for_a_grid_of_shapes():
+    for d, L, h, V, T, tie, bias in [(16, 1, 2, 27, 8, False, True), (64, 4, 4, 27, 16, True, True),
+                                     (48, 3, 6, 100, 32, False, False), (32, 2, 1, 65, 64, True, False)]:
+        cfg = GPTConfig(vocab_size=V, block_size=T, d_model=d, n_heads=h, n_layers=L, tie_weights=tie, bias=bias)
+        assert gpt_total(cfg) == real_param_count(cfg)
+
+
+async def test_explorers_show_library_numbers(app, tmp_path):
+    from tui.screens.explorers import open_explorer
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open_stepper(pilot)
+        await pilot.press("o", "4")  # parameter counter from the stepper's explorer menu
+        await pilot.pause()
+        scr = app.screen
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if "equal" in _text(scr.query_one("#p-total")):
+                break
+        total = gpt_total(GPTConfig())
+        assert f"{total:,}" in _text(scr.query_one("#p-total")) and "✓ equal" in _text(scr.query_one("#p-total"))
+        scr.query_one("#p-n_heads").value = "5"
+        await pilot.pause()
+        assert "divisible" in _text(scr.query_one("#p-error"))
+        await pilot.press("escape")
+        open_explorer(app, "norms")
+        await pilot.pause()
+        steps = _text(app.screen.query_one("#n-steps"))
+        assert "μ = (2.0 + 4.0 + 6.0 + 8.0) / 4 = 5.0" in steps and "-1.342" in steps
+        app.screen.query_one("#n-rows").value = "1 2"
+        await pilot.pause()
+        assert "has 2 numbers" in _text(app.screen.query_one("#n-error"))
+        await pilot.press("escape")
+        open_explorer(app, "positions")
+        await pilot.pause()
+        assert "✓ equal" in _text(app.screen.query_one("#pe-rope"))
+        assert app.screen.query_one("#pe-table", MatrixView).value(1, 0) == pytest.approx(0.8414709848)
+        await pilot.press("escape")
+        open_explorer(app, "scaling")
+        for _ in range(60):
+            await pilot.pause(0.05)
+            if "d_k = 64" in _text(app.screen.query_one("#sc-table")):
+                break
+        from minigpt.attention import scaling_demo
+
+        d64 = scaling_demo(64)
+        assert f"{d64.max_weight_raw:.3f}" in _text(app.screen.query_one("#sc-table"))
+
+
+async def test_trained_attention_grid_and_focused_head(app, tmp_path):
+    from minigpt.checkpoint import save_checkpoint
+    from minigpt.data import Vocab
+    from minigpt.models.gpt import MiniGPT
+    from tui.screens.explorer_trained import TrainedAttentionScreen
+    from tui.widgets.attention_grid import AttentionGrid
+
+    torch.manual_seed(0)
+    model = MiniGPT(GPTConfig(vocab_size=27, block_size=16, d_model=16, n_heads=2, n_layers=2))
+    vocab = Vocab(tuple(".abcdefghijklmnopqrstuvwxyz"))
+    path = save_checkpoint(tmp_path / "ckpt", model, vocab)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(TrainedAttentionScreen(checkpoints=[("tiny", path)], name="ana"))
+        scr = app.screen
+        for _ in range(60):
+            await pilot.pause(0.05)
+            if scr.maps is not None:
+                break
+        want = model.attention_maps(torch.tensor([[0, 1, 14, 1]]))
+        assert torch.allclose(torch.tensor(scr.maps, dtype=torch.float64), want.double(), atol=1e-6)
+        grid = scr.query_one(AttentionGrid)
+        grid.focus()
+        await pilot.press("down", "right", "enter")
+        await pilot.pause()
+        view = scr.query_one("#tr-focus", MatrixView)
+        assert view.panel.name == "layer 1 head 1" and view.panel.row_labels == [".", "a", "n", "a"]
+        assert view.cell_text(3, 1) == f"{want[1, 1, 3, 1].item():.3f}"
+        scr.query_one("#tr-name").value = "an7"
+        await pilot.pause()
+        assert "not in the model's vocabulary" in _text(scr.query_one("#tr-status"))

@@ -1,0 +1,83 @@
+"""LayerNorm step by step on an editable vector, with BatchNorm and RMSNorm on a small batch."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Label, Static
+
+from minigpt.attention import batch_norm, layer_norm, rms_norm
+from minigpt.explain import Panel, layer_norm_steps, parse_vector, rms_norm_steps
+from tui.screens.explorers import ExplorerCommands
+from tui.widgets.matrix_view import MatrixView
+
+COURSE_VECTOR = "2 4 6 8"
+EXTRA_ROWS = "1 3 5 7; 0 0 4 4"
+
+
+class NormsExplorerScreen(Screen):
+    COMMANDS = Screen.COMMANDS | {ExplorerCommands}
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
+                Binding("ctrl+r", "reset", "Course example", show=True)]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(classes="explorer-body"):
+            yield Static("[b]Normalisation[/b]  LayerNorm: each row on its own · BatchNorm: each column "
+                         "across the batch · RMSNorm: no mean", classes="explorer-text")
+            with Horizontal(classes="explorer-row"):
+                yield Label("x")
+                yield Input(COURSE_VECTOR, id="n-x")
+                yield Label("batch rows")
+                yield Input(EXTRA_ROWS, id="n-rows")
+            yield Static(id="n-error", classes="explorer-error")
+            yield Static(id="n-steps", classes="explorer-text")
+            with Horizontal(classes="explorer-row"):
+                yield MatrixView(id="n-batch", show_cursor=False)
+                yield MatrixView(id="n-ln", show_cursor=False)
+            with Horizontal(classes="explorer-row"):
+                yield MatrixView(id="n-bn", show_cursor=False)
+                yield MatrixView(id="n-rms", show_cursor=False)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#n-x").focus()
+        self.recompute()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.recompute()
+
+    def action_reset(self) -> None:
+        self.query_one("#n-x", Input).value = COURSE_VECTOR
+        self.query_one("#n-rows", Input).value = EXTRA_ROWS
+
+    def batch(self) -> list[list[float]]:
+        x = parse_vector(self.query_one("#n-x", Input).value)
+        rows = [x]
+        for k, part in enumerate(p for p in self.query_one("#n-rows", Input).value.split(";") if p.strip()):
+            row = parse_vector(part)
+            if len(row) != len(x):
+                raise ValueError(f"batch row {k + 1} has {len(row)} numbers; x has {len(x)}")
+            rows.append(row)
+        return rows
+
+    def recompute(self) -> None:
+        try:
+            rows = self.batch()
+        except ValueError as e:
+            self.query_one("#n-error", Static).update(f"✗ {e}")  # the last good result stays
+            return
+        self.query_one("#n-error", Static).update("")
+        x = rows[0]
+        self.query_one("#n-steps", Static).update(
+            "[b]LayerNorm of x[/b] (ε = 0, γ = 1, β = 0)\n" + "\n".join(layer_norm_steps(x))
+            + "\n[b]RMSNorm of x[/b]\n" + "\n".join(rms_norm_steps(x)))
+        labels_r = ["x"] + [f"row{k}" for k in range(1, len(rows))]
+        labels_c = [f"f{j}" for j in range(len(x))]
+        for wid, name, m in (("#n-batch", "batch", rows), ("#n-ln", "LayerNorm (rows)", layer_norm(rows)),
+                             ("#n-bn", "BatchNorm (columns)", batch_norm(rows)),
+                             ("#n-rms", "RMSNorm (rows)", rms_norm(rows))):
+            values = [[float(v) for v in r] for r in (m.tolist() if hasattr(m, "tolist") else m)]
+            self.query_one(wid, MatrixView).set_panel(Panel(name, values, "diverging", labels_r, labels_c))

@@ -1,0 +1,108 @@
+"""Parameter counter: pick a MiniGPT shape, see each component's count, the real model's
+``sum(p.numel())`` and the 12·L·d² rule of thumb beside it."""
+
+from __future__ import annotations
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Label, Static
+
+from minigpt.config import ConfigError, GPTConfig
+from minigpt.explain import real_param_count
+from minigpt.params import gpt_breakdown, gpt_total, rule_of_thumb
+from tui.screens.explorers import ExplorerCommands
+
+FIELDS = (("d", "d_model", "64"), ("L", "n_layers", "4"), ("heads", "n_heads", "4"),
+          ("vocab", "vocab_size", "27"), ("context", "block_size", "16"))
+
+
+class ParamsExplorerScreen(Screen):
+    COMMANDS = Screen.COMMANDS | {ExplorerCommands}
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
+                Binding("g", "gpt2", "GPT-2 small", show=True),
+                Binding("ctrl+r", "count", "Recount", show=True)]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(classes="explorer-body"):
+            yield Static("[b]Parameter counter[/b]  edit a field (tab moves), the count updates at once",
+                         classes="explorer-text")
+            with Horizontal(classes="explorer-row"):
+                for label, name, default in FIELDS:
+                    yield Label(label)
+                    yield Input(default, id=f"p-{name}", type="integer")
+            with Horizontal(classes="explorer-row"):
+                yield Checkbox("tied embedding/head", id="p-tie")
+                yield Checkbox("biases", True, id="p-bias")
+            yield Static(id="p-error", classes="explorer-error")
+            yield DataTable(id="p-table", cursor_type="row", zebra_stripes=True)
+            yield Static(id="p-total", classes="explorer-text")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns("component", "formula", "count")
+        self.action_count()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.action_count()
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        self.action_count()
+
+    def config(self) -> GPTConfig:
+        values = {}
+        for label, name, _ in FIELDS:
+            text = self.query_one(f"#p-{name}", Input).value.strip()
+            if not text.isdigit():
+                raise ConfigError(f"{label} must be a positive whole number, got {text!r}")
+            values[name] = int(text)
+        return GPTConfig(**values, tie_weights=self.query_one("#p-tie", Checkbox).value,
+                         bias=self.query_one("#p-bias", Checkbox).value)
+
+    def action_gpt2(self) -> None:
+        for (_, name, _), v in zip(FIELDS, ("768", "12", "12", "50257", "1024")):
+            self.query_one(f"#p-{name}", Input).value = v
+        self.query_one("#p-tie", Checkbox).value = True
+        self.query_one("#p-bias", Checkbox).value = True
+
+    def action_count(self) -> None:
+        table = self.query_one(DataTable)
+        try:
+            cfg = self.config()
+        except ConfigError as e:
+            self.query_one("#p-error", Static).update(f"✗ {e}")  # the old table stays readable
+            return
+        self.query_one("#p-error", Static).update("")
+        table.clear()
+        for c in gpt_breakdown(cfg):
+            table.add_row(c.name, c.formula, f"{c.count:,}")
+        self.total = gpt_total(cfg)
+        self.thumb = rule_of_thumb(cfg.n_layers, cfg.d_model)
+        self.real = None
+        self._show(cfg)
+        self.count_real(cfg)
+
+    def _show(self, cfg: GPTConfig) -> None:
+        real = "counting…" if self.real is None else f"{self.real:,}"
+        same = "" if self.real is None else ("  ✓ equal" if self.real == self.total else "  ✗ differ")
+        self.query_one("#p-total", Static).update(
+            f"[b]total (by hand)[/b] {self.total:,}   [b]sum(p.numel()) of the real model[/b] {real}{same}\n"
+            f"12·L·d² = 12·{cfg.n_layers}·{cfg.d_model}² = {self.thumb:,} "
+            f"({self.thumb / self.total:.0%} of the total: it leaves out embeddings, norms and biases)")
+
+    @work(thread=True, exclusive=True, group="count")
+    def count_real(self, cfg: GPTConfig) -> None:
+        real = real_param_count(cfg)
+        self.app.call_from_thread(self._real_done, cfg, real)
+
+    def _real_done(self, cfg: GPTConfig, real: int) -> None:
+        try:
+            if cfg != self.config():
+                return  # the learner typed on: a newer count is on its way
+        except ConfigError:
+            return
+        self.real = real
+        self._show(cfg)

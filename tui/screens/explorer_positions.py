@@ -1,0 +1,101 @@
+"""Positional encoding: the sinusoidal table as a heatmap, one position's values, and the RoPE
+identity ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ checked numerically."""
+
+from __future__ import annotations
+
+import torch
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Label, Static
+
+from minigpt.attention import rope_identity, sinusoidal_pe
+from minigpt.explain import Panel, fmt
+from tui.screens.explorers import ExplorerCommands
+from tui.widgets.matrix_view import MatrixView
+
+# Fixed example vectors for the RoPE check (d = 8), so the numbers are reproducible.
+_g = torch.Generator().manual_seed(7)
+ROPE_Q = torch.randn(8, generator=_g, dtype=torch.float64).round(decimals=2)
+ROPE_K = torch.randn(8, generator=_g, dtype=torch.float64).round(decimals=2)
+
+
+def _ints(text: str, names: str, lo: int, hi: int) -> list[int]:
+    parts = text.replace(",", " ").split()
+    if len(parts) != len(names.split()) or not all(p.lstrip("-").isdigit() for p in parts):
+        raise ValueError(f"type {len(names.split())} whole numbers: {names}")
+    vals = [int(p) for p in parts]
+    if not all(lo <= v <= hi for v in vals):
+        raise ValueError(f"{names}: each must be between {lo} and {hi}")
+    return vals
+
+
+class PositionsExplorerScreen(Screen):
+    COMMANDS = Screen.COMMANDS | {ExplorerCommands}
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
+                Binding("f6", "focus_table", "Table (↑↓ picks a position)", show=True)]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(classes="explorer-body", id="pe-body"):
+            yield Static("[b]Sinusoidal positions[/b]  PE[pos, 2i] = sin(pos/10000^(2i/d)), "
+                         "PE[pos, 2i+1] = cos(same)", classes="explorer-text")
+            with Horizontal(classes="explorer-row"):
+                yield Label("T d")
+                yield Input("8 8", id="pe-shape")
+                yield Label("RoPE m n")
+                yield Input("2 5", id="pe-mn")
+            yield Static(id="pe-error", classes="explorer-error")
+            yield MatrixView(id="pe-table")
+            yield Static(id="pe-row", classes="explorer-text")
+            yield Static(id="pe-rope", classes="explorer-text")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#pe-table").focus()
+        self.recompute()
+
+    def action_focus_table(self) -> None:
+        self.query_one("#pe-table").focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.recompute()
+
+    def on_matrix_view_cursor_moved(self, event: MatrixView.CursorMoved) -> None:
+        self.show_row()
+
+    def recompute(self) -> None:
+        err = self.query_one("#pe-error", Static)
+        try:
+            T, d = _ints(self.query_one("#pe-shape", Input).value, "T d", 1, 32)
+            if d > 16:
+                raise ValueError("d ≤ 16 keeps the table readable")
+            if d % 2:
+                raise ValueError("d must be even: sin and cos come in pairs")
+            m, n = _ints(self.query_one("#pe-mn", Input).value, "m n", -1000, 1000)
+        except ValueError as e:
+            err.update(f"✗ {e}")
+            return
+        err.update("")
+        pe = sinusoidal_pe(T, d).tolist()
+        self.query_one("#pe-table", MatrixView).set_panel(
+            Panel("PE", pe, "diverging", [f"p{i}" for i in range(T)], [f"d{j}" for j in range(d)]),
+            title="positions × dimensions")
+        self.show_row()
+        lhs, rhs = rope_identity(ROPE_Q, ROPE_K, m, n)
+        ok = abs(lhs - rhs) < 1e-9
+        vec = lambda t: "[" + " ".join(f"{v:.2f}" for v in t.tolist()) + "]"  # noqa: E731
+        self.query_one("#pe-rope", Static).update(
+            f"[b]RoPE[/b] q = {vec(ROPE_Q)}\n     k = {vec(ROPE_K)}\n"
+            f"⟨R_{m} q, R_{n} k⟩ = {lhs:.6f}\n⟨q, R_{n - m} k⟩   = {rhs:.6f}\n"
+            f"{'✓ equal' if ok else '✗ differ'} (|difference| = {abs(lhs - rhs):.1e}): the score depends "
+            f"only on n − m = {n - m}")
+
+    def show_row(self) -> None:
+        view = self.query_one("#pe-table", MatrixView)
+        if view.panel is None:
+            return
+        i = view.cursor[0]
+        self.query_one("#pe-row", Static).update(
+            f"[b]position {i}[/b]: " + "  ".join(fmt(v) for v in view.panel.values[i]))

@@ -1,0 +1,158 @@
+"""Trained-model attention: pick a checkpoint, type a name, see every layer × head as a small
+heatmap; enter focuses one head as a labelled matrix. The course's exercise 1, live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Label, Select, Static
+
+from minigpt import paths
+from minigpt.explain import Panel, name_ids
+from tui.screens.explorers import ExplorerCommands
+from tui.widgets.attention_grid import AttentionGrid
+from tui.widgets.matrix_view import MatrixView
+
+
+def available_checkpoints() -> list[tuple[str, Path]]:
+    """The shipped default (when present) and finished runs' checkpoints."""
+    found = []
+    default = paths.default_checkpoint()
+    if (default / "config.json").exists():
+        found.append(("default (shipped)", default))
+    try:
+        from minigpt.runs import list_runs
+    except ImportError:  # the runs module is optional here: the default alone still works
+        return found
+    try:
+        runs = list_runs()
+    except Exception:  # a damaged runs folder must not hide the default checkpoint
+        runs = []
+    for r in runs:
+        if r.status == "finished" and (r.checkpoint / "config.json").exists():
+            found.append((f"run {r.name}", r.checkpoint))
+    return found
+
+
+class TrainedAttentionScreen(Screen):
+    COMMANDS = Screen.COMMANDS | {ExplorerCommands}
+    BINDINGS = [Binding("escape", "back", "Back", show=True),
+                Binding("f6", "focus_grid", "Grid", show=True),
+                Binding("g", "glyphs", "Glyphs", show=False)]
+
+    def __init__(self, checkpoints: list[tuple[str, Path]] | None = None, name: str = "emma") -> None:
+        super().__init__()
+        self.checkpoints = available_checkpoints() if checkpoints is None else checkpoints
+        self.initial_name = name
+        self.checkpoint = None
+        self.labels: list[str] = []
+        self.maps = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(classes="explorer-body"):
+            with Horizontal(classes="explorer-row", id="tr-controls"):
+                yield Label("model")
+                yield Select([(label, str(p)) for label, p in self.checkpoints], id="tr-ckpt",
+                             allow_blank=not self.checkpoints,
+                             prompt="no checkpoint yet: train one in the Training area")
+                yield Label("name")
+                yield Input(self.initial_name, id="tr-name")
+            yield Static(id="tr-status", classes="explorer-muted")
+            yield AttentionGrid(id="tr-grid")
+            yield MatrixView(id="tr-focus", show_cursor=True)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#tr-focus").display = False
+        if self.checkpoints:
+            self.load(self.checkpoints[0][1])
+        else:
+            self.status("No checkpoint found: the shipped default is missing and no run has finished.")
+
+    def status(self, text: str) -> None:
+        self.query_one("#tr-status", Static).update(text.replace("[", "\\["))
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.value is not Select.BLANK and (self.checkpoint is None or str(self.checkpoint.path) != event.value):
+            self.load(Path(event.value))
+
+    @work(thread=True, exclusive=True, group="load")
+    def load(self, path: Path) -> None:
+        from minigpt.checkpoint import CheckpointError, load_checkpoint
+
+        self.app.call_from_thread(self.status, f"loading {path} …")
+        try:
+            ckpt = load_checkpoint(path)
+        except CheckpointError as e:
+            self.app.call_from_thread(self.status, f"✗ {e}")
+            return
+        self.app.call_from_thread(self._loaded, ckpt)
+
+    def _loaded(self, ckpt) -> None:
+        if ckpt.kind != "gpt":
+            self.status(f"✗ {ckpt.path} is a {ckpt.kind} model: only GPT models have attention")
+            return
+        self.checkpoint = ckpt
+        self.show_name()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if self.checkpoint is not None:
+            self.show_name()
+
+    def show_name(self) -> None:
+        ckpt = self.checkpoint
+        try:
+            ids, labels = name_ids(ckpt.vocab, self.query_one("#tr-name", Input).value,
+                                   ckpt.model_config.block_size)
+        except ValueError as e:
+            self.status(f"✗ {e}")  # the last maps stay on screen
+            return
+        self.compute_maps(ids, labels)
+
+    @work(thread=True, exclusive=True, group="maps")
+    def compute_maps(self, ids: list[int], labels: list[str]) -> None:
+        import torch
+
+        maps = self.checkpoint.model.attention_maps(torch.tensor([ids]))
+        self.app.call_from_thread(self._maps_done, maps.tolist(), labels)
+
+    def _maps_done(self, maps, labels) -> None:
+        self.maps, self.labels = maps, labels
+        cfg = self.checkpoint.model_config
+        self.status(f"{cfg.n_layers} layers × {cfg.n_heads} heads on {''.join(labels)!r} "
+                    f"(rows: query, columns: key) · arrows pick a head, enter focuses it")
+        self.query_one(AttentionGrid).set_maps(maps)
+        if self.query_one("#tr-focus").display:
+            self.focus_head(*self.query_one(AttentionGrid).cursor)
+
+    def on_attention_grid_head_chosen(self, event: AttentionGrid.HeadChosen) -> None:
+        self.focus_head(event.layer, event.head)
+
+    def focus_head(self, layer: int, head: int) -> None:
+        view = self.query_one("#tr-focus", MatrixView)
+        view.display = True
+        view.set_panel(Panel(f"layer {layer} head {head}", self.maps[layer][head], "unit", self.labels,
+                             self.labels), show_sums=True)
+        view.focus()
+        self.call_after_refresh(view.scroll_visible)
+
+    def action_focus_grid(self) -> None:
+        self.query_one(AttentionGrid).focus()
+
+    def action_glyphs(self) -> None:
+        self.query_one(AttentionGrid).glyphs = not self.query_one(AttentionGrid).glyphs
+        self.query_one("#tr-focus", MatrixView).glyphs = self.query_one(AttentionGrid).glyphs
+
+    def action_back(self) -> None:
+        view = self.query_one("#tr-focus", MatrixView)
+        if view.display:
+            view.display = False
+            self.query_one(AttentionGrid).focus()
+        else:
+            self.app.pop_screen()
