@@ -111,11 +111,11 @@ class AttentionStepperScreen(Screen):
     # -- drawing ----------------------------------------------------------------------------------
     def refresh_all(self) -> None:
         st = self.state
-        seed = f"seed {st.seed}" if st.seed is not None else "fixed"
+        seed = "" if st.seed is not None else " (fixed)"  # a random preset's name carries its seed
         bugs = ", ".join(str(BUG_ORDER.index(b) + 1) for b in BUG_ORDER if b in st.bugs) or "none"
         head = f" · head {self.head + 1}/{st.n_heads} (h)" if st.multi_head else ""
         self.query_one("#att-status", Static).update(
-            f"[b]{st.name}[/b] ({seed}) · T={len(st.tokens)} d={len(st.X[0])}{head} · "
+            f"[b]{st.name}[/b]{seed} · T={len(st.tokens)} d={len(st.X[0])}{head} · "
             f"mask {'ON' if st.causal else 'off'} (m) · bugs: {bugs}"
             f"{' · PREDICT' if self.predict else ''}")
         path = []

@@ -44,13 +44,21 @@ class ParamsExplorerScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("component", "formula", "count")
+        self._label_checkboxes()
         self.action_count()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.action_count()
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        self._label_checkboxes()
         self.action_count()
+
+    def _label_checkboxes(self) -> None:
+        # The box's glyph looks the same on and off without colour: the label says yes/no.
+        for wid, text in (("#p-tie", "tied embedding/head"), ("#p-bias", "biases")):
+            box = self.query_one(wid, Checkbox)
+            box.label = f"{text}: {'yes' if box.value else 'no'}"
 
     def config(self) -> GPTConfig:
         values = {}

@@ -162,7 +162,7 @@ class MatrixView(Widget, can_focus=True):
                 level = self._level(v, vmax)
                 text = self.cell_text(i, j)
                 if self.glyphs:
-                    text = ("?" if self.hidden else heatmap.glyph(level, p.scale)) + text
+                    text = ("" if self.hidden else heatmap.glyph(level, p.scale)) + text
                 style = Style() if self.hidden else self._style(level)
                 selected = self.show_cursor and (i, j) == self.cursor
                 if selected:
