@@ -36,6 +36,7 @@ class LessonScreen(Screen):
         Binding("tab", "next_snippet", "Next snippet", show=True),
         Binding("n", "next_lesson", "Next lesson"),
         Binding("p", "previous_lesson", "Prev lesson"),
+        Binding("z", "chapter_quiz", "Chapter quiz"),
         Binding("g", "top", "Top", show=False),
         Binding("G", "bottom", "End", show=False),
     ]
@@ -129,6 +130,11 @@ class LessonScreen(Screen):
             self.app.open_lesson(ids[i])
         else:
             self.notify("No more lessons in that direction")
+
+    def action_chapter_quiz(self) -> None:
+        from tui.screens.quiz import QuizScreen
+
+        self.app.push_screen(QuizScreen(lesson=self.lesson.id))
 
     def action_next_lesson(self) -> None:
         self._sibling(+1)
