@@ -147,3 +147,20 @@ async def test_small_terminal_gets_a_resize_message_then_recovers(app):
         await pilot.resize_terminal(80, 24)
         await pilot.pause(0.2)
         assert isinstance(app.screen, HomeScreen)
+
+
+async def test_lessons_that_name_an_explorer_open_it(app):
+    from tui.screens.explorers import EXPLORERS
+
+    known = {e.id for e in EXPLORERS} | {"stepper"}
+    lessons = [l for l in load_lessons() if l.extra.get("explorers")]
+    assert lessons, "some lessons should link to the explorers"
+    for lesson in lessons:
+        assert set(lesson.extra["explorers"]) <= known, lesson.id
+    target = next(l for l in lessons if l.extra["explorers"][0] != "stepper")
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_lesson(target.id)
+        await pilot.pause()
+        await pilot.press("o")
+        await pilot.pause(0.3)
+        assert type(app.screen).__module__.startswith("tui.screens.explorer_")

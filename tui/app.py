@@ -125,6 +125,11 @@ class TutorApp(App):
         yield SystemCommand("Help: keys", "Every key of this screen and the app", self.action_help)
         for a in AREAS:
             yield SystemCommand(f"Open {a.title}", a.description, lambda a=a: a.open(self))
+        from tui.screens.explorers import EXPLORERS, open_explorer
+
+        for e in EXPLORERS:
+            yield SystemCommand(f"Explorer: {e.title}", e.description,
+                                lambda e=e: open_explorer(self, e.id))
         try:
             from minigpt.lessons import load_lessons
 

@@ -37,6 +37,7 @@ class LessonScreen(Screen):
         Binding("n", "next_lesson", "Next lesson"),
         Binding("p", "previous_lesson", "Prev lesson"),
         Binding("z", "chapter_quiz", "Chapter quiz"),
+        Binding("o", "open_explorer", "Explore"),
         Binding("g", "top", "Top", show=False),
         Binding("G", "bottom", "End", show=False),
     ]
@@ -98,7 +99,26 @@ class LessonScreen(Screen):
             self._announced = True
             self.notify(f"Lesson “{self.lesson.title}” marked as read", timeout=3)
 
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action == "open_explorer":  # only lessons that name an explorer offer the key
+            return bool(self.explorers)
+        return True
+
+    @property
+    def explorers(self) -> list[str]:
+        """Explorer ids from the lesson's front matter (``explorers = ["scaling"]``)."""
+        value = self.lesson.extra.get("explorers", [])
+        return [value] if isinstance(value, str) else list(value)
+
     # -- actions --------------------------------------------------------------------------------
+    def action_open_explorer(self) -> None:
+        from tui.screens.explorers import open_explorer
+
+        for explorer_id in self.explorers[:1]:
+            if explorer_id == "stepper":  # the attention stepper itself, not a side explorer
+                self.app.open_area("attention")
+            else:
+                open_explorer(self.app, explorer_id)
     def action_back(self) -> None:
         self.app.pop_screen()
 
