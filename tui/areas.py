@@ -47,6 +47,24 @@ def _open_training(app: "TutorApp") -> None:
     open_training(app)
 
 
+def _open_flashcards(app: "TutorApp") -> None:
+    from tui.screens.flashcards import FlashcardsScreen
+
+    app.push_screen(FlashcardsScreen())
+
+
+def _open_quiz(app: "TutorApp") -> None:
+    from tui.screens.quiz import QuizScreen
+
+    app.push_screen(QuizScreen())
+
+
+def _open_study_stats(app: "TutorApp") -> None:
+    from tui.screens.study_stats import StudyStatsScreen
+
+    app.push_screen(StudyStatsScreen())
+
+
 AREAS: list[Area] = [
     Area("lessons", "Lessons", "l", "The course, chapter by chapter, with worked numbers", _open_lessons),
     Area("playground", "Playground", "p", "Generate names, steer them, step through one, compare models",
@@ -58,6 +76,14 @@ AREAS: list[Area] = [
 
 AREAS.append(Area("training", "Training", "t", "Train a model in the background and watch its loss live",
                    _open_training))
+AREAS.extend([
+    Area("flashcards", "Flashcards", "f", "Spaced repetition on every interview term: reveal, rate 1-4",
+         _open_flashcards),
+    Area("quiz", "Quiz", "q", "Multiple choice, type the term, numbers, explain, chapter quizzes",
+         _open_quiz),
+    Area("stats", "Study stats", "s", "Due forecast, streak heatmap, retention, weakest cards",
+         _open_study_stats),
+])
 
 
 def area(area_id: str) -> Area:

@@ -1,0 +1,188 @@
+"""Flashcards driven with Pilot: reveal, rate 1-4, undo exactly, suspend, bury, cram, leech,
+import/export, and every answer kept across two app instances on one database file."""
+
+from __future__ import annotations
+
+import sqlite3
+import zipfile
+
+import pytest
+from textual.widgets import Input, Static
+
+from minigpt.store import Store
+from minigpt.study.review import LEECH_LAPSES, history
+from tui.app import TutorApp
+from tui.screens.flashcards import FlashcardsScreen, export_path
+from tui.widgets.study_card import CardView, RatingBar
+
+
+def _state(store: Store, card_id: str):
+    row = store.conn.execute("SELECT * FROM card_state WHERE card_id = ?", (card_id,)).fetchone()
+    return dict(row) if row else None
+
+
+async def _open(app, pilot) -> FlashcardsScreen:
+    await pilot.pause()
+    await pilot.press("f")
+    await pilot.pause()
+    assert isinstance(app.screen, FlashcardsScreen)
+    return app.screen
+
+
+def _strip(screen) -> str:
+    return str(screen.query_one("#fc-counts", Static).render())
+
+
+async def test_full_review_session_reveal_rate_undo_suspend_bury(tmp_path):
+    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open(app, pilot)
+        s = screen.session
+        c = s.counts()
+        assert f"New {c.new} · Learning {c.learning} · Due {c.due}" in _strip(screen)
+        assert c.new == 20  # the daily new-card limit
+        view = screen.query_one(CardView)
+        first = screen.current
+        assert view.card.id == first and not view.revealed
+        await pilot.press("3")  # rating before the answer is shown does nothing
+        assert history(app.store) == []
+        await pilot.press("space")
+        assert view.revealed
+        labels = screen.query_one(RatingBar).labels()
+        assert labels == {r: f"{r} {t}" for r, t in s.button_labels(first).items()}
+        rated = []
+        for rating in (1, 2, 3, 4):
+            card = screen.current
+            if not view.revealed:
+                await pilot.press("space")
+            await pilot.press(str(rating))
+            rated.append(card)
+            assert history(app.store, card)[-1]["rating"] == rating
+            assert history(app.store, card)[-1]["mode"] == "review"
+        assert [h["rating"] for h in history(app.store)] == [1, 2, 3, 4]
+        # Undo restores the exact previous state of the last card (here: never answered).
+        before_last = _state(app.store, rated[-1])
+        assert before_last is not None
+        await pilot.press("u")
+        assert _state(app.store, rated[-1]) is None
+        assert screen.current == rated[-1] and not view.revealed
+        assert len(history(app.store)) == 3
+        # Rate again, then undo a second answer of a card that had a state: exact row restored.
+        await pilot.press("space", "4")
+        again = rated[0]  # rated Again: learning, due within minutes
+        before = _state(app.store, again)
+        s.rate(again, 3)
+        await pilot.press("u")
+        assert _state(app.store, again) == before
+        # Suspend and bury take the card out of the queue.
+        target = screen.current
+        await pilot.press("s")
+        assert s.status(target).suspended and target not in s.queue()
+        await pilot.press("u")  # undo the suspension
+        assert not s.status(target).suspended
+        target = screen.current
+        await pilot.press("b")
+        assert s.status(target).buried_until is not None and target not in s.queue()
+        assert screen.current != target
+        assert f"New {s.counts().new} ·" in _strip(screen)
+
+
+async def test_cram_mode_leaves_the_schedule_untouched(tmp_path):
+    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("space", "3")
+        reviewed = history(app.store)[0]["card_id"]
+        snapshot = app.store.conn.execute("SELECT * FROM card_state ORDER BY card_id").fetchall()
+        await pilot.press("c")
+        assert screen.cram and "CRAM" in _strip(screen)
+        for _ in range(3):
+            await pilot.press("space")
+            assert "not scheduled" in screen.query_one(RatingBar).labels()[3]
+            await pilot.press("1")
+        after = app.store.conn.execute("SELECT * FROM card_state ORDER BY card_id").fetchall()
+        assert [dict(r) for r in after] == [dict(r) for r in snapshot]
+        log = history(app.store)
+        assert [h["mode"] for h in log] == ["review", "cram", "cram", "cram"]
+        assert log[0]["card_id"] == reviewed
+        await pilot.press("c")
+        assert not screen.cram and "CRAM" not in _strip(screen)
+
+
+async def test_a_leech_invites_suspending_it(tmp_path):
+    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open(app, pilot)
+        s = screen.session
+        card = screen.current
+        # Seven lapses already behind it (a card in Review forgotten over and over).
+        from datetime import datetime, timedelta, timezone
+        t = datetime(2025, 1, 1, tzinfo=timezone.utc)
+        s.rate(card, 3, now=t)
+        while s.status(card).lapses < LEECH_LAPSES - 1:
+            t += timedelta(days=60)
+            s.rate(card, 4, now=t)
+            t += timedelta(days=400)
+            s.rate(card, 1, now=t)
+        t += timedelta(days=60)
+        s.rate(card, 4, now=t)  # back in Review, due long before today
+        screen.current = card
+        screen.show_current()
+        await pilot.press("space", "1")
+        leech = screen.query_one("#fc-leech", Static)
+        assert leech.display and "Leech" in str(leech.render())
+        assert s.status(card).lapses == LEECH_LAPSES
+        await pilot.press("l")
+        assert s.status(card).suspended and not leech.display
+
+
+async def test_import_shows_errors_and_export_writes_an_apkg(tmp_path):
+    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("i")
+        field = screen.query_one("#fc-import-path", Input)
+        assert app.focused is field
+        bad = tmp_path / "bad.md"
+        bad.write_text("A: an answer without a question\n")
+        field.value = str(bad)
+        await pilot.press("enter")
+        assert "without a 'Q:'" in str(screen.query_one("#fc-import-error", Static).render())
+        assert field.value == str(bad)  # nothing lost: fix the file, press enter again
+        good = tmp_path / "good.md"
+        good.write_text("Q: What does W_O do?\nA: Mixes the heads back into d_model.\n")
+        field.value = str(good)
+        await pilot.press("enter")
+        assert not screen.query_one("#fc-import").display
+        assert any(c.kind == "user" for c in screen.session.deck)
+        await pilot.press("e")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        path = export_path()
+        assert path.exists() and screen.last_export.path == path
+        assert "Scheduling is not transferred" in screen.last_export.message
+        with zipfile.ZipFile(path) as z:
+            z.extract("collection.anki2", tmp_path)
+        notes = sqlite3.connect(tmp_path / "collection.anki2").execute("SELECT COUNT(*) FROM notes").fetchone()[0]
+        assert notes == len(screen.session.deck)
+
+
+async def test_quit_mid_session_and_reopen_keeps_every_answer(tmp_path):
+    db = tmp_path / "p.sqlite3"
+    app = TutorApp(store=Store(db))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open(app, pilot)
+        for rating in (3, 1, 4):
+            await pilot.press("space", str(rating))
+        answered = [(h["card_id"], h["rating"]) for h in history(app.store)]
+        states = {c: _state(app.store, c) for c, _ in answered}
+        counts = screen.session.counts()
+        await pilot.press("ctrl+q")
+    app.store.close()
+    again = TutorApp(store=Store(db))
+    async with again.run_test(size=(80, 24)) as pilot:
+        screen = await _open(again, pilot)
+        assert [(h["card_id"], h["rating"]) for h in history(again.store)] == answered
+        assert {c: _state(again.store, c) for c, _ in answered} == states
+        assert screen.session.counts() == counts
+        assert screen.current not in [c for c, r in answered if r > 1]

@@ -1,0 +1,314 @@
+"""Flashcard review: the due cards one by one, rated 1-4 with FSRS (minigpt.study.review).
+
+Every rating is one database transaction, so quitting at any moment keeps every answer. Cram mode
+reviews ahead: answers are logged as "cram" and the schedule is not touched.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from rich.markup import escape
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Static
+
+from minigpt import paths
+from minigpt.study.anki import CardImportError, export_apkg, import_file, with_user_cards
+from minigpt.study.decks import DeckError, load_decks
+from minigpt.study.review import StudySession
+from tui.widgets.study_card import CardView, RatingBar
+from tui.widgets.study_commands import ScreenKeysProvider
+
+RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
+
+
+def export_path() -> Path:
+    return paths.user_data_dir() / "exports" / "minigpt-tutor.apkg"
+
+
+class FlashcardsScreen(Screen):
+    COMMANDS = {ScreenKeysProvider}
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("space", "reveal", "Show answer", show=True),
+        Binding("1", "rate(1)", "Again", show=True),
+        Binding("2", "rate(2)", "Hard", show=True),
+        Binding("3", "rate(3)", "Good", show=True),
+        Binding("4", "rate(4)", "Easy", show=True),
+        Binding("u", "undo", "Undo", show=True),
+        Binding("s", "suspend", "Suspend", show=True),
+        Binding("b", "bury", "Bury", show=True),
+        Binding("c", "toggle_cram", "Cram", show=True),
+        Binding("l", "suspend_leech", "Suspend leech", show=True),
+        Binding("e", "export", "Export .apkg"),
+        Binding("i", "import", "Import"),
+        Binding("plus", "new_limit(5)", "More new/day", key_display="+"),
+        Binding("minus", "new_limit(-5)", "Fewer new/day", key_display="-"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.session: StudySession | None = None
+        self.cram = False
+        self.cram_ids: list[str] = []
+        self.cram_pos = 0
+        self.current: str | None = None
+        self.leech: str | None = None     # a card that just reached 8 lapses, awaiting a decision
+        self.undo_stack: list[tuple[str, str]] = []  # ("rate", id) | ("suspend", id), this visit
+        self._shown_at = time.monotonic()
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="fc-counts")
+        yield CardView(id="fc-card")
+        yield Static(id="fc-leech")
+        yield RatingBar(id="fc-ratings")
+        with Vertical(id="fc-import"):
+            yield Static("Import cards from a Markdown (Q:/A:) or TSV (front<TAB>back) file. "
+                         "enter: import · escape: cancel", id="fc-import-help")
+            yield Input(placeholder="path/to/cards.md", id="fc-import-path")
+            yield Static(id="fc-import-error")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "Flashcards"
+        self.query_one("#fc-import").display = False
+        self.query_one("#fc-leech").display = False
+        try:
+            deck = with_user_cards(load_decks(), self.app.store)
+        except DeckError as e:
+            self.query_one("#fc-counts", Static).update(f"✗ A deck file could not be read: {escape(str(e))}")
+            self.query_one(CardView).show(None, empty_text="Fix the deck file and reopen Flashcards.")
+            return
+        self.session = StudySession(self.app.store, deck)
+        self.query_one(CardView).focus()
+        self.advance()
+
+    # -- drawing ------------------------------------------------------------------------------
+    def advance(self) -> None:
+        """Show the next card of the queue (or of the cram list)."""
+        if self.session is None:
+            return
+        if self.cram:
+            while self.cram_pos < len(self.cram_ids) and self.session.status(
+                    self.cram_ids[self.cram_pos]).suspended:
+                self.cram_pos += 1
+            self.current = self.cram_ids[self.cram_pos] if self.cram_pos < len(self.cram_ids) else None
+        else:
+            self.current = self.session.next_card()
+        self.show_current()
+
+    def show_current(self) -> None:
+        view = self.query_one(CardView)
+        if self.current is None:
+            done = ("Cram list finished. c: back to the scheduled review." if self.cram else
+                    "Nothing to study right now: every due card is done. "
+                    "c: cram (review ahead) · escape: back")
+            view.show(None, empty_text=done)
+        else:
+            view.show(self.session.deck[self.current])
+        self._shown_at = time.monotonic()
+        self.refresh_strip()
+        self.refresh_bindings()
+
+    def refresh_strip(self) -> None:
+        s = self.session
+        c = s.counts()
+        limit = s.new_per_day()
+        text = (f"New [b]{c.new}[/b] · Learning [b]{c.learning}[/b] · Due [b]{c.due}[/b]"
+                f"   [dim]new today {s.new_introduced_today()}/{limit}[/dim]")
+        strip = self.query_one("#fc-counts", Static)
+        if self.cram:
+            text = (f"[b]CRAM[/b] reviewing ahead, schedule untouched · "
+                    f"{min(self.cram_pos + 1, len(self.cram_ids))}/{len(self.cram_ids)}   " + text)
+        strip.set_class(self.cram, "-cram")
+        strip.update(text)
+        view = self.query_one(CardView)
+        bar = self.query_one(RatingBar)
+        if self.current is None or not view.revealed:
+            bar.set_labels(None)
+        elif self.cram:
+            bar.set_labels({r: f"{n} · not scheduled" for r, n in RATING_NAMES.items()})
+        else:
+            bar.set_labels(s.button_labels(self.current))
+        leech = self.query_one("#fc-leech", Static)
+        leech.display = self.leech is not None
+        if self.leech is not None:
+            card = s.deck[self.leech]
+            st = s.status(self.leech)
+            where = Path(card.source).name if card.source else "your imported file"
+            leech.update(
+                f"⚠ Leech: “{escape(card.front[:60])}” has been forgotten {st.lapses} times. "
+                f"Rewrite it in {escape(where)} (its id {escape(card.id)} keeps your progress) "
+                f"or press [b]l[/b] to suspend it. Rating the next card dismisses this.")
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action in ("rate", "reveal", "suspend", "bury") and (self.session is None or self.current is None):
+            return None  # shown dimmed: nothing to act on
+        if action == "rate" and not self.query_one(CardView).revealed:
+            return None
+        if action == "suspend_leech":
+            return self.leech is not None
+        return True
+
+    # -- actions ------------------------------------------------------------------------------
+    def action_back(self) -> None:
+        if self.query_one("#fc-import").display:
+            self.close_import()
+        else:
+            self.app.pop_screen()
+
+    def action_reveal(self) -> None:
+        view = self.query_one(CardView)
+        if self.current is not None and not view.revealed:
+            view.revealed = True
+            self.refresh_strip()
+            self.refresh_bindings()
+
+    def on_rating_bar_rated(self, event: RatingBar.Rated) -> None:
+        self.action_rate(event.rating)
+
+    def action_rate(self, rating: int) -> None:
+        if self.current is None or not self.query_one(CardView).revealed:
+            return
+        card_id = self.current
+        ms = int((time.monotonic() - self._shown_at) * 1000)
+        if self.cram:
+            self.session.cram(card_id, rating, duration_ms=ms)
+            self.cram_pos += 1
+        else:
+            before = self.session.status(card_id).lapses
+            after = self.session.rate(card_id, rating, duration_ms=ms)
+            self.leech = card_id if after.is_leech and after.lapses > before else None
+        self.undo_stack.append(("rate", card_id))
+        self.notify(f"{RATING_NAMES[rating]} ({rating})" + (" · cram, not scheduled" if self.cram else ""),
+                    timeout=1.5)
+        self.advance()
+
+    def action_undo(self) -> None:
+        if self.session is None:
+            return
+        if self.undo_stack and self.undo_stack[-1][0] == "suspend":
+            _, card_id = self.undo_stack.pop()
+            self.session.suspend(card_id, False)
+            self.notify("Suspension undone")
+        else:
+            card_id = self.session.undo()
+            if card_id is None:
+                self.notify("Nothing to undo")
+                return
+            if self.undo_stack:
+                self.undo_stack.pop()
+            if self.cram and self.cram_pos > 0 and self.cram_ids[self.cram_pos - 1] == card_id:
+                self.cram_pos -= 1
+            self.notify("Last rating undone")
+        if self.leech == card_id:
+            self.leech = None
+        self.current = card_id  # the undone card comes back, answer hidden
+        self.show_current()
+
+    def action_suspend(self) -> None:
+        if self.current is None:
+            return
+        self.session.suspend(self.current)
+        self.undo_stack.append(("suspend", self.current))
+        self.notify("Suspended: it leaves every queue (u undoes)")
+        if self.cram:
+            self.cram_pos += 1
+        self.advance()
+
+    def action_suspend_leech(self) -> None:
+        if self.leech is None:
+            return
+        self.session.suspend(self.leech)
+        self.undo_stack.append(("suspend", self.leech))
+        self.notify("Leech suspended (u undoes)")
+        self.leech = None
+        self.advance()
+
+    def action_bury(self) -> None:
+        if self.current is None:
+            return
+        until = self.session.bury(self.current)
+        self.notify(f"Buried until {until:%Y-%m-%d %H:%M} UTC")
+        if self.cram:
+            self.cram_pos += 1
+        self.advance()
+
+    def action_toggle_cram(self) -> None:
+        if self.session is None:
+            return
+        self.cram = not self.cram
+        if self.cram:
+            self.cram_ids, self.cram_pos = self.session.cram_queue(), 0
+            self.notify("Cram mode: reviewing ahead; answers are logged but the schedule is untouched")
+        else:
+            self.notify("Back to the scheduled review")
+        self.advance()
+
+    def action_new_limit(self, step: int) -> None:
+        if self.session is None:
+            return
+        self.session.set_new_per_day(self.session.new_per_day() + step)
+        self.notify(f"New cards per day: {self.session.new_per_day()}")
+        if not self.cram and self.current is None:
+            self.advance()
+        else:
+            self.refresh_strip()
+
+    # -- export / import ----------------------------------------------------------------------
+    def action_export(self) -> None:
+        if self.session is not None:
+            self.notify("Exporting…", timeout=1)
+            self._export(export_path())
+
+    @work(thread=True, exclusive=True, group="export")
+    def _export(self, path: Path) -> None:
+        try:
+            result = export_apkg(self.session.deck, path)
+        except OSError as e:
+            self.app.call_from_thread(self.notify, f"✗ Export failed: {e}", severity="error")
+            return
+        self.last_export = result
+        self.app.call_from_thread(self.notify, result.message, timeout=10)
+
+    def action_import(self) -> None:
+        panel = self.query_one("#fc-import")
+        panel.display = True
+        self.query_one("#fc-import-error", Static).update("")
+        self.query_one("#fc-import-path", Input).focus()
+
+    def close_import(self) -> None:
+        self.query_one("#fc-import").display = False
+        self.query_one(CardView).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "fc-import-path" or self.session is None:
+            return
+        error = self.query_one("#fc-import-error", Static)
+        raw = event.value.strip()
+        if not raw:
+            error.update("✗ Type the path of a .md, .txt or .tsv file.")
+            return
+        path = Path(raw).expanduser()
+        if not path.is_file():
+            error.update(f"✗ No file at {escape(str(path))}")
+            return
+        try:
+            ids = import_file(self.app.store, path)
+        except (CardImportError, UnicodeDecodeError, OSError) as e:
+            error.update(f"✗ {escape(str(e))}")  # the path stays in the field to fix and retry
+            return
+        self.session.deck = with_user_cards(self.session.deck, self.app.store)
+        event.input.value = ""
+        self.close_import()
+        self.notify(f"Imported {len(ids)} cards from {path.name}; new ones join the queue")
+        if self.current is None:
+            self.advance()
+        else:
+            self.refresh_strip()

@@ -1,0 +1,248 @@
+"""Quiz: pick a mode, answer a round of questions; each answer feeds the review log as quiz:<mode>.
+
+Questions and grading come from minigpt.study.quiz; the rating each outcome maps to
+(wrong → Again, typo or hint → Hard, right → Good) is recorded with StudySession.rate.
+"""
+
+from __future__ import annotations
+
+import random
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+
+from minigpt.study import quiz as q
+from minigpt.study.decks import DeckError, load_decks
+from minigpt.study.review import StudySession
+from tui.widgets.study_commands import ScreenKeysProvider
+from tui.widgets.study_quiz import FORMAT_TITLES, QuestionView, TypedView, view_for
+
+ROUND = 5
+RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
+# mode id -> (title, card kinds it draws from, question format)
+MODES = {
+    "choice": ("Multiple choice", ("term", "reverse", "question"), "choice"),
+    "type": ("Type the term", ("reverse", "cloze"), "type"),
+    "numeric": ("Numbers", ("numeric",), "numeric"),
+    "explain": ("Explain in your own words", ("question",), "explain"),
+    "chapter": ("Chapter quiz", (), None),
+}
+
+
+class QuizScreen(Screen):
+    COMMANDS = {ScreenKeysProvider}
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("ctrl+s", "submit", "Submit", show=True),
+        Binding("f2", "hint", "Hint"),
+        Binding("n,enter", "next", "Next question", show=True, key_display="n"),
+        Binding("r", "again", "Another round", show=True),
+        Binding("m", "modes", "Modes", show=True),
+    ]
+
+    def __init__(self, lesson: str | None = None, *, seed: int | None = None) -> None:
+        super().__init__()
+        self.start_lesson = lesson
+        self.rng = random.Random(seed)
+        self.session: StudySession | None = None
+        self.mode: str | None = None
+        self.lesson: str | None = None
+        self.questions: list[q.QuizQuestion] = []
+        self.index = 0
+        self.score = 0
+        self.state = "pick"  # pick | lesson | question | answered | done
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="quiz-status")
+        yield VerticalScroll(id="quiz-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "Quiz"
+        try:
+            self.session = StudySession(self.app.store, load_decks())
+        except DeckError as e:
+            self.set_status(f"✗ A deck file could not be read: {escape(str(e))}")
+            return
+        if self.start_lesson:
+            self.start_chapter(self.start_lesson)
+        else:
+            self.show_modes()
+
+    # -- states -------------------------------------------------------------------------------
+    def set_status(self, text: str) -> None:
+        self.query_one("#quiz-status", Static).update(text)
+
+    def _fill(self, *widgets) -> None:
+        body = self.query_one("#quiz-body", VerticalScroll)
+        body.remove_children()
+        body.mount_all(widgets)
+        body.scroll_home(animate=False)
+
+    def show_modes(self) -> None:
+        self.state, self.mode = "pick", None
+        self.set_status("[b]Quiz[/b] · pick a mode (1-5 or enter) · answers feed your flashcard schedule")
+        options = OptionList(*[Option(f"{i}. {title}", id=mode)
+                               for i, (mode, (title, _, _)) in enumerate(MODES.items(), 1)],
+                             id="quiz-modes")
+        self._fill(options)
+        self.call_after_refresh(options.focus)
+        self.refresh_bindings()
+
+    def show_lessons(self) -> None:
+        from minigpt.lessons import load_lessons
+
+        self.state = "lesson"
+        try:
+            titles = {l.id: (l.order, l.title) for l in load_lessons()}
+        except Exception:  # a broken lesson file must not hide the quiz: fall back to ids
+            titles = {}
+        lessons = sorted(self.session.deck.lessons(), key=lambda l: (titles.get(l, (10**6, l)), l))
+        self.set_status("[b]Chapter quiz[/b] · pick a lesson · escape: modes")
+        options = OptionList(*[Option(f"{titles.get(l, (0, l))[1]}  "
+                                      f"[dim]({len(self.session.deck.by_lesson(l))} cards)[/dim]",
+                                      id=l) for l in lessons], id="quiz-lessons")
+        self._fill(options)
+        self.call_after_refresh(options.focus)
+        self.refresh_bindings()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option_list.id == "quiz-modes":
+            event.stop()
+            self.start_mode(event.option.id)
+        elif event.option_list.id == "quiz-lessons":
+            event.stop()
+            self.start_chapter(event.option.id)
+
+    def on_key(self, event) -> None:
+        # Digits pick a mode on the picker (the question views use their own digits).
+        if self.state == "pick" and event.key in "12345" and len(event.key) == 1:
+            event.stop()
+            self.start_mode(list(MODES)[int(event.key) - 1])
+
+    def start_mode(self, mode: str) -> None:
+        if mode == "chapter":
+            self.show_lessons()
+            return
+        _, kinds, fmt = MODES[mode]
+        due = set(self.session.queue())
+        cards = [c for c in self.session.deck if c.kind in kinds]
+        self.rng.shuffle(cards)
+        cards.sort(key=lambda c: c.id not in due)  # cards due now first, the rest at random
+        self.mode, self.lesson = mode, None
+        self.begin([q.question_for(self.session.deck, c, self.rng, fmt=fmt) for c in cards[:ROUND]])
+
+    def start_chapter(self, lesson_id: str) -> None:
+        try:
+            questions = q.chapter_quiz(lesson_id, n=ROUND, seed=self.rng.randrange(2**31),
+                                       deck=self.session.deck)
+        except ValueError as e:
+            self.show_modes()
+            self.set_status(f"✗ {escape(str(e))} · pick another mode")
+            return
+        self.mode, self.lesson = "chapter", lesson_id
+        self.begin(questions)
+
+    def begin(self, questions: list[q.QuizQuestion]) -> None:
+        self.questions, self.index, self.score = questions, 0, 0
+        self.show_question()
+
+    def show_question(self) -> None:
+        self.state = "question"
+        question = self.questions[self.index]
+        view = view_for(question)
+        self._fill(view)
+        self.update_status()
+        self.call_after_refresh(view.focus_answer)
+        self.refresh_bindings()
+
+    def update_status(self) -> None:
+        title = MODES[self.mode][0] + (f": {self.lesson}" if self.lesson else "")
+        fmt = FORMAT_TITLES[self.questions[self.index].format]
+        self.set_status(f"[b]{escape(title)}[/b] · question {self.index + 1}/{len(self.questions)}"
+                        f" ({fmt}) · score {self.score}")
+
+    @property
+    def view(self) -> QuestionView | None:
+        views = self.query(QuestionView)
+        return views.first() if views else None
+
+    def on_question_view_answered(self, event: QuestionView.Answered) -> None:
+        out = event.outcome
+        log_mode = f"quiz:{self.mode}"
+        self.session.rate(event.view.question.card_id, out.rating, answer=event.answer[:2000],
+                          mode=log_mode)
+        self.score += int(out.correct)
+        self.state = "answered"
+        self.update_status()
+        last = self.index + 1 >= len(self.questions)
+        event.view.mount(Static(
+            f"Recorded as [b]{RATING_NAMES[out.rating]} ({out.rating})[/b] in your review log "
+            f"({log_mode}). " + ("n: see the score" if last else "n: next question"),
+            classes="quiz-recorded"))
+        self.query_one("#quiz-body").focus()
+        self.refresh_bindings()
+
+    def show_done(self) -> None:
+        self.state = "done"
+        total = len(self.questions)
+        self.set_status(f"[b]{escape(MODES[self.mode][0])}[/b] · finished · score {self.score}/{total}")
+        self._fill(Static(f"[b]{self.score} of {total} right.[/b]\n\nr: another round · "
+                          "m: pick another mode · escape: back", id="quiz-done"))
+        self.query_one("#quiz-body").focus()
+        self.refresh_bindings()
+
+    # -- actions ------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "next":
+            return self.state == "answered"
+        if action == "submit":
+            return True if self.state == "question" else None
+        if action == "hint":
+            return isinstance(self.view, TypedView) and self.state == "question"
+        if action == "again":
+            return self.state == "done"
+        if action == "modes":
+            return self.state in ("answered", "done", "lesson")
+        return True
+
+    def action_submit(self) -> None:
+        if self.state == "question" and self.view is not None:
+            self.view.submit()
+
+    def action_hint(self) -> None:
+        view = self.view
+        if isinstance(view, TypedView) and not view.show_hint():
+            self.notify("No hint for this question")
+
+    def action_next(self) -> None:
+        if self.state != "answered":
+            return
+        self.index += 1
+        if self.index >= len(self.questions):
+            self.show_done()
+        else:
+            self.show_question()
+
+    def action_again(self) -> None:
+        if self.mode == "chapter" and self.lesson:
+            self.start_chapter(self.lesson)
+        elif self.mode:
+            self.start_mode(self.mode)
+
+    def action_modes(self) -> None:
+        self.show_modes()
+
+    def action_back(self) -> None:
+        if self.state in ("pick",) or (self.start_lesson and self.state != "lesson"):
+            self.app.pop_screen()
+        elif self.state == "lesson":
+            self.show_modes()
+        else:  # leaving a round: answers already given are kept in the log
+            self.show_modes()

@@ -1,0 +1,76 @@
+"""Study stats: due forecast, activity heatmap with streak, retention, weakest cards, buttons."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from minigpt.study import scheduler as sch
+from minigpt.study import stats
+from minigpt.study.anki import with_user_cards
+from minigpt.study.decks import DeckError, load_decks
+from tui.widgets.study_charts import (ForecastChart, buttons_text, heatmap_text, retention_text,
+                                      weakest_text)
+from tui.widgets.study_commands import ScreenKeysProvider
+
+
+class StudyStatsScreen(Screen):
+    COMMANDS = {ScreenKeysProvider}
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("r", "refresh_stats", "Refresh", show=True),
+        Binding("f", "open_flashcards", "Flashcards", show=True),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="stats-body"):
+            with Vertical(classes="stats-section", id="stats-forecast") as box:
+                box.border_title = "Due forecast"
+                yield ForecastChart(id="stats-forecast-chart")
+                yield Static(id="stats-forecast-text")
+            for ident, title in [("activity", "Reviews per day"), ("retention", "Retention"),
+                                 ("buttons", "Answer buttons"), ("weakest", "Weakest cards")]:
+                section = Static(id=f"stats-{ident}", classes="stats-section")
+                section.border_title = title
+                yield section
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "Study stats"
+        self.query_one("#stats-body").focus()
+        self.action_refresh_stats()
+
+    def on_screen_resume(self) -> None:
+        self.action_refresh_stats()
+
+    def action_refresh_stats(self) -> None:
+        store = self.app.store
+        now = sch.utc_now()
+        forecast = stats.due_forecast(store, days=14, now=now)
+        self.query_one(ForecastChart).set_forecast(forecast)
+        days = "  ".join(f"{'today' if i == 0 else d.strftime('%a %d')} {n}"
+                         for i, (d, n) in enumerate(forecast[:7]))
+        self.query_one("#stats-forecast-text", Static).update(
+            f"{days}\nNext 14 days: [b]{sum(n for _, n in forecast)}[/b] cards due")
+        activity = stats.reviews_per_day(store, days=365, now=now)
+        self.query_one("#stats-activity", Static).update(heatmap_text(activity, now.date()))
+        self.query_one("#stats-retention", Static).update(retention_text(stats.retention(store)))
+        breakdown = stats.button_breakdown(store)
+        self.query_one("#stats-buttons", Static).update(
+            buttons_text(breakdown) + "\n[dim]all modes: review, cram and quizzes[/dim]")
+        try:
+            deck = with_user_cards(load_decks(), store)
+            fronts = {c.id: c.front for c in deck}
+        except DeckError as e:
+            fronts = {}
+            self.notify(f"A deck file could not be read: {escape(str(e))}", severity="error")
+        self.query_one("#stats-weakest", Static).update(
+            weakest_text(stats.weakest_cards(store, n=10), fronts))
+
+    def action_open_flashcards(self) -> None:
+        self.app.open_area("flashcards")

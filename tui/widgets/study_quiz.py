@@ -1,0 +1,249 @@
+"""One quiz question on screen, in its format; grading is minigpt.study.quiz's, drawing is ours.
+
+Each view posts ``Answered(outcome, answer)`` once; the quiz screen records it in the review log.
+Right and wrong are always spelled out with ✓ / ✗ and words, never shown by colour alone.
+"""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Input, OptionList, SelectionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+from minigpt.study import numeric
+from minigpt.study import quiz as q
+
+FORMAT_TITLES = {"choice": "Multiple choice", "type": "Type the term", "numeric": "Numbers",
+                 "explain": "Explain in your own words"}
+
+
+def diff_markup(pieces: list[tuple[str, str]]) -> str:
+    """wdiff style: [-typed but wrong-] {+missing+}, so it reads without colour too."""
+    out = []
+    for op, text in pieces:
+        t = escape(text)
+        if op == "equal":
+            out.append(t)
+        elif op == "delete":
+            out.append(f"[strike $error]\\[-{t}-][/]")
+        else:
+            out.append(f"[b $success]{{+{t}+}}[/]")
+    return "".join(out)
+
+
+def verdict_line(outcome: q.QuizOutcome) -> str:
+    mark = "✓ Right" if outcome.correct else "✗ Wrong"
+    return f"[b]{mark}[/b] · {escape(outcome.feedback)}"
+
+
+class QuestionView(Vertical):
+    """Base: prompt on top, a feedback block filled once the question is answered."""
+
+    class Answered(Message):
+        def __init__(self, view: "QuestionView", outcome: q.QuizOutcome, answer: str) -> None:
+            super().__init__()
+            self.view = view
+            self.outcome = outcome
+            self.answer = answer
+
+    def __init__(self, question: q.QuizQuestion, **kwargs):
+        super().__init__(classes="quiz-question", **kwargs)
+        self.question = question
+        self.outcome: q.QuizOutcome | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(escape(self.question.prompt), classes="quiz-prompt")
+        yield from self.compose_answer()
+        yield Static(classes="quiz-feedback", id="feedback")
+
+    def compose_answer(self) -> ComposeResult:
+        raise NotImplementedError
+
+    def on_mount(self) -> None:
+        self.query_one("#feedback").display = False
+
+    def focus_answer(self) -> None:
+        raise NotImplementedError
+
+    def submit(self) -> None:
+        """ctrl+s: the same as enter where enter submits."""
+
+    def finish(self, outcome: q.QuizOutcome, answer: str, feedback: str) -> None:
+        self.outcome = outcome
+        box = self.query_one("#feedback", Static)
+        box.update(feedback)
+        box.display = True
+        self.post_message(self.Answered(self, outcome, answer))
+
+
+class ChoiceView(QuestionView):
+    BINDINGS = [Binding(str(i), f"pick({i - 1})", f"Option {i}", show=False) for i in range(1, 7)]
+
+    def compose_answer(self) -> ComposeResult:
+        yield OptionList(*[Option(f"{i}. {escape(o.text)}", id=str(i - 1))
+                           for i, o in enumerate(self.question.options, 1)], classes="quiz-options")
+
+    def focus_answer(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.action_pick(int(event.option.id))
+
+    def submit(self) -> None:
+        ol = self.query_one(OptionList)
+        if ol.highlighted is not None:
+            self.action_pick(ol.highlighted)
+
+    def action_pick(self, index: int) -> None:
+        if self.outcome is not None or not 0 <= index < len(self.question.options):
+            return
+        outcome = q.answer_choice(self.question, index)
+        lines = [verdict_line(outcome)]
+        for i, o in enumerate(self.question.options, 1):
+            yours = "  ← your answer" if i - 1 == index else ""
+            if o.correct:
+                lines.append(f"✓ {i}. {escape(o.text)}{yours}")
+            else:
+                lines.append(f"✗ {i}. {escape(o.text)}{yours}\n     [i]why not:[/i] {escape(o.why)}")
+        self.query_one(OptionList).disabled = True
+        self.finish(outcome, self.question.options[index].text, "\n".join(lines))
+
+
+class TypedView(QuestionView):
+    """Type the term, fill a cloze, or type a number; enter submits."""
+
+    def __init__(self, question: q.QuizQuestion, **kwargs):
+        super().__init__(question, **kwargs)
+        self.hinted = False
+
+    def compose_answer(self) -> ComposeResult:
+        if self.question.format == "numeric":
+            hint = "e.g. 7.09M, 7,087,872, 7.1e6, 0.25 or a shape (2, 4, 8, 16)"
+        elif self.question.card.kind == "cloze" and len(self.question.card.cloze_answers) > 1:
+            hint = "several blanks: separate them with /"
+        else:
+            hint = "type the term · f2: hint (graded Hard)"
+        yield Input(placeholder=hint, id="answer")
+        yield Static(classes="quiz-error", id="answer-error")
+
+    def focus_answer(self) -> None:
+        self.query_one("#answer", Input).focus()
+
+    def submit(self) -> None:
+        self._grade(self.query_one("#answer", Input).value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._grade(event.value)
+
+    def show_hint(self) -> bool:
+        if self.question.format != "type" or self.outcome is not None:
+            return False
+        expected = self.question.card.expected
+        shape = " ".join(w[0] + "·" * (len(w) - 1) for w in expected.split())
+        self.query_one("#answer-error", Static).update(f"Hint: {escape(shape)}")
+        self.hinted = True
+        return True
+
+    def _grade(self, text: str) -> None:
+        if self.outcome is not None:
+            return
+        error = self.query_one("#answer-error", Static)
+        if not text.strip():
+            error.update("✗ Type an answer first (enter submits).")
+            return
+        if self.question.format == "numeric":
+            item = self.question.card.numeric
+            try:  # an unreadable number is a typing problem, not a wrong answer: say why, keep it
+                numeric.parse_shape(text) if item.is_shape else numeric.parse_number(text)
+            except ValueError as e:
+                error.update(f"✗ {escape(str(e))}")
+                return
+            outcome = q.answer_numeric(self.question, text, hint=self.hinted)
+            feedback = (f"{verdict_line(outcome)}\nYou typed {escape(text.strip())} · "
+                        f"answer {escape(outcome.expected)}\n\n[b]Worked solution[/b]\n"
+                        f"{escape(outcome.solution)}")
+        else:
+            outcome = q.answer_typed(self.question, text, hint=self.hinted)
+            feedback = f"{verdict_line(outcome)}\nExpected: [b]{escape(outcome.expected)}[/b]"
+            if outcome.match is not None:
+                feedback += f"\nDiff:     {diff_markup(outcome.match.diff)}"
+                feedback += "\n[dim]\\[-x-] typed but not expected · {+x+} missing[/dim]"
+            if self.hinted and outcome.correct:
+                feedback += "\n[dim]with a hint: graded Hard[/dim]"
+        error.update("")
+        self.query_one("#answer", Input).disabled = True
+        self.finish(outcome, text, feedback)
+
+
+class ExplainView(QuestionView):
+    """Free text, then the model answer and its checklist, then a self-grade."""
+
+    def __init__(self, question: q.QuizQuestion, **kwargs):
+        super().__init__(question, **kwargs)
+        self.revealed = False
+
+    def compose_answer(self) -> ComposeResult:
+        yield TextArea(id="explain-text", classes="quiz-explain")
+        yield Static("[dim]ctrl+s: show the model answer[/dim]", id="explain-help")
+        yield Static(id="model-answer")
+        yield SelectionList[int](id="checklist", classes="quiz-checklist")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#model-answer").display = False
+        self.query_one("#checklist").display = False
+
+    def focus_answer(self) -> None:
+        self.query_one("#explain-text", TextArea).focus()
+
+    def submit(self) -> None:
+        if self.outcome is not None:
+            return
+        if not self.revealed:
+            self.reveal()
+        else:
+            self.grade()
+
+    def reveal(self) -> None:
+        text = self.query_one("#explain-text", TextArea)
+        if not text.text.strip():
+            self.query_one("#explain-help", Static).update(
+                "✗ Write your answer first, then ctrl+s shows the model answer.")
+            return
+        answer, checklist = q.reveal(self.question)
+        self.revealed = True
+        text.read_only = True
+        model = self.query_one("#model-answer", Static)
+        model.update(f"[b]Model answer[/b]\n{escape(answer)}\n\n[b]Which points did you make?[/b]")
+        model.display = True
+        points = self.query_one("#checklist", SelectionList)
+        points.add_options([(escape(c), i) for i, c in enumerate(checklist)])
+        points.display = True
+        points.highlighted = 0  # so the first space ticks the first point
+        points.focus()
+        self.query_one("#explain-help", Static).update(
+            "[dim]space: tick a point you made · ctrl+s: grade yourself[/dim]")
+
+    def grade(self) -> None:
+        points = self.query_one("#checklist", SelectionList)
+        met = len(points.selected)
+        outcome = q.self_grade(self.question, met)
+        points.disabled = True
+        self.query_one("#explain-help", Static).update("")
+        mark = {3: "✓ All points", 2: "~ Half or more", 1: "✗ Fewer than half"}[outcome.rating]
+        self.finish(outcome, self.query_one("#explain-text", TextArea).text,
+                    f"[b]{mark}[/b] · {escape(outcome.feedback)}")
+
+
+def view_for(question: q.QuizQuestion) -> QuestionView:
+    if question.format == "choice":
+        return ChoiceView(question)
+    if question.format == "explain":
+        return ExplainView(question)
+    return TypedView(question)
