@@ -1,0 +1,304 @@
+"""The ``minigpt`` command: the tutor app by default, plus headless train / sample / eval / runs.
+
+Every mistake a user can make (a bad dataset, an impossible hyperparameter, a damaged
+checkpoint, a prefix the model cannot spell) ends with one line ``Error: …`` and exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+# OpenMP threads that spin while waiting turn a busy 2-core machine (the app, tests, another
+# run) into a 10–30× slowdown; passive waiting keeps training usable there. It must be set
+# before torch loads its OpenMP runtime, so before the imports below.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import click  # noqa: E402
+
+from minigpt.checkpoint import CheckpointError  # noqa: E402
+from minigpt.config import ConfigError  # noqa: E402
+from minigpt.data import DatasetError  # noqa: E402
+from minigpt.sampling import SamplingError  # noqa: E402
+
+USER_ERRORS = (ConfigError, DatasetError, CheckpointError, SamplingError)
+
+
+class UserError(click.ClickException):
+    exit_code = 2
+
+
+def _fail(e: Exception) -> UserError:
+    return UserError(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for progress, settings and training runs (default: the per-user data folder).")
+@click.pass_context
+def main(ctx: click.Context, data_dir: Path | None) -> None:
+    """minigpt-tutor: learn Transformers and GPT by building and training a tiny one.
+
+    Without a command, opens the tutor app.
+    """
+    if data_dir is not None:
+        os.environ["MINIGPT_DATA_DIR"] = str(data_dir.expanduser().resolve())
+    if ctx.invoked_subcommand is None:
+        try:
+            from tui.app import run_app  # the app is optional for the headless commands
+        except ImportError:
+            click.echo(ctx.get_help())
+            return
+        run_app(data_dir=data_dir)
+
+
+# ---------------------------------------------------------------------------- train
+
+
+def _progress_printer(cfg, quiet: bool):
+    interactive = sys.stderr.isatty()
+    state = {"last_val": None, "t": 0.0}
+
+    def on_log(rec: dict) -> None:
+        if quiet:
+            return
+        if "val_loss" in rec:
+            state["last_val"] = rec["val_loss"]
+        if cfg.model == "bigram":
+            frac, where = 1.0, "counted"
+        elif cfg.steps is not None:
+            frac = rec["step"] / cfg.steps
+            where = f"step {rec['step']}/{cfg.steps}"
+        else:
+            frac = min(rec["elapsed_s"] / cfg.time_s, 1.0)
+            where = f"step {rec['step']} {rec['elapsed_s']:.0f}/{cfg.time_s:g}s"
+        width = 24
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        loss = f"loss {rec['train_loss']:.4f}" if "train_loss" in rec else ""
+        val = f"val {state['last_val']:.4f}" if state["last_val"] is not None else ""
+        line = f"[{bar}] {where} {loss} {val} {rec.get('tokens_per_s', 0) / 1000:.1f}k tok/s"
+        if interactive:
+            click.echo("\r" + line.ljust(100), nl=False, err=True)
+        elif "val_loss" in rec or time.monotonic() - state["t"] > 10:
+            click.echo(line, err=True)
+            state["t"] = time.monotonic()
+
+    return on_log
+
+
+@main.command()
+@click.option("--data", type=click.Path(path_type=Path), default=None,
+              help="UTF-8 text file, one item per line (default: the embedded names).")
+@click.option("--model", type=click.Choice(["gpt", "mlp", "bigram"]), default=None, help="Model kind (default gpt).")
+@click.option("--d-model", type=int, default=None, help="MiniGPT width (default 64).")
+@click.option("--n-heads", type=int, default=None, help="Attention heads (default 4).")
+@click.option("--n-layers", type=int, default=None, help="Transformer blocks (default 4).")
+@click.option("--block-size", type=int, default=None, help="Longest sequence (default: longest item + 1).")
+@click.option("--dropout", type=float, default=None, help="Dropout (default 0 for short runs, 0.1 for long).")
+@click.option("--pos", "pos_encoding", type=click.Choice(["learned", "sinusoidal", "rope"]), default=None,
+              help="Positional encoding (default learned).")
+@click.option("--tie/--no-tie", "tie_weights", default=None, help="Share the token embedding with the output head.")
+@click.option("--steps", type=int, default=None, help="Budget in optimizer steps (default 3000).")
+@click.option("--time", "time_s", type=float, default=None, help="Budget in seconds (instead of --steps).")
+@click.option("--batch-size", type=int, default=None, help="Names per step (default 128).")
+@click.option("--lr", type=float, default=None, help="Peak learning rate (default 3e-3).")
+@click.option("--warmup", type=float, default=None, help="Warmup: fraction of the budget (<1) or steps (default 0.02).")
+@click.option("--eval-interval", type=int, default=None, help="Steps between val evaluations (default 250).")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda", "mps"]), default=None, help="Default auto.")
+@click.option("--seed", type=int, default=None, help="Random seed (default 1337).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Run folder (default: a new timestamped folder under the runs folder).")
+@click.option("--resume", is_flag=False, flag_value="", default=None, metavar="[RUN_DIR]",
+              help="Continue a stopped run: the given folder, --out, or the latest run.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line.")
+def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_encoding, tie_weights, steps, time_s,
+          batch_size, lr, warmup, eval_interval, device, seed, out, resume, quiet):
+    """Train a model; writes metrics, status and the best checkpoint into a run folder."""
+    from minigpt import runs
+    from minigpt.train import TrainConfig, train as run_training
+
+    try:
+        if resume is not None:
+            if resume:
+                run_dir = Path(resume)
+            elif out is not None:
+                run_dir = out
+            else:
+                latest = runs.latest_run()
+                if latest is None:
+                    raise ConfigError("no run to resume")
+                run_dir = latest.path
+            if not (run_dir / "config.json").exists():
+                raise ConfigError(f"{run_dir}: not a run folder (no config.json)")
+            from minigpt.train import load_run_config
+            cfg = load_run_config(run_dir)
+        else:
+            values = dict(data=str(data) if data is not None else None, model=model, d_model=d_model,
+                          n_heads=n_heads, n_layers=n_layers, block_size=block_size, dropout=dropout,
+                          pos_encoding=pos_encoding, tie_weights=tie_weights, batch_size=batch_size, lr=lr,
+                          warmup=warmup, eval_interval=eval_interval, device=device, seed=seed)
+            values = {k: v for k, v in values.items() if v is not None}
+            if steps is not None and time_s is not None:
+                raise ConfigError("give either --steps or --time, not both")
+            if time_s is not None:
+                values.update(time_s=time_s, steps=None)
+            elif steps is not None:
+                values["steps"] = steps
+            cfg = TrainConfig(**values)
+            # Read the data now so a bad file fails before a run folder is created.
+            from minigpt.data import load_words
+            load_words(cfg.data_path())
+            if out is not None:
+                if (out / "status.json").exists():
+                    raise ConfigError(f"{out}: already holds a run (use --resume to continue it)")
+                out.mkdir(parents=True, exist_ok=True)
+                run_dir = out
+            else:
+                run_dir = runs.new_run_dir()
+        if not quiet:
+            click.echo(f"run folder: {run_dir}", err=True)
+        status = run_training(cfg, run_dir, resume=resume is not None, on_log=_progress_printer(cfg, quiet))
+    except USER_ERRORS as e:
+        raise _fail(e) from None
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted", err=True)
+        sys.exit(130)
+    if not quiet and sys.stderr.isatty():
+        click.echo("", err=True)
+    click.echo(f"{status['state']} at step {status['step']}: {status.get('n_params') or 0:,} parameters on "
+               f"{status.get('device')}")
+    click.echo(f"val loss {status['val_loss']:.4f}  test loss {status['test_loss']:.4f}")
+    click.echo(f"checkpoint: {Path(run_dir) / 'checkpoint'}")
+
+
+# ---------------------------------------------------------------------------- sample / eval
+
+
+def _load(checkpoint: Path | None):
+    from minigpt import paths
+    from minigpt.checkpoint import load_checkpoint
+
+    return load_checkpoint(checkpoint if checkpoint is not None else paths.default_checkpoint())
+
+
+def _dataset_for(ckpt, data: Path | None = None):
+    """The dataset (and split) the checkpoint was trained on, or ``data`` with its vocabulary."""
+    from minigpt import paths
+    from minigpt.data import load_dataset
+
+    tc = ckpt.train_config or {}
+    if data is None:
+        stored = tc.get("data")
+        data = paths.default_dataset() if stored in (None, "embedded") else Path(stored)
+    return load_dataset(data, seed=int(tc.get("split_seed", 42)), vocab=ckpt.vocab,
+                        block_size=ckpt.model_config.block_size)
+
+
+@main.command()
+@click.option("--checkpoint", type=click.Path(path_type=Path), default=None,
+              help="Checkpoint folder (default: the shipped checkpoints/default).")
+@click.option("-n", "--num", "n", type=int, default=20, show_default=True, help="How many names.")
+@click.option("--temperature", type=float, default=1.0, show_default=True)
+@click.option("--top-k", type=int, default=None, help="Keep only the k most likely characters.")
+@click.option("--top-p", type=float, default=None, help="Keep the smallest set with probability ≥ p.")
+@click.option("--prefix", default="", help="Every name starts with these characters.")
+@click.option("--max-len", type=int, default=None, help="Longest name in characters.")
+@click.option("--seed", type=int, default=None, help="Same seed, same names.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def sample(checkpoint, n, temperature, top_k, top_p, prefix, max_len, seed, as_json):
+    """Generate names, each labelled train / val / test / new."""
+    from minigpt.sampling import generate
+
+    try:
+        ckpt = _load(checkpoint)
+        try:
+            dataset = _dataset_for(ckpt)
+        except DatasetError as e:
+            dataset = None
+            click.echo(f"note: no membership labels ({e})", err=True)
+        if max_len is not None and max_len < 1:
+            raise SamplingError(f"--max-len must be at least 1, got {max_len}")
+        samples = generate(ckpt.model, ckpt.vocab, n, temperature=temperature, top_k=top_k, top_p=top_p,
+                           prefix=prefix, max_len=max_len, seed=seed, dataset=dataset)
+    except USER_ERRORS as e:
+        raise _fail(e) from None
+    if as_json:
+        click.echo(json.dumps([{"name": s.text, "membership": s.membership if dataset else None,
+                                "logprob": round(s.logprob, 4), "finished": s.finished} for s in samples],
+                              indent=2))
+        return
+    for s in samples:
+        label = s.membership if dataset is not None else ""
+        click.echo(f"{s.text:<18} {label}")
+
+
+@main.command(name="eval")
+@click.option("--checkpoint", type=click.Path(path_type=Path), default=None,
+              help="Checkpoint folder (default: the shipped checkpoints/default).")
+@click.option("--data", type=click.Path(path_type=Path), default=None,
+              help="Evaluate on this file instead (split the same way; characters must be in the vocabulary).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def eval_cmd(checkpoint, data, as_json):
+    """Loss (mean cross-entropy per character) on each split."""
+    from minigpt.train import evaluate
+
+    try:
+        ckpt = _load(checkpoint)
+        dataset = _dataset_for(ckpt, data)
+        losses = {name: evaluate(ckpt.model, dataset.split(name)) for name in ("train", "val", "test")}
+    except USER_ERRORS as e:
+        raise _fail(e) from None
+    if as_json:
+        click.echo(json.dumps({"checkpoint": str(ckpt.path), "data": dataset.source, **losses}, indent=2))
+        return
+    click.echo(f"checkpoint {ckpt.path}  data {dataset.source}")
+    for name, loss in losses.items():
+        click.echo(f"{name:<6} {loss:.4f}")
+
+
+@main.command(name="runs")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def runs_cmd(as_json):
+    """List training runs, newest first."""
+    from minigpt import paths, runs
+
+    found = runs.list_runs()
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in found], indent=2))
+        return
+    if not found:
+        click.echo(f"no runs in {paths.runs_dir()}")
+        return
+    click.echo(f"{'run':<24} {'status':<9} {'model':<6} {'step':>11} {'best val':>9}  note")
+    for r in found:
+        total = f"/{r.total:g}s" if r.total_unit == "seconds" and r.total else (f"/{r.total}" if r.total else "")
+        best = f"{r.best_val:.4f}" if r.best_val is not None else "-"
+        click.echo(f"{r.name:<24} {r.status:<9} {r.model or '-':<6} {str(r.step) + total:>11} {best:>9}  "
+                   f"{r.reason or ''}")
+
+
+@main.command()
+@click.argument("run", required=False, type=click.Path(path_type=Path))
+def watch(run):
+    """Open the app on a training run's live panel: RUN (a folder or a run name), or the latest."""
+    from minigpt import paths, runs
+
+    if run is None:
+        latest = runs.latest_run()
+        if latest is None:
+            raise UserError(f"no runs in {paths.runs_dir()}: start one with `minigpt train`")
+        run = latest.path
+    elif not run.exists() and (paths.runs_dir() / run).exists():
+        run = paths.runs_dir() / run  # a bare run name, as `minigpt runs` lists it
+    if not ((run / "status.json").exists() or (run / "config.json").exists()):
+        raise UserError(f"{run}: not a run folder (no status.json or config.json)")
+    from tui.app import run_app
+
+    run_app(initial=f"run:{run.resolve()}")
+
+
+if __name__ == "__main__":
+    main()

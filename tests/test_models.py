@@ -1,0 +1,96 @@
+import pytest
+import torch
+
+from minigpt import attention, params
+from minigpt.config import BigramConfig, GPTConfig, MLPConfig
+from minigpt.data import IGNORE
+from minigpt.models import MiniGPT, build_model, count_parameters
+from minigpt.models.gpt import CausalSelfAttention
+
+
+def make(kind, **kw):
+    cfg = {"gpt": GPTConfig, "mlp": MLPConfig, "bigram": BigramConfig}[kind](vocab_size=11, block_size=8, **kw)
+    torch.manual_seed(0)
+    return build_model(kind, cfg)
+
+
+@pytest.mark.parametrize("kind", ["gpt", "mlp", "bigram"])
+def test_forward_shapes_and_loss(kind):
+    m = make(kind)
+    idx = torch.randint(0, 11, (3, 6))
+    logits, loss = m(idx)
+    assert logits.shape == (3, 6, 11) and loss is None
+    logits, loss = m(idx, idx)
+    assert loss.ndim == 0 and torch.isfinite(loss)
+    last, _ = m(idx, last_only=True)
+    assert last.shape == (3, 1, 11)
+    assert torch.allclose(last[:, 0], logits[:, -1], atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["gpt", "mlp", "bigram"])
+def test_loss_ignores_padding(kind):
+    m = make(kind).eval()
+    x = torch.randint(1, 11, (2, 5))
+    y = torch.randint(0, 11, (2, 5))
+    _, short = m(x[:, :3], y[:, :3])
+    y_pad = y.clone()
+    y_pad[:, 3:] = IGNORE
+    _, padded = m(x, y_pad)
+    assert torch.allclose(short, padded, atol=1e-6)
+
+
+@pytest.mark.parametrize("pos", ["learned", "sinusoidal", "rope"])
+def test_kv_cache_equals_full_forward(pos):
+    m = make("gpt", d_model=16, n_heads=2, n_layers=2, pos_encoding=pos).eval()
+    idx = torch.randint(0, 11, (2, 7))
+    full, _ = m(idx)
+    cache = m.new_cache()
+    first, _ = m(idx[:, :3], cache=cache, start=0)
+    steps = [first]
+    for t in range(3, 7):
+        out, _ = m(idx[:, t : t + 1], cache=cache, start=t)
+        steps.append(out)
+    assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-5)
+
+
+def test_teaching_attention_equals_sdpa_path():
+    cfg = GPTConfig(vocab_size=5, block_size=8, d_model=6, n_heads=1, n_layers=1, bias=False)
+    torch.manual_seed(3)
+    layer = CausalSelfAttention(cfg).eval()
+    x = torch.randn(1, 5, 6)
+    with torch.no_grad():
+        ours, _ = layer(x)
+        W = layer.qkv.weight  # (3d, d), rows: W_Q | W_K | W_V, applied as x @ Wᵀ
+        W_q, W_k, W_v = (W[i * 6 : (i + 1) * 6].T.double() for i in range(3))
+        tr = attention.self_attention(x[0].double(), W_q, W_k, W_v, causal=True)
+        teach = tr.output @ layer.proj.weight.T.double()
+    assert torch.allclose(ours[0].double(), teach, atol=1e-5)
+
+
+def test_gpt2_small_on_meta_device():
+    with torch.device("meta"):
+        m = MiniGPT(params.GPT2_SMALL)
+    n = sum(p.numel() for p in m.parameters())
+    assert n == 124_439_808
+    assert params.gpt_total(params.GPT2_SMALL) == n
+    L, d = 12, 768
+    blocks = sum(p.numel() for p in m.blocks.parameters())
+    assert blocks == L * params.block_params(d)
+    assert params.rule_of_thumb(L, d) == 12 * L * d * d == 84_934_656
+    assert 0 < blocks - params.rule_of_thumb(L, d) < 0.002 * blocks  # only biases and norms differ
+
+
+@pytest.mark.parametrize("d, heads, layers, pos, tie, bias", [
+    (8, 1, 1, "learned", False, True), (16, 4, 2, "sinusoidal", True, True),
+    (32, 2, 3, "rope", False, False), (64, 4, 4, "learned", True, False), (24, 3, 2, "rope", True, True),
+])
+def test_param_formula_matches_model(d, heads, layers, pos, tie, bias):
+    cfg = GPTConfig(vocab_size=27, block_size=16, d_model=d, n_heads=heads, n_layers=layers,
+                    pos_encoding=pos, tie_weights=tie, bias=bias)
+    m = MiniGPT(cfg)
+    assert params.gpt_total(cfg) == sum(p.numel() for p in m.parameters()) == count_parameters(m)
+
+
+def test_default_model_size():
+    m = MiniGPT(GPTConfig())
+    assert count_parameters(m) == 204_544  # makemore's transformer at 64 wide, 4 layers
