@@ -187,3 +187,25 @@ async def test_area_opens_from_home(tmp_path):
         assert isinstance(app.screen, PlaygroundScreen)
         if not app.screen.choices:  # no shipped checkpoint yet: a clear message, no crash
             assert "No checkpoint found" in str(app.screen.query_one("#pg-message").render())
+
+
+async def test_cli_and_screen_give_the_same_names(tmp_path, ckpt_root):
+    cli = pytest.importorskip("minigpt.cli")
+    import json
+
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(cli.main, ["sample", "--checkpoint", str(ckpt_root / "default"), "-n", "10",
+                                           "--temperature", "0.8", "--top-k", "5", "--seed", "5", "--json"])
+    assert result.exit_code == 0, result.output
+    from_cli = json.loads(result.stdout)
+    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_playground(app, pilot, ckpt_root)
+        for field, value in [("n", "10"), ("temperature", "0.8"), ("top_k", "5"), ("seed", "5")]:
+            screen.query_one(f"#pg-{field}").value = value
+        screen.query_one("#pg-seed").focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert names_in_table(screen) == [r["name"] or "(empty)" for r in from_cli]
+        assert [s.membership for s in screen.batch.samples] == [r["membership"] for r in from_cli]

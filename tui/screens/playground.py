@@ -115,6 +115,10 @@ class PlaygroundScreen(Screen):
         self.loaded = None
         self.batch = None
         self._request = 0  # newest generate request; older results are dropped
+        # Start on the shipped model, else the first MiniGPT: the model the course is about.
+        gpts = [i for i, c in enumerate(self.choices) if c.kind == "gpt"]
+        self.current = None  # index of the checkpoint loaded (or loading)
+        self.initial = 0 if not self.choices or self.choices[0].source == "bundled" or not gpts else gpts[0]
 
     # -- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -123,7 +127,7 @@ class PlaygroundScreen(Screen):
         with Horizontal(classes="pg-row"):
             yield Label("model", classes="pg-label")
             yield Select([(c.label, i) for i, c in enumerate(self.choices)], prompt="no checkpoint",
-                         allow_blank=not self.choices, value=0 if self.choices else Select.NULL,
+                         allow_blank=not self.choices, value=self.initial if self.choices else Select.NULL,
                          compact=True, id="pg-model")
             yield Label("names", classes="pg-label")
             yield Input(str(s.n), compact=True, id="pg-n", classes="pg-num")
@@ -157,7 +161,7 @@ class PlaygroundScreen(Screen):
                 f"⚠ No checkpoint found. The shipped model belongs in {paths.default_checkpoint()}; "
                 "train one with `minigpt train` and it appears here.", error=True)
             return
-        self.load_choice(0)
+        self.load_choice(self.initial)
 
     # -- messages -------------------------------------------------------------------------------
     def show_message(self, text: str, error: bool = False) -> None:
@@ -167,6 +171,7 @@ class PlaygroundScreen(Screen):
 
     # -- loading and generating -----------------------------------------------------------------
     def load_choice(self, index: int) -> None:
+        self.current = index
         self.loaded = None
         self.show_message(f"Loading {self.choices[index].label}…")
         self._load(index)
@@ -263,7 +268,7 @@ class PlaygroundScreen(Screen):
             self.query_one("#pg-names", DataTable).focus()
 
     def on_select_changed(self, event: Select.Changed) -> None:
-        if isinstance(event.value, int) and self.choices:
+        if isinstance(event.value, int) and self.choices and event.value != self.current:
             self.load_choice(event.value)
 
     def action_nudge(self, field: str, direction: int) -> None:

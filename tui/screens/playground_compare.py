@@ -68,7 +68,8 @@ class CompareScreen(Screen):
                 lines += ["", f"[$warning]{escape(c.note or '')}[/]"]
             else:
                 sm = c.batch.summary
-                lines += [f"new {sm.share_new:.0%} · logp/ch {sm.mean_logprob_per_char:.2f}", ""]
+                new = f"new {sm.share_new:.0%}" if sm.known else "new ?"
+                lines += [new, f"log p/char {sm.mean_logprob_per_char:.2f}", ""]
                 lines += [f"{GLYPH.get(x.membership, '?') if sm.known else ' '} {escape(x.text)}"
                           for x in c.batch.samples]
             widget.update("\n".join(lines))

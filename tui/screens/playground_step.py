@@ -54,7 +54,7 @@ class StepScreen(Screen):
         self.last = "Press space to let the model sample, or type a character to pick it."
         self.render_state()
 
-    def render_state(self, chosen: str | None = None) -> None:
+    def render_state(self) -> None:
         st, s = self.stepper, self.stepper.settings
         k = "off" if s.top_k is None else s.top_k
         p = "off" if s.top_p is None else f"{s.top_p:g}"
@@ -72,13 +72,14 @@ class StepScreen(Screen):
             table.update(f"[b]Finished:[/b] {escape(st.text) or '(empty)'}   total log p {st.logprob:.3f}   "
                          f"{where}\n\n[$text-muted]enter: new name · ⌫: undo the last step[/]")
         else:
-            table.show(st.distribution, rows=10, chosen=chosen)
+            # As many rows as fit under the name box (about 15 at 80×24, all of them when taller).
+            table.show(st.distribution, rows=max(5, self.size.height - 9), bar_width=max(10, self.size.width - 52))
         self.query_one("#step-status", Static).update(self.last)
 
     def _after(self, char: str, how: str) -> None:
         p = self.stepper.history[-1][1]
         self.last = f"{how} {show_char(char)} with probability {p:.3f} (log p {math.log(p):.2f})"
-        self.render_state(chosen=char)
+        self.render_state()
 
     def _error(self, e: Exception) -> None:
         self.last = f"[b $error]⚠ {escape(str(e))}[/]"

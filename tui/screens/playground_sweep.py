@@ -66,12 +66,12 @@ class SweepScreen(Screen):
         self.columns = cols
         s = self.settings
         self._note(f"seed {s.seed} · {s.n} names each · ● train ◐ val ◑ test ★ new · "
-                   f"H = entropy of the first character (nats): higher T, flatter, more surprising")
+                   f"H = entropy of the first character (nats) · lp/ch = mean log p per character")
         for c in cols:
             widget = self.query_one(f"#sweep-{str(c.temperature).replace('.', '_')}", Static)
             sm = c.batch.summary
             lines = [f"[b]H {c.entropy:.2f}[/b]", f"new {sm.share_new:.0%}" if sm.known else "new ?",
-                     f"logp/ch {sm.mean_logprob_per_char:.2f}", ""]
+                     f"{sm.mean_logprob_per_char:.2f} lp/ch", ""]
             lines += [f"{GLYPH.get(x.membership, '?') if sm.known else ' '} {escape(x.text)}"
                       for x in c.batch.samples]
             widget.update("\n".join(lines))

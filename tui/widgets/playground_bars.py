@@ -38,7 +38,7 @@ def show_char(c: str) -> str:
 class DistributionTable(Static):
     """The top characters of a distribution with every stage of the pipeline visible."""
 
-    def show(self, dist, rows: int = 10, bar_width: int = 16, chosen: str | None = None) -> None:
+    def show(self, dist, rows: int = 10, bar_width: int = 16) -> None:
         if dist is None:
             self.update("")
             return
@@ -49,8 +49,7 @@ class DistributionTable(Static):
             c = vocab.chars[i]
             kept = math.isfinite(float(dist.filtered[i]))
             p = float(dist.probs[i])
-            mark = "▶" if chosen == c else " "
-            head = escape(f"{mark}{show_char(c):<4}{float(dist.logits[i]):>7.2f}{float(dist.scaled[i]):>7.2f}"
+            head = escape(f" {show_char(c):<4}{float(dist.logits[i]):>7.2f}{float(dist.scaled[i]):>7.2f}"
                           f"{float(dist.probs_raw[i]):>8.3f}  ")
             if kept:
                 lines.append(f"{head}{'kept':<7}{p:>8.3f}  [{prob_style(p)}]{bar(p, bar_width)}[/]")
