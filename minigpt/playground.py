@@ -159,7 +159,7 @@ class Summary:
 
     def line(self) -> str:
         new = f"new {self.share_new:.0%} ({self.new}/{self.count})" if self.known else "new: unknown"
-        cut = f" · {self.unfinished} cut at max len" if self.unfinished else ""
+        cut = f" · {self.unfinished} cut at max len (…)" if self.unfinished else ""
         return (f"{new} · mean length {self.mean_length:.1f} · "
                 f"mean log p/char {self.mean_logprob_per_char:.3f}{cut}")
 

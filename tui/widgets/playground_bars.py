@@ -56,6 +56,6 @@ class DistributionTable(Static):
             else:
                 lines.append(f"{head}[$text-muted]{'✗ cut':<7}{p:>8.3f}[/]")
         hidden = vocab.size - len(order)
-        lines.append(f"[$text-muted]{hidden} less likely characters not shown · "
-                     f"entropy {dist.entropy:.2f} nats[/]")
+        shown = f"{hidden} less likely characters not shown" if hidden else f"all {vocab.size} characters shown"
+        lines.append(f"[$text-muted]{shown} · entropy {dist.entropy:.2f} nats[/]")
         self.update("\n".join(lines))
