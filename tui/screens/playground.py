@@ -189,7 +189,10 @@ class PlaygroundScreen(Screen):
     def _loaded(self, loaded) -> None:
         self.loaded = loaded
         self.show_message(loaded.dataset_note or "", error=bool(loaded.dataset_note))
-        self.regenerate()
+        # Use what the fields say; if one is invalid its message stays and the last valid
+        # settings sample the new model, so the table never mixes two models.
+        if not self.apply_fields():
+            self.regenerate()
 
     def regenerate(self) -> None:
         if self.loaded is None:
@@ -227,7 +230,7 @@ class PlaygroundScreen(Screen):
         self.query_one("#pg-summary", Static).update(
             f"[b]{len(batch.samples)} names[/b] · {batch.summary.line()} · {batch.seconds * 1000:.0f} ms\n"
             f"[$text-muted]{settings.describe()}[/]")
-        if not self.loaded.dataset_note:
+        if not self.loaded.dataset_note and not self.query(".-invalid"):
             self.show_message("")
 
     # -- controls -------------------------------------------------------------------------------
