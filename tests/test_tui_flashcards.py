@@ -98,7 +98,7 @@ async def test_cram_mode_leaves_the_schedule_untouched(tmp_path):
         assert screen.cram and "CRAM" in _strip(screen)
         for _ in range(3):
             await pilot.press("space")
-            assert "not scheduled" in screen.query_one(RatingBar).labels()[3]
+            assert screen.query_one(RatingBar).labels()[3] == "3 Good · cram"
             await pilot.press("1")
         after = app.store.conn.execute("SELECT * FROM card_state ORDER BY card_id").fetchall()
         assert [dict(r) for r in after] == [dict(r) for r in snapshot]

@@ -3,14 +3,15 @@ with its mode and the rating the library maps the outcome to."""
 
 from __future__ import annotations
 
-from textual.widgets import Input, SelectionList, Static, TextArea
+from textual.content import Content
+from textual.widgets import Input, Static, TextArea
 
 from minigpt.store import Store
 from minigpt.study import quiz as q
 from minigpt.study.review import history
 from tui.app import TutorApp
 from tui.screens.quiz import QuizScreen
-from tui.widgets.study_quiz import ChoiceView, ExplainView, TypedView
+from tui.widgets.study_quiz import Checklist, ChoiceView, ExplainView, TypedView
 
 
 def _feedback(screen) -> str:
@@ -131,10 +132,12 @@ async def test_explain_in_your_own_words_then_self_grade(tmp_path):
         await pilot.press("ctrl+s")
         assert view.revealed
         assert view.question.card.back[:30] in str(view.query_one("#model-answer", Static).render())
-        points = view.query_one(SelectionList)
+        points = view.query_one(Checklist)
         assert points.option_count == len(view.question.card.checklist)
         await pilot.press("space")  # tick the first point
-        assert list(points.selected) == [0]
+        assert points.ticked == {0}
+        shown = [Content.from_markup(points.get_option_at_index(i).prompt).plain for i in (0, 1)]
+        assert shown[0].startswith("[x] ") and shown[1].startswith("[ ] ")  # readable without colour
         await pilot.press("ctrl+s")
         expected = q.self_grade(view.question, 1).rating
         assert _last(app)["mode"] == "quiz:explain" and _last(app)["rating"] == expected

@@ -33,22 +33,23 @@ def export_path() -> Path:
 
 class FlashcardsScreen(Screen):
     COMMANDS = {ScreenKeysProvider}
+    # 1-4 are not in the footer: the rating buttons show them with their intervals.
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("space", "reveal", "Show answer", show=True),
-        Binding("1", "rate(1)", "Again", show=True),
-        Binding("2", "rate(2)", "Hard", show=True),
-        Binding("3", "rate(3)", "Good", show=True),
-        Binding("4", "rate(4)", "Easy", show=True),
+        Binding("1", "rate(1)", "Again", show=False),
+        Binding("2", "rate(2)", "Hard", show=False),
+        Binding("3", "rate(3)", "Good", show=False),
+        Binding("4", "rate(4)", "Easy", show=False),
         Binding("u", "undo", "Undo", show=True),
         Binding("s", "suspend", "Suspend", show=True),
         Binding("b", "bury", "Bury", show=True),
         Binding("c", "toggle_cram", "Cram", show=True),
         Binding("l", "suspend_leech", "Suspend leech", show=True),
-        Binding("e", "export", "Export .apkg"),
-        Binding("i", "import", "Import"),
-        Binding("plus", "new_limit(5)", "More new/day", key_display="+"),
-        Binding("minus", "new_limit(-5)", "Fewer new/day", key_display="-"),
+        Binding("e", "export", "Export .apkg", show=True),
+        Binding("i", "import", "Import", show=True),
+        Binding("plus", "new_limit(5)", "More new/day", key_display="+", show=False),
+        Binding("minus", "new_limit(-5)", "Fewer new/day", key_display="-", show=False),
     ]
 
     def __init__(self) -> None:
@@ -123,9 +124,10 @@ class FlashcardsScreen(Screen):
         text = (f"New [b]{c.new}[/b] · Learning [b]{c.learning}[/b] · Due [b]{c.due}[/b]"
                 f"   [dim]new today {s.new_introduced_today()}/{limit}[/dim]")
         strip = self.query_one("#fc-counts", Static)
-        if self.cram:
-            text = (f"[b]CRAM[/b] reviewing ahead, schedule untouched · "
-                    f"{min(self.cram_pos + 1, len(self.cram_ids))}/{len(self.cram_ids)}   " + text)
+        if self.cram:  # one line at 80 columns: the scheduled counts stay visible for reference
+            text = (f"[b]CRAM[/b] review ahead, schedule untouched · "
+                    f"{min(self.cram_pos + 1, len(self.cram_ids))}/{len(self.cram_ids)} │ "
+                    f"new {c.new} · learning {c.learning} · due {c.due}")
         strip.set_class(self.cram, "-cram")
         strip.update(text)
         view = self.query_one(CardView)
@@ -133,7 +135,7 @@ class FlashcardsScreen(Screen):
         if self.current is None or not view.revealed:
             bar.set_labels(None)
         elif self.cram:
-            bar.set_labels({r: f"{n} · not scheduled" for r, n in RATING_NAMES.items()})
+            bar.set_labels({r: f"{n} · cram" for r, n in RATING_NAMES.items()})
         else:
             bar.set_labels(s.button_labels(self.current))
         leech = self.query_one("#fc-leech", Static)
@@ -187,7 +189,7 @@ class FlashcardsScreen(Screen):
             self.leech = card_id if after.is_leech and after.lapses > before else None
         self.undo_stack.append(("rate", card_id))
         self.notify(f"{RATING_NAMES[rating]} ({rating})" + (" · cram, not scheduled" if self.cram else ""),
-                    timeout=1.5)
+                    timeout=1)
         self.advance()
 
     def action_undo(self) -> None:

@@ -164,9 +164,9 @@ class QuizScreen(Screen):
 
     def update_status(self) -> None:
         title = MODES[self.mode][0] + (f": {self.lesson}" if self.lesson else "")
-        fmt = FORMAT_TITLES[self.questions[self.index].format]
+        fmt = f" ({FORMAT_TITLES[self.questions[self.index].format]})" if self.mode == "chapter" else ""
         self.set_status(f"[b]{escape(title)}[/b] · question {self.index + 1}/{len(self.questions)}"
-                        f" ({fmt}) · score {self.score}")
+                        f"{fmt} · score {self.score}")
 
     @property
     def view(self) -> QuestionView | None:
@@ -203,9 +203,10 @@ class QuizScreen(Screen):
         if action == "next":
             return self.state == "answered"
         if action == "submit":
-            return True if self.state == "question" else None
+            return self.state == "question"
         if action == "hint":
-            return isinstance(self.view, TypedView) and self.state == "question"
+            view = self.view
+            return isinstance(view, TypedView) and view.question.format == "type" and self.state == "question"
         if action == "again":
             return self.state == "done"
         if action == "modes":

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Input, OptionList, SelectionList, Static, TextArea
+from textual.widgets import Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from minigpt.study import numeric
@@ -37,6 +37,8 @@ def diff_markup(pieces: list[tuple[str, str]]) -> str:
 
 def verdict_line(outcome: q.QuizOutcome) -> str:
     mark = "✓ Right" if outcome.correct else "✗ Wrong"
+    if outcome.feedback.strip(".").lower() in ("right", "not quite"):
+        return f"[b]{mark}[/b]"  # the library's plain verdict says nothing more than the mark
     return f"[b]{mark}[/b] · {escape(outcome.feedback)}"
 
 
@@ -69,6 +71,14 @@ class QuestionView(Vertical):
     def focus_answer(self) -> None:
         raise NotImplementedError
 
+    def bring_into_view(self, widget) -> None:
+        """Scroll the quiz body so ``widget`` starts at the top (at 80×24 it may be below)."""
+        def scroll() -> None:
+            for ancestor in self.ancestors_with_self:
+                if getattr(ancestor, "id", None) == "quiz-body":
+                    ancestor.scroll_to_widget(widget, top=True, animate=False)
+        self.set_timer(0.05, scroll)  # after the layout that shows the widget
+
     def submit(self) -> None:
         """ctrl+s: the same as enter where enter submits."""
 
@@ -77,6 +87,7 @@ class QuestionView(Vertical):
         box = self.query_one("#feedback", Static)
         box.update(feedback)
         box.display = True
+        self.bring_into_view(box)
         self.post_message(self.Answered(self, outcome, answer))
 
 
@@ -110,7 +121,8 @@ class ChoiceView(QuestionView):
                 lines.append(f"✓ {i}. {escape(o.text)}{yours}")
             else:
                 lines.append(f"✗ {i}. {escape(o.text)}{yours}\n     [i]why not:[/i] {escape(o.why)}")
-        self.query_one(OptionList).disabled = True
+        # The feedback lists every option with ✓ / ✗, so the list itself can go (room at 80×24).
+        self.query_one(OptionList).display = False
         self.finish(outcome, self.question.options[index].text, "\n".join(lines))
 
 
@@ -126,6 +138,8 @@ class TypedView(QuestionView):
             hint = "e.g. 7.09M, 7,087,872, 7.1e6, 0.25 or a shape (2, 4, 8, 16)"
         elif self.question.card.kind == "cloze" and len(self.question.card.cloze_answers) > 1:
             hint = "several blanks: separate them with /"
+        elif self.question.card.kind == "cloze":
+            hint = "type the missing part · f2: hint (graded Hard)"
         else:
             hint = "type the term · f2: hint (graded Hard)"
         yield Input(placeholder=hint, id="answer")
@@ -145,7 +159,10 @@ class TypedView(QuestionView):
         if self.question.format != "type" or self.outcome is not None:
             return False
         expected = self.question.card.expected
-        shape = " ".join(w[0] + "·" * (len(w) - 1) for w in expected.split())
+        if len(expected) <= 3:  # a first letter would give a short answer away
+            shape = f"{len(expected)} character{'s' * (len(expected) != 1)}"
+        else:
+            shape = " ".join(w[0] + "·" * (len(w) - 1) for w in expected.split())
         self.query_one("#answer-error", Static).update(f"Hint: {escape(shape)}")
         self.hinted = True
         return True
@@ -192,7 +209,7 @@ class ExplainView(QuestionView):
         yield TextArea(id="explain-text", classes="quiz-explain")
         yield Static("[dim]ctrl+s: show the model answer[/dim]", id="explain-help")
         yield Static(id="model-answer")
-        yield SelectionList[int](id="checklist", classes="quiz-checklist")
+        yield Checklist(self.question.card.checklist, id="checklist", classes="quiz-checklist")
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -222,23 +239,53 @@ class ExplainView(QuestionView):
         model = self.query_one("#model-answer", Static)
         model.update(f"[b]Model answer[/b]\n{escape(answer)}\n\n[b]Which points did you make?[/b]")
         model.display = True
-        points = self.query_one("#checklist", SelectionList)
-        points.add_options([(escape(c), i) for i, c in enumerate(checklist)])
+        points = self.query_one("#checklist", Checklist)
         points.display = True
-        points.highlighted = 0  # so the first space ticks the first point
         points.focus()
+        text.add_class("-answered")  # shrinks, leaving room for the model answer
+        self.bring_into_view(model)
         self.query_one("#explain-help", Static).update(
-            "[dim]space: tick a point you made · ctrl+s: grade yourself[/dim]")
+            "[dim]space or enter: tick a point you made · ctrl+s: grade yourself[/dim]")
 
     def grade(self) -> None:
-        points = self.query_one("#checklist", SelectionList)
-        met = len(points.selected)
+        points = self.query_one("#checklist", Checklist)
+        met = len(points.ticked)
         outcome = q.self_grade(self.question, met)
         points.disabled = True
         self.query_one("#explain-help", Static).update("")
         mark = {3: "✓ All points", 2: "~ Half or more", 1: "✗ Fewer than half"}[outcome.rating]
         self.finish(outcome, self.query_one("#explain-text", TextArea).text,
                     f"[b]{mark}[/b] · {escape(outcome.feedback)}")
+
+
+class Checklist(OptionList):
+    """Tick the points you made: "[x]" / "[ ]" in the text, so it reads without colour."""
+
+    BINDINGS = [Binding("space", "toggle", "Tick / untick", show=False)]
+
+    def __init__(self, points: tuple[str, ...], **kwargs):
+        super().__init__(**kwargs)
+        self.points = points
+        self.ticked: set[int] = set()
+
+    def on_mount(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        keep = self.highlighted
+        self.clear_options()
+        self.add_options([Option(escape(f"[{'x' if i in self.ticked else ' '}] {p}"), id=str(i))
+                          for i, p in enumerate(self.points)])
+        self.highlighted = keep if keep is not None else 0
+
+    def action_toggle(self) -> None:
+        if self.highlighted is not None and not self.disabled:
+            self.ticked ^= {self.highlighted}
+            self._draw()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()  # enter ticks too
+        self.action_toggle()
 
 
 def view_for(question: q.QuizQuestion) -> QuestionView:
