@@ -39,6 +39,7 @@ def test_presets_round_trip_through_the_form(name):
     (dict(batch_size="-3"), "batch_size", "positive"),
     (dict(dropout="1.5"), "dropout", "dropout"),
     (dict(d_model=""), "d_model", "value is needed"),
+    (dict(d_model="322264400", n_heads="4"), "d_model", "parameters"),
 ])
 def test_form_refuses_impossible_values_with_the_reason(changes, field, words):
     with pytest.raises(rc.FormError) as err:

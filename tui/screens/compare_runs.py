@@ -88,7 +88,7 @@ class CompareRunsScreen(Screen):
         names = {v: k for k, v in self._paths.items()}
         for i, path in enumerate(self.shown):
             steps, vals = rc.val_curve(path)
-            chart.set_series(path, steps, vals, label=f"{MARKERS[i]} {names.get(path, path)[-14:]}",
+            chart.set_series(path, steps, vals, label=names.get(path, path)[-16:],
                              marker=MARKERS[i], scatter=len(steps) < 30)
 
     def action_toggle(self) -> None:

@@ -15,7 +15,7 @@ from textual_plotext import PlotextPlot
 
 from minigpt.run_control import downsample
 
-MAX_REDRAWS_PER_S = 4
+MAX_REDRAWS_PER_S = 3
 
 
 @dataclass
@@ -40,6 +40,7 @@ class LossChart(PlotextPlot):
         self.last_build_ms = 0.0  # time plotext took to build the last frame
         self._dirty = True
         self._last_size = (0, 0)
+        self._frame = None  # (key, built text): Textual re-renders for many reasons; plotext is slow
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -93,7 +94,11 @@ class LossChart(PlotextPlot):
         self.refresh()
 
     def render(self):
+        key = (self.redraws, self.size, self.app.theme)
+        if self._frame is not None and self._frame[0] == key:
+            return self._frame[1]
         start = time.perf_counter()
         result = super().render()
         self.last_build_ms = (time.perf_counter() - start) * 1000
+        self._frame = (key, result)
         return result
