@@ -128,16 +128,19 @@ class EncodedSplit:
 
     def __init__(self, words: list[str], vocab: Vocab, block_size: int):
         n = len(words)
+        vocab.encode("".join(dict.fromkeys("".join(words))))  # one clear error for unknown characters
+        stoi = vocab.stoi
+        ids = [[stoi[c] for c in w[: block_size - 1]] for w in words]
+        k = torch.tensor([len(row) for row in ids], dtype=torch.long)
+        flat = torch.tensor([i for row in ids for i in row], dtype=torch.long)
+        pos = torch.arange(block_size)
         self.x = torch.zeros(n, block_size, dtype=torch.long)
         self.y = torch.full((n, block_size), IGNORE, dtype=torch.long)
-        self.lengths = torch.zeros(n, dtype=torch.long)  # real positions = len(word) + 1
-        for i, w in enumerate(words):
-            ids = vocab.encode(w)[: block_size - 1]
-            k = len(ids)
-            self.x[i, 1 : k + 1] = torch.tensor(ids, dtype=torch.long)
-            self.y[i, :k] = torch.tensor(ids, dtype=torch.long)
-            self.y[i, k] = 0
-            self.lengths[i] = k + 1
+        # Row-major boolean assignment fills each row's characters in order.
+        self.x[(pos[None, :] >= 1) & (pos[None, :] <= k[:, None])] = flat
+        self.y[pos[None, :] < k[:, None]] = flat
+        self.y[torch.arange(n), k] = 0
+        self.lengths = k + 1  # real positions = len(word) + 1
 
     def __len__(self) -> int:
         return self.x.shape[0]

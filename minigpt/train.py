@@ -167,10 +167,6 @@ class TrainConfig:
         return Path(self.data) if self.data is not None else paths.default_dataset()
 
 
-class TrainingStopped(Exception):
-    pass
-
-
 # ---------------------------------------------------------------------------- helpers
 
 
@@ -376,8 +372,10 @@ class _StopFlag:
 
 
 def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
-          on_log: Callable[[dict], None] | None = None) -> dict:
+          on_log: Callable[[dict], None] | None = None, dataset: Dataset | None = None) -> dict:
     """Train into ``run_dir``; return the final status dict.
+
+    ``dataset`` replaces the one described by ``cfg`` (benchmarks use it for other splits).
 
     With ``resume=True`` the configuration is read from ``run_dir/config.json`` (``cfg`` may be
     None) and training continues the same schedule from the saved step. ``on_log`` is called
@@ -405,7 +403,7 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
     run.write_status()
     try:
         with _StopFlag() as stop:
-            status = _train(cfg, run, resume, stop)
+            status = _train(cfg, run, resume, stop, dataset)
         return status
     except BaseException as e:  # noqa: BLE001 - every way out is written down
         if isinstance(e, KeyboardInterrupt):
@@ -418,7 +416,7 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
         run.close()
 
 
-def _train(cfg: TrainConfig, run: _Run, resume: bool, stop: _StopFlag) -> dict:
+def _train(cfg: TrainConfig, run: _Run, resume: bool, stop: _StopFlag, dataset: Dataset | None) -> dict:
     device = resolve_device(cfg.device)
     if device.type == "cpu":
         torch.set_num_threads(physical_cores())
@@ -435,8 +433,8 @@ def _train(cfg: TrainConfig, run: _Run, resume: bool, stop: _StopFlag) -> dict:
             src = run.dir / BEST_DIR
         ckpt = load_checkpoint(src, device="cpu")
         vocab, state = ckpt.vocab, dict(ckpt.state)
-    data = load_data_for(cfg, vocab=vocab,
-                         block_size=ckpt.model_config.block_size if ckpt else None)
+    data = dataset or load_data_for(cfg, vocab=vocab,
+                                    block_size=ckpt.model_config.block_size if ckpt else None)
     torch.manual_seed(cfg.seed)
     if ckpt is not None:
         model = ckpt.model

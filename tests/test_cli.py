@@ -1,0 +1,134 @@
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from minigpt import paths
+from minigpt.checkpoint import save_checkpoint
+from minigpt.cli import main
+from minigpt.config import GPTConfig
+from minigpt.data import load_dataset
+from minigpt.models import MiniGPT
+
+COMMANDS = [[], ["train"], ["sample"], ["eval"], ["runs"]]
+
+
+@pytest.fixture
+def runner(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIGPT_DATA_DIR", str(tmp_path / "user"))
+    return CliRunner()
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    ds = load_dataset()
+    torch.manual_seed(0)
+    m = MiniGPT(GPTConfig(vocab_size=ds.vocab.size, block_size=ds.block_size, d_model=16, n_heads=2, n_layers=1))
+    path = tmp_path_factory.mktemp("ck") / "checkpoint"
+    save_checkpoint(path, m, ds.vocab, train_config={"data": "embedded", "split_seed": 42})
+    return path
+
+
+def one_error_line(result):
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2, result.output
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_help_everywhere(runner, cmd):
+    r = runner.invoke(main, [*cmd, "--help"])
+    assert r.exit_code == 0 and "Usage:" in r.output
+
+
+def test_train_help_lists_options(runner):
+    out = runner.invoke(main, ["train", "--help"]).output
+    for opt in ("--data", "--model", "--d-model", "--n-heads", "--n-layers", "--block-size", "--dropout", "--pos",
+                "--steps", "--time", "--batch-size", "--lr", "--warmup", "--device", "--seed", "--out", "--resume",
+                "--quiet"):
+        assert opt in out
+
+
+def test_sample_json_deterministic(runner, ckpt):
+    args = ["sample", "--checkpoint", str(ckpt), "-n", "8", "--seed", "5", "--json"]
+    a, b = runner.invoke(main, args), runner.invoke(main, args)
+    assert a.exit_code == 0, a.output
+    data = json.loads(a.output)
+    assert a.output == b.output and len(data) == 8
+    assert all(d["membership"] in ("train", "val", "test", "new") for d in data)
+    other = runner.invoke(main, ["sample", "--checkpoint", str(ckpt), "-n", "8", "--seed", "6", "--json"])
+    assert other.output != a.output
+
+
+def test_sample_prefix_and_options(runner, ckpt):
+    r = runner.invoke(main, ["sample", "--checkpoint", str(ckpt), "-n", "5", "--seed", "1", "--prefix", "jo",
+                             "--top-k", "5", "--top-p", "0.9", "--temperature", "0.8", "--max-len", "6", "--json"])
+    assert r.exit_code == 0, r.output
+    assert all(d["name"].startswith("jo") and len(d["name"]) <= 6 for d in json.loads(r.output))
+
+
+@pytest.mark.skipif(not (paths.default_checkpoint() / "config.json").exists(), reason="no default checkpoint")
+def test_eval_uses_default_checkpoint(runner):
+    r = runner.invoke(main, ["eval", "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert Path(data["checkpoint"]).resolve() == paths.default_checkpoint().resolve()
+    assert 1.0 < data["val"] < 2.5 and 1.0 < data["test"] < 2.5 and data["train"] > 0
+
+
+@pytest.mark.skipif(not (paths.default_checkpoint() / "config.json").exists(), reason="no default checkpoint")
+def test_sample_uses_default_checkpoint(runner):
+    r = runner.invoke(main, ["sample", "-n", "3", "--seed", "0"])
+    assert r.exit_code == 0 and len(r.output.splitlines()) == 3
+
+
+def test_errors_are_one_clear_line(runner, ckpt, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    binary = tmp_path / "bin.txt"
+    binary.write_bytes(b"\x00\x01\x02")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "config.json").write_text("{}")
+    cases = [
+        (["train", "--data", str(empty)], "empty"),
+        (["train", "--data", str(binary)], "binary"),
+        (["train", "--data", str(tmp_path / "missing.txt")], "no such file"),
+        (["train", "--d-model", "10", "--n-heads", "3"], "divisible"),
+        (["train", "--steps", "10", "--time", "5"], "either --steps or --time"),
+        (["train", "--lr", "-1"], "learning rate"),
+        (["train", "--dropout", "1.5"], "dropout"),
+        (["train", "--resume", str(tmp_path)], "not a run folder"),
+        (["sample", "--checkpoint", str(bad)], "not a minigpt checkpoint"),
+        (["sample", "--checkpoint", str(tmp_path / "nope")], "no such checkpoint"),
+        (["sample", "--checkpoint", str(ckpt), "--prefix", "Zoë!"], "not in the model's vocabulary"),
+        (["sample", "--checkpoint", str(ckpt), "--temperature", "0"], "temperature"),
+        (["sample", "--checkpoint", str(ckpt), "-n", "0"], "at least 1"),
+        (["eval", "--checkpoint", str(ckpt), "--data", str(binary)], "binary"),
+    ]
+    for args, words in cases:
+        line = one_error_line(runner.invoke(main, args))
+        assert words in line, (args, line)
+
+
+def test_train_eval_runs_round_trip(runner, tmp_path):
+    names = tmp_path / "n.txt"
+    names.write_text("\n".join(Path(paths.default_dataset()).read_text().split()[:300]))
+    out = tmp_path / "run"
+    r = runner.invoke(main, ["train", "--data", str(names), "--d-model", "16", "--n-heads", "2", "--n-layers", "1",
+                             "--steps", "20", "--batch-size", "16", "--out", str(out), "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert "val loss" in r.output and "test loss" in r.output
+    r = runner.invoke(main, ["eval", "--checkpoint", str(out / "checkpoint"), "--json"])
+    assert r.exit_code == 0 and set(json.loads(r.output)) >= {"train", "val", "test"}
+    r = runner.invoke(main, ["train", "--out", str(out)])
+    assert "already holds a run" in one_error_line(r)
+    # `runs` lists the user folder's runs (this one was written elsewhere with --out)
+    r = runner.invoke(main, ["runs", "--json"])
+    assert r.exit_code == 0 and json.loads(r.output) == []
+    r = runner.invoke(main, ["--data-dir", str(tmp_path / "other"), "runs"])
+    assert r.exit_code == 0 and "no runs" in r.output
