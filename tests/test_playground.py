@@ -205,3 +205,14 @@ def test_save_names(tmp_path, gpt):
     lines = path.read_text().splitlines()
     assert lines[0].startswith("# 5 names") and len(lines) == 7
     assert [l.split("\t")[0] for l in lines[2:]] == [s.text for s in batch.samples]
+
+
+def test_one_thread_restores_the_thread_count():
+    from minigpt.playground import one_thread
+
+    before = torch.get_num_threads()
+    with one_thread():
+        with one_thread():
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
