@@ -94,7 +94,7 @@ class TrainingScreen(Screen):
             if action == "stop":
                 return state.status in ("running", "starting")
             if action == "resume":
-                return state.status in ("stopped", "failed")
+                return state.status in ("stopped", "failed") and rc.has_checkpoint(self.panel.run_dir)
         return True
 
     def on_screen_resume(self) -> None:

@@ -71,7 +71,10 @@ class RunPanel(Vertical):
         if self.run_dir is None or self.series is None:
             return
         arrived = self.series.poll()
+        before = self.state.status if self.state is not None else None
         self.state = rc.run_state(self.run_dir)
+        if self.state.status != before:
+            self.screen.refresh_bindings()  # stop / resume appear and disappear with the state
         if arrived:
             self.query_one("#loss-chart", LossChart).touch()
             self.query_one("#lr-chart", LossChart).touch()
@@ -107,7 +110,10 @@ class RunPanel(Vertical):
             lines = [f"[b]✗ The worker failed:[/b] {_escape(st.reason or 'no reason recorded')}"]
             if tail:
                 lines += ["[b]Last lines of stderr.log:[/b]", *(f"  {_escape(ln)}" for ln in tail)]
-            lines.append("[dim]r resumes from the last checkpoint · n starts a new run[/dim]")
+            if rc.has_checkpoint(self.run_dir):
+                lines.append("r resumes from the last checkpoint · n starts a new run")
+            else:
+                lines.append("No checkpoint was saved: n starts a new run, c copies these settings")
             error.update("\n".join(lines))
             error.display = True
         else:
