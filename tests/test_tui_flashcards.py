@@ -186,3 +186,16 @@ async def test_quit_mid_session_and_reopen_keeps_every_answer(tmp_path):
         assert {c: _state(again.store, c) for c, _ in answered} == states
         assert screen.session.counts() == counts
         assert screen.current not in [c for c, r in answered if r > 1]
+
+
+async def test_screen_actions_are_in_the_command_palette(tmp_path):
+    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Cram")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert app.screen is screen and screen.cram

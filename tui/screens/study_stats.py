@@ -53,8 +53,8 @@ class StudyStatsScreen(Screen):
         now = sch.utc_now()
         forecast = stats.due_forecast(store, days=14, now=now)
         self.query_one(ForecastChart).set_forecast(forecast)
-        days = "  ".join(f"{'today' if i == 0 else d.strftime('%a %d')} {n}"
-                         for i, (d, n) in enumerate(forecast[:7]))
+        days = " · ".join(f"{'today' if i == 0 else d.strftime('%a %d')}: {n}"
+                          for i, (d, n) in enumerate(forecast[:6]))
         self.query_one("#stats-forecast-text", Static).update(
             f"{days}\nNext 14 days: [b]{sum(n for _, n in forecast)}[/b] cards due")
         activity = stats.reviews_per_day(store, days=365, now=now)

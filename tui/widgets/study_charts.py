@@ -93,7 +93,10 @@ class ForecastChart(PlotextPlot):
         plt.clear_data()
         plt.clear_figure()
         labels = ["today" if i == 0 else f"+{i}" for i in range(len(forecast))]
-        plt.bar(labels, [n for _, n in forecast], marker="█")
+        counts = [n for _, n in forecast]
+        plt.bar(labels, counts, marker="█")
         plt.title("Cards due per day (next 14 days)")
-        plt.ylabel("cards")
+        top = max(counts + [1])
+        step = max(1, -(-top // 4))  # whole cards: at most five integer ticks
+        plt.yticks(list(range(0, top + step, step)))
         self.refresh()
