@@ -23,7 +23,7 @@ from minigpt.data import BOUNDARY, DatasetError, load_dataset
 from minigpt.sampling import (Distribution, Sample, SamplingError, generate, greedy_continuation,
                               next_distribution, score_word)
 
-SWEEP_TEMPERATURES = (0.5, 0.8, 1.0, 1.2, 1.5)  # the course's exercise 3
+SWEEP_TEMPERATURES = tuple(t / 10 for t in (5, 8, 10, 12, 15))  # the course's exercise 3: 0.5 … 1.5
 MODEL_ORDER = ("bigram", "mlp", "gpt")  # chapter 9's comparison, simplest first
 KIND_LABELS = {"gpt": "MiniGPT", "mlp": "MLP", "bigram": "Bigram"}
 

@@ -39,8 +39,8 @@ class PositionsExplorerScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(classes="explorer-body", id="pe-body"):
-            yield Static("[b]Sinusoidal positions[/b]  PE[pos, 2i] = sin(pos/10000^(2i/d)), "
-                         "PE[pos, 2i+1] = cos(same)", classes="explorer-text")
+            yield Static("[b]Sinusoidal positions[/b]  even column 2i: sin(pos · 10000^(−2i/d)); "
+                         "odd column 2i+1: cos of the same angle", classes="explorer-text")
             with Horizontal(classes="explorer-row"):
                 yield Label("T d")
                 yield Input("8 8", id="pe-shape")
