@@ -212,15 +212,15 @@ async def test_cli_and_screen_give_the_same_names(tmp_path, ckpt_root):
 
 
 async def test_palette_lists_the_screen_actions(tmp_path, ckpt_root):
-    from tui.widgets.playground_palette import ScreenBindingCommands
+    from tui.widgets.screen_commands import screen_commands
 
     app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_playground(app, pilot, ckpt_root)
-        provider = ScreenBindingCommands(screen)
-        titles = [text for text, _, _ in provider._commands()]
+        commands = screen_commands(screen)
+        titles = [text for text, _, _ in commands]
         assert "Playground: Step" in titles and "Playground: Temperature +0.1" in titles
-        callback = dict((t, cb) for t, _, cb in provider._commands())["Playground: Temperature +0.1"]
+        callback = dict((t, cb) for t, _, cb in commands)["Playground: Temperature +0.1"]
         await callback()
         await settle(pilot)
         assert screen.settings.temperature == pytest.approx(1.1)

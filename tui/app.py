@@ -13,6 +13,7 @@ from textual.screen import Screen
 from minigpt import paths
 from minigpt.store import Store
 from tui.areas import AREAS
+from tui.widgets.screen_commands import ScreenCommands
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 DEFAULT_THEME = "textual-dark"
@@ -32,6 +33,8 @@ class TutorApp(App):
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
     ]
     ENABLE_COMMAND_PALETTE = True
+    # System commands (areas, lessons, explorers, themes) plus the current screen's own actions.
+    COMMANDS = App.COMMANDS | {ScreenCommands}
 
     def __init__(self, store: Store | None = None, initial: str | None = None, **kwargs):
         super().__init__(**kwargs)

@@ -19,10 +19,10 @@ from textual.widgets import Footer, Header, Input, Static
 from minigpt import paths
 from minigpt.attention import BUGS, check_trace
 from minigpt.explain import (
-    BUG_ORDER, STAGE_TITLES, StepperState, check_answer, explain_cell, export_csv, export_markdown,
+    BUG_ORDER, STAGE_TITLES, check_answer, explain_cell, export_csv, export_markdown,
     make_question, parse_number, preset_state, stage_note, stage_panels, stages_for,
 )
-from tui.screens.explorers import ExplorerCommands, ExplorerMenu
+from tui.screens.explorers import ExplorerMenu
 from tui.widgets.matrix_view import MatrixView
 
 PRESET_NAMES = ("the cat sat down", "five tokens, d=4", "random")
@@ -30,7 +30,6 @@ CHECK_GLYPH = {"ok": "[b $success]✓[/]", "fail": "[b $error]✗[/]", "skipped"
 
 
 class AttentionStepperScreen(Screen):
-    COMMANDS = Screen.COMMANDS | {ExplorerCommands}
     BINDINGS = [
         Binding("escape", "back", "Back", show=False),
         Binding("n", "stage(1)", "Next", show=True),

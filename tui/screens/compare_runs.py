@@ -13,7 +13,6 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from minigpt import run_control as rc, runs
 from tui.widgets.loss_chart import LossChart
-from tui.widgets.training_palette import ScreenActions
 from tui.widgets.training_panel import state_label
 
 # Distinct markers so curves stay apart without colour (NO_COLOR, ansi themes).
@@ -22,7 +21,6 @@ MAX_CURVES = len(MARKERS)
 
 
 class CompareRunsScreen(Screen):
-    COMMANDS = {ScreenActions}
     BINDINGS = [
         Binding("space", "toggle", "Show/hide curve", show=True),
         Binding("escape", "back", "Back", show=True),

@@ -10,7 +10,6 @@ from textual.widgets import Footer, Header, Input, Label, Static
 
 from minigpt.attention import batch_norm, layer_norm, rms_norm
 from minigpt.explain import Panel, layer_norm_steps, parse_vector, rms_norm_steps
-from tui.screens.explorers import ExplorerCommands
 from tui.widgets.matrix_view import MatrixView
 
 COURSE_VECTOR = "2 4 6 8"
@@ -18,7 +17,6 @@ EXTRA_ROWS = "1 3 5 7; 0 0 4 4"
 
 
 class NormsExplorerScreen(Screen):
-    COMMANDS = Screen.COMMANDS | {ExplorerCommands}
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
                 Binding("ctrl+r", "reset", "Course example", show=True)]
 

@@ -13,14 +13,12 @@ from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Label, S
 from minigpt.config import ConfigError, GPTConfig
 from minigpt.explain import real_param_count
 from minigpt.params import gpt_breakdown, gpt_total, rule_of_thumb
-from tui.screens.explorers import ExplorerCommands
 
 FIELDS = (("d", "d_model", "64"), ("L", "n_layers", "4"), ("heads", "n_heads", "4"),
           ("vocab", "vocab_size", "27"), ("context", "block_size", "16"))
 
 
 class ParamsExplorerScreen(Screen):
-    COMMANDS = Screen.COMMANDS | {ExplorerCommands}
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
                 Binding("g", "gpt2", "GPT-2 small", show=True),
                 Binding("ctrl+r", "count", "Recount", show=True)]

@@ -12,7 +12,6 @@ from textual.widgets import Footer, Header, Input, Label, Static
 
 from minigpt.attention import rope_identity, sinusoidal_pe
 from minigpt.explain import Panel, fmt
-from tui.screens.explorers import ExplorerCommands
 from tui.widgets.matrix_view import MatrixView
 
 # Fixed example vectors for the RoPE check (d = 8), so the numbers are reproducible.
@@ -32,7 +31,6 @@ def _ints(text: str, names: str, lo: int, hi: int) -> list[int]:
 
 
 class PositionsExplorerScreen(Screen):
-    COMMANDS = Screen.COMMANDS | {ExplorerCommands}
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
                 Binding("f6", "focus_table", "Table (↑↓ picks a position)", show=True)]
 

@@ -14,7 +14,6 @@ from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
 
 from minigpt.attention import scaling_demo
-from tui.screens.explorers import ExplorerCommands
 
 D_KS = [2, 4, 8, 16, 32, 64, 128, 256, 512]
 METRICS = [("max_weight", "largest softmax weight (1/T = 0.125 is uniform, 1 is one-hot)"),
@@ -23,7 +22,6 @@ METRICS = [("max_weight", "largest softmax weight (1/T = 0.125 is uniform, 1 is 
 
 
 class ScalingExplorerScreen(Screen):
-    COMMANDS = Screen.COMMANDS | {ExplorerCommands}
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
                 Binding("left", "move(-1)", "d_k ÷2", show=True, key_display="←"),
                 Binding("right", "move(1)", "d_k ×2", show=True, key_display="→"),

@@ -14,7 +14,6 @@ from textual.widgets import Footer, Header, Input, Label, Select, Static
 
 from minigpt import paths
 from minigpt.explain import Panel, name_ids
-from tui.screens.explorers import ExplorerCommands
 from tui.widgets.attention_grid import AttentionGrid
 from tui.widgets.matrix_view import MatrixView
 
@@ -40,7 +39,6 @@ def available_checkpoints() -> list[tuple[str, Path]]:
 
 
 class TrainedAttentionScreen(Screen):
-    COMMANDS = Screen.COMMANDS | {ExplorerCommands}
     BINDINGS = [Binding("escape", "back", "Back", show=True),
                 Binding("f6", "focus_grid", "Grid", show=True),
                 Binding("g", "glyphs", "Glyphs", show=False)]

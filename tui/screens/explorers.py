@@ -11,7 +11,6 @@ from importlib import import_module
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -48,23 +47,6 @@ def open_explorer(app, explorer_id: str) -> None:
             app.push_screen(cls())
             return
     app.notify(f"No explorer called {explorer_id!r}", severity="error")
-
-
-class ExplorerCommands(Provider):
-    """Palette entries for every explorer (on the stepper and the explorer screens)."""
-
-    async def discover(self) -> Hits:
-        for e in EXPLORERS:
-            yield DiscoveryHit(f"Explorer: {e.title}", lambda e=e: open_explorer(self.app, e.id), help=e.description)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for e in EXPLORERS:
-            title = f"Explorer: {e.title}"
-            score = matcher.match(title)
-            if score > 0:
-                yield Hit(score, matcher.highlight(title), lambda e=e: open_explorer(self.app, e.id),
-                          help=e.description)
 
 
 class ExplorerMenu(ModalScreen):

@@ -22,7 +22,6 @@ from minigpt.study.anki import CardImportError, export_apkg, import_file, with_u
 from minigpt.study.decks import DeckError, load_decks
 from minigpt.study.review import StudySession
 from tui.widgets.study_card import CardView, RatingBar
-from tui.widgets.study_commands import ScreenKeysProvider
 
 RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
 
@@ -32,7 +31,6 @@ def export_path() -> Path:
 
 
 class FlashcardsScreen(Screen):
-    COMMANDS = {ScreenKeysProvider}
     # 1-4 are not in the footer: the rating buttons show them with their intervals.
     BINDINGS = [
         Binding("escape", "back", "Back"),

@@ -22,7 +22,6 @@ from minigpt.checkpoint import CheckpointError
 from minigpt.data import DatasetError
 from minigpt.playground import Settings, find_checkpoints, load_for_playground, run_batch, save_names
 from minigpt.sampling import SamplingError
-from tui.widgets.playground_palette import ScreenBindingCommands
 
 WHERE = {"train": "● train", "val": "◐ val", "test": "◑ test", "new": "★ new"}
 TEMPERATURE_STEP, TOP_P_STEP = 0.1, 0.05
@@ -81,7 +80,6 @@ def parse_settings(fields: dict[str, str], vocab=None) -> Settings:
 
 class PlaygroundScreen(Screen):
     PALETTE_PREFIX = "Playground"
-    COMMANDS = {ScreenBindingCommands}
     BINDINGS = [
         Binding("escape", "back", "Back", show=False),
         Binding("r", "regenerate", "Regenerate", show=True),

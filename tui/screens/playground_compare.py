@@ -14,7 +14,6 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from minigpt.playground import MODEL_ORDER, compare_models
-from tui.widgets.playground_palette import ScreenBindingCommands
 
 GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}
 COMPARE_NAMES = 12
@@ -26,7 +25,6 @@ def _loss(x) -> str:
 
 class CompareScreen(Screen):
     PALETTE_PREFIX = "Compare models"
-    COMMANDS = {ScreenBindingCommands}
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", show=True),
         Binding("s", "seed(1)", "Next seed", show=True),

@@ -13,14 +13,12 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from minigpt.playground import score_name
 from minigpt.sampling import SamplingError
 from tui.widgets.playground_bars import bar, prob_style, show_char
-from tui.widgets.playground_palette import ScreenBindingCommands
 
 WHERE = {"train": "● in train", "val": "◐ in val", "test": "◑ in test", "new": "★ new"}
 
 
 class ScoreScreen(Screen):
     PALETTE_PREFIX = "Score"
-    COMMANDS = {ScreenBindingCommands}
     BINDINGS = [
         Binding("escape", "back", "Back", show=True),
         Binding("enter", "score", "Score", show=True),

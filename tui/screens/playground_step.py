@@ -19,7 +19,6 @@ from textual.widgets import Footer, Header, Static
 from minigpt.playground import Stepper
 from minigpt.sampling import SamplingError
 from tui.widgets.playground_bars import DistributionTable, show_char
-from tui.widgets.playground_palette import ScreenBindingCommands
 
 WHERE = {"train": "● in the training data", "val": "◐ in the validation split",
          "test": "◑ in the test split", "new": "★ new: not in the data"}
@@ -27,7 +26,6 @@ WHERE = {"train": "● in the training data", "val": "◐ in the validation spli
 
 class StepScreen(Screen):
     PALETTE_PREFIX = "Step mode"
-    COMMANDS = {ScreenBindingCommands}
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", show=True),
         Binding("space,right", "sample", "Sample next", key_display="space", show=True),

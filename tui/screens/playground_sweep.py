@@ -15,7 +15,6 @@ from textual.widgets import Footer, Header, Static
 
 from minigpt.playground import SWEEP_TEMPERATURES, temperature_sweep
 from minigpt.sampling import SamplingError
-from tui.widgets.playground_palette import ScreenBindingCommands
 
 GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}
 SWEEP_NAMES = 12  # what fits a column at 80×24
@@ -23,7 +22,6 @@ SWEEP_NAMES = 12  # what fits a column at 80×24
 
 class SweepScreen(Screen):
     PALETTE_PREFIX = "Temperature sweep"
-    COMMANDS = {ScreenBindingCommands}
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", show=True),
         Binding("s", "seed(1)", "Next seed", show=True),

@@ -19,7 +19,6 @@ from textual.widgets.option_list import Option
 from minigpt.study import quiz as q
 from minigpt.study.decks import DeckError, load_decks
 from minigpt.study.review import StudySession
-from tui.widgets.study_commands import ScreenKeysProvider
 from tui.widgets.study_quiz import FORMAT_TITLES, QuestionView, TypedView, view_for
 
 ROUND = 5
@@ -35,7 +34,6 @@ MODES = {
 
 
 class QuizScreen(Screen):
-    COMMANDS = {ScreenKeysProvider}
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("ctrl+s", "submit", "Submit", show=True),

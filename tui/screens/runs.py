@@ -17,7 +17,6 @@ from textual.widgets import DataTable, Footer, Header, Static
 from minigpt import paths, run_control as rc, runs
 from minigpt.config import ConfigError
 from tui.widgets.training_confirm import ConfirmScreen
-from tui.widgets.training_palette import ScreenActions
 from tui.widgets.training_panel import state_label
 
 COLUMNS = ("status", "run", "model", "params", "device", "step", "best val", "age")
@@ -42,7 +41,6 @@ def row_for(info: runs.RunInfo) -> tuple[str, ...]:
 
 
 class RunsScreen(Screen):
-    COMMANDS = {ScreenActions}
     BINDINGS = [
         Binding("enter", "open", "Watch", show=True),
         Binding("s", "stop", "Stop", show=True),

@@ -15,11 +15,9 @@ from minigpt.study.anki import with_user_cards
 from minigpt.study.decks import DeckError, load_decks
 from tui.widgets.study_charts import (ForecastChart, buttons_text, heatmap_text, retention_text,
                                       weakest_text)
-from tui.widgets.study_commands import ScreenKeysProvider
 
 
 class StudyStatsScreen(Screen):
-    COMMANDS = {ScreenKeysProvider}
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("r", "refresh_stats", "Refresh", show=True),

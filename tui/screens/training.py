@@ -20,7 +20,6 @@ from minigpt.config import ConfigError
 from minigpt.data import DatasetError
 from minigpt.train import TrainConfig
 from tui.widgets.training_form import TrainingForm
-from tui.widgets.training_palette import ScreenActions
 from tui.widgets.training_panel import RunPanel
 
 FORM_ACTIONS = {"start", "runs_from_form", "back"}
@@ -28,7 +27,6 @@ PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "b
 
 
 class TrainingScreen(Screen):
-    COMMANDS = {ScreenActions}
     BINDINGS = [
         Binding("ctrl+s", "start", "Start training", show=True, priority=True),
         Binding("s", "stop", "Stop", show=True),

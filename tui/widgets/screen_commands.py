@@ -1,0 +1,46 @@
+"""One command-palette provider for every screen: its own actions, found by typing their names.
+
+A screen may define ``palette_commands()`` returning (title, help, callback) triples for actions
+that depend on its state. Otherwise every described key binding of the screen becomes a command
+("Playground: Regenerate"), skipping those ``check_action`` says are unavailable right now.
+``PALETTE_PREFIX`` names the screen in the titles (default: the class name without "Screen").
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+
+def screen_commands(screen) -> list[tuple[str, str, object]]:
+    custom = getattr(screen, "palette_commands", None)
+    if custom is not None:
+        return list(custom())
+    prefix = getattr(screen, "PALETTE_PREFIX", None) or screen.__class__.__name__.removesuffix("Screen")
+    commands, seen = [], set()
+    for b in screen.BINDINGS:
+        if isinstance(b, tuple):
+            b = Binding(*b)
+        if not b.description or b.action in seen or b.action.startswith("app."):
+            continue
+        if screen.check_action(b.action.split("(")[0], ()) is False:
+            continue  # not available right now (e.g. rating before the answer is shown)
+        seen.add(b.action)
+        key = b.key_display or b.key.split(",")[0]
+        commands.append((f"{prefix}: {b.description}", f"key {key}", partial(screen.run_action, b.action)))
+    return commands
+
+
+class ScreenCommands(Provider):
+    async def discover(self) -> Hits:
+        for title, help_text, callback in screen_commands(self.screen):
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, callback in screen_commands(self.screen):
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=help_text)
