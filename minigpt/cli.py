@@ -49,7 +49,9 @@ def main(ctx: click.Context, data_dir: Path | None) -> None:
     if ctx.invoked_subcommand is None:
         try:
             from tui.app import run_app  # the app is optional for the headless commands
-        except ImportError:
+        except ModuleNotFoundError as e:
+            if e.name not in ("tui", "tui.app"):
+                raise
             click.echo(ctx.get_help())
             return
         run_app(data_dir=data_dir)
@@ -163,6 +165,8 @@ def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_enco
         status = run_training(cfg, run_dir, resume=resume is not None, on_log=_progress_printer(cfg, quiet))
     except USER_ERRORS as e:
         raise _fail(e) from None
+    except OSError as e:  # an unwritable run folder, a full disk
+        raise _fail(e) from None
     except KeyboardInterrupt:
         click.echo("\ninterrupted", err=True)
         sys.exit(130)
@@ -181,7 +185,11 @@ def _load(checkpoint: Path | None):
     from minigpt import paths
     from minigpt.checkpoint import load_checkpoint
 
-    return load_checkpoint(checkpoint if checkpoint is not None else paths.default_checkpoint())
+    if checkpoint is None:
+        checkpoint = paths.default_checkpoint()
+    elif (checkpoint / "checkpoint" / "config.json").exists():
+        checkpoint = checkpoint / "checkpoint"  # a run folder: its best checkpoint
+    return load_checkpoint(checkpoint)
 
 
 def _dataset_for(ckpt, data: Path | None = None):

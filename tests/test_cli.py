@@ -132,3 +132,21 @@ def test_train_eval_runs_round_trip(runner, tmp_path):
     assert r.exit_code == 0 and json.loads(r.output) == []
     r = runner.invoke(main, ["--data-dir", str(tmp_path / "other"), "runs"])
     assert r.exit_code == 0 and "no runs" in r.output
+
+
+def test_resume_without_runs_and_run_folder_as_checkpoint(runner, ckpt, tmp_path):
+    assert "no run to resume" in one_error_line(runner.invoke(main, ["train", "--resume"]))
+    run = tmp_path / "somerun"
+    run.mkdir()
+    import shutil
+    shutil.copytree(ckpt, run / "checkpoint")
+    r = runner.invoke(main, ["sample", "--checkpoint", str(run), "-n", "2", "--seed", "0"])
+    assert r.exit_code == 0, r.output
+
+
+def test_no_subcommand_without_app_prints_help(runner, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "tui.app", None)  # import fails as if the app were absent
+    r = runner.invoke(main, [])
+    assert r.exit_code == 0, r.output
+    assert "train" in r.output and "sample" in r.output
