@@ -545,7 +545,7 @@ def _train(cfg: TrainConfig, run: _Run, resume: bool, stop: _StopFlag, dataset: 
                "device": str(device)}
     model.load_state_dict(best.model.state_dict())
     save_checkpoint(run.dir / BEST_DIR, model, data.vocab, train_config=train_config, metrics=metrics,
-                    optimizer=None if not stopped else optimizer, state=best.state)
+                    optimizer=None, state=best.state)  # resume reads last/
     state_name = "stopped" if stopped else "finished"
     return dict(_finish(run, state_name, step, best_val, val, test))
 
