@@ -27,7 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see minigpt/cli.py
+# Spinning OpenMP threads (the default) are fastest on idle cores; on a busy machine set
+# OMP_WAIT_POLICY=PASSIVE in the environment (minigpt's CLI does it by itself; see minigpt/cli.py).
 
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
@@ -202,7 +203,8 @@ def main() -> None:
     torch.set_num_threads(physical_cores())
     data_path = CANONICAL if CANONICAL.exists() else REPO / "data" / "names.txt"
     ds = makemore_dataset(data_path)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, load average "
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}, load average "
           f"{os.getloadavg()[0]:.2f}, data {data_path} ({len(ds.words)} names)")
 
     if not args.only_quality:
