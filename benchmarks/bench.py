@@ -21,6 +21,7 @@ Timings on a shared machine vary: the load average is printed alongside.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import tempfile
@@ -48,72 +49,67 @@ CANONICAL = REPO.parent / "shared" / "data" / "names.txt"
 # ----------------------------------------------------------------------------- the course-style reference
 
 
-class Head(nn.Module):
-    def __init__(self, n_embd, head_size, block_size):
+class OneHead(nn.Module):
+    """A single attention head with its own three projections, masking by hand."""
+
+    def __init__(self, width, head_width, longest):
         super().__init__()
-        self.key = nn.Linear(n_embd, head_size, bias=False)
-        self.query = nn.Linear(n_embd, head_size, bias=False)
-        self.value = nn.Linear(n_embd, head_size, bias=False)
-        self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size)))
+        self.to_q = nn.Linear(width, head_width, bias=False)
+        self.to_k = nn.Linear(width, head_width, bias=False)
+        self.to_v = nn.Linear(width, head_width, bias=False)
+        self.register_buffer("allowed", torch.ones(longest, longest).tril().bool())
 
-    def forward(self, x):
-        B, T, C = x.shape
-        k, q = self.key(x), self.query(x)
-        wei = q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5
-        wei = wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))
-        wei = F.softmax(wei, dim=-1)
-        return wei @ self.value(x)
+    def forward(self, h):
+        n = h.shape[1]
+        q, k, v = self.to_q(h), self.to_k(h), self.to_v(h)
+        scores = torch.einsum("bid,bjd->bij", q, k) / math.sqrt(q.shape[-1])
+        scores = scores.masked_fill(~self.allowed[:n, :n], float("-inf"))
+        return scores.softmax(dim=-1) @ v
 
 
-class MultiHeadAttention(nn.Module):
-    def __init__(self, n_embd, n_head, block_size):
+class HeadsInALoop(nn.Module):
+    """Multi-head attention as a Python list of heads, run one after another."""
+
+    def __init__(self, width, n_heads, longest):
         super().__init__()
-        self.heads = nn.ModuleList([Head(n_embd, n_embd // n_head, block_size) for _ in range(n_head)])
-        self.proj = nn.Linear(n_embd, n_embd)
+        self.heads = nn.ModuleList(OneHead(width, width // n_heads, longest) for _ in range(n_heads))
+        self.mix = nn.Linear(width, width)
 
-    def forward(self, x):
-        return self.proj(torch.cat([h(x) for h in self.heads], dim=-1))
-
-
-class FeedForward(nn.Module):
-    def __init__(self, n_embd):
-        super().__init__()
-        self.net = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.GELU(), nn.Linear(4 * n_embd, n_embd))
-
-    def forward(self, x):
-        return self.net(x)
+    def forward(self, h):
+        outputs = []
+        for head in self.heads:
+            outputs.append(head(h))
+        return self.mix(torch.cat(outputs, dim=-1))
 
 
 class RefBlock(nn.Module):
-    def __init__(self, n_embd, n_head, block_size):
+    def __init__(self, width, n_heads, longest):
         super().__init__()
-        self.sa = MultiHeadAttention(n_embd, n_head, block_size)
-        self.ffwd = FeedForward(n_embd)
-        self.ln1, self.ln2 = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
+        self.norm_a, self.norm_b = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.attend = HeadsInALoop(width, n_heads, longest)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
 
-    def forward(self, x):
-        x = x + self.sa(self.ln1(x))
-        return x + self.ffwd(self.ln2(x))
+    def forward(self, h):
+        h = h + self.attend(self.norm_a(h))
+        return h + self.mlp(self.norm_b(h))
 
 
 class RefGPT(nn.Module):
-    def __init__(self, vocab_size, block_size, n_embd=64, n_head=4, n_layer=4):
+    def __init__(self, vocab_size, longest, width=64, n_heads=4, n_layers=4):
         super().__init__()
-        self.token_embedding_table = nn.Embedding(vocab_size, n_embd)
-        self.position_embedding_table = nn.Embedding(block_size, n_embd)
-        self.blocks = nn.Sequential(*[RefBlock(n_embd, n_head, block_size) for _ in range(n_layer)])
-        self.ln_f = nn.LayerNorm(n_embd)
-        self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
+        self.tok = nn.Embedding(vocab_size, width)
+        self.pos = nn.Embedding(longest, width)
+        self.blocks = nn.Sequential(*(RefBlock(width, n_heads, longest) for _ in range(n_layers)))
+        self.norm = nn.LayerNorm(width)
+        self.out = nn.Linear(width, vocab_size, bias=False)
 
-    def forward(self, idx, targets=None):
-        B, T = idx.shape
-        x = self.token_embedding_table(idx) + self.position_embedding_table(torch.arange(T))
-        logits = self.lm_head(self.ln_f(self.blocks(x)))
-        loss = None
-        if targets is not None:
-            B, T, C = logits.shape
-            loss = F.cross_entropy(logits.view(B * T, C), targets.view(B * T), ignore_index=IGNORE)
-        return logits, loss
+    def forward(self, idx, targets):
+        where = torch.arange(idx.shape[1])
+        h = self.tok(idx) + self.pos(where)
+        logits = self.out(self.norm(self.blocks(h)))
+        # one loss term per position, padding skipped: the fair comparison for whole names
+        per_position = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
+        return logits, per_position
 
 
 def reference_tokens_per_s(split: EncodedSplit, vocab_size: int, block: int, seconds: float) -> tuple[float, int]:

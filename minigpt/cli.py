@@ -106,6 +106,11 @@ def _progress_printer(cfg, quiet: bool):
     return on_log
 
 
+# Options of `train` that map one to one onto TrainConfig fields.
+TRAIN_OPTIONS = ("model", "d_model", "n_heads", "n_layers", "block_size", "dropout", "pos_encoding",
+                 "tie_weights", "batch_size", "lr", "warmup", "eval_interval", "device", "seed")
+
+
 @main.command()
 @click.option("--data", type=click.Path(path_type=Path), default=None,
               help="UTF-8 text file, one item per line (default: the embedded names).")
@@ -153,10 +158,10 @@ def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_enco
             from minigpt.train import load_run_config
             cfg = load_run_config(run_dir)
         else:
-            values = dict(data=str(data) if data is not None else None, model=model, d_model=d_model,
-                          n_heads=n_heads, n_layers=n_layers, block_size=block_size, dropout=dropout,
-                          pos_encoding=pos_encoding, tie_weights=tie_weights, batch_size=batch_size, lr=lr,
-                          warmup=warmup, eval_interval=eval_interval, device=device, seed=seed)
+            # Every option left unset keeps TrainConfig's default; the budget is handled below.
+            values = {name: value for name, value in click.get_current_context().params.items()
+                      if name in TRAIN_OPTIONS}
+            values["data"] = str(data) if data is not None else None
             values = {k: v for k, v in values.items() if v is not None}
             if steps is not None and time_s is not None:
                 raise ConfigError("give either --steps or --time, not both")
