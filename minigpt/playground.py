@@ -12,7 +12,7 @@ import contextlib
 import math
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -89,10 +89,8 @@ def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None)
             c = _choice(d, d.name, "bundled")
             if c:
                 found.append(c)
-    try:  # runs.py arrives with the training work; without it only the shipped models are offered
-        from minigpt.runs import list_runs
-    except ImportError:
-        return found
+    from minigpt.runs import list_runs
+
     for run in list_runs(runs_root):
         if run.status in ("finished", "stopped") and run.checkpoint.exists():
             c = _choice(run.checkpoint, f"run {run.name}", "run")

@@ -27,10 +27,9 @@ import minigpt
 from minigpt import runs
 from minigpt.config import ConfigError
 from minigpt.data import DatasetError, load_words
-from minigpt.train import (
-    BEST_DIR, CONFIG_FILE, LAST_DIR, STATUS_FILE, TrainConfig, load_run_config, now_iso, process_start_time,
-    write_json_atomic,
-)
+from minigpt.run_files import (BEST_DIR, CONFIG_FILE, LAST_DIR, STATUS_FILE, now_iso, process_start_time,
+                               write_json_atomic)
+from minigpt.train_config import TrainConfig, load_run_config
 
 LAUNCH_FILE, STDOUT_FILE, STDERR_FILE = "launch.json", "stdout.log", "stderr.log"
 # Larger models cannot train in a tutorial's time on a laptop, and a typo (d_model 6400) would

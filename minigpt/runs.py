@@ -11,11 +11,11 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 from minigpt import paths
-from minigpt.train import METRICS_FILE, STATUS_FILE, process_start_time
+from minigpt.run_files import METRICS_FILE, STATUS_FILE, process_start_time
 
 DEAD_WORKER = "worker exited without writing its status"
 

@@ -7,8 +7,12 @@ A run folder holds:
   lr, tokens_per_s, elapsed_s), appended and flushed line by line;
 - ``status.json``: state (running / finished / failed / stopped), pid, step, budget, best val,
   written atomically (temp file + fsync + rename);
-- ``checkpoint/``: the best-val model (with optimizer and trainer state), and ``last/``: the
-  latest state, which ``resume=True`` continues from.
+- ``checkpoint/``: the best-val model (weights, vocabulary, final val/test metrics), and
+  ``last/``: the latest state with optimizer and trainer state, which ``resume=True`` continues
+  from.
+
+The options live in ``minigpt.train_config``, the run-folder writer in ``minigpt.run_files`` and
+device choice in ``minigpt.devices``; this module is the loop itself.
 
 The recipe (defaults) comes from measurements on a 2-core CPU: a 64-wide, 4-layer, 4-head
 MiniGPT, batch 128, AdamW lr 3e-3 betas (0.9, 0.99), weight decay 0.1 on matrices only, 2% linear
@@ -19,221 +23,33 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import signal
 import threading
 import time
-from dataclasses import asdict, dataclass, fields
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
 import torch
 
-from minigpt import paths
 from minigpt.checkpoint import load_checkpoint, load_optimizer_state, save_checkpoint
-from minigpt.config import BigramConfig, ConfigError, GPTConfig, MLPConfig
-from minigpt.data import IGNORE, Dataset, EncodedSplit, load_dataset
+from minigpt.config import ConfigError
+from minigpt.data import IGNORE, Dataset, EncodedSplit
+from minigpt.devices import autocast_for, physical_cores, resolve_device
 from minigpt.models import build_model, count_parameters
+from minigpt.run_files import (BEST_DIR, CONFIG_FILE, LAST_DIR, METRICS_FILE, STATUS_FILE, RunWriter,
+                               now_iso, process_start_time, write_json_atomic)
+from minigpt.train_config import (DEVICES, DTYPES, EMBEDDED, MODEL_KINDS, TrainConfig, load_data_for,
+                                  load_run_config)
 
-MODEL_KINDS = ("gpt", "mlp", "bigram")
-DEVICES = ("auto", "cpu", "cuda", "mps")
-DTYPES = ("auto", "float32", "bfloat16")
-EMBEDDED = "embedded"
-
-CONFIG_FILE, METRICS_FILE, STATUS_FILE = "config.json", "metrics.jsonl", "status.json"
-BEST_DIR, LAST_DIR = "checkpoint", "last"
-
-# Budgets up to this size train without dropout (short runs do better without it; longer ones
-# overfit and need it): measured on the names data, see the notes on training on CPU.
-SHORT_RUN_STEPS = 6000
-SHORT_RUN_SECONDS = 200.0
-
-
-@dataclass
-class TrainConfig:
-    model: str = "gpt"  # gpt | mlp | bigram
-    # MiniGPT
-    d_model: int = 64
-    n_heads: int = 4
-    n_layers: int = 4
-    block_size: int | None = None  # None: the dataset's longest word + 1
-    dropout: float | None = None  # None: 0.0 for short budgets, 0.1 for long ones
-    pos_encoding: str = "learned"
-    tie_weights: bool = False
-    # MLP
-    mlp_context: int = 3
-    mlp_embd: int = 10
-    mlp_hidden: int = 200
-    # Bigram
-    smoothing: float = 1.0
-    # Optimisation
-    batch_size: int = 128
-    lr: float = 3e-3
-    min_lr_ratio: float = 0.1
-    beta1: float = 0.9
-    beta2: float = 0.99
-    weight_decay: float = 0.1
-    warmup: float = 0.02  # < 1: fraction of the budget; ≥ 1: a number of steps
-    grad_clip: float | None = 1.0
-    # Budget: exactly one of steps / time_s
-    steps: int | None = 3000
-    time_s: float | None = None
-    eval_interval: int = 250
-    log_interval: int = 10
-    # Environment
-    device: str = "auto"
-    dtype: str = "auto"  # auto: bf16 autocast on CUDA, float32 elsewhere
-    seed: int = 1337
-    data: str | None = None  # None: the embedded names
-    split_seed: int = 42
-
-    def __post_init__(self) -> None:
-        self.validate()
-
-    def validate(self) -> None:
-        if self.model not in MODEL_KINDS:
-            raise ConfigError(f"model must be one of {', '.join(MODEL_KINDS)}, got {self.model!r}")
-        if (self.steps is None) == (self.time_s is None):
-            raise ConfigError("give exactly one budget: a number of steps or a time in seconds")
-        if self.steps is not None and (isinstance(self.steps, bool) or not isinstance(self.steps, int)
-                                       or self.steps <= 0):
-            raise ConfigError(f"steps must be a positive whole number, got {self.steps!r}")
-        if self.time_s is not None and not (self.time_s > 0 and math.isfinite(self.time_s)):
-            raise ConfigError(f"time budget must be a positive number of seconds, got {self.time_s!r}")
-        for name in ("batch_size", "eval_interval", "log_interval"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ConfigError(f"{name.replace('_', ' ')} must be a positive whole number, got {value!r}")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise ConfigError(f"learning rate must be > 0, got {self.lr!r}")
-        if not (0 <= self.min_lr_ratio <= 1):
-            raise ConfigError(f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio!r}")
-        for name in ("beta1", "beta2"):
-            if not (0 <= getattr(self, name) < 1):
-                raise ConfigError(f"{name} must be in [0, 1), got {getattr(self, name)!r}")
-        if not (self.weight_decay >= 0):
-            raise ConfigError(f"weight decay must be ≥ 0, got {self.weight_decay!r}")
-        if not (self.warmup >= 0) or (self.warmup >= 1 and self.warmup != int(self.warmup)):
-            raise ConfigError(f"warmup must be a fraction in [0, 1) or a whole number of steps, got {self.warmup!r}")
-        if self.grad_clip is not None and not (self.grad_clip > 0):
-            raise ConfigError(f"grad clip must be > 0 (or none), got {self.grad_clip!r}")
-        if self.device not in DEVICES:
-            raise ConfigError(f"device must be one of {', '.join(DEVICES)}, got {self.device!r}")
-        if self.dtype not in DTYPES:
-            raise ConfigError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
-        if self.dropout is not None and not (0.0 <= float(self.dropout) < 1.0):
-            raise ConfigError(f"dropout must be in [0, 1), got {self.dropout!r}")
-        if self.block_size is not None and (not isinstance(self.block_size, int) or self.block_size < 2):
-            raise ConfigError(f"block size must be at least 2, got {self.block_size!r}")
-        # The model's own checks (d_model divisible by n_heads, …) with a stand-in vocabulary.
-        self.model_config(27, self.block_size or 16)
-
-    @property
-    def effective_dropout(self) -> float:
-        if self.dropout is not None:
-            return float(self.dropout)
-        short = (self.steps is not None and self.steps <= SHORT_RUN_STEPS) or (
-            self.time_s is not None and self.time_s <= SHORT_RUN_SECONDS)
-        return 0.0 if short else 0.1
-
-    def model_config(self, vocab_size: int, block_size: int):
-        if self.model == "gpt":
-            return GPTConfig(vocab_size=vocab_size, block_size=block_size, d_model=self.d_model,
-                             n_heads=self.n_heads, n_layers=self.n_layers, dropout=self.effective_dropout,
-                             pos_encoding=self.pos_encoding, tie_weights=self.tie_weights)
-        if self.model == "mlp":
-            return MLPConfig(vocab_size=vocab_size, block_size=block_size, context=self.mlp_context,
-                             n_embd=self.mlp_embd, n_hidden=self.mlp_hidden)
-        return BigramConfig(vocab_size=vocab_size, block_size=block_size, smoothing=self.smoothing)
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["data"] = self.data if self.data is not None else EMBEDDED
-        return d
-
-    @classmethod
-    def from_dict(cls, values: dict) -> "TrainConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = set(values) - known
-        if unknown:
-            raise ConfigError(f"unknown training options: {', '.join(sorted(unknown))}")
-        values = dict(values)
-        if values.get("data") == EMBEDDED:
-            values["data"] = None
-        return cls(**values)
-
-    def data_path(self) -> Path:
-        return Path(self.data) if self.data is not None else paths.default_dataset()
-
+# Re-exported: callers import these from minigpt.train.
+__all__ = [
+    "BEST_DIR", "CONFIG_FILE", "DEVICES", "DTYPES", "EMBEDDED", "LAST_DIR", "METRICS_FILE",
+    "MODEL_KINDS", "STATUS_FILE", "TrainConfig", "evaluate", "load_data_for", "load_run_config",
+    "lr_at", "make_optimizer", "now_iso", "physical_cores", "process_start_time", "resolve_device",
+    "train", "write_json_atomic",
+]
 
 # ---------------------------------------------------------------------------- helpers
-
-
-def physical_cores() -> int:
-    """Physical cores usable by this process (hyperthreads do not help matrix maths)."""
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        usable = os.cpu_count() or 1
-    cores = set()
-    try:
-        phys = None
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("physical id"):
-                    phys = line.split(":")[1].strip()
-                elif line.startswith("core id"):
-                    cores.add((phys, line.split(":")[1].strip()))
-    except OSError:
-        pass
-    return max(1, min(usable, len(cores) or usable))
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-            return torch.device("mps")
-        return torch.device("cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("device cuda requested but no CUDA GPU is available (try --device auto)")
-    if name == "mps" and not (getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()):
-        raise ConfigError("device mps requested but Apple MPS is not available (try --device auto)")
-    return torch.device(name)
-
-
-def _autocast(device: torch.device, dtype: str):
-    use_bf16 = dtype == "bfloat16" or (dtype == "auto" and device.type == "cuda")
-    if use_bf16:
-        return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
-    return torch.autocast(device_type=device.type, enabled=False)
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def process_start_time(pid: int) -> int | None:
-    """Start time of a process in clock ticks since boot (Linux), to tell a reused pid apart."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-            stat = f.read()
-        return int(stat[stat.rindex(")") + 2 :].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def write_json_atomic(path: Path, obj) -> None:
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=2)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def lr_at(cfg: TrainConfig, progress: float, step: int, total_steps: int | None) -> float:
@@ -284,7 +100,7 @@ def evaluate(model, split: EncodedSplit, device: torch.device | str = "cpu", bat
     for i in range(0, len(split), batch_size):
         x, y = split.batch(order[i : i + batch_size])
         x, y = x.to(device), y.to(device)
-        with _autocast(device, dtype):
+        with autocast_for(device, dtype):
             logits, _ = model(x)
         logits = logits.float()
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1),
@@ -295,56 +111,7 @@ def evaluate(model, split: EncodedSplit, device: torch.device | str = "cpu", bat
     return total / max(count, 1)
 
 
-def load_run_config(run_dir: Path | str) -> TrainConfig:
-    path = Path(run_dir) / CONFIG_FILE
-    try:
-        values = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{run_dir}: not a run folder (no {CONFIG_FILE})") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ConfigError(f"{path}: unreadable ({e})") from None
-    return TrainConfig.from_dict(values)
-
-
-def load_data_for(cfg: TrainConfig, vocab=None, block_size: int | None = None) -> Dataset:
-    return load_dataset(cfg.data_path(), seed=cfg.split_seed, vocab=vocab,
-                        block_size=block_size or cfg.block_size)
-
-
 # ---------------------------------------------------------------------------- the run
-
-
-class _Run:
-    """Everything one training run writes, kept in one place."""
-
-    def __init__(self, cfg: TrainConfig, run_dir: Path, on_log):
-        self.cfg, self.dir, self.on_log = cfg, run_dir, on_log
-        self.status = {
-            "state": "running", "pid": os.getpid(), "pid_start": process_start_time(os.getpid()),
-            "step": 0, "total_steps": cfg.steps, "time_budget_s": cfg.time_s, "best_val": None,
-            "model": cfg.model, "n_params": None, "device": None, "started_at": now_iso(),
-            "updated_at": now_iso(), "error": None, "val_loss": None, "test_loss": None,
-        }
-        self._last_status_write = 0.0
-        self._metrics = open(run_dir / METRICS_FILE, "a", encoding="utf-8")
-
-    def write_status(self, force: bool = True, **changes) -> None:
-        self.status.update(changes)
-        t = time.monotonic()
-        if not force and t - self._last_status_write < 1.0:
-            return
-        self.status["updated_at"] = now_iso()
-        write_json_atomic(self.dir / STATUS_FILE, self.status)
-        self._last_status_write = t
-
-    def log(self, record: dict) -> None:
-        self._metrics.write(json.dumps(record) + "\n")
-        self._metrics.flush()
-        if self.on_log is not None:
-            self.on_log(record)
-
-    def close(self) -> None:
-        self._metrics.close()
 
 
 class _StopFlag:
@@ -393,7 +160,7 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
         cfg.validate()
         run_dir.mkdir(parents=True, exist_ok=True)
         write_json_atomic(run_dir / CONFIG_FILE, cfg.to_dict())
-    run = _Run(cfg, run_dir, on_log)
+    run = RunWriter(cfg, run_dir, on_log)
     if resume and (run_dir / STATUS_FILE).exists():
         try:
             old = json.loads((run_dir / STATUS_FILE).read_text(encoding="utf-8"))
@@ -416,7 +183,7 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
         run.close()
 
 
-def _train(cfg: TrainConfig, run: _Run, resume: bool, stop: _StopFlag, dataset: Dataset | None) -> dict:
+def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, dataset: Dataset | None) -> dict:
     device = resolve_device(cfg.device)
     if device.type == "cpu":
         torch.set_num_threads(physical_cores())
@@ -504,7 +271,7 @@ def _train(cfg: TrainConfig, run: _Run, resume: bool, stop: _StopFlag, dataset: 
         idx = torch.randint(n_train, (cfg.batch_size,), generator=gen)
         x, y = data.train.batch(idx)
         x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
-        with _autocast(device, cfg.dtype):
+        with autocast_for(device, cfg.dtype):
             _, loss = model(x, y)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -550,12 +317,12 @@ def _train(cfg: TrainConfig, run: _Run, resume: bool, stop: _StopFlag, dataset: 
     return dict(_finish(run, state_name, step, best_val, val, test))
 
 
-def _finish(run: _Run, state: str, step: int, best_val, val: float, test: float) -> dict:
+def _finish(run: RunWriter, state: str, step: int, best_val, val: float, test: float) -> dict:
     run.write_status(state=state, step=step, best_val=best_val, val_loss=val, test_loss=test)
     return run.status
 
 
-def _fit_bigram(cfg, run: _Run, model, data: Dataset, device, save) -> dict:
+def _fit_bigram(cfg, run: RunWriter, model, data: Dataset, device, save) -> dict:
     run.write_status(total_steps=1, time_budget_s=None)
     t0 = time.monotonic()
     model.fit(data.train.x.to(device), data.train.y.to(device))

@@ -40,3 +40,16 @@ def test_samples_look_like_names(ckpt):
     assert sum(s.finished for s in samples) >= 195
     mean_len = sum(len(s.text) for s in samples) / len(samples)
     assert 4 <= mean_len <= 9
+
+
+@pytest.mark.parametrize("name, kind, ceiling", [("bigram", "bigram", 2.5), ("mlp", "mlp", 2.2)])
+def test_shipped_baselines_remeasure_their_losses(name, kind, ceiling):
+    """The bigram and MLP baselines ship too, so the playground's comparison works out of the box."""
+    path = paths.checkpoints_dir() / name
+    ck = load_checkpoint(path)
+    assert ck.kind == kind and ck.train_config["data"] == "embedded"
+    ds = load_dataset(paths.default_dataset(), seed=ck.train_config["split_seed"], vocab=ck.vocab,
+                      block_size=ck.model_config.block_size)
+    assert evaluate(ck.model, ds.val) == pytest.approx(ck.metrics["val_loss"], abs=1e-3)
+    assert evaluate(ck.model, ds.test) == pytest.approx(ck.metrics["test_loss"], abs=1e-3)
+    assert ck.metrics["test_loss"] < ceiling

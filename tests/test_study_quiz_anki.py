@@ -95,7 +95,7 @@ def _read_apkg(path):
 
 def test_apkg_export_with_stable_guids(tmp_path, deck):
     r1 = anki.export_apkg(deck, tmp_path / "a.apkg")
-    r2 = anki.export_apkg(deck, tmp_path / "b.apkg")
+    anki.export_apkg(deck, tmp_path / "b.apkg")
     assert r1.notes == len(deck) and "not transferred" in r1.message
     n1, n2 = _read_apkg(tmp_path / "a.apkg"), _read_apkg(tmp_path / "b.apkg")
     assert len(n1) == len(deck)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 import torch
 
-from minigpt.attention import BUGS
 from minigpt.config import GPTConfig
 from minigpt.explain import BUG_ORDER, real_param_count, stage_panels
 from minigpt.params import gpt_total

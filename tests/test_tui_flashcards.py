@@ -6,7 +6,6 @@ from __future__ import annotations
 import sqlite3
 import zipfile
 
-import pytest
 from textual.widgets import Input, Static
 
 from minigpt.store import Store

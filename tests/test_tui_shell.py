@@ -118,7 +118,7 @@ async def test_help_lists_the_keys_of_the_screen_it_came_from(app):
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         text = str(app.screen.query_one("#help-body").query("Static").first().render())
-        assert "Next snippet" in text and "Help" in text
+        assert "Snippet" in text and "Explore" in text and "Help" in text
         await pilot.press("escape")
         assert isinstance(app.screen, LessonScreen)
 

@@ -139,9 +139,9 @@ class TutorApp(App):
             lessons = load_lessons()
         except Exception:  # a broken lesson file is reported on the lessons screen instead
             lessons = []
-        for lesson in lessons:
+        for number, lesson in enumerate(lessons, start=1):
             yield SystemCommand(
-                f"Lesson {lesson.order}: {lesson.title}",
+                f"Lesson {number}: {lesson.title}",
                 ", ".join(lesson.objectives[:2]) or "Open this lesson",
                 lambda lid=lesson.id: self.open_lesson(lid),
             )

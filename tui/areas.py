@@ -65,25 +65,22 @@ def _open_study_stats(app: "TutorApp") -> None:
     app.push_screen(StudyStatsScreen())
 
 
+# In the order a learner meets them: read, drill, compute, train, play.
 AREAS: list[Area] = [
     Area("lessons", "Lessons", "l", "The course, chapter by chapter, with worked numbers", _open_lessons),
-    Area("playground", "Playground", "p", "Generate names, steer them, step through one, compare models",
-         _open_playground),
-    Area("attention", "Attention stepper", "a",
-         "Every stage of self-attention with real numbers; maths explorers (o)", _open_attention),
-]
-
-
-AREAS.append(Area("training", "Training", "t", "Train a model in the background and watch its loss live",
-                   _open_training))
-AREAS.extend([
     Area("flashcards", "Flashcards", "f", "Spaced repetition on every interview term: reveal, rate 1-4",
          _open_flashcards),
     Area("quiz", "Quiz", "q", "Multiple choice, type the term, numbers, explain, chapter quizzes",
          _open_quiz),
     Area("stats", "Study stats", "s", "Due forecast, streak heatmap, retention, weakest cards",
          _open_study_stats),
-])
+    Area("attention", "Attention stepper", "a",
+         "Every stage of self-attention with real numbers; maths explorers (o)", _open_attention),
+    Area("training", "Training", "t", "Train a model in the background and watch its loss live",
+         _open_training),
+    Area("playground", "Playground", "p", "Generate names, steer them, step through one, compare models",
+         _open_playground),
+]
 
 
 def area(area_id: str) -> Area:

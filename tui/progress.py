@@ -11,33 +11,27 @@ from minigpt.store import Store
 class Glance:
     lessons_read: int
     lessons_total: int
-    cards_due: int | None  # None until the flashcards area exists
+    cards_due: int | None  # None when the decks cannot be read
     last_run: str | None
 
 
 def _cards_due(store: Store) -> int | None:
+    from minigpt.study.decks import DeckError
+    from minigpt.study.review import queue_counts
+
     try:
-        from minigpt.study import review
-    except ImportError:
+        c = queue_counts(store)
+    except DeckError:  # a broken deck file is reported on the flashcards screen
         return None
-    counts = getattr(review, "queue_counts", None)
-    if counts is None:
-        return None
-    try:
-        c = counts(store)
-    except Exception:
-        return None
-    return int(getattr(c, "due", 0)) + int(getattr(c, "learning", 0)) + int(getattr(c, "new", 0))
+    return c.due + c.learning + c.new
 
 
 def _last_run() -> str | None:
-    try:
-        from minigpt.runs import latest_run
-    except ImportError:
-        return None
+    from minigpt.runs import latest_run
+
     try:
         run = latest_run()
-    except Exception:
+    except OSError:  # an unreadable runs folder must not break the home screen
         return None
     if run is None:
         return None

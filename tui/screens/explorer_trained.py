@@ -12,30 +12,15 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Select, Static
 
-from minigpt import paths
+from minigpt.playground import find_checkpoints
 from minigpt.explain import Panel, name_ids
 from tui.widgets.attention_grid import AttentionGrid
 from tui.widgets.matrix_view import MatrixView
 
 
 def available_checkpoints() -> list[tuple[str, Path]]:
-    """The shipped default (when present) and finished runs' checkpoints."""
-    found = []
-    default = paths.default_checkpoint()
-    if (default / "config.json").exists():
-        found.append(("default (shipped)", default))
-    try:
-        from minigpt.runs import list_runs
-    except ImportError:  # the runs module is optional here: the default alone still works
-        return found
-    try:
-        runs = list_runs()
-    except Exception:  # a damaged runs folder must not hide the default checkpoint
-        runs = []
-    for r in runs:
-        if r.status == "finished" and (r.checkpoint / "config.json").exists():
-            found.append((f"run {r.name}", r.checkpoint))
-    return found
+    """MiniGPT checkpoints (the shipped ones, then finished runs): only they have attention."""
+    return [(c.label, c.path) for c in find_checkpoints() if c.kind == "gpt"]
 
 
 class TrainedAttentionScreen(Screen):

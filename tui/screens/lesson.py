@@ -33,10 +33,10 @@ class ExampleBlock(Vertical):
 class LessonScreen(Screen):
     BINDINGS = [
         Binding("escape", "back", "Back"),
-        Binding("tab", "next_snippet", "Next snippet", show=True),
-        Binding("n", "next_lesson", "Next lesson"),
-        Binding("p", "previous_lesson", "Prev lesson"),
-        Binding("z", "chapter_quiz", "Chapter quiz"),
+        Binding("tab", "next_snippet", "Snippet", show=True),
+        Binding("n", "next_lesson", "Next"),
+        Binding("p", "previous_lesson", "Prev", show=False),
+        Binding("z", "chapter_quiz", "Quiz"),
         Binding("o", "open_explorer", "Explore"),
         Binding("g", "top", "Top", show=False),
         Binding("G", "bottom", "End", show=False),

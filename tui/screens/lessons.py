@@ -45,7 +45,7 @@ class LessonsScreen(Screen):
         ol = self.query_one(OptionList)
         keep = ol.highlighted
         ol.clear_options()
-        for lesson in self.lessons:
+        for number, lesson in enumerate(self.lessons, start=1):
             pos = store.lesson_position(lesson.id)
             if lesson.id in read:
                 mark = "[green]✓[/green]"
@@ -54,7 +54,7 @@ class LessonsScreen(Screen):
             else:
                 mark = " ·"
             here = "  [dim]← last read[/dim]" if lesson.id == last else ""
-            ol.add_option(Option(f"{mark:>3} {lesson.order:>3}  {lesson.title}{here}", id=lesson.id))
+            ol.add_option(Option(f"{mark:>3} {number:>2}. {lesson.title}{here}", id=lesson.id))
         summary.update(
             f"[b]Lessons[/b]  {len(read & {l.id for l in self.lessons})} of {len(self.lessons)} read"
             "   [dim]enter: open · c: continue where you left off[/dim]"

@@ -18,7 +18,7 @@ TIME_LIMIT_S = 20.0
 
 
 class SnippetBlock(Vertical, can_focus=True):
-    BINDINGS = [Binding("enter,r", "run", "Run snippet", show=True)]
+    BINDINGS = [Binding("enter,r", "run", "Run", show=True)]
 
     state = reactive("idle")  # idle | running | done | failed | timeout
 
@@ -35,6 +35,7 @@ class SnippetBlock(Vertical, can_focus=True):
         yield Static("", classes="snippet-output")
 
     def on_mount(self) -> None:
+        self.query_one(".snippet-output").display = False  # no empty band before the first run
         self.watch_state(self.state)
 
     def watch_state(self, state: str) -> None:
@@ -57,6 +58,7 @@ class SnippetBlock(Vertical, can_focus=True):
         self.state = "running"
         out = self.query_one(".snippet-output", Static)
         out.update("")
+        out.display = True
         start = time.monotonic()
         proc = await asyncio.create_subprocess_exec(
             *snippet_command(self.code), stdout=asyncio.subprocess.PIPE,

@@ -1,0 +1,50 @@
+"""Where training runs: the device `auto` picks, the autocast it uses, and how many threads."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+from minigpt.config import ConfigError
+
+
+def physical_cores() -> int:
+    """Physical cores usable by this process (hyperthreads do not help matrix maths)."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count() or 1
+    cores = set()
+    try:
+        phys = None
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("physical id"):
+                    phys = line.split(":")[1].strip()
+                elif line.startswith("core id"):
+                    cores.add((phys, line.split(":")[1].strip()))
+    except OSError:
+        pass
+    return max(1, min(usable, len(cores) or usable))
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device cuda requested but no CUDA GPU is available (try --device auto)")
+    if name == "mps" and not (getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()):
+        raise ConfigError("device mps requested but Apple MPS is not available (try --device auto)")
+    return torch.device(name)
+
+
+def autocast_for(device: torch.device, dtype: str):
+    use_bf16 = dtype == "bfloat16" or (dtype == "auto" and device.type == "cuda")
+    if use_bf16:
+        return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+    return torch.autocast(device_type=device.type, enabled=False)
