@@ -136,9 +136,13 @@ TRAIN_OPTIONS = ("model", "d_model", "n_heads", "n_layers", "block_size", "dropo
 @click.option("--resume", is_flag=False, flag_value="", default=None, metavar="[RUN_DIR]",
               help="Continue a stopped run: the given folder, --out, or the latest run.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
+@click.option("--nice", type=click.IntRange(0, 19), default=0,
+              help="Lower this process's CPU priority (the app starts workers at 5 to stay responsive).")
 def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_encoding, tie_weights, steps, time_s,
-          batch_size, lr, warmup, eval_interval, device, seed, out, resume, quiet):
+          batch_size, lr, warmup, eval_interval, device, seed, out, resume, quiet, nice):
     """Train a model; writes metrics, status and the best checkpoint into a run folder."""
+    if nice and hasattr(os, "nice"):
+        os.nice(nice)  # an idle machine trains as fast; a busy one keeps the terminal snappy
     from minigpt import runs
     from minigpt.train import TrainConfig, train as run_training
 
