@@ -13,6 +13,7 @@ class Glance:
     lessons_total: int
     cards_due: int | None  # None when the decks cannot be read
     last_run: str | None
+    last_lesson: str | None = None  # title of the lesson opened most recently
 
 
 def _cards_due(store: Store) -> int | None:
@@ -42,8 +43,12 @@ def _last_run() -> str | None:
 def glance(store: Store) -> Glance:
     from minigpt.lessons import load_lessons
 
+    from minigpt.lessons import LessonError
+
     try:
-        total = len(load_lessons())
-    except Exception:
-        total = 0
-    return Glance(len(store.lessons_read()), total, _cards_due(store), _last_run())
+        lessons = load_lessons()
+    except LessonError:  # reported on the lessons screen
+        lessons = []
+    titles = {lesson.id: lesson.title for lesson in lessons}
+    return Glance(len(store.lessons_read()), len(lessons), _cards_due(store), _last_run(),
+                  titles.get(store.last_lesson() or ""))

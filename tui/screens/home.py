@@ -14,9 +14,10 @@ from tui.progress import glance
 
 
 class HomeScreen(Screen):
+    # The area keys are printed in the list itself; the footer keeps the few that are not.
     BINDINGS = [Binding("enter", "open", "Open", show=True),
                 Binding("ctrl+q", "app.quit", "Quit")] + [
-        Binding(a.key, f"open_area('{a.id}')", a.title) for a in AREAS
+        Binding(a.key, f"open_area('{a.id}')", a.title, show=False) for a in AREAS
     ]
 
     def compose(self) -> ComposeResult:
@@ -26,10 +27,10 @@ class HomeScreen(Screen):
                 yield Static("[b]Learn how GPT works by reading, computing, training and playing.[/b]",
                              id="home-intro")
                 yield OptionList(
-                    *[Option(f"[b]{a.key}[/b]  {a.title}\n   [dim]{a.description}[/dim]", id=a.id)
-                      for a in AREAS],
+                    *[Option(f"[b]{a.key}[/b]  {a.title}", id=a.id) for a in AREAS],
                     id="area-list",
                 )
+                yield Static(id="area-description")
             yield Static(id="glance")
         yield Footer()
 
@@ -48,11 +49,15 @@ class HomeScreen(Screen):
             lines.append(f"Cards to study {g.cards_due}")
         if g.last_run is not None:
             lines.append(f"Last run       {g.last_run}")
-        last = self.app.store.last_lesson()
-        if last:
-            lines += ["", f"[dim]Last lesson: {last}[/dim]"]
+        if g.last_lesson:
+            lines += ["", f"[dim]Last lesson: {g.last_lesson}[/dim]"]
         lines += ["", "[dim]ctrl+p: jump anywhere · ?: keys[/dim]"]
         self.query_one("#glance", Static).update("\n".join(lines))
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        for a in AREAS:
+            if a.id == event.option.id:
+                self.query_one("#area-description", Static).update(a.description)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.app.open_area(event.option.id)
