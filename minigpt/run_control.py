@@ -38,7 +38,7 @@ MAX_PARAMS = 50_000_000
 
 # Presets the form offers. "course" is the course's model; tiny trains in seconds on a laptop.
 PRESETS: dict[str, dict] = {
-    "course": dict(model="gpt", d_model=64, n_heads=4, n_layers=4, batch_size=128, lr=3e-3, steps=3000,
+    "course": dict(model="gpt", d_model=64, n_heads=4, n_layers=4, batch_size=128, lr=5e-3, steps=3000,
                    eval_interval=250),
     "tiny": dict(model="gpt", d_model=16, n_heads=2, n_layers=1, batch_size=64, lr=1e-2, steps=300,
                  eval_interval=50),

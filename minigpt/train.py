@@ -15,7 +15,7 @@ The options live in ``minigpt.train_config``, the run-folder writer in ``minigpt
 device choice in ``minigpt.devices``; this module is the loop itself.
 
 The recipe (defaults) comes from measurements on a 2-core CPU: a 64-wide, 4-layer, 4-head
-MiniGPT, batch 128, AdamW lr 3e-3 betas (0.9, 0.99), weight decay 0.1 on matrices only, 2% linear
+MiniGPT, batch 128, AdamW lr 5e-3 betas (0.9, 0.99), weight decay 0.1 on matrices only, 2% linear
 warmup then cosine decay to 10% of the peak, batches trimmed to their longest word.
 """
 

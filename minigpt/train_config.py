@@ -47,7 +47,7 @@ class TrainConfig:
     smoothing: float = 1.0
     # Optimisation
     batch_size: int = 128
-    lr: float = 3e-3
+    lr: float = 5e-3  # 3e-3 → 5e-3 measured −0.02 test loss at a 120 s budget (README)
     min_lr_ratio: float = 0.1
     beta1: float = 0.9
     beta2: float = 0.99

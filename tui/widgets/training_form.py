@@ -23,7 +23,7 @@ TEXT_FIELDS = [
     ("block_size", "block size", "auto"),
     ("dropout", "dropout", "auto"),
     ("batch_size", "batch size", "names/step"),
-    ("lr", "learning rate", "e.g. 3e-3"),
+    ("lr", "learning rate", "e.g. 5e-3"),
     ("warmup", "warmup", "<1 fraction, ≥1 steps"),
     ("budget", "budget", "steps or seconds"),
     ("eval_interval", "eval every", "steps"),
