@@ -110,11 +110,11 @@ def _llama() -> str:
 
 def lr_at(step: int, lr: float = 3e-4, warmup: int = 500, total: int = 10000,
           floor: float = 0.1) -> float:
-    """Linear warmup to ``lr``, then cosine decay to ``floor·lr`` at ``total``."""
-    if step < warmup:
-        return lr * (step + 1) / warmup
-    t = min(1.0, (step - warmup) / max(1, total - warmup))
-    return lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * t)))
+    """The trainer's own schedule (minigpt.train.lr_at): warmup to ``lr``, cosine to ``floor·lr``."""
+    from minigpt.train import TrainConfig, lr_at as trainer_lr_at
+
+    cfg = TrainConfig(lr=lr, warmup=warmup, steps=total, min_lr_ratio=floor)
+    return trainer_lr_at(cfg, step / total, step, total)
 
 
 @example("training.lr_schedule", "Warmup then cosine decay (peak 3e-4, 500 warmup, 10,000 steps)")
