@@ -13,8 +13,9 @@ from minigpt.checkpoint import save_checkpoint
 from minigpt.config import BigramConfig, GPTConfig, MLPConfig
 from minigpt.data import load_dataset
 from minigpt.models import MLP, Bigram, MiniGPT
-from minigpt.playground import (Settings, Stepper, compare_models, find_checkpoints, load_for_playground,
-                                run_batch, save_names, score_name, summarize, temperature_sweep)
+from minigpt.playground import (Settings, find_checkpoints, load_for_playground, run_batch, save_names,
+                                summarize, temperature_sweep)
+from minigpt.playground_inspect import Stepper, compare_models, score_name
 from minigpt.sampling import Sample, SamplingError, filter_logits, generate, greedy_continuation
 
 WORDS = ["emma", "olivia", "ava", "isabella", "sophia", "mia", "amelia", "harper", "evelyn", "abigail",

@@ -1,0 +1,204 @@
+"""Looking inside a model from the playground: one character at a time (every stage of the
+next-character distribution), the probability of each character of a typed name, and the
+bigram / MLP / MiniGPT comparison of chapter 9 under the same sampling settings.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from minigpt.checkpoint import CheckpointError
+from minigpt.data import BOUNDARY, DatasetError
+from minigpt.models import MODEL_LABELS as KIND_LABELS
+from minigpt.playground import (Batch, CheckpointChoice, Loaded, Settings, load_for_playground,
+                                run_batch)
+from minigpt.sampling import (Distribution, SamplingError, greedy_continuation, next_distribution,
+                              score_word)
+from minigpt.train import evaluate
+
+MODEL_ORDER = ("bigram", "mlp", "gpt")  # chapter 9's comparison, simplest first
+
+
+# ------------------------------------------------------------------ step mode
+class Stepper:
+    """One name built a character at a time; the learner may sample or choose each one."""
+
+    def __init__(self, loaded: Loaded, settings: Settings):
+        self.loaded, self.settings = loaded, settings
+        self.gen = torch.Generator().manual_seed(settings.seed)
+        self.reset(settings.prefix)
+
+    def reset(self, prefix: str = "") -> None:
+        self.text = prefix
+        self.logprob = 0.0
+        self.history: list[tuple[str, float]] = []  # (chosen char, its final probability)
+        self.finished = False
+        self.distribution = None if self._full() else self._dist()
+
+    def _full(self) -> bool:
+        limit = self.loaded.model.config.block_size - 1
+        if self.settings.max_len is not None:
+            limit = min(limit, self.settings.max_len)
+        return len(self.text) >= limit
+
+    def _dist(self) -> Distribution:
+        s = self.settings
+        return next_distribution(self.loaded.model, self.loaded.vocab, self.text, s.temperature, s.top_k, s.top_p)
+
+    def refresh(self) -> None:
+        """Recompute the distribution after the settings changed (e.g. a new temperature)."""
+        if not self.finished:
+            self.distribution = None if self._full() else self._dist()
+
+    def sample(self) -> str:
+        if self.finished or self.distribution is None:
+            raise SamplingError("this name is complete: start a new one")
+        i = int(torch.multinomial(self.distribution.probs, 1, generator=self.gen))
+        return self._take(i)
+
+    def choose(self, char: str) -> str:
+        if self.finished or self.distribution is None:
+            raise SamplingError("this name is complete: start a new one")
+        vocab = self.loaded.vocab
+        if char not in vocab.stoi:
+            raise SamplingError(f"{char!r} is not in the model's vocabulary ({''.join(vocab.chars)})")
+        i = vocab.stoi[char]
+        if self.distribution.probs[i] <= 0:
+            raise SamplingError(f"{char!r} is ruled out by top-k / top-p (probability 0 after filtering)")
+        return self._take(i)
+
+    def _take(self, i: int) -> str:
+        p = float(self.distribution.probs[i])
+        char = self.loaded.vocab.chars[i]
+        self.history.append((char, p))
+        self.logprob += math.log(p)
+        if i == 0:
+            self.finished, self.distribution = True, None
+        else:
+            self.text += char
+            if self._full():
+                self.finished, self.distribution = True, None
+            else:
+                self.distribution = self._dist()
+        return char
+
+    def undo(self) -> bool:
+        if not self.history:
+            return False
+        char, p = self.history.pop()
+        self.logprob -= math.log(p)
+        if char != BOUNDARY:
+            self.text = self.text[:-1]
+        self.finished = False
+        self.distribution = self._dist()
+        return True
+
+    @property
+    def membership(self) -> str | None:
+        ds = self.loaded.dataset
+        return ds.membership(self.text) if ds is not None else None
+
+
+# ------------------------------------------------------------------ scoring
+@dataclass
+class ScoreRow:
+    prefix: str  # what the model had seen
+    char: str  # the character of the name ('.' = the end)
+    prob: float
+    best: str
+    best_prob: float
+    continuation: str  # the greedy (top-k = 1) name from this prefix
+
+
+@dataclass
+class Score:
+    word: str
+    rows: list[ScoreRow]
+    total_logprob: float
+    membership: str | None
+
+    @property
+    def mean_logprob(self) -> float:
+        return self.total_logprob / len(self.rows)
+
+
+def score_name(loaded: Loaded, word: str) -> Score:
+    word = word.strip()
+    if not word:
+        raise SamplingError("type a name to score")
+    if BOUNDARY in word:
+        raise SamplingError(f"{BOUNDARY!r} is the start/end token; type the name without it")
+    chars, total = score_word(loaded.model, loaded.vocab, word)
+    rows = [ScoreRow(word[:i], c.char, c.prob, c.best, c.best_prob,
+                     greedy_continuation(loaded.model, loaded.vocab, word[:i]))
+            for i, c in enumerate(chars)]
+    ds = loaded.dataset
+    return Score(word, rows, total, ds.membership(word) if ds is not None else None)
+
+
+# ------------------------------------------------------------------ comparing models
+@dataclass
+class ModelColumn:
+    kind: str
+    label: str
+    val_loss: float | None = None
+    test_loss: float | None = None
+    batch: Batch | None = None
+    note: str | None = None  # why there is nothing to show, or where the model came from
+
+
+def fit_bigram(loaded: Loaded):
+    """A bigram counted from ``loaded``'s training split (milliseconds: nothing to train)."""
+    from minigpt.config import BigramConfig
+    from minigpt.models import Bigram
+
+    ds = loaded.dataset
+    model = Bigram(BigramConfig(vocab_size=ds.vocab.size, block_size=ds.block_size))
+    model.fit(ds.train.x, ds.train.y)
+    return model.eval()
+
+
+def compare_models(choices: list[CheckpointChoice], settings: Settings,
+                   reference: Loaded | None = None) -> list[ModelColumn]:
+    """One column per model kind (bigram, MLP, GPT), each sampled with the same settings.
+
+    A kind with no checkpoint gets a note saying how to train one, except the bigram, which is
+    counted on the spot from ``reference``'s training split when none was saved.
+    """
+    by_kind: dict[str, CheckpointChoice] = {}
+    for c in choices:  # the best validation loss of each kind
+        best = by_kind.get(c.kind)
+        if best is None or (c.val_loss is not None and (best.val_loss is None or c.val_loss < best.val_loss)):
+            by_kind[c.kind] = c
+    columns = []
+    for kind in MODEL_ORDER:
+        col = ModelColumn(kind, KIND_LABELS[kind])
+        choice = by_kind.get(kind)
+        try:
+            if choice is not None:
+                loaded = load_for_playground(choice.path)
+                col.label = choice.label
+                col.val_loss, col.test_loss = loaded.loss
+            elif kind == "bigram" and reference is not None and reference.dataset is not None:
+                from minigpt.checkpoint import Checkpoint
+
+                model = fit_bigram(reference)
+                ckpt = Checkpoint(Path("-"), "bigram", model, reference.vocab, model.config)
+                loaded = Loaded(ckpt, reference.dataset)
+                col.label = "Bigram (counted now)"
+                col.val_loss = evaluate(model, reference.dataset.val)
+                col.test_loss = evaluate(model, reference.dataset.test)
+            else:
+                col.note = (f"no {KIND_LABELS[kind]} checkpoint yet: train one with "
+                            f"`minigpt train --model {kind} --time 60`")
+                columns.append(col)
+                continue
+            col.batch = run_batch(loaded, settings)
+        except (CheckpointError, SamplingError, DatasetError) as e:
+            col.note = str(e)
+        columns.append(col)
+    return columns
