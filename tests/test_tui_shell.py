@@ -164,3 +164,13 @@ async def test_lessons_that_name_an_explorer_open_it(app):
         await pilot.press("o")
         await pilot.pause(0.3)
         assert type(app.screen).__module__.startswith("tui.screens.explorer_")
+
+
+async def test_sixteen_colour_terminal_gets_ansi_dark_until_the_learner_chooses(tmp_path, monkeypatch):
+    monkeypatch.setenv("TERM", "xterm-16color")
+    path = tmp_path / "progress.sqlite3"
+    app = TutorApp(store=Store(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.theme == "ansi-dark"
+    assert Store(path).get_setting("theme") is None  # an automatic choice is not stored

@@ -41,6 +41,7 @@ class TutorApp(App):
         self.store = store or Store(paths.database_path())
         self._initial = initial  # "lesson:<id>", "area:<id>", "run:<folder>" or None for home
         self._too_small_shown = False
+        self._theme_applied = False  # the startup choice is not the learner's: don't store it
 
     # -- lifecycle ------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -51,6 +52,7 @@ class TutorApp(App):
             self.theme = "ansi-dark"
         else:
             self.theme = DEFAULT_THEME
+        self._theme_applied = True
         from tui.screens.home import HomeScreen
 
         self.push_screen(HomeScreen())
@@ -59,8 +61,9 @@ class TutorApp(App):
         self.call_after_refresh(self._check_size)
 
     def watch_theme(self, theme: str) -> None:
-        # Remember the learner's choice (the palette's "Change theme" sets it too).
-        if self.is_mounted:
+        # Remember the learner's choice (the palette's "Change theme" sets it too), but not the
+        # automatic one at startup, so a 16-colour terminal keeps getting ansi-dark by default.
+        if getattr(self, "_theme_applied", False):
             self.store.set_setting("theme", theme)
 
     def on_resize(self, event) -> None:
