@@ -18,7 +18,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from minigpt import heatmap
-from tui.widgets.matrix_view import _rich_colour
+from tui.widgets.matrix_view import rich_colour
 
 
 class AttentionGrid(Widget, can_focus=True):
@@ -81,7 +81,7 @@ class AttentionGrid(Widget, can_focus=True):
         theme = self.app.current_theme
         hue = Color.parse(theme.accent or "#fea62b")
         if hue.ansi is not None:
-            return _rich_colour(hue) if level >= 3 else ("bright_black" if level >= 1 else "black")
+            return rich_colour(hue) if level >= 3 else ("bright_black" if level >= 1 else "black")
         base = Color.parse(theme.background or "#121212")
         return base.blend(hue, level / heatmap.UNIT_MAX).hex
 

@@ -24,7 +24,7 @@ from minigpt.explain import Panel, fmt, row_sums
 LABEL_W = 6
 
 
-def _rich_colour(c: Color) -> str:
+def rich_colour(c: Color) -> str:
     if c.ansi is not None:
         names = ["black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"]
         return names[c.ansi] if c.ansi < 8 else f"bright_{names[c.ansi - 8]}"
@@ -138,8 +138,8 @@ class MatrixView(Widget, can_focus=True):
         frac = abs(level) / top
         if hue_c.ansi is not None:  # 16-colour themes: a coloured number, then a coloured cell
             if frac > 0.5:
-                return Style(bgcolor=_rich_colour(hue_c), color="bright_white", bold=True)
-            return Style(color=_rich_colour(hue_c), bold=True)
+                return Style(bgcolor=rich_colour(hue_c), color="bright_white", bold=True)
+            return Style(color=rich_colour(hue_c), bold=True)
         base = Color.parse(theme.background or "#1e1e1e")
         bg = base.blend(hue_c, 0.25 + 0.75 * frac)
         return Style(bgcolor=bg.hex, color=bg.get_contrast_text(1.0).hex)
