@@ -53,20 +53,28 @@ async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the
         assert app.store.lessons_read() == {l.id for l in lessons}
 
 
+async def _open_and_settle(app, pilot, lesson_id):
+    """Open a lesson and wait (bounded) until its Markdown is laid out and the position restored."""
+    app.open_lesson(lesson_id)
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if isinstance(app.screen, LessonScreen) and app.screen.position_restored:
+            break
+    await pilot.pause(0.05)
+    return app.screen.query_one("#lesson-body", VerticalScroll)
+
+
 async def test_lesson_reopens_where_the_learner_left_off(app):
     lesson = max(load_lessons(), key=lambda l: len(l.body))
     async with app.run_test(size=(80, 24)) as pilot:
-        app.open_lesson(lesson.id)
-        await pilot.pause(0.2)
-        body = app.screen.query_one("#lesson-body", VerticalScroll)
+        body = await _open_and_settle(app, pilot, lesson.id)
+        assert body.max_scroll_y > 0
         body.scroll_to(y=body.max_scroll_y / 2, animate=False)
         await pilot.pause(0.2)
         saved = app.store.lesson_position(lesson.id)
         assert 0.3 < saved < 0.7
         await pilot.press("escape")
-        app.open_lesson(lesson.id)
-        await pilot.pause(0.3)
-        body = app.screen.query_one("#lesson-body", VerticalScroll)
+        body = await _open_and_settle(app, pilot, lesson.id)
         assert body.scroll_y == pytest.approx(saved * body.max_scroll_y, abs=2)
 
 

@@ -74,16 +74,46 @@ class LessonScreen(Screen):
         body = self.query_one("#lesson-body", VerticalScroll)
         body.focus()
         self.watch(body, "scroll_y", self._on_scroll, init=False)
-        saved = self.app.store.lesson_position(self.lesson.id)
-        # Layout must finish before the scroll range is known.
-        self.set_timer(0.05, lambda: self._restore(saved))
+        self._saved_position = self.app.store.lesson_position(self.lesson.id)
+        self._rendered: set[int] = set()
+        # Markdown parses in a worker thread, so the lesson's height is only known once every
+        # Markdown widget has reported (TableOfContentsUpdated); the timer is a safety net.
+        self.set_timer(3.0, self._restore_if_pending)
+        self._restore_when_rendered()
 
-    def _restore(self, fraction: float) -> None:
+    @property
+    def position_restored(self) -> bool:
+        """True once the saved reading position has been applied (or given up on)."""
+        return not self._restoring
+
+    def on_markdown_table_of_contents_updated(self, event: Markdown.TableOfContentsUpdated) -> None:
+        self._rendered.add(id(event.markdown))
+        self._restore_when_rendered()
+
+    def _restore_when_rendered(self) -> None:
+        if self._restoring and all(id(m) in self._rendered for m in self.query(Markdown)):
+            self.call_after_refresh(self._restore, self._saved_position, 5)
+
+    def _restore_if_pending(self) -> None:
+        if self._restoring:
+            self._restore(self._saved_position, 0)
+
+    def _restore(self, fraction: float, retries: int) -> None:
+        if not self._restoring:
+            return
         body = self.query_one("#lesson-body", VerticalScroll)
+        if fraction > 0 and body.max_scroll_y <= 0 and retries > 0:
+            # Layout of the freshly mounted blocks lands on a later refresh.
+            self.call_after_refresh(self._restore, fraction, retries - 1)
+            return
         if fraction > 0 and body.max_scroll_y > 0:
-            body.scroll_to(y=fraction * body.max_scroll_y, animate=False)
+            body.scroll_to(y=fraction * body.max_scroll_y, animate=False, immediate=True)
         self._restoring = False
         self._record()
+
+    def on_key(self) -> None:
+        # The learner moved first: their scrolling wins over the saved position.
+        self._restoring = False
 
     def _on_scroll(self, _old: float, _new: float) -> None:
         if not self._restoring:
