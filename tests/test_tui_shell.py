@@ -37,8 +37,7 @@ async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the
     assert lessons
     async with app.run_test(size=(80, 24)) as pilot:
         for lesson in lessons:
-            app.open_lesson(lesson.id)
-            await pilot.pause()
+            await _open_and_settle(app, pilot, lesson.id)
             screen = app.screen
             assert isinstance(screen, LessonScreen) and screen.lesson.id == lesson.id
             examples = list(screen.query(ExampleBlock))

@@ -102,18 +102,15 @@ class LessonScreen(Screen):
         if not self._restoring:
             return
         body = self.query_one("#lesson-body", VerticalScroll)
-        if fraction > 0 and body.max_scroll_y <= 0 and retries > 0:
+        if body.max_scroll_y <= 0 and retries > 0:
             # Layout of the freshly mounted blocks lands on a later refresh.
             self.call_after_refresh(self._restore, fraction, retries - 1)
             return
-        if fraction > 0 and body.max_scroll_y > 0:
+        # If the learner already scrolled while the lesson rendered, their position wins.
+        if fraction > 0 and body.max_scroll_y > 0 and body.scroll_y == 0:
             body.scroll_to(y=fraction * body.max_scroll_y, animate=False, immediate=True)
         self._restoring = False
         self._record()
-
-    def on_key(self) -> None:
-        # The learner moved first: their scrolling wins over the saved position.
-        self._restoring = False
 
     def _on_scroll(self, _old: float, _new: float) -> None:
         if not self._restoring:
