@@ -4,6 +4,10 @@ Nothing here unpickles: weights and optimizer tensors are safetensors, everythin
 A save writes a complete new folder beside the old one, fsyncs it, then swaps the two with
 renames. A process killed at any moment leaves either the old or the new checkpoint loadable
 (``load_checkpoint`` also looks at the ``.old`` folder left by a swap cut short).
+
+``model.safetensors`` always holds the weights to use (the run's weight average when it keeps
+one). A checkpoint meant for resuming also holds the optimizer state and, beside an average,
+the raw weights the optimizer was moving (``training.safetensors``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from minigpt.models import build_model
 FORMAT = "minigpt-checkpoint"
 FORMAT_VERSION = 1
 WEIGHTS, CONFIG, OPTIMIZER = "model.safetensors", "config.json", "optimizer.safetensors"
+TRAINING_WEIGHTS = "training.safetensors"
 
 
 class CheckpointError(ValueError):
@@ -86,20 +91,27 @@ def _optimizer_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict, dict]:
     return tensors, meta
 
 
+def _weights(model) -> dict:
+    # Tied weights are one tensor under two names: safetensors refuses shared storage, so save
+    # the head only when it is a separate matrix.
+    weights = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    if getattr(model.config, "tie_weights", False):
+        weights.pop("head.weight", None)
+    return weights
+
+
 def save_checkpoint(path: Path | str, model, vocab: Vocab, *, train_config: dict | None = None,
-                    metrics: dict | None = None, optimizer=None, state: dict | None = None) -> Path:
+                    metrics: dict | None = None, optimizer=None, state: dict | None = None,
+                    training_model=None) -> Path:
+    """Write ``model`` (the weights to use) atomically; ``training_model`` holds the raw weights
+    behind a weight average, saved for resuming."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     old = path.with_name(path.name + ".old")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
-    # Tied weights are one tensor under two names: safetensors refuses shared storage, so save
-    # the head only when it is a separate matrix.
-    weights = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    if getattr(model.config, "tie_weights", False):
-        weights.pop("head.weight", None)
-    save_file(weights, tmp / WEIGHTS)
+    save_file(_weights(model), tmp / WEIGHTS)
     cfg = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "kind": model.kind,
         "model_config": config_to_dict(model.config), "vocab": list(vocab.chars),
@@ -110,6 +122,9 @@ def save_checkpoint(path: Path | str, model, vocab: Vocab, *, train_config: dict
         tensors, meta = _optimizer_tensors(optimizer)
         save_file(tensors, tmp / OPTIMIZER)
         cfg["optimizer"] = meta
+    if training_model is not None:
+        save_file(_weights(training_model), tmp / TRAINING_WEIGHTS)
+        cfg["training_weights_sha256"] = _sha256(tmp / TRAINING_WEIGHTS)
     _write_json(tmp / CONFIG, cfg)
     for f in tmp.iterdir():  # the files are complete on disk before the swap makes them live
         with open(f, "rb") as fh:
@@ -151,6 +166,24 @@ def read_checkpoint_config(path: Path | str) -> dict:
     return cfg
 
 
+def _load_weights(weights_file: Path, sha256: str | None, model, device) -> None:
+    name = weights_file.name
+    if not weights_file.exists():
+        raise CheckpointError(f"{weights_file.parent}: {name} is missing")
+    if sha256 and _sha256(weights_file) != sha256:
+        raise CheckpointError(f"{weights_file}: contents do not match {CONFIG} (truncated or replaced)")
+    try:
+        weights = load_file(weights_file, device=str(device))
+    except (SafetensorError, OSError, ValueError) as e:
+        raise CheckpointError(f"{weights_file}: not a readable safetensors file ({e})") from None
+    if getattr(model.config, "tie_weights", False) and "tok_emb.weight" in weights:
+        weights["head.weight"] = weights["tok_emb.weight"]
+    try:
+        model.load_state_dict(weights)
+    except RuntimeError as e:
+        raise CheckpointError(f"{weights_file}: weights do not fit the model in {CONFIG} ({e})") from None
+
+
 def load_checkpoint(path: Path | str, device: str | torch.device = "cpu") -> Checkpoint:
     path = _resolve(Path(path))
     cfg = read_checkpoint_config(path)
@@ -159,22 +192,8 @@ def load_checkpoint(path: Path | str, device: str | torch.device = "cpu") -> Che
         model_config = config_from_dict(cfg["kind"], cfg["model_config"])
     except (KeyError, TypeError, ValueError, ConfigError) as e:
         raise CheckpointError(f"{path / CONFIG}: invalid model description ({e})") from None
-    weights_file = path / WEIGHTS
-    if not weights_file.exists():
-        raise CheckpointError(f"{path}: {WEIGHTS} is missing")
-    if cfg.get("weights_sha256") and _sha256(weights_file) != cfg["weights_sha256"]:
-        raise CheckpointError(f"{weights_file}: contents do not match {CONFIG} (truncated or replaced)")
-    try:
-        weights = load_file(weights_file, device=str(device))
-    except (SafetensorError, OSError, ValueError) as e:
-        raise CheckpointError(f"{weights_file}: not a readable safetensors file ({e})") from None
     model = build_model(cfg["kind"], model_config)
-    if getattr(model_config, "tie_weights", False) and "tok_emb.weight" in weights:
-        weights["head.weight"] = weights["tok_emb.weight"]
-    try:
-        model.load_state_dict(weights)
-    except RuntimeError as e:
-        raise CheckpointError(f"{weights_file}: weights do not fit the model in {CONFIG} ({e})") from None
+    _load_weights(path / WEIGHTS, cfg.get("weights_sha256"), model, device)
     model.to(device).eval()
     return Checkpoint(path=path, kind=cfg["kind"], model=model, vocab=vocab, model_config=model_config,
                       train_config=cfg.get("train_config", {}), metrics=cfg.get("metrics", {}),
@@ -194,4 +213,16 @@ def load_optimizer_state(path: Path | str, optimizer: torch.optim.Optimizer) -> 
         raise CheckpointError(f"{path / OPTIMIZER}: unreadable ({e})") from None
     state = {int(pid): {k: tensors[f"{pid}.{k}"] for k in keys} for pid, keys in meta["state"].items()}
     optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+    return True
+
+
+def load_training_weights(path: Path | str, model) -> bool:
+    """Load the raw training weights saved beside a weight average; False when there are none
+    (the run kept no average, or the checkpoint was not meant for resuming)."""
+    path = _resolve(Path(path))
+    cfg = read_checkpoint_config(path)
+    if not (path / TRAINING_WEIGHTS).exists():
+        return False
+    _load_weights(path / TRAINING_WEIGHTS, cfg.get("training_weights_sha256"), model,
+                  next(model.parameters()).device)
     return True

@@ -136,6 +136,29 @@ def _clip() -> str:
     ]) + f"\n\nEvery component was multiplied by 1.0 / {fmt(before, 1)} = {fmt(1 / before, 2)}."
 
 
+@example("training.weight_average", "Averaging jittery weights (EMA, decay 0.9 and the 0.999 warm-up)")
+def _weight_average() -> str:
+    from minigpt.ema import WeightAverage, ema_rate
+
+    rates = table(["updates so far", "share of the old average kept"],
+                  [[f"{n:,}", fmt(ema_rate(0.999, n), 3)] for n in (0, 10, 100, 1000, 10000)])
+    live = torch.nn.Linear(1, 1, bias=False).double()
+    with torch.no_grad():
+        live.weight.fill_(3.5)
+    average = WeightAverage(live, 0.9)
+    rows = [[0, fmt(3.5, 3), fmt(3.5, 3)]]
+    for t in range(1, 41):
+        with torch.no_grad():
+            live.weight.fill_(3.0 + (0.5 if t % 2 == 0 else -0.5))
+        average.update(live, updates=10**6)  # long past the warm-up: the rate is the decay, 0.9
+        if t <= 4 or t >= 39:
+            rows.append([t, fmt(live.weight.item(), 3), fmt(average.model.weight.item(), 3)])
+    return (rates + "\n\nA weight that jumps between 2.5 and 3.5 every step, averaged with decay 0.9:\n\n"
+            + table(["step", "live weight", "average"], rows)
+            + f"\n\nThe live weight stays 0.5 away from the centre, 3.0; after 40 steps the average is "
+              f"{fmt(abs(average.model.weight.item() - 3.0), 3)} away.")
+
+
 @example("training.decay_groups", "Which parameters get weight decay (course-sized mini GPT)")
 def _decay_groups() -> str:
     P, GPTConfig = _params()

@@ -16,7 +16,8 @@ device choice in ``minigpt.devices``; this module is the loop itself.
 
 The recipe (defaults) comes from measurements on a 2-core CPU: a 64-wide, 4-layer, 4-head
 MiniGPT, batch 128, AdamW lr 5e-3 betas (0.9, 0.99), weight decay 0.1 on matrices only, 2% linear
-warmup then cosine decay to 10% of the peak, batches trimmed to their longest word.
+warmup then cosine decay to 10% of the peak, batches trimmed to their longest word, and an
+exponential moving average of the weights (decay 0.999) as the model that is evaluated and kept.
 """
 
 from __future__ import annotations
@@ -31,10 +32,11 @@ from typing import Callable
 
 import torch
 
-from minigpt.checkpoint import load_checkpoint, load_optimizer_state, save_checkpoint
+from minigpt.checkpoint import load_checkpoint, load_optimizer_state, load_training_weights, save_checkpoint
 from minigpt.config import ConfigError
 from minigpt.data import IGNORE, Dataset, EncodedSplit
 from minigpt.devices import autocast_for, physical_cores, resolve_device
+from minigpt.ema import WeightAverage
 from minigpt.models import build_model, count_parameters
 from minigpt.run_files import (BEST_DIR, CONFIG_FILE, LAST_DIR, METRICS_FILE, STATUS_FILE, RunWriter,
                                now_iso, process_start_time, write_json_atomic)
@@ -212,16 +214,23 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
     train_config = cfg.to_dict()
     run.write_status(n_params=n_params, device=str(device), block_size=data.block_size)
 
-    def save(where: str, metrics: dict, optimizer, st: dict) -> None:
-        save_checkpoint(run.dir / where, model, data.vocab, train_config=train_config,
-                        metrics=metrics, optimizer=optimizer, state=st)
+    def save(where: str, metrics: dict, optimizer, st: dict, kept=None, training=None) -> None:
+        save_checkpoint(run.dir / where, kept if kept is not None else model, data.vocab,
+                        train_config=train_config, metrics=metrics, optimizer=optimizer, state=st,
+                        training_model=training)
 
     if cfg.model == "bigram":
         return _fit_bigram(cfg, run, model, data, device, save)
 
+    # The average is what gets evaluated and saved; a resumed run's checkpoint holds the average
+    # as its model and the raw weights beside it.
+    average = WeightAverage(model, cfg.ema) if cfg.ema > 0 else None
+    if ckpt is not None:
+        load_training_weights(ckpt.path, model)
     optimizer = make_optimizer(model, cfg, device)
     if ckpt is not None:
         load_optimizer_state(ckpt.path, optimizer)
+    kept = average.model if average is not None else model
     step = int(state.get("step", 0))
     elapsed_before = float(state.get("elapsed_s", 0.0))
     best_val = state.get("best_val")
@@ -253,12 +262,13 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
 
     def eval_and_keep(record: dict) -> None:
         nonlocal best_val, best_step
-        val = evaluate(model, data.val, device, dtype=cfg.dtype)
+        val = evaluate(kept, data.val, device, dtype=cfg.dtype)
         record["val_loss"] = round(val, 5)
+        raw = model if average is not None else None
         if best_val is None or val < best_val:
             best_val, best_step = val, step
-            save(BEST_DIR, {"val_loss": val, "step": step}, optimizer, trainer_state())
-        save(LAST_DIR, {"val_loss": val, "step": step}, optimizer, trainer_state())
+            save(BEST_DIR, {"val_loss": val, "step": step}, optimizer, trainer_state(), kept, raw)
+        save(LAST_DIR, {"val_loss": val, "step": step}, optimizer, trainer_state(), kept, raw)
         model.train()
 
     stopped = False
@@ -278,6 +288,8 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
         if cfg.grad_clip is not None:
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         optimizer.step()
+        if average is not None:
+            average.update(model, step)
         step += 1
         interval_loss += loss.item()
         interval_n += 1

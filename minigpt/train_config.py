@@ -54,6 +54,7 @@ class TrainConfig:
     weight_decay: float = 0.1
     warmup: float = 0.02  # < 1: fraction of the budget; ≥ 1: a number of steps
     grad_clip: float | None = 1.0
+    ema: float = 0.999  # decay of the weight average that is evaluated and kept; 0 turns it off
     # Budget: exactly one of steps / time_s
     steps: int | None = 3000
     time_s: float | None = None
@@ -87,6 +88,8 @@ class TrainConfig:
             raise ConfigError(f"learning rate must be > 0, got {self.lr!r}")
         if not (0 <= self.min_lr_ratio <= 1):
             raise ConfigError(f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio!r}")
+        if not (0 <= self.ema < 1):
+            raise ConfigError(f"EMA decay must be in [0, 1) (0 turns the average off), got {self.ema!r}")
         for name in ("beta1", "beta2"):
             if not (0 <= getattr(self, name) < 1):
                 raise ConfigError(f"{name} must be in [0, 1), got {getattr(self, name)!r}")

@@ -157,6 +157,16 @@ def test_lr_schedule_endpoints():
     assert all(a >= b for a, b in zip(steps, steps[1:]))
 
 
+def test_weight_average_worked_by_hand():
+    md = E.render_example("training.weight_average")
+    # warm-up: min(0.999, (1 + n) / (10 + n)) at n = 0, 10, 100
+    assert "| 0 | 0.100 |" in md and "| 10 | 0.550 |" in md and "| 100 | 0.918 |" in md
+    # 0.9·3.5 + 0.1·2.5 = 3.4; 0.9·3.4 + 0.1·3.5 = 3.41; 0.9·3.41 + 0.1·2.5 = 3.319
+    assert "| 1 | 2.500 | 3.400 |" in md and "| 2 | 3.500 | 3.410 |" in md and "| 3 | 2.500 | 3.319 |" in md
+    # after 40 steps: steady swing 3 ± 0.5·0.1/1.9 = 3.026, plus (3.5 − 3.026)·0.9⁴⁰ = 0.007 left from the start
+    assert "| 40 | 3.500 | 3.033 |" in md and "0.033 away" in md
+
+
 def test_clipping_scales_by_one_fifth():
     assert "[0.600, 0.800]" in E.render_example("training.clipping")
 
