@@ -154,7 +154,7 @@ async def test_explorers_show_library_numbers(app, tmp_path):
         await pilot.press("o", "4")  # parameter counter from the stepper's explorer menu
         await pilot.pause()
         scr = app.screen
-        for _ in range(40):
+        for _ in range(200):
             await pilot.pause(0.05)
             if "equal" in _text(scr.query_one("#p-total")):
                 break
@@ -178,7 +178,7 @@ async def test_explorers_show_library_numbers(app, tmp_path):
         assert app.screen.query_one("#pe-table", MatrixView).value(1, 0) == pytest.approx(0.8414709848)
         await pilot.press("escape")
         open_explorer(app, "scaling")
-        for _ in range(60):
+        for _ in range(200):
             await pilot.pause(0.05)
             if "d_k = 64" in _text(app.screen.query_one("#sc-table")):
                 break
@@ -202,7 +202,7 @@ async def test_trained_attention_grid_and_focused_head(app, tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(TrainedAttentionScreen(checkpoints=[("tiny", path)], name="ana"))
         scr = app.screen
-        for _ in range(60):
+        for _ in range(200):
             await pilot.pause(0.05)
             if scr.maps is not None:
                 break

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from textual.command import CommandList
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, OptionList
 
@@ -111,9 +112,17 @@ async def test_palette_jumps_to_a_lesson(app):
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*target.title)
-        await pilot.pause(0.5)
+        for _ in range(100):  # the palette searches asynchronously: wait for its hits
+            await pilot.pause(0.05)
+            hits = app.screen.query(CommandList)
+            if hits and hits.first().option_count:
+                break
+        await pilot.pause(0.1)
         await pilot.press("enter")
-        await pilot.pause(0.3)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, LessonScreen):
+                break
         assert isinstance(app.screen, LessonScreen) and app.screen.lesson.id == target.id
 
 

@@ -155,7 +155,7 @@ async def test_watch_attaches_to_a_cli_run_and_sees_kill_9(tmp_path, monkeypatch
         app = make_app(tmp_path, initial=opened["initial"])
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_for(pilot, lambda: isinstance(app.screen, TrainingScreen) and app.screen.panel.series is not None,
-                           5, "the training screen")
+                           15, "the training screen")
             panel = app.screen.panel
             await wait_for(pilot, lambda: len(panel.series.steps) >= 2, 60, "points from the CLI run")
             before = len(panel.series.steps)
