@@ -108,7 +108,7 @@ def _progress_printer(cfg, quiet: bool):
 
 # Options of `train` that map one to one onto TrainConfig fields.
 TRAIN_OPTIONS = ("model", "d_model", "n_heads", "n_layers", "block_size", "dropout", "pos_encoding",
-                 "tie_weights", "batch_size", "lr", "min_lr_ratio", "ema", "warmup", "eval_interval", "device",
+                 "tie_weights", "batch_size", "lr", "min_lr_ratio", "ema", "pack", "warmup", "eval_interval", "device",
                  "seed")
 
 
@@ -132,6 +132,8 @@ TRAIN_OPTIONS = ("model", "d_model", "n_heads", "n_layers", "block_size", "dropo
               help="Where the cosine decay ends, as a fraction of the peak (default 0.1).")
 @click.option("--ema", type=float, default=None,
               help="Decay of the weight average that is evaluated and kept (default 0.999; 0 turns it off).")
+@click.option("--pack/--no-pack", default=None,
+              help="MiniGPT: pack several names to a row, kept apart by a mask (default on; same loss, faster).")
 @click.option("--warmup", type=float, default=None, help="Warmup: fraction of the budget (<1) or steps (default 0.02).")
 @click.option("--eval-interval", type=int, default=None, help="Steps between val evaluations (default 250).")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda", "mps"]), default=None, help="Default auto.")
@@ -144,7 +146,7 @@ TRAIN_OPTIONS = ("model", "d_model", "n_heads", "n_layers", "block_size", "dropo
 @click.option("--nice", type=click.IntRange(0, 19), default=0,
               help="Lower this process's CPU priority (the app starts workers at 5 to stay responsive).")
 def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_encoding, tie_weights, steps, time_s,
-          batch_size, lr, min_lr_ratio, ema, warmup, eval_interval, device, seed, out, resume, quiet, nice):
+          batch_size, lr, min_lr_ratio, ema, pack, warmup, eval_interval, device, seed, out, resume, quiet, nice):
     """Train a model; writes metrics, status and the best checkpoint into a run folder."""
     if nice and hasattr(os, "nice"):
         os.nice(nice)  # an idle machine trains as fast; a busy one keeps the terminal snappy

@@ -150,6 +150,61 @@ class EncodedSplit:
         t = int(self.lengths[index].max())
         return self.x[index, :t], self.y[index, :t]
 
+    def packed_batch(self, index: torch.Tensor) -> "PackedBatch":
+        """The words ``index`` packed several to a row, with each token's position and word.
+
+        A trimmed batch is still ~40% padding (names average 7 positions, the longest in a batch
+        of 128 about 12). Packing short words beside long ones removes most of it; the model keeps
+        the words apart with a mask (``segments``) and restarts positions at each word, so the
+        loss and gradients equal those of :meth:`batch` on the same words.
+        """
+        lens = self.lengths[index]
+        row, offset, n_rows = pack_rows(lens.tolist(), self.x.shape[1])
+        row, offset = torch.tensor(row), torch.tensor(offset)
+        width = int((offset + lens).max())
+        # One entry per real token: which word it belongs to and its position j within it.
+        word = torch.repeat_interleave(torch.arange(len(lens)), lens)
+        j = torch.arange(int(lens.sum())) - torch.repeat_interleave(torch.cumsum(lens, 0) - lens, lens)
+        r, c = row[word], offset[word] + j
+        x = torch.zeros(n_rows, width, dtype=torch.long)
+        y = torch.full((n_rows, width), IGNORE, dtype=torch.long)
+        positions = torch.zeros(n_rows, width, dtype=torch.long)
+        segments = torch.full((n_rows, width), -1, dtype=torch.long)
+        source = index[word]
+        x[r, c], y[r, c] = self.x[source, j], self.y[source, j]
+        positions[r, c], segments[r, c] = j, word
+        return PackedBatch(x, y, positions, segments)
+
+
+@dataclass
+class PackedBatch:
+    x: torch.Tensor  # (rows, width) inputs
+    y: torch.Tensor  # (rows, width) targets, IGNORE on padding
+    positions: torch.Tensor  # each token's position within its own word
+    segments: torch.Tensor  # which word each token belongs to; -1 on padding
+
+
+def pack_rows(lengths: list[int], capacity: int) -> tuple[list[int], list[int], int]:
+    """Place sequences of ``lengths`` into rows of ``capacity``: (row, offset) per sequence, rows.
+
+    Two pointers over the lengths sorted: each row takes the longest sequence left, then as many
+    of the shortest as still fit. Linear time, and close to the best packing for names.
+    """
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    row, offset = [0] * len(lengths), [0] * len(lengths)
+    short, long, n_rows = 0, len(order) - 1, 0
+    while short <= long:
+        k = order[long]
+        row[k], offset[k], used = n_rows, 0, lengths[k]
+        long -= 1
+        while short <= long and used + lengths[order[short]] <= capacity:
+            k = order[short]
+            row[k], offset[k] = n_rows, used
+            used += lengths[k]
+            short += 1
+        n_rows += 1
+    return row, offset, n_rows
+
 
 @dataclass
 class Dataset:

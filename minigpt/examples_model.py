@@ -222,3 +222,28 @@ def _name_sequence() -> str:
             + "\n\n· is padding; — is a target the loss skips (ignore_index). "
             "Each row gives one prediction per real position, so the loss has as many "
             "targets as the name has characters plus one.")
+
+
+@example("data.packed_row", "Two names packed into one row, and the mask that keeps them apart")
+def _packed_row() -> str:
+    from minigpt.data import EncodedSplit, Vocab
+    from minigpt.models.gpt import word_mask
+
+    words = ["ava", "bo"]
+    vocab = Vocab.from_words(words)
+    packed = EncodedSplit(words, vocab, block_size=8).packed_batch(torch.tensor([0, 1]))
+    width = packed.x.shape[1]
+    row = [[label] + [show(v) for v in values] for label, values, show in (
+        ("input", packed.x[0].tolist(), lambda t: vocab.chars[t]),
+        ("target", packed.y[0].tolist(), lambda t: "—" if t == IGNORE else vocab.chars[t]),
+        ("position", packed.positions[0].tolist(), str),
+        ("word", packed.segments[0].tolist(), lambda s: words[s] if s >= 0 else "·"),
+    )]
+    mask = word_mask(packed.segments)[0, 0].int().tolist()
+    labels = [vocab.chars[t] for t in packed.x[0].tolist()]
+    grid = [[f"{i} {labels[i]}"] + [str(v) for v in mask[i]] for i in range(width)]
+    return (table(["row"] + [str(i) for i in range(width)], row)
+            + "\n\nWhich keys each query may attend to (1 = allowed): causal, and only inside its own name.\n\n"
+            + table(["query"] + [str(j) for j in range(width)], grid)
+            + "\n\nPositions restart at 0 for the second name, so it is embedded exactly as if it "
+              "had a row of its own; no padding is left to compute in this row.")

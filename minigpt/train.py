@@ -16,7 +16,7 @@ device choice in ``minigpt.devices``; this module is the loop itself.
 
 The recipe (defaults) comes from measurements on a 2-core CPU: a 64-wide, 4-layer, 4-head
 MiniGPT, batch 128, AdamW lr 5e-3 betas (0.9, 0.99), weight decay 0.1 on matrices only, 2% linear
-warmup then cosine decay to 10% of the peak, batches trimmed to their longest word, and an
+warmup then cosine decay to 10% of the peak, MiniGPT batches packed several words to a row, and an
 exponential moving average of the weights (decay 0.999) as the model that is evaluated and kept.
 """
 
@@ -241,6 +241,7 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
     if step:
         torch.manual_seed(cfg.seed * 1_000_003 + step)  # dropout masks after a resume
     n_train = len(data.train)
+    packed = cfg.pack and model.kind == "gpt"  # the MLP's window would reach across packed words
     model.train()
     t0 = time.monotonic()
     interval_t, interval_tokens, interval_loss, interval_n = t0, 0, 0.0, 0
@@ -279,10 +280,16 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
         for g in optimizer.param_groups:
             g["lr"] = lr
         idx = torch.randint(n_train, (cfg.batch_size,), generator=gen)
-        x, y = data.train.batch(idx)
-        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+        if packed:  # several words to a row, kept apart by a mask: same loss, ~1/3 less compute
+            b = data.train.packed_batch(idx)
+            x, y = b.x.to(device, non_blocking=True), b.y.to(device, non_blocking=True)
+            extra = {"positions": b.positions.to(device, non_blocking=True),
+                     "segments": b.segments.to(device, non_blocking=True)}
+        else:
+            x, y = data.train.batch(idx)
+            x, y, extra = x.to(device, non_blocking=True), y.to(device, non_blocking=True), {}
         with autocast_for(device, cfg.dtype):
-            _, loss = model(x, y)
+            _, loss = model(x, y, **extra)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if cfg.grad_clip is not None:

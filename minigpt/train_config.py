@@ -55,6 +55,7 @@ class TrainConfig:
     warmup: float = 0.02  # < 1: fraction of the budget; ≥ 1: a number of steps
     grad_clip: float | None = 1.0
     ema: float = 0.999  # decay of the weight average that is evaluated and kept; 0 turns it off
+    pack: bool = True  # MiniGPT: several words to a row (same loss, less padding to compute)
     # Budget: exactly one of steps / time_s
     steps: int | None = 3000
     time_s: float | None = None

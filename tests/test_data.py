@@ -1,7 +1,8 @@
 import pytest
 import torch
 
-from minigpt.data import IGNORE, DatasetError, EncodedSplit, Vocab, load_dataset, load_words, split_words
+from minigpt.data import (IGNORE, DatasetError, EncodedSplit, Vocab, load_dataset, load_words, pack_rows,
+                          split_words)
 
 
 def write(tmp_path, content, name="d.txt"):
@@ -83,6 +84,31 @@ def test_input_target_shift_and_padding():
     assert x.shape == (1, 2) and y.tolist() == [[2, 0]]
     x, y = enc.batch(torch.tensor([0, 1]))
     assert x.shape == (2, 3)
+
+
+def test_packing_worked_by_hand():
+    # "abc" (4 positions with the start token), "a" (2), "b" (2), "ab" (3) into rows of 5:
+    # the longest, 4, takes a row; 3 takes the next and one 2 joins it; the other 2 is alone.
+    v = Vocab.from_words(["abc", "a", "b", "ab"])
+    enc = EncodedSplit(["abc", "a", "b", "ab"], v, block_size=5)
+    b = enc.packed_batch(torch.tensor([0, 1, 2, 3]))
+    assert b.x.tolist() == [[0, 1, 2, 3, 0], [0, 1, 2, 0, 1], [0, 2, 0, 0, 0]]
+    assert b.y.tolist() == [[1, 2, 3, 0, IGNORE], [1, 2, 0, 1, 0], [2, 0, IGNORE, IGNORE, IGNORE]]
+    assert b.positions.tolist() == [[0, 1, 2, 3, 0], [0, 1, 2, 0, 1], [0, 1, 0, 0, 0]]
+    assert b.segments.tolist() == [[0, 0, 0, 0, -1], [3, 3, 3, 1, 1], [2, 2, -1, -1, -1]]
+
+
+def test_pack_rows_never_overfills_and_places_everything():
+    g = torch.Generator().manual_seed(0)
+    for _ in range(50):
+        lengths = torch.randint(1, 17, (int(torch.randint(1, 200, (1,), generator=g)),), generator=g).tolist()
+        row, offset, n_rows = pack_rows(lengths, 16)
+        used = {}
+        for r, o, n in zip(row, offset, lengths):
+            cells = set(range(o, o + n))
+            assert o + n <= 16 and not cells & used.setdefault(r, set())
+            used[r] |= cells
+        assert set(row) == set(range(n_rows))
 
 
 def test_load_dataset_embedded():

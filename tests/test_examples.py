@@ -157,6 +157,17 @@ def test_lr_schedule_endpoints():
     assert all(a >= b for a, b in zip(steps, steps[1:]))
 
 
+def test_packed_row_worked_by_hand():
+    md = E.render_example("data.packed_row")
+    # ".ava" then ".bo" fill 7 of the 8 places; positions restart at the second start token
+    assert "| input | . | a | v | a | . | b | o |" in md
+    assert "| target | a | v | a | . | b | o | . |" in md
+    assert "| position | 0 | 1 | 2 | 3 | 0 | 1 | 2 |" in md
+    # query 4 (the second '.') sees only itself; query 6 sees 4, 5, 6 and nothing of "ava"
+    assert "| 4 . | 0 | 0 | 0 | 0 | 1 | 0 | 0 |" in md and "| 6 o | 0 | 0 | 0 | 0 | 1 | 1 | 1 |" in md
+    assert "| 3 a | 1 | 1 | 1 | 1 | 0 | 0 | 0 |" in md
+
+
 def test_weight_average_worked_by_hand():
     md = E.render_example("training.weight_average")
     # warm-up: min(0.999, (1 + n) / (10 + n)) at n = 0, 10, 100

@@ -94,3 +94,27 @@ def test_param_formula_matches_model(d, heads, layers, pos, tie, bias):
 def test_default_model_size():
     m = MiniGPT(GPTConfig())
     assert count_parameters(m) == 204_544  # makemore's transformer at 64 wide, 4 layers
+
+
+@pytest.mark.parametrize("pos", ["learned", "sinusoidal", "rope"])
+def test_packed_rows_give_the_same_loss_and_gradients(pos):
+    from minigpt.data import EncodedSplit, Vocab
+
+    words = ["emma", "olivia", "ava", "isabella", "mia", "zoe", "al", "christopher", "jo", "bo"]
+    enc = EncodedSplit(words, Vocab.from_words(words), block_size=12)
+    index = torch.tensor([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 2])  # a repeat, as random batches have
+    torch.manual_seed(0)
+    model = MiniGPT(GPTConfig(vocab_size=enc.x.max().item() + 1, block_size=12, d_model=16, n_heads=2,
+                              n_layers=2, pos_encoding=pos))
+    x, y = enc.batch(index)
+    _, plain = model(x, y)
+    plain.backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    b = enc.packed_batch(index)
+    assert b.x.shape[0] < len(index)  # it did pack
+    _, packed = model(b.x, b.y, positions=b.positions, segments=b.segments)
+    packed.backward()
+    torch.testing.assert_close(packed, plain)
+    for g, p in zip(grads, model.parameters()):
+        torch.testing.assert_close(p.grad, g, rtol=1e-4, atol=1e-6)

@@ -45,6 +45,17 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
     return out.flatten(-2)
 
 
+def word_mask(segments: torch.Tensor) -> torch.Tensor:
+    """(B, T) word ids of packed rows → (B, 1, T, T) mask: True where query i may see key j.
+
+    Causal (j ≤ i) and within the same word: a block of causal triangles along the diagonal.
+    Padding (-1) only sees earlier padding, which keeps every row of the softmax defined.
+    """
+    T = segments.shape[1]
+    causal = torch.ones(T, T, dtype=torch.bool, device=segments.device).tril()
+    return ((segments[:, :, None] == segments[:, None, :]) & causal)[:, None]
+
+
 class CausalSelfAttention(nn.Module):
     def __init__(self, cfg: GPTConfig):
         super().__init__()
@@ -55,7 +66,7 @@ class CausalSelfAttention(nn.Module):
         self.resid_drop = nn.Dropout(cfg.dropout)
         self.rope = cfg.pos_encoding == "rope"
 
-    def forward(self, x, rope=None, cache=None, return_weights: bool = False):
+    def forward(self, x, rope=None, cache=None, return_weights: bool = False, mask=None):
         B, T, C = x.shape
         q, k, v = self.qkv(x).split(C, dim=2)
         # (B, T, C) -> (B, H, T, hd): splitting into heads is only a reshape
@@ -77,9 +88,10 @@ class CausalSelfAttention(nn.Module):
             weights = None
             # With a cache and a single new token, that token may see every stored key, so no
             # mask is needed; a multi-token step with a cache only happens at the start (empty).
-            causal = T > 1
+            # ``mask`` (packed words): causal within each word, nothing across words.
             y = F.scaled_dot_product_attention(
-                q, k, v, is_causal=causal, dropout_p=self.dropout if self.training else 0.0
+                q, k, v, attn_mask=mask, is_causal=mask is None and T > 1,
+                dropout_p=self.dropout if self.training else 0.0,
             )
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # concatenate the heads
         return self.resid_drop(self.proj(y)), weights
@@ -106,8 +118,8 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(cfg.d_model, bias=cfg.bias)
         self.ffn = FeedForward(cfg)
 
-    def forward(self, x, rope=None, cache=None, return_weights=False):
-        a, w = self.attn(self.ln1(x), rope, cache, return_weights)
+    def forward(self, x, rope=None, cache=None, return_weights=False, mask=None):
+        a, w = self.attn(self.ln1(x), rope, cache, return_weights, mask)
         x = x + a
         x = x + self.ffn(self.ln2(x))
         return x, w
@@ -154,28 +166,36 @@ class MiniGPT(nn.Module):
         return [[None, None] for _ in self.blocks]
 
     def forward(self, idx, targets=None, *, cache: KVCache | None = None, start: int = 0,
-                return_weights: bool = False, last_only: bool = False):
+                return_weights: bool = False, last_only: bool = False,
+                positions: torch.Tensor | None = None, segments: torch.Tensor | None = None):
         """idx (B, T) → logits (B, T, V) and the mean loss over non-padding targets.
 
         With ``cache`` the tokens are taken to sit at positions start … start+T-1 and the layers'
         keys and values are appended to the cache. ``last_only`` computes the head for the last
-        position only (all that sampling needs).
+        position only (all that sampling needs). Packed rows (training) pass ``positions`` (each
+        token's position in its own word) and ``segments`` (which word it is in): attention then
+        stays inside each word, so a packed row computes what separate rows would.
         """
         B, T = idx.shape
         if start + T > self.config.block_size:
             raise ValueError(f"sequence of {start + T} exceeds the model's block size {self.config.block_size}")
+        if positions is None:
+            positions = torch.arange(start, start + T, device=idx.device)
+        mask = None if segments is None else word_mask(segments)
         x = self.tok_emb(idx)
         rope = None
         if self.config.pos_encoding == "learned":
-            x = x + self.pos_emb(torch.arange(start, start + T, device=idx.device))
+            x = x + self.pos_emb(positions)
         elif self.config.pos_encoding == "sinusoidal":
-            x = x + self.pos_table[start : start + T]
+            x = x + self.pos_table[positions]
         else:
-            rope = (self.rope_cos[start : start + T], self.rope_sin[start : start + T])
+            cos, sin = self.rope_cos[positions], self.rope_sin[positions]
+            # per-row positions (B, T, hd/2) broadcast over the heads
+            rope = (cos[:, None], sin[:, None]) if positions.dim() == 2 else (cos, sin)
         x = self.drop(x)
         weights = []
         for i, block in enumerate(self.blocks):
-            x, w = block(x, rope, None if cache is None else cache[i], return_weights)
+            x, w = block(x, rope, None if cache is None else cache[i], return_weights, mask)
             weights.append(w)
         x = self.ln_f(x)
         if last_only:
