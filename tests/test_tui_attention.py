@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from minigpt.config import GPTConfig
-from minigpt.explain import BUG_ORDER, real_param_count, stage_panels
+from minigpt.explain import BUG_ORDER, stage_panels
+from minigpt.explorer_maths import real_param_count
 from minigpt.params import gpt_total
 from minigpt.store import Store
 from tui.app import TutorApp

@@ -9,7 +9,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static
 
 from minigpt.attention import batch_norm, layer_norm, rms_norm
-from minigpt.explain import Panel, layer_norm_steps, parse_vector, rms_norm_steps
+from minigpt.explain import Panel
+from minigpt.explorer_maths import layer_norm_steps, parse_vector, rms_norm_steps
 from tui.widgets.matrix_view import MatrixView
 
 COURSE_VECTOR = "2 4 6 8"

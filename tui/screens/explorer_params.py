@@ -11,7 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Label, Static
 
 from minigpt.config import ConfigError, GPTConfig
-from minigpt.explain import real_param_count
+from minigpt.explorer_maths import real_param_count
 from minigpt.params import gpt_breakdown, gpt_total, rule_of_thumb
 
 FIELDS = (("d", "d_model", "64"), ("L", "n_layers", "4"), ("heads", "n_heads", "4"),

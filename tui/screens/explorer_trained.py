@@ -13,7 +13,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Select, Static
 
 from minigpt.playground import find_checkpoints
-from minigpt.explain import Panel, name_ids
+from minigpt.explain import Panel
+from minigpt.explorer_maths import name_ids
 from tui.widgets.attention_grid import AttentionGrid
 from tui.widgets.matrix_view import MatrixView
 

@@ -1,0 +1,71 @@
+"""The explorers' numbers written out step by step: LayerNorm and RMSNorm on a typed vector, the
+real model's parameter count, a typed name as token ids. Values come from ``minigpt.attention``
+and ``minigpt.models``; the text formatting is the stepper's (``minigpt.explain``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from minigpt.explain import parse_number, term
+
+
+def parse_vector(text: str) -> list[float]:
+    """"2 4 6 8" or "2, 4, 6, 8" → floats; ValueError naming the bad item otherwise."""
+    items = text.replace(",", " ").split()
+    if not items:
+        raise ValueError("type some numbers separated by spaces, e.g. 2 4 6 8")
+    return [parse_number(t) for t in items]
+
+
+def layer_norm_steps(x: list[float]) -> list[str]:
+    """LayerNorm written out (ε = 0, γ = 1, β = 0); the last line is attention.layer_norm's result."""
+    from minigpt.attention import layer_norm
+
+    n = len(x)
+    mu = sum(x) / n
+    dev = [v - mu for v in x]
+    var = sum(d * d for d in dev) / n
+    y = layer_norm(torch.tensor([x], dtype=torch.float64))[0].tolist()
+    vec = lambda vs: "[" + ", ".join(term(v) for v in vs) + "]"  # noqa: E731
+    lines = [f"x = {vec(x)}",
+             f"μ = ({' + '.join(term(v) for v in x)}) / {n} = {term(mu)}",
+             f"x − μ = {vec(dev)}",
+             f"σ² = mean((x − μ)²) = ({' + '.join(term(d * d) for d in dev)}) / {n} = {term(var)}",
+             f"σ = √{term(var)} = {term(math.sqrt(var))}"]
+    if var == 0:
+        return lines + ["σ = 0: every entry equals the mean, so (x − μ)/σ is 0/0 (real layers add ε)"]
+    return lines + [f"y = (x − μ) / σ = {vec(y)}   (mean 0, variance 1)"]
+
+
+def rms_norm_steps(x: list[float]) -> list[str]:
+    from minigpt.attention import rms_norm
+
+    ms = sum(v * v for v in x) / len(x)
+    if ms == 0:
+        return ["RMS = 0: the zero vector cannot be rescaled (real layers add ε)"]
+    y = rms_norm(torch.tensor([x], dtype=torch.float64))[0].tolist()
+    return [f"RMS = √mean(x²) = √{term(ms)} = {term(math.sqrt(ms))}",
+            "y = x / RMS = [" + ", ".join(term(v) for v in y) + "]   (no mean subtracted)"]
+
+
+def real_param_count(cfg) -> int:
+    """sum(p.numel()) of an actual MiniGPT with this config (tied weights counted once)."""
+    from minigpt.models.gpt import MiniGPT
+
+    with torch.device("meta"):  # shapes only: no memory for the weights, instant for GPT-2 sizes
+        model = MiniGPT(cfg)
+    return sum(p.numel() for p in model.parameters())
+
+
+def name_ids(vocab, name: str, block_size: int) -> tuple[list[int], list[str]]:
+    """The start token then the name's characters, as the model saw names in training."""
+    name = name.strip().lower()
+    if not name:
+        raise ValueError("type a name, e.g. emma")
+    ids = [0] + vocab.encode(name)
+    if len(ids) > block_size:
+        raise ValueError(f"the model reads at most {block_size - 1} characters; {name!r} has {len(name)}")
+    return ids, [vocab.chars[0]] + list(name)
