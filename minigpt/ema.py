@@ -42,8 +42,3 @@ class WeightAverage:
         weight = 1.0 - ema_rate(self.decay, updates)
         for avg, live in zip(self.model.parameters(), model.parameters()):
             avg.lerp_(live.detach(), weight)
-
-    @torch.no_grad()
-    def reset_to(self, model: torch.nn.Module) -> None:
-        """Make the average equal to ``model``'s weights (a run resumed without a saved average)."""
-        self.model.load_state_dict(model.state_dict())

@@ -10,6 +10,7 @@ import math
 import torch
 
 from minigpt import attention as A
+from minigpt.data import IGNORE, EncodedSplit, Vocab
 from minigpt.examples import count, example, fmt, matrix, table
 
 
@@ -201,14 +202,18 @@ def _residual() -> str:
 # ---------------------------------------------------------------------------------------------
 # How a name becomes a training sequence (whole names, '.' at both ends, padding ignored).
 
-IGNORE = -1
-
-
 def name_pair(name: str, block: int) -> tuple[list[str], list[str]]:
-    seq = ["."] + list(name) + ["."]
-    x, y = seq[:-1], seq[1:]
-    pad = block - len(x)
-    return x + ["·"] * pad, y + ["—"] * pad
+    """One name as the training pipeline (``minigpt.data.EncodedSplit``) encodes it, as text:
+    · marks input padding, — a target the loss skips."""
+    vocab = Vocab.from_words([name])
+    encoded = EncodedSplit([name], vocab, block)
+    real = int(encoded.lengths[0])
+    x = [vocab.chars[t] if i < real else "·" for i, t in enumerate(encoded.x[0].tolist())]
+    return x, _targets_as_text(encoded.y[0].tolist(), vocab)
+
+
+def _targets_as_text(targets: list[int], vocab) -> list[str]:
+    return ["—" if t == IGNORE else vocab.chars[t] for t in targets]
 
 
 @example("data.name_sequence", "One name as one training row (block = 8)")
@@ -226,21 +231,18 @@ def _name_sequence() -> str:
 
 @example("data.packed_row", "Two names packed into one row, and the mask that keeps them apart")
 def _packed_row() -> str:
-    from minigpt.data import EncodedSplit, Vocab
     from minigpt.models.gpt import word_mask
 
     words = ["ava", "bo"]
     vocab = Vocab.from_words(words)
     packed = EncodedSplit(words, vocab, block_size=8).packed_batch(torch.tensor([0, 1]))
     width = packed.x.shape[1]
-    row = [[label] + [show(v) for v in values] for label, values, show in (
-        ("input", packed.x[0].tolist(), lambda t: vocab.chars[t]),
-        ("target", packed.y[0].tolist(), lambda t: "—" if t == IGNORE else vocab.chars[t]),
-        ("position", packed.positions[0].tolist(), str),
-        ("word", packed.segments[0].tolist(), lambda s: words[s] if s >= 0 else "·"),
-    )]
-    mask = word_mask(packed.segments)[0, 0].int().tolist()
     labels = [vocab.chars[t] for t in packed.x[0].tolist()]
+    row = [["input"] + labels,
+           ["target"] + _targets_as_text(packed.y[0].tolist(), vocab),
+           ["position"] + [str(p) for p in packed.positions[0].tolist()],
+           ["word"] + [words[w] if w >= 0 else "·" for w in packed.segments[0].tolist()]]
+    mask = word_mask(packed.segments)[0, 0].int().tolist()
     grid = [[f"{i} {labels[i]}"] + [str(v) for v in mask[i]] for i in range(width)]
     return (table(["row"] + [str(i) for i in range(width)], row)
             + "\n\nWhich keys each query may attend to (1 = allowed): causal, and only inside its own name.\n\n"

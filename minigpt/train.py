@@ -282,12 +282,11 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
         idx = torch.randint(n_train, (cfg.batch_size,), generator=gen)
         if packed:  # several words to a row, kept apart by a mask: same loss, ~1/3 less compute
             b = data.train.packed_batch(idx)
-            x, y = b.x.to(device, non_blocking=True), b.y.to(device, non_blocking=True)
-            extra = {"positions": b.positions.to(device, non_blocking=True),
-                     "segments": b.segments.to(device, non_blocking=True)}
+            x, y, extra = b.x, b.y, {"positions": b.positions, "segments": b.segments}
         else:
-            x, y = data.train.batch(idx)
-            x, y, extra = x.to(device, non_blocking=True), y.to(device, non_blocking=True), {}
+            (x, y), extra = data.train.batch(idx), {}
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+        extra = {k: v.to(device, non_blocking=True) for k, v in extra.items()}
         with autocast_for(device, cfg.dtype):
             _, loss = model(x, y, **extra)
         optimizer.zero_grad(set_to_none=True)
