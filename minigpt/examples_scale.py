@@ -153,6 +153,8 @@ def _weight_average() -> str:
         average.update(live, updates=10**6)  # long past the warm-up: the rate is the decay, 0.9
         if t <= 4 or t >= 39:
             rows.append([t, fmt(live.weight.item(), 3), fmt(average.model.weight.item(), 3)])
+        elif t == 5:
+            rows.append(["…", "…", "…"])
     return (rates + "\n\nA weight that jumps between 2.5 and 3.5 every step, averaged with decay 0.9:\n\n"
             + table(["step", "live weight", "average"], rows)
             + f"\n\nThe live weight stays 0.5 away from the centre, 3.0; after 40 steps the average is "
