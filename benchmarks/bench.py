@@ -40,9 +40,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from minigpt.data import IGNORE, Dataset, EncodedSplit, Splits, Vocab, load_words  # noqa: E402
-from minigpt.models import MiniGPT  # noqa: E402
+from minigpt.models.gpt import MiniGPT  # noqa: E402
 from minigpt.sampling import generate  # noqa: E402
-from minigpt.train import TrainConfig, evaluate, physical_cores, train  # noqa: E402
+from minigpt.training.options import TrainConfig  # noqa: E402
+from minigpt.training.loop import evaluate, train  # noqa: E402
+from minigpt.training.devices import physical_cores  # noqa: E402
 
 CANONICAL = REPO.parent / "shared" / "data" / "names.txt"
 
@@ -222,7 +224,7 @@ def speed(ds: Dataset, quick: bool) -> None:
     print(f"  packing's own gain: batches trimmed to their longest name instead (--no-pack) "
           f"{trim_tps:,.0f} tokens/s, so packing gives {our_tps / trim_tps:.2f}x")
     # The weight average's cost, timed on its own: whole-run throughput drifts more than it costs.
-    from minigpt.ema import WeightAverage
+    from minigpt.training.ema import WeightAverage
     model = MiniGPT(TrainConfig().model_config(ds.vocab.size, ds.block_size))
     average = WeightAverage(model, 0.999)
     t_update = timed(lambda: [average.update(model, 10**6) for _ in range(200)], repeat=3) / 200

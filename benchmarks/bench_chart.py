@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from textual.app import App, ComposeResult  # noqa: E402
 
-from minigpt.run_control import downsample  # noqa: E402
+from minigpt.control.workers import downsample  # noqa: E402
 from tui.widgets.loss_chart import LossChart  # noqa: E402
 
 N = 100_000

@@ -12,6 +12,8 @@ the raw weights the optimizer was moving (``training.safetensors``).
 
 from __future__ import annotations
 
+from minigpt.errors import CheckpointError
+
 import hashlib
 import json
 import os
@@ -23,9 +25,9 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from minigpt.config import ConfigError, config_from_dict, config_to_dict
+from minigpt.models.config import ConfigError, config_from_dict, config_to_dict
 from minigpt.data import Vocab
-from minigpt.models import build_model
+from minigpt.models.build import build_model
 
 FORMAT = "minigpt-checkpoint"
 FORMAT_VERSION = 1
@@ -33,8 +35,6 @@ WEIGHTS, CONFIG, OPTIMIZER = "model.safetensors", "config.json", "optimizer.safe
 TRAINING_WEIGHTS = "training.safetensors"
 
 
-class CheckpointError(ValueError):
-    """The folder is not a loadable checkpoint (the message says why)."""
 
 
 @dataclass

@@ -30,14 +30,9 @@ def _omp_wait_policy() -> None:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-_omp_wait_policy()
-
 import click  # noqa: E402
 
-from minigpt.checkpoint import CheckpointError  # noqa: E402
-from minigpt.config import ConfigError  # noqa: E402
-from minigpt.data import DatasetError  # noqa: E402
-from minigpt.sampling import SamplingError  # noqa: E402
+from minigpt.errors import CheckpointError, ConfigError, DatasetError, SamplingError  # noqa: E402
 
 USER_ERRORS = (ConfigError, DatasetError, CheckpointError, SamplingError)
 
@@ -50,26 +45,22 @@ def _fail(e: Exception) -> UserError:
     return UserError(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
 
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder for progress, settings and training runs (default: the per-user data folder).")
-@click.pass_context
-def main(ctx: click.Context, data_dir: Path | None) -> None:
-    """minigpt-tutor: learn Transformers and GPT by building and training a tiny one.
-
-    Without a command, opens the tutor app.
-    """
+def apply_data_dir(data_dir: Path | None) -> None:
+    """Point the per-user folders (progress, settings, runs) at ``data_dir`` for this process."""
     if data_dir is not None:
         os.environ["MINIGPT_DATA_DIR"] = str(data_dir.expanduser().resolve())
-    if ctx.invoked_subcommand is None:
-        try:
-            from tui.app import run_app  # the app is optional for the headless commands
-        except ModuleNotFoundError as e:
-            if e.name not in ("tui", "tui.app"):
-                raise
-            click.echo(ctx.get_help())
-            return
-        run_app(data_dir=data_dir)
+
+
+data_dir_option = click.option(
+    "--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Folder for progress, settings and training runs (default: the per-user data folder).")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@data_dir_option
+def main(data_dir: Path | None) -> None:
+    """minigpt: train, sample and evaluate the tutor's models without the app."""
+    apply_data_dir(data_dir)
 
 
 # ---------------------------------------------------------------------------- train
@@ -148,10 +139,12 @@ TRAIN_OPTIONS = ("model", "d_model", "n_heads", "n_layers", "block_size", "dropo
 def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_encoding, tie_weights, steps, time_s,
           batch_size, lr, min_lr_ratio, ema, pack, warmup, eval_interval, device, seed, out, resume, quiet, nice):
     """Train a model; writes metrics, status and the best checkpoint into a run folder."""
+    _omp_wait_policy()  # before anything below imports torch
     if nice and hasattr(os, "nice"):
         os.nice(nice)  # an idle machine trains as fast; a busy one keeps the terminal snappy
-    from minigpt import runs
-    from minigpt.train import TrainConfig, train as run_training
+    from minigpt.runs import listing as runs
+    from minigpt.training.options import TrainConfig
+    from minigpt.training.loop import train as run_training
 
     try:
         if resume is not None:
@@ -166,7 +159,7 @@ def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_enco
                 run_dir = latest.path
             if not (run_dir / "config.json").exists():
                 raise ConfigError(f"{run_dir}: not a run folder (no config.json)")
-            from minigpt.train import load_run_config
+            from minigpt.training.options import load_run_config
             cfg = load_run_config(run_dir)
         else:
             # Every option left unset keeps TrainConfig's default; the budget is handled below.
@@ -282,7 +275,7 @@ def sample(checkpoint, n, temperature, top_k, top_p, prefix, max_len, seed, as_j
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def eval_cmd(checkpoint, data, as_json):
     """Loss (mean cross-entropy per character) on each split."""
-    from minigpt.train import evaluate
+    from minigpt.training.loop import evaluate
 
     try:
         ckpt = _load(checkpoint)
@@ -302,7 +295,8 @@ def eval_cmd(checkpoint, data, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def runs_cmd(as_json):
     """List training runs, newest first."""
-    from minigpt import paths, runs
+    from minigpt import paths
+    from minigpt.runs import listing as runs
 
     found = runs.list_runs()
     if as_json:
@@ -317,26 +311,6 @@ def runs_cmd(as_json):
         best = f"{r.best_val:.4f}" if r.best_val is not None else "-"
         click.echo(f"{r.name:<24} {r.status:<9} {r.model or '-':<6} {str(r.step) + total:>11} {best:>9}  "
                    f"{r.reason or ''}")
-
-
-@main.command()
-@click.argument("run", required=False, type=click.Path(path_type=Path))
-def watch(run):
-    """Open the app on a training run's live panel: RUN (a folder or a run name), or the latest."""
-    from minigpt import paths, runs
-
-    if run is None:
-        latest = runs.latest_run()
-        if latest is None:
-            raise UserError(f"no runs in {paths.runs_dir()}: start one with `minigpt train`")
-        run = latest.path
-    elif not run.exists() and (paths.runs_dir() / run).exists():
-        run = paths.runs_dir() / run  # a bare run name, as `minigpt runs` lists it
-    if not ((run / "status.json").exists() or (run / "config.json").exists()):
-        raise UserError(f"{run}: not a run folder (no status.json or config.json)")
-    from tui.app import run_app
-
-    run_app(initial=f"run:{run.resolve()}")
 
 
 if __name__ == "__main__":

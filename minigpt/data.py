@@ -8,6 +8,8 @@ position therefore contributes a prediction, unlike a fixed window with a single
 
 from __future__ import annotations
 
+from minigpt.errors import DatasetError
+
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +22,6 @@ BOUNDARY = "."  # start and end token, index 0
 IGNORE = -1  # target index that cross-entropy skips
 
 
-class DatasetError(ValueError):
-    """The dataset file cannot be used (the message names the file and, if relevant, the line)."""
 
 
 def load_words(path: Path | str | None = None) -> list[str]:

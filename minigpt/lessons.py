@@ -2,7 +2,7 @@
 
 A lesson is a Markdown file with TOML front matter between two ``+++`` lines. Its body may hold two
 special fenced blocks: ```` ```example ```` (one example id, replaced at display time by
-``minigpt.examples.render_example``) and ```` ```python runnable ```` (code the app runs and whose
+``minigpt.teaching.examples.registry.render_example``) and ```` ```python runnable ```` (code the app runs and whose
 output it shows). This module never imports Textual, so the tests and the CLI can use it directly.
 """
 

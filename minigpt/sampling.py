@@ -8,6 +8,8 @@ step mode shows stage by stage: logits → ÷ temperature → top-k → top-p �
 
 from __future__ import annotations
 
+from minigpt.errors import SamplingError
+
 import math
 from dataclasses import dataclass
 
@@ -16,8 +18,6 @@ import torch
 from minigpt.data import Vocab
 
 
-class SamplingError(ValueError):
-    """A sampling option that cannot work (the message says which and why)."""
 
 
 def validate_options(temperature: float, top_k: int | None, top_p: float | None) -> None:

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from minigpt.checkpoint import CheckpointError, load_checkpoint, load_optimizer_state, save_checkpoint
-from minigpt.config import BigramConfig, GPTConfig, MLPConfig
+from minigpt.models.config import BigramConfig, GPTConfig, MLPConfig
 from minigpt.data import Vocab
-from minigpt.models import build_model
+from minigpt.models.build import build_model
 
 VOCAB = Vocab.from_words(["abcdefghij"])
 
@@ -107,9 +107,9 @@ def test_sigkill_during_repeated_saves(tmp_path):
     script = textwrap.dedent(f"""
         import sys, torch
         from minigpt.checkpoint import save_checkpoint
-        from minigpt.config import GPTConfig
+        from minigpt.models.config import GPTConfig
         from minigpt.data import Vocab
-        from minigpt.models import MiniGPT
+        from minigpt.models.gpt import MiniGPT
         vocab = Vocab.from_words(["abcdefghij"])
         m = MiniGPT(GPTConfig(vocab_size=vocab.size, block_size=8, d_model=64, n_layers=2))
         i = 0

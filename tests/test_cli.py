@@ -8,9 +8,9 @@ from click.testing import CliRunner
 from minigpt import paths
 from minigpt.checkpoint import save_checkpoint
 from minigpt.cli import main
-from minigpt.config import GPTConfig
+from minigpt.models.config import GPTConfig
 from minigpt.data import load_dataset
-from minigpt.models import MiniGPT
+from minigpt.models.gpt import MiniGPT
 
 COMMANDS = [[], ["train"], ["sample"], ["eval"], ["runs"]]
 
@@ -144,9 +144,22 @@ def test_resume_without_runs_and_run_folder_as_checkpoint(runner, ckpt, tmp_path
     assert r.exit_code == 0, r.output
 
 
-def test_no_subcommand_without_app_prints_help(runner, monkeypatch):
+def test_library_group_lists_commands_and_never_opens_the_app(runner):
+    import subprocess
     import sys
-    monkeypatch.setitem(sys.modules, "tui.app", None)  # import fails as if the app were absent
-    r = runner.invoke(main, [])
+    # In a fresh interpreter: the headless group alone imports neither the app nor Textual.
+    code = ("import sys; from click.testing import CliRunner; from minigpt.cli import main; "
+            "r = CliRunner().invoke(main, ['--help']); print(r.output); "
+            "print('UI', any(m == 'tui' or m.startswith(('tui.', 'textual')) for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "train" in out and "sample" in out
+    assert "UI False" in out
+
+
+def test_console_command_adds_the_app_commands(runner):
+    from tui.cli import main as console
+
+    r = runner.invoke(console, ["--help"])
     assert r.exit_code == 0, r.output
-    assert "train" in r.output and "sample" in r.output
+    for command in ("train", "sample", "eval", "runs", "watch"):
+        assert command in r.output

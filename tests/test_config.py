@@ -1,7 +1,7 @@
 import pytest
 
-from minigpt.config import BigramConfig, ConfigError, GPTConfig, MLPConfig, config_from_dict, config_to_dict
-from minigpt.train import TrainConfig
+from minigpt.models.config import BigramConfig, ConfigError, GPTConfig, MLPConfig, config_from_dict, config_to_dict
+from minigpt.training.options import TrainConfig
 
 
 @pytest.mark.parametrize("kwargs, words", [

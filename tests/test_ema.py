@@ -9,10 +9,11 @@ import torch
 from safetensors.torch import load_file
 
 from minigpt.checkpoint import TRAINING_WEIGHTS, WEIGHTS, load_checkpoint, load_training_weights
-from minigpt.config import ConfigError, GPTConfig
-from minigpt.ema import WeightAverage, ema_rate
+from minigpt.models.config import ConfigError, GPTConfig
+from minigpt.training.ema import WeightAverage, ema_rate
 from minigpt.models.gpt import MiniGPT
-from minigpt.train import TrainConfig, train
+from minigpt.training.options import TrainConfig
+from minigpt.training.loop import train
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -7,10 +7,10 @@ import math
 import pytest
 import torch
 
-from minigpt import attention as A
-from minigpt import examples as E
-from minigpt import examples_scale as S
-from minigpt.examples_model import name_pair, residual_gradients
+from minigpt.teaching import attention as A
+from minigpt.teaching.examples import registry as E
+from minigpt.teaching.examples import scale as S
+from minigpt.teaching.examples.model import name_pair, residual_gradients
 
 
 def row(tensor_row, digits=3):

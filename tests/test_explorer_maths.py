@@ -2,9 +2,9 @@
 
 import pytest
 
-from minigpt.config import GPTConfig
+from minigpt.models.config import GPTConfig
 from minigpt.data import Vocab
-from minigpt.explorer_maths import layer_norm_steps, name_ids, parse_vector, real_param_count, rms_norm_steps
+from minigpt.teaching.explorers import layer_norm_steps, name_ids, parse_vector, real_param_count, rms_norm_steps
 
 
 def test_layer_norm_of_2_4_6_8():

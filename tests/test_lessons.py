@@ -107,7 +107,7 @@ def test_missing_folder(tmp_path):
 
 
 def test_run_snippet_ok_error_and_timeout(tmp_path):
-    ok = L.run_snippet("import minigpt.attention, sys; print('ok', sys.argv[0])")
+    ok = L.run_snippet("import minigpt.teaching.attention, sys; print('ok', sys.argv[0])")
     assert ok.ok and ok.stdout.startswith("ok")
     bad = L.run_snippet("raise SystemExit(3)")
     assert bad.returncode == 3 and not bad.ok
@@ -151,7 +151,7 @@ def test_every_lesson_ends_with_key_points(shipped):
 
 
 def test_every_example_reference_resolves(shipped):
-    from minigpt.examples import example_ids
+    from minigpt.teaching.examples.registry import example_ids
 
     known = set(example_ids())
     for lesson in shipped:

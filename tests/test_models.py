@@ -1,10 +1,12 @@
 import pytest
 import torch
 
-from minigpt import attention, params
-from minigpt.config import BigramConfig, GPTConfig, MLPConfig
+from minigpt.teaching import attention
+from minigpt.teaching import params
+from minigpt.models.config import BigramConfig, GPTConfig, MLPConfig
 from minigpt.data import IGNORE
-from minigpt.models import MiniGPT, build_model, count_parameters
+from minigpt.models.gpt import MiniGPT
+from minigpt.models.build import build_model, count_parameters
 from minigpt.models.gpt import CausalSelfAttention
 
 

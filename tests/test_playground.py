@@ -10,12 +10,14 @@ import pytest
 import torch
 
 from minigpt.checkpoint import save_checkpoint
-from minigpt.config import BigramConfig, GPTConfig, MLPConfig
+from minigpt.models.config import BigramConfig, GPTConfig, MLPConfig
 from minigpt.data import load_dataset
-from minigpt.models import MLP, Bigram, MiniGPT
-from minigpt.playground import (Settings, find_checkpoints, load_for_playground, run_batch, save_names,
+from minigpt.models.mlp import MLP
+from minigpt.models.bigram import Bigram
+from minigpt.models.gpt import MiniGPT
+from minigpt.playground.generation import (Settings, find_checkpoints, load_for_playground, run_batch, save_names,
                                 summarize, temperature_sweep)
-from minigpt.playground_inspect import Stepper, compare_models, score_name
+from minigpt.playground.inspection import Stepper, compare_models, score_name
 from minigpt.sampling import Sample, SamplingError, filter_logits, generate, greedy_continuation
 
 WORDS = ["emma", "olivia", "ava", "isabella", "sophia", "mia", "amelia", "harper", "evelyn", "abigail",
@@ -209,7 +211,7 @@ def test_save_names(tmp_path, gpt):
 
 
 def test_one_thread_restores_the_thread_count():
-    from minigpt.playground import one_thread
+    from minigpt.playground.generation import one_thread
 
     before = torch.get_num_threads()
     with one_thread():

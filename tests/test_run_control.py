@@ -1,4 +1,4 @@
-"""minigpt.run_control without subprocesses: form validation, argv, following files, controls."""
+"""minigpt.control.workers without subprocesses: form validation, argv, following files, controls."""
 
 from __future__ import annotations
 
@@ -8,27 +8,29 @@ import time
 
 import pytest
 
-from minigpt import run_control as rc
-from minigpt.train import STATUS_FILE, TrainConfig, process_start_time, write_json_atomic
+from minigpt.control import form as run_form
+from minigpt.control import workers as rc
+from minigpt.runs.files import STATUS_FILE, process_start_time, write_json_atomic
+from minigpt.training.options import TrainConfig
 
 
 def course_form(**changes) -> dict[str, str]:
-    values = rc.form_from_config(rc.preset_config("course"))
+    values = run_form.form_from_config(run_form.preset_config("course"))
     values.update(changes)
     return values
 
 
 def test_valid_form_gives_the_config_it_describes():
-    cfg = rc.config_from_form(course_form(d_model="32", n_heads="2", budget="500", dropout="0.1"))
+    cfg = run_form.config_from_form(course_form(d_model="32", n_heads="2", budget="500", dropout="0.1"))
     assert (cfg.d_model, cfg.n_heads, cfg.steps, cfg.dropout, cfg.time_s) == (32, 2, 500, 0.1, None)
-    timed = rc.config_from_form(course_form(budget_kind="time", budget="90"))
+    timed = run_form.config_from_form(course_form(budget_kind="time", budget="90"))
     assert (timed.steps, timed.time_s) == (None, 90.0)
 
 
-@pytest.mark.parametrize("name", list(rc.PRESETS))
+@pytest.mark.parametrize("name", list(run_form.PRESETS))
 def test_presets_round_trip_through_the_form(name):
-    cfg = rc.preset_config(name)
-    assert rc.config_from_form(rc.form_from_config(cfg)) == cfg
+    cfg = run_form.preset_config(name)
+    assert run_form.config_from_form(run_form.form_from_config(cfg)) == cfg
 
 
 @pytest.mark.parametrize("changes, field, words", [
@@ -42,27 +44,27 @@ def test_presets_round_trip_through_the_form(name):
     (dict(d_model="322264400", n_heads="4"), "d_model", "parameters"),
 ])
 def test_form_refuses_impossible_values_with_the_reason(changes, field, words):
-    with pytest.raises(rc.FormError) as err:
-        rc.config_from_form(course_form(**changes))
+    with pytest.raises(run_form.FormError) as err:
+        run_form.config_from_form(course_form(**changes))
     assert err.value.field == field
     assert words in str(err.value)
 
 
 def test_form_refuses_a_bad_dataset_before_anything_starts(tmp_path):
-    with pytest.raises(rc.FormError) as err:
-        rc.config_from_form(course_form(data=str(tmp_path / "missing.txt")))
+    with pytest.raises(run_form.FormError) as err:
+        run_form.config_from_form(course_form(data=str(tmp_path / "missing.txt")))
     assert err.value.field == "data" and "no such file" in str(err.value)
     bad = tmp_path / "dots.txt"
     bad.write_text("anna\nbo.b\n", encoding="utf-8")
-    with pytest.raises(rc.FormError, match="line 2"):
-        rc.config_from_form(course_form(data=str(bad)))
+    with pytest.raises(run_form.FormError, match="line 2"):
+        run_form.config_from_form(course_form(data=str(bad)))
     assert not list(tmp_path.glob("runs/*"))
 
 
 def test_unavailable_device_is_refused(monkeypatch):
     monkeypatch.setattr(rc, "available_devices", lambda: ["auto", "cpu"])
-    with pytest.raises(rc.FormError) as err:
-        rc.config_from_form(course_form(device="cuda"))
+    with pytest.raises(run_form.FormError) as err:
+        run_form.config_from_form(course_form(device="cuda"))
     assert err.value.field == "device"
 
 
@@ -74,7 +76,7 @@ def test_train_argv_is_what_the_cli_parses_back(tmp_path):
     cfg = TrainConfig(model="gpt", d_model=48, n_heads=3, n_layers=2, block_size=12, dropout=0.05, batch_size=16,
                       lr=1.5e-3, warmup=20, steps=None, time_s=42.5, eval_interval=7, device="cpu", seed=9,
                       data=str(names))
-    params = train_command.make_context("train", rc.train_argv(cfg)).params
+    params = train_command.make_context("train", run_form.train_argv(cfg)).params
     assert params["d_model"] == 48 and params["n_heads"] == 3 and params["n_layers"] == 2
     assert params["block_size"] == 12 and params["dropout"] == 0.05 and params["batch_size"] == 16
     assert params["lr"] == 1.5e-3 and params["warmup"] == 20 and params["time_s"] == 42.5
@@ -138,7 +140,7 @@ def test_stale_status_from_before_a_resume_is_not_believed(tmp_path):
 
 
 def test_progress_and_eta():
-    from minigpt.runs import RunInfo
+    from minigpt.runs.listing import RunInfo
 
     info = RunInfo(path=None, name="r", status="running", step=25, total=100)
     frac, eta = rc.progress(info, {"step": 25, "elapsed_s": 10.0})
@@ -167,7 +169,7 @@ def test_controls_refuse_what_cannot_be_done(tmp_path):
 
 
 def test_comparison_table_orders_bigram_mlp_gpt():
-    from minigpt.runs import RunInfo
+    from minigpt.runs.listing import RunInfo
 
     infos = [RunInfo(path=None, name=n, status="finished", model=m, best_val=v, n_params=p)
              for n, m, v, p in [("g", "gpt", 2.0, 9000), ("b", "bigram", 2.45, 729), ("m", "mlp", 2.2, 12000),

@@ -3,9 +3,9 @@ import math
 import pytest
 import torch
 
-from minigpt.config import GPTConfig
+from minigpt.models.config import GPTConfig
 from minigpt.data import Vocab, load_dataset
-from minigpt.models import MiniGPT
+from minigpt.models.gpt import MiniGPT
 from minigpt.sampling import SamplingError, filter_logits, generate, next_distribution
 
 VOCAB = Vocab.from_words(["abcdefghijklmnopqrstuvwxyz"])

@@ -122,7 +122,7 @@ def test_block_param_formula_matches_a_real_torch_block(d):
 
 
 def test_numeric_cards_computed_with_minigpt(deck):
-    from minigpt.attention import softmax
+    from minigpt.teaching.attention import softmax
 
     card = deck["num.block-params.d768"]
     assert card.numeric.value == 7_087_872

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from minigpt import runs
+from minigpt.runs import listing as runs
 from minigpt.checkpoint import load_checkpoint
-from minigpt.config import ConfigError
-from minigpt.train import TrainConfig, lr_at, train
+from minigpt.models.config import ConfigError
+from minigpt.training.options import TrainConfig
+from minigpt.training.loop import lr_at, train
 
 REPO = Path(__file__).resolve().parents[1]
 CANONICAL = REPO.parent / "shared" / "data" / "names.txt"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from minigpt.config import GPTConfig
-from minigpt.explain import BUG_ORDER, stage_panels
-from minigpt.explorer_maths import real_param_count
-from minigpt.params import gpt_total
+from minigpt.models.config import GPTConfig
+from minigpt.teaching.stepper import BUG_ORDER, stage_panels
+from minigpt.teaching.explorers import real_param_count
+from minigpt.teaching.params import gpt_total
 from minigpt.store import Store
 from tui.app import TutorApp
 from tui.widgets.matrix_view import MatrixView
@@ -43,7 +43,7 @@ async def test_course_example_numbers_on_the_right_stages(app):
     async with app.run_test(size=(80, 24)) as pilot:
         scr = await _open_stepper(pilot)
         cur = scr.query_one("#att-current", MatrixView)
-        # Every stage's cells equal minigpt.attention's numbers.
+        # Every stage's cells equal minigpt.teaching.attention's numbers.
         for stage in scr.stages:
             await _go(pilot, scr, stage)
             want = stage_panels(scr.state, scr.state.compute(), stage)[0].values
@@ -101,7 +101,7 @@ async def test_editing_x_recomputes_downstream_and_bad_input_is_explained(app):
         assert scr.state.X[0][0] == 3.0 and not box.display
         await _go(pilot, scr, "weights")
         cur = scr.query_one("#att-current", MatrixView)
-        from minigpt.attention import self_attention
+        from minigpt.teaching.attention import self_attention
 
         want = self_attention(scr.state.X, scr.state.W_Q, scr.state.W_K, scr.state.W_V).weights
         assert torch.allclose(torch.tensor(cur.panel.values, dtype=torch.float64), want)
@@ -183,7 +183,7 @@ async def test_explorers_show_library_numbers(app, tmp_path):
             await pilot.pause(0.05)
             if "d_k = 64" in _text(app.screen.query_one("#sc-table")):
                 break
-        from minigpt.attention import scaling_demo
+        from minigpt.teaching.attention import scaling_demo
 
         d64 = scaling_demo(64)
         assert f"{d64.max_weight_raw:.3f}" in _text(app.screen.query_one("#sc-table"))

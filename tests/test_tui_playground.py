@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from minigpt.playground import Settings, load_for_playground, run_batch
-from minigpt.playground_inspect import score_name
+from minigpt.playground.generation import Settings, load_for_playground, run_batch
+from minigpt.playground.inspection import score_name
 from minigpt.store import Store
 from tests.test_playground import make_checkpoints
 from tui.app import TutorApp

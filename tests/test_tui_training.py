@@ -15,7 +15,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from minigpt import paths, run_control as rc, runs
+from minigpt import paths
+from minigpt.control import workers as rc
+from minigpt.runs import listing as runs
 from minigpt.store import Store
 from tui.app import TutorApp
 from tui.screens.training import TrainingScreen
@@ -174,7 +176,8 @@ async def test_watch_attaches_to_a_cli_run_and_sees_kill_9(tmp_path, monkeypatch
 
 
 async def test_runs_screen_lists_copies_and_deletes_with_confirmation(tmp_path):
-    from minigpt.train import TrainConfig, write_json_atomic
+    from minigpt.training.options import TrainConfig
+    from minigpt.runs.files import write_json_atomic
 
     run_dir = runs.new_run_dir(name="old-run")
     cfg = TrainConfig(d_model=24, n_heads=3, n_layers=1, steps=50)

@@ -12,6 +12,7 @@ from textual.screen import Screen
 
 from minigpt import paths
 from minigpt.store import Store
+from tui import navigation
 from tui.areas import AREAS
 from tui.widgets.screen_commands import ScreenCommands
 
@@ -53,9 +54,7 @@ class TutorApp(App):
         else:
             self.theme = DEFAULT_THEME
         self._theme_applied = True
-        from tui.screens.home import HomeScreen
-
-        self.push_screen(HomeScreen())
+        navigation.open_screen(self, "home")
         if self._initial:
             self.call_after_refresh(self.open_target, self._initial)
         self.call_after_refresh(self._check_size)
@@ -70,16 +69,14 @@ class TutorApp(App):
         self._check_size(event.size)  # self.size is updated only after this handler
 
     def _check_size(self, size=None) -> None:
-        from tui.screens.too_small import TooSmallScreen
-
         size = size or self.size
         small = size.width < MIN_WIDTH or size.height < MIN_HEIGHT
         if small and not self._too_small_shown:
             self._too_small_shown = True
-            self.push_screen(TooSmallScreen(MIN_WIDTH, MIN_HEIGHT))
+            navigation.open_screen(self, "too_small", MIN_WIDTH, MIN_HEIGHT)
         elif not small and self._too_small_shown:
             self._too_small_shown = False
-            if isinstance(self.screen, TooSmallScreen):
+            if navigation.is_screen(self.screen, "too_small"):
                 self.pop_screen()
 
     # -- navigation -----------------------------------------------------------------------------
@@ -90,39 +87,31 @@ class TutorApp(App):
         elif kind == "area":
             self.open_area(ident)
         elif kind == "run":  # a training run folder (minigpt watch)
-            from tui.screens.training import TrainingScreen
-
-            self.push_screen(TrainingScreen(run_dir=Path(ident)))
+            navigation.open_screen(self, "training", run_dir=Path(ident))
 
     def open_area(self, area_id: str) -> None:
         for a in AREAS:
             if a.id == area_id:
-                a.open(self)
+                navigation.open_screen(self, a.screen)
                 return
         self.notify(f"No area called {area_id!r}", severity="error")
 
     def open_lesson(self, lesson_id: str) -> None:
         from minigpt.lessons import LessonError, lesson_by_id
-        from tui.screens.lesson import LessonScreen
-
         try:
             lesson = lesson_by_id(lesson_id)
         except (KeyError, LessonError) as e:
             self.notify(str(e), severity="error")
             return
-        self.push_screen(LessonScreen(lesson))
+        navigation.open_screen(self, "lesson", lesson)
 
     def go_home(self) -> None:
-        from tui.screens.home import HomeScreen
-
-        while len(self.screen_stack) > 1 and not isinstance(self.screen, HomeScreen):
+        while len(self.screen_stack) > 1 and not navigation.is_screen(self.screen, "home"):
             self.pop_screen()
 
     def action_help(self) -> None:
-        from tui.screens.help import HelpScreen
-
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.screen))
+        if not navigation.is_screen(self.screen, "help"):
+            navigation.open_screen(self, "help", self.screen)
 
     # -- command palette ------------------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
@@ -130,12 +119,10 @@ class TutorApp(App):
         yield SystemCommand("Home", "Go back to the home screen", self.go_home)
         yield SystemCommand("Help: keys", "Every key of this screen and the app", self.action_help)
         for a in AREAS:
-            yield SystemCommand(f"Open {a.title}", a.description, lambda a=a: a.open(self))
-        from tui.screens.explorers import EXPLORERS, open_explorer
-
-        for e in EXPLORERS:
+            yield SystemCommand(f"Open {a.title}", a.description, lambda a=a: self.open_area(a.id))
+        for e in navigation.EXPLORERS:
             yield SystemCommand(f"Explorer: {e.title}", e.description,
-                                lambda e=e: open_explorer(self, e.id))
+                                lambda e=e: navigation.open_explorer(self, e.id))
         try:
             from minigpt.lessons import load_lessons
 

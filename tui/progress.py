@@ -28,7 +28,7 @@ def _cards_due(store: Store) -> int | None:
 
 
 def _last_run() -> str | None:
-    from minigpt.runs import latest_run
+    from minigpt.runs.listing import latest_run
 
     try:
         run = latest_run()

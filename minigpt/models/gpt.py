@@ -18,7 +18,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from minigpt.config import GPTConfig
+from minigpt.models.config import GPTConfig
 from minigpt.models.loss import next_token_loss
 
 KVCache = list  # one (k, v) pair per layer, each (B, n_heads, T_so_far, head_dim)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from minigpt.config import MLPConfig
+from minigpt.models.config import MLPConfig
 from minigpt.models.loss import next_token_loss
 
 

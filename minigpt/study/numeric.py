@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from minigpt.attention import softmax, split_heads
+from minigpt.teaching.attention import softmax, split_heads
 
 
 @dataclass(frozen=True)

@@ -93,7 +93,3 @@ def is_lapse(before: Card, rating: int) -> bool:
     """A lapse: forgetting (Again) a card that had graduated to the Review state."""
     return rating == 1 and before.state == State.Review
 
-
-__all__ = ["RATINGS", "RATING_NAMES", "State", "Card", "make_scheduler", "new_card", "review",
-           "preview", "format_interval", "is_lapse", "utc_now", "as_utc", "iso", "from_iso",
-           "card_to_json", "card_from_json"]

@@ -1,7 +1,7 @@
 """The attention stepper: every stage of self-attention on a small example, every number explained.
 
-The screen only displays: ``minigpt.explain.StepperState`` holds the inputs, ``compute`` runs
-``minigpt.attention``, ``stage_panels`` says what each stage shows and ``explain_cell`` writes the
+The screen only displays: ``minigpt.teaching.stepper.StepperState`` holds the inputs, ``compute`` runs
+``minigpt.teaching.attention``, ``stage_panels`` says what each stage shows and ``explain_cell`` writes the
 selected cell out term by term. The current stage sits beside the previous one (stacked, with
 2-decimal cells, when the terminal is too narrow).
 """
@@ -17,13 +17,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
 from minigpt import paths
-from minigpt.attention import BUGS, check_trace
-from minigpt.explain import (
+from minigpt.teaching.attention import BUGS, check_trace
+from minigpt.teaching.stepper import (
     BUG_ORDER, STAGE_TITLES, check_answer, explain_cell, export_csv, export_markdown,
     make_question, parse_number, preset_state, stage_note, stage_panels, stages_for,
 )
-from tui.screens.explorers import ExplorerMenu
 from tui.widgets.matrix_view import MatrixView
+from tui import navigation
 
 PRESET_NAMES = ("the cat sat down", "five tokens, d=4", "random")
 CHECK_GLYPH = {"ok": "[b $success]✓[/]", "fail": "[b $error]✗[/]", "skipped": "[$text-muted]–[/]"}
@@ -310,7 +310,7 @@ class AttentionStepperScreen(Screen):
         self.message(f"Saved {folder / stem}.md and .csv; Markdown copied (OSC 52, where supported)")
 
     def action_explorers(self) -> None:
-        self.app.push_screen(ExplorerMenu())
+        navigation.open_screen(self.app, "explorer_menu")
 
     # -- the input line ---------------------------------------------------------------------------
     def open_input(self, mode: str, placeholder: str, value: str) -> None:

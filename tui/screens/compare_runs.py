@@ -11,7 +11,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from minigpt import run_control as rc, runs
+from minigpt.control import workers as rc
+from minigpt.runs import listing as runs
 from tui.widgets.loss_chart import LossChart
 from tui.widgets.training_panel import state_label
 

@@ -10,9 +10,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Label, Static
 
-from minigpt.config import ConfigError, GPTConfig
-from minigpt.explorer_maths import real_param_count
-from minigpt.params import gpt_breakdown, gpt_total, rule_of_thumb
+from minigpt.models.config import ConfigError, GPTConfig
+from minigpt.teaching.explorers import real_param_count
+from minigpt.teaching.params import gpt_breakdown, gpt_total, rule_of_thumb
 
 FIELDS = (("d", "d_model", "64"), ("L", "n_layers", "4"), ("heads", "n_heads", "4"),
           ("vocab", "vocab_size", "27"), ("context", "block_size", "16"))

@@ -10,8 +10,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static
 
-from minigpt.attention import rope_identity, sinusoidal_pe
-from minigpt.explain import Panel, fmt
+from minigpt.teaching.attention import rope_identity, sinusoidal_pe
+from minigpt.teaching.stepper import Panel, fmt
 from tui.widgets.matrix_view import MatrixView
 
 # Fixed example vectors for the RoPE check (d = 8), so the numbers are reproducible.

@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
 
-from minigpt.attention import scaling_demo
+from minigpt.teaching.attention import scaling_demo
 
 D_KS = [2, 4, 8, 16, 32, 64, 128, 256, 512]
 METRICS = [("max_weight", "largest softmax weight (1/T = 0.125 is uniform, 1 is one-hot)"),

@@ -12,9 +12,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Select, Static
 
-from minigpt.playground import find_checkpoints
-from minigpt.explain import Panel
-from minigpt.explorer_maths import name_ids
+from minigpt.playground.generation import find_checkpoints
+from minigpt.teaching.stepper import Panel
+from minigpt.teaching.explorers import name_ids
 from tui.widgets.attention_grid import AttentionGrid
 from tui.widgets.matrix_view import MatrixView
 

@@ -8,13 +8,14 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Markdown, Static
 
-from minigpt.examples import render_example
+from minigpt.teaching.examples.registry import render_example
 from minigpt.lessons import Lesson, load_lessons
 from tui.widgets.snippet import SnippetBlock
+from tui import navigation
 
 
 class ExampleBlock(Vertical):
-    """A worked example: the numbers come from ``minigpt.examples`` when the lesson opens."""
+    """A worked example: the numbers come from ``minigpt.teaching.examples.registry`` when the lesson opens."""
 
     def __init__(self, example_id: str):
         super().__init__(classes="example")
@@ -139,13 +140,11 @@ class LessonScreen(Screen):
 
     # -- actions --------------------------------------------------------------------------------
     def action_open_explorer(self) -> None:
-        from tui.screens.explorers import open_explorer
-
         for explorer_id in self.explorers[:1]:
             if explorer_id == "stepper":  # the attention stepper itself, not a side explorer
                 self.app.open_area("attention")
             else:
-                open_explorer(self.app, explorer_id)
+                navigation.open_explorer(self.app, explorer_id)
     def action_back(self) -> None:
         self.app.pop_screen()
 
@@ -179,9 +178,7 @@ class LessonScreen(Screen):
             self.notify("No more lessons in that direction")
 
     def action_chapter_quiz(self) -> None:
-        from tui.screens.quiz import QuizScreen
-
-        self.app.push_screen(QuizScreen(lesson=self.lesson.id))
+        navigation.open_screen(self.app, "quiz", lesson=self.lesson.id)
 
     def action_next_lesson(self) -> None:
         self._sibling(+1)

@@ -20,8 +20,9 @@ from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Sta
 from minigpt import paths
 from minigpt.checkpoint import CheckpointError
 from minigpt.data import DatasetError
-from minigpt.playground import Settings, find_checkpoints, load_for_playground, run_batch, save_names
+from minigpt.playground.generation import Settings, find_checkpoints, load_for_playground, run_batch, save_names
 from minigpt.sampling import SamplingError
+from tui import navigation
 
 WHERE = {"train": "● train", "val": "◐ val", "test": "◑ test", "new": "★ new"}
 TEMPERATURE_STEP, TOP_P_STEP = 0.1, 0.05
@@ -332,27 +333,19 @@ class PlaygroundScreen(Screen):
 
     def action_step(self) -> None:
         if self._ready():
-            from tui.screens.playground_step import StepScreen
-
-            self.app.push_screen(StepScreen(self.loaded, replace(self.settings)))
+            navigation.open_screen(self.app, "playground.step", self.loaded, replace(self.settings))
 
     def action_score(self) -> None:
         if self._ready():
-            from tui.screens.playground_score import ScoreScreen
-
-            self.app.push_screen(ScoreScreen(self.loaded, self.highlighted_name()))
+            navigation.open_screen(self.app, "playground.score", self.loaded, self.highlighted_name())
 
     def action_sweep(self) -> None:
         if self._ready():
-            from tui.screens.playground_sweep import SweepScreen
-
-            self.app.push_screen(SweepScreen(self.loaded, replace(self.settings)))
+            navigation.open_screen(self.app, "playground.sweep", self.loaded, replace(self.settings))
 
     def action_compare(self) -> None:
         if self._ready():
-            from tui.screens.playground_compare import CompareScreen
-
-            self.app.push_screen(CompareScreen(self.choices, self.loaded, replace(self.settings)))
+            navigation.open_screen(self.app, "playground.compare", self.choices, self.loaded, replace(self.settings))
 
     def action_copy(self) -> None:
         if not self.batch:

@@ -13,7 +13,7 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from minigpt.playground_inspect import MODEL_ORDER, compare_models
+from minigpt.playground.inspection import MODEL_ORDER, compare_models
 
 GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}
 COMPARE_NAMES = 12

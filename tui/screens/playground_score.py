@@ -10,7 +10,7 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from minigpt.playground_inspect import score_name
+from minigpt.playground.inspection import score_name
 from minigpt.sampling import SamplingError
 from tui.widgets.playground_bars import bar, prob_style, show_char
 

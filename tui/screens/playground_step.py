@@ -16,7 +16,7 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from minigpt.playground_inspect import Stepper
+from minigpt.playground.inspection import Stepper
 from minigpt.sampling import SamplingError
 from tui.widgets.playground_bars import DistributionTable, show_char
 

@@ -13,7 +13,7 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from minigpt.playground import SWEEP_TEMPERATURES, temperature_sweep
+from minigpt.playground.generation import SWEEP_TEMPERATURES, temperature_sweep
 from minigpt.sampling import SamplingError
 
 GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}

@@ -1,6 +1,6 @@
 """Runs: every training run with its status, whoever started it; open, stop, resume, delete, copy.
 
-The status comes from minigpt.runs (a "running" run whose process is gone shows as failed), and
+The status comes from minigpt.runs.listing (a "running" run whose process is gone shows as failed), and
 the table refreshes every second so runs started elsewhere appear by themselves.
 """
 
@@ -14,10 +14,14 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from minigpt import paths, run_control as rc, runs
-from minigpt.config import ConfigError
+from minigpt import paths
+from minigpt.control import form as run_form
+from minigpt.control import workers as rc
+from minigpt.runs import listing as runs
+from minigpt.models.config import ConfigError
 from tui.widgets.training_confirm import ConfirmScreen
 from tui.widgets.training_panel import state_label
+from tui import navigation
 
 COLUMNS = ("status", "run", "model", "params", "device", "step", "best val", "age")
 
@@ -104,20 +108,18 @@ class RunsScreen(Screen):
 
     def _open_training(self, run_dir: Path | None = None, settings=None) -> None:
         """Reuse the training screen underneath when there is one, rather than stacking another."""
-        from tui.screens.training import TrainingScreen
-
         stack = self.app.screen_stack
         below = stack[-2] if len(stack) >= 2 else None
-        if isinstance(below, TrainingScreen):
+        if below is not None and navigation.is_screen(below, "training"):
             self.app.pop_screen()
             if run_dir is not None:
                 below.show_run(run_dir)
             else:
                 if settings is not None:
-                    below.form.fill(rc.form_from_config(settings))
+                    below.form.fill(run_form.form_from_config(settings))
                 below._set_mode("form")
         else:
-            self.app.push_screen(TrainingScreen(run_dir=run_dir, settings=settings))
+            navigation.open_screen(self.app, "training", run_dir=run_dir, settings=settings, new=True)
 
     def action_stop(self) -> None:
         path = self._selected_or_say()
@@ -173,9 +175,7 @@ class RunsScreen(Screen):
         self._open_training()
 
     def action_compare(self) -> None:
-        from tui.screens.compare_runs import CompareRunsScreen
-
-        self.app.push_screen(CompareRunsScreen())
+        navigation.open_screen(self.app, "compare_runs")
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -1,6 +1,6 @@
 """Training: the new-run form and the live panel of one run, on one screen.
 
-The form starts ``minigpt train`` as a background process (minigpt.run_control.start_run); the
+The form starts ``minigpt train`` as a background process (minigpt.control.workers.start_run); the
 panel then follows that run folder. Quitting the app leaves the worker training: reopening the
 area (or ``minigpt watch``) attaches to it again.
 """
@@ -15,12 +15,15 @@ from textual.containers import Container
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header
 
-from minigpt import run_control as rc
-from minigpt.config import ConfigError
+from minigpt.control import form as run_form
+from minigpt.control import workers as rc
+from minigpt.models.config import ConfigError
 from minigpt.data import DatasetError
-from minigpt.train import TrainConfig
+from minigpt.runs import listing as runs
+from minigpt.training.options import TrainConfig
 from tui.widgets.training_form import TrainingForm
 from tui.widgets.training_panel import RunPanel
+from tui import navigation
 
 FORM_ACTIONS = {"start", "runs_from_form", "back"}
 PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "back"}
@@ -39,8 +42,14 @@ class TrainingScreen(Screen):
         Binding("escape", "back", "Back", show=True),
     ]
 
-    def __init__(self, run_dir: Path | str | None = None, settings: TrainConfig | None = None):
+    def __init__(self, run_dir: Path | str | None = None, settings: TrainConfig | None = None,
+                 new: bool = False):
+        """Watch ``run_dir``, or fill the form with ``settings``; with neither (the area opened
+        from home), watch the run in progress if there is one, unless ``new`` asks for the form."""
         super().__init__()
+        if run_dir is None and settings is None and not new:
+            running = next((r for r in runs.list_runs() if r.status == "running"), None)
+            run_dir = running.path if running else None
         self._run_dir = Path(run_dir) if run_dir is not None else None
         self._settings = settings
         self.mode = "panel" if self._run_dir is not None else "form"
@@ -138,22 +147,18 @@ class TrainingScreen(Screen):
         except ConfigError as e:
             self.notify(str(e), severity="error")
             return
-        self.form.fill(rc.form_from_config(settings))
+        self.form.fill(run_form.form_from_config(settings))
         self._set_mode("form")
         self.notify("Settings copied into the form: change what you like, then ctrl+s")
 
     def action_runs(self) -> None:
-        from tui.screens.runs import RunsScreen
-
-        self.app.push_screen(RunsScreen())
+        navigation.open_screen(self.app, "runs")
 
     def action_runs_from_form(self) -> None:
         self.action_runs()  # ctrl+o: letters type into the form's fields
 
     def action_compare(self) -> None:
-        from tui.screens.compare_runs import CompareRunsScreen
-
-        self.app.push_screen(CompareRunsScreen())
+        navigation.open_screen(self.app, "compare_runs")
 
     def action_back(self) -> None:
         if self.mode == "form" and self.panel.run_dir is not None:
@@ -174,11 +179,3 @@ class TrainingScreen(Screen):
         for action, (title, help_text) in labels.items():
             if self.check_action(action, ()):
                 yield title, help_text, getattr(self, f"action_{action}")
-
-
-def open_training(app) -> None:
-    """The area: watch the run in progress if there is one, otherwise the form."""
-    from minigpt import runs
-
-    running = next((r for r in runs.list_runs() if r.status == "running"), None)
-    app.push_screen(TrainingScreen(run_dir=running.path if running else None))

@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from minigpt import heatmap
+from minigpt.teaching import heatmap
 from tui.widgets.matrix_view import rich_colour
 
 

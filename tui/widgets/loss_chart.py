@@ -1,7 +1,7 @@
 """A plotext line chart fed incrementally: keeps the full series, draws a downsampled copy.
 
 Redraws are throttled: new points only mark the chart dirty, and a timer rebuilds the plot at most
-``MAX_REDRAWS_PER_S`` times a second, downsampled (min/max per bucket, by minigpt.run_control) to
+``MAX_REDRAWS_PER_S`` times a second, downsampled (min/max per bucket, by minigpt.control.workers) to
 about twice the chart's width, so 100k points cost no more to draw than 200.
 Series are told apart by marker and legend label, not only by colour (NO_COLOR, ansi themes).
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from textual_plotext import PlotextPlot
 
-from minigpt.run_control import downsample
+from minigpt.control.workers import downsample
 
 MAX_REDRAWS_PER_S = 3
 

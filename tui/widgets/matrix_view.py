@@ -1,7 +1,7 @@
 """A matrix as a grid of value-coloured cells: number in every cell, legend, cell cursor.
 
 Colours come from the active theme (negative → $primary, positive → $error, weights → $accent),
-blended with the background by a level from ``minigpt.heatmap``. ansi themes get a few discrete
+blended with the background by a level from ``minigpt.teaching.heatmap``. ansi themes get a few discrete
 ANSI shades. The same level can be printed as a glyph (on by default under NO_COLOR), so
 nothing depends on colour alone. Arrow keys move the cursor and post ``CursorMoved``.
 """
@@ -18,8 +18,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from minigpt import heatmap
-from minigpt.explain import Panel, fmt, row_sums
+from minigpt.teaching import heatmap
+from minigpt.teaching.stepper import Panel, fmt, row_sums
 
 LABEL_W = 6
 

@@ -1,6 +1,6 @@
 """The new-run form: model, sizes, optimisation, budget, device, seed, dataset, with presets.
 
-Validation is the library's (minigpt.run_control.config_from_form → TrainConfig / load_words): an
+Validation is the library's (minigpt.control.workers.config_from_form → TrainConfig / load_words): an
 impossible combination is refused here, with the reason and the field marked, before anything
 starts. A valid form posts ``TrainingForm.Submitted`` with the TrainConfig.
 """
@@ -12,8 +12,9 @@ from textual.containers import Grid, Vertical
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Static
 
-from minigpt import run_control as rc
-from minigpt.train import TrainConfig
+from minigpt.control import form as run_form
+from minigpt.control import workers as rc
+from minigpt.training.options import TrainConfig
 
 # (field, label, hint shown as placeholder)
 TEXT_FIELDS = [
@@ -42,7 +43,7 @@ class TrainingForm(Vertical):
 
     def __init__(self, settings: TrainConfig | None = None, **kwargs):
         super().__init__(**kwargs)
-        self._initial = rc.form_from_config(settings or rc.preset_config("course"))
+        self._initial = run_form.form_from_config(settings or run_form.preset_config("course"))
 
     def compose(self) -> ComposeResult:
         yield Static("[b]New training run[/b]  fill in, then [b]ctrl+s[/b] starts it in a background process",
@@ -60,7 +61,7 @@ class TrainingForm(Vertical):
                 yield Label(label)
                 yield Input(placeholder=hint, id=f"f-{name}", compact=True)
             yield Label("device")
-            yield Select([(d, d) for d in rc.available_devices()], allow_blank=False, id="f-device", compact=True)
+            yield Select([(d, d) for d in run_form.available_devices()], allow_blank=False, id="f-device", compact=True)
         with Grid(id="form-data-row"):
             yield Label("dataset")
             yield Input(placeholder="embedded, or a path to a text file (one name per line)", id="f-data",
@@ -86,7 +87,7 @@ class TrainingForm(Vertical):
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "f-preset" and event.value is not Select.NULL:
-            values = rc.form_from_config(rc.preset_config(event.value))
+            values = run_form.form_from_config(run_form.preset_config(event.value))
             values["device"] = self.query_one("#f-device", Select).value  # a preset keeps the device
             values["data"] = self.query_one("#f-data", Input).value or "embedded"
             self.fill(values)
@@ -95,8 +96,8 @@ class TrainingForm(Vertical):
     def validate(self) -> TrainConfig | None:
         """The config if the form is valid; otherwise show why and mark the field."""
         try:
-            cfg = rc.config_from_form(self.values())
-        except rc.FormError as e:
+            cfg = run_form.config_from_form(self.values())
+        except run_form.FormError as e:
             self.show_error(e.field, str(e))
             return None
         self.clear_error()

@@ -1,6 +1,6 @@
 """The live view of one run: status line, progress with ETA, loss and learning-rate charts, samples.
 
-It only reads the run folder (minigpt.run_control / minigpt.runs), a few times a second and only
+It only reads the run folder (minigpt.control.workers / minigpt.runs.listing), a few times a second and only
 the bytes appended since the last look, so it follows runs started by this app, by an earlier app
 or by ``minigpt train`` in another terminal alike. Samples are drawn in a worker thread.
 """
@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Static
 
-from minigpt import run_control as rc
+from minigpt.control import workers as rc
 from tui.widgets.loss_chart import LossChart
 
 POLL_S = 0.4  # a dead worker shows within 2 s

@@ -1,6 +1,6 @@
 """Worked examples for the pieces around attention: norms, positions, the FFN, residuals, data.
 
-Registered into ``minigpt.examples.EXAMPLES``; see that module for why numbers live in code.
+Registered into ``minigpt.teaching.examples.registry.EXAMPLES``; see that module for why numbers live in code.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import math
 
 import torch
 
-from minigpt import attention as A
+from minigpt.teaching import attention as A
 from minigpt.data import IGNORE, EncodedSplit, Vocab
-from minigpt.examples import count, example, fmt, matrix, table
+from minigpt.teaching.examples.registry import count, example, fmt, matrix, table
 
 
 def _vec(v, digits: int = 3) -> str:

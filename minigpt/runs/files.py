@@ -11,10 +11,7 @@ import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from minigpt.train_config import TrainConfig
 
 CONFIG_FILE, METRICS_FILE, STATUS_FILE = "config.json", "metrics.jsonl", "status.json"
 BEST_DIR, LAST_DIR = "checkpoint", "last"
@@ -48,7 +45,7 @@ def write_json_atomic(path: Path, obj) -> None:
 class RunWriter:
     """Everything one training run writes, kept in one place."""
 
-    def __init__(self, cfg: TrainConfig, run_dir: Path, on_log):
+    def __init__(self, cfg, run_dir: Path, on_log):
         self.cfg, self.dir, self.on_log = cfg, run_dir, on_log
         self.status = {
             "state": "running", "pid": os.getpid(), "pid_start": process_start_time(os.getpid()),

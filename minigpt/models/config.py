@@ -6,11 +6,11 @@ CLI, the training form and checkpoint loading all report the same clear reason.
 
 from __future__ import annotations
 
+from minigpt.errors import ConfigError
+
 from dataclasses import asdict, dataclass, fields
 
 
-class ConfigError(ValueError):
-    """An impossible hyperparameter (the message says which and why)."""
 
 
 POSITIONAL_ENCODINGS = ("learned", "sinusoidal", "rope")
@@ -103,3 +103,7 @@ def config_from_dict(kind: str, values: dict):
 
 def config_to_dict(config) -> dict:
     return asdict(config)
+
+
+# What the app and the CLI call each kind of model.
+MODEL_LABELS = {"gpt": "MiniGPT", "mlp": "MLP", "bigram": "Bigram"}

@@ -6,7 +6,7 @@ import os
 
 import torch
 
-from minigpt.config import ConfigError
+from minigpt.models.config import ConfigError
 
 
 def physical_cores() -> int:

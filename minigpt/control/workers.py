@@ -22,16 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import minigpt
-from minigpt import runs
+from minigpt.runs import listing as runs
 from minigpt.data import load_words
-from minigpt.run_files import (BEST_DIR, CONFIG_FILE, LAST_DIR, STATUS_FILE, now_iso, process_start_time,
+from minigpt.runs.files import (BEST_DIR, CONFIG_FILE, LAST_DIR, STATUS_FILE, now_iso, process_start_time,
                                write_json_atomic)
-from minigpt.train_config import TrainConfig, load_run_config
-# The form half lives in run_form; re-exported so callers keep one import.
-from minigpt.run_form import (  # noqa: F401
-    MAX_PARAMS, PRESETS, FormError, available_devices, config_from_form, form_from_config,
-    preset_config, train_argv,
-)
+from minigpt.training.options import TrainConfig, load_run_config
+from minigpt.control.form import FormError, preset_config, train_argv
 
 LAUNCH_FILE, STDOUT_FILE, STDERR_FILE = "launch.json", "stdout.log", "stderr.log"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import torch
 
-from minigpt.config import ConfigError
+from minigpt.models.config import ConfigError
 from minigpt.data import DatasetError, load_words
-from minigpt.train_config import TrainConfig
+from minigpt.training.options import TrainConfig
 
 # Larger models cannot train in a tutorial's time on a laptop, and a typo (d_model 6400) would
 # otherwise only fail inside the worker, allocating gigabytes. The "large" preset has ~1.2M.
@@ -108,7 +108,7 @@ def config_from_form(values: dict[str, str]) -> TrainConfig:
     except ConfigError as e:
         raise FormError(_field_of(str(e)), str(e)) from None
     if cfg.model == "gpt":
-        from minigpt.params import gpt_total
+        from minigpt.teaching.params import gpt_total
 
         n = gpt_total(cfg.model_config(27, cfg.block_size or 16))
         if n > MAX_PARAMS:

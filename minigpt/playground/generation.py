@@ -1,6 +1,6 @@
 """Helpers for the name-generation playground: finding checkpoints, loading one with its data
 split, batch statistics, the temperature sweep and saving names. Stepping, scoring and comparing
-models are in ``minigpt.playground_inspect``.
+models are in ``minigpt.playground.inspection``.
 
 Everything here is plain library code (no Textual) so the screens stay free of maths and the
 numbers they show can be checked in unit tests.
@@ -19,7 +19,7 @@ import torch
 from minigpt import paths
 from minigpt.checkpoint import CheckpointError, load_checkpoint, read_checkpoint_config
 from minigpt.data import DatasetError, load_dataset
-from minigpt.models import MODEL_LABELS as KIND_LABELS
+from minigpt.models.config import MODEL_LABELS as KIND_LABELS
 from minigpt.sampling import Sample, SamplingError, generate, next_distribution
 
 SWEEP_TEMPERATURES = tuple(t / 10 for t in (5, 8, 10, 12, 15))  # the course's exercise 3: 0.5 … 1.5
@@ -86,7 +86,7 @@ def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None)
             c = _choice(d, d.name, "bundled")
             if c:
                 found.append(c)
-    from minigpt.runs import list_runs
+    from minigpt.runs.listing import list_runs
 
     for run in list_runs(runs_root):
         if run.status in ("finished", "stopped") and run.checkpoint.exists():

@@ -13,12 +13,12 @@ import torch
 
 from minigpt.checkpoint import CheckpointError
 from minigpt.data import BOUNDARY, DatasetError
-from minigpt.models import MODEL_LABELS as KIND_LABELS
-from minigpt.playground import (Batch, CheckpointChoice, Loaded, Settings, load_for_playground,
+from minigpt.models.config import MODEL_LABELS as KIND_LABELS
+from minigpt.playground.generation import (Batch, CheckpointChoice, Loaded, Settings, load_for_playground,
                                 run_batch)
 from minigpt.sampling import (Distribution, SamplingError, greedy_continuation, next_distribution,
                               score_word)
-from minigpt.train import evaluate
+from minigpt.training.loop import evaluate
 
 MODEL_ORDER = ("bigram", "mlp", "gpt")  # chapter 9's comparison, simplest first
 
@@ -153,8 +153,8 @@ class ModelColumn:
 
 def fit_bigram(loaded: Loaded):
     """A bigram counted from ``loaded``'s training split (milliseconds: nothing to train)."""
-    from minigpt.config import BigramConfig
-    from minigpt.models import Bigram
+    from minigpt.models.config import BigramConfig
+    from minigpt.models.bigram import Bigram
 
     ds = loaded.dataset
     model = Bigram(BigramConfig(vocab_size=ds.vocab.size, block_size=ds.block_size))

@@ -1,95 +1,12 @@
-"""Named worked examples: every number a lesson shows as a result is computed here, at call time.
-
-A lesson refers to an example by id in an ```` ```example ```` block; the app swaps the block for
-``render_example(id)``. Typing results into the Markdown would let them drift from the code (the
-course material has such drift: see ``attention.course.scaled_weights``), so the lessons never do.
-
-This module holds the registry, the table helpers and the attention examples; the other topics
-live in ``examples_model.py`` (norms, positions, FFN, residuals) and ``examples_scale.py``
-(parameter counts, training, sampling, inference costs), which register into the same dict.
-"""
+"""Worked examples for attention: the course's four-token example, masks, heads, the √d scaling."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Sequence
-
 import torch
 
-from minigpt import attention as A
+from minigpt.teaching import attention as A
+from minigpt.teaching.examples.registry import count, example, fmt, matrix, table
 
-
-@dataclass(frozen=True)
-class Example:
-    id: str
-    title: str
-    build: Callable[[], str]  # returns the Markdown body (without the title)
-
-    def render(self) -> str:
-        return f"**{self.title}**\n\n{self.build().strip()}\n"
-
-
-EXAMPLES: dict[str, Example] = {}
-
-
-def example(example_id: str, title: str):
-    """Decorator: register a function returning Markdown under ``example_id``."""
-
-    def wrap(fn: Callable[[], str]) -> Callable[[], str]:
-        if example_id in EXAMPLES:
-            raise ValueError(f"example id {example_id!r} registered twice")
-        EXAMPLES[example_id] = Example(example_id, title, fn)
-        return fn
-
-    return wrap
-
-
-def example_ids() -> list[str]:
-    return sorted(EXAMPLES)
-
-
-def render_example(example_id: str) -> str:
-    try:
-        ex = EXAMPLES[example_id]
-    except KeyError:
-        raise KeyError(
-            f"unknown example id {example_id!r}; known ids: {', '.join(example_ids())}"
-        ) from None
-    return ex.render()
-
-
-# ---------------------------------------------------------------------------------------------
-# Formatting helpers: small Markdown tables that fit an 80-column terminal.
-
-
-def fmt(x: float, digits: int = 3) -> str:
-    if x == float("-inf"):
-        return "−∞"
-    s = f"{x:.{digits}f}"
-    return "0." + "0" * digits if s == "-0." + "0" * digits else s
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    lines = ["| " + " | ".join(str(h) for h in header) + " |"]
-    lines.append("|" + "|".join("---" for _ in header) + "|")
-    for r in rows:
-        lines.append("| " + " | ".join(str(c) for c in r) + " |")
-    return "\n".join(lines)
-
-
-def matrix(M, row_labels: Sequence[str], col_labels: Sequence[str], digits: int = 3,
-           corner: str = "") -> str:
-    M = torch.as_tensor(M, dtype=torch.float64)
-    rows = [[f"**{row_labels[i]}**"] + [fmt(v, digits) for v in M[i].tolist()]
-            for i in range(M.shape[0])]
-    return table([corner] + list(col_labels), rows)
-
-
-def count(n: int) -> str:
-    return f"{n:,}"
-
-
-# ---------------------------------------------------------------------------------------------
 # The course's four-token example: "the cat sat down", d = 2.
 
 _TOK = list(A.COURSE_EXAMPLE.tokens)
@@ -264,7 +181,3 @@ def _exp_gap() -> str:
     rows = [[s, f"{math.exp(s):.3g}", f"{math.exp(-s):.3g}", f"{math.exp(2 * s):.3g}"]
             for s in (1, 3, 8, 11)]
     return table(["s", "e^s", "e^−s", "ratio"], rows)
-
-
-from minigpt import examples_model as _model  # noqa: E402,F401  (registers its examples)
-from minigpt import examples_scale as _scale  # noqa: E402,F401

@@ -1,6 +1,6 @@
 """Worked examples about size and cost: parameter counts, training schedule, sampling, inference.
 
-Registered into ``minigpt.examples.EXAMPLES``. Parameter counts come from ``minigpt.params`` so the
+Registered into ``minigpt.teaching.examples.registry.EXAMPLES``. Parameter counts come from ``minigpt.teaching.params`` so the
 lessons and the real model can never disagree.
 """
 
@@ -12,13 +12,13 @@ import torch
 
 from minigpt.sampling import filter_logits
 
-from minigpt.examples import count, example, fmt, table
+from minigpt.teaching.examples.registry import count, example, fmt, table
 
 
 def _params():
     # Imported lazily: the registry must load even while the model code is being changed.
-    from minigpt import params
-    from minigpt.config import GPTConfig
+    from minigpt.teaching import params
+    from minigpt.models.config import GPTConfig
 
     return params, GPTConfig
 
@@ -110,8 +110,9 @@ def _llama() -> str:
 
 def lr_at(step: int, lr: float = 3e-4, warmup: int = 500, total: int = 10000,
           floor: float = 0.1) -> float:
-    """The trainer's own schedule (minigpt.train.lr_at): warmup to ``lr``, cosine to ``floor·lr``."""
-    from minigpt.train import TrainConfig, lr_at as trainer_lr_at
+    """The trainer's own schedule (minigpt.training.loop.lr_at): warmup to ``lr``, cosine to ``floor·lr``."""
+    from minigpt.training.options import TrainConfig
+    from minigpt.training.loop import lr_at as trainer_lr_at
 
     cfg = TrainConfig(lr=lr, warmup=warmup, steps=total, min_lr_ratio=floor)
     return trainer_lr_at(cfg, step / total, step, total)
@@ -138,7 +139,7 @@ def _clip() -> str:
 
 @example("training.weight_average", "Averaging jittery weights (EMA, decay 0.9 and the 0.999 warm-up)")
 def _weight_average() -> str:
-    from minigpt.ema import WeightAverage, ema_rate
+    from minigpt.training.ema import WeightAverage, ema_rate
 
     rates = table(["updates so far", "share of the old average kept"],
                   [[f"{n:,}", fmt(ema_rate(0.999, n), 3)] for n in (0, 10, 100, 1000, 10000)])

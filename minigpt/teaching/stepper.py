@@ -1,7 +1,7 @@
 """The attention stepper's model: stages, the matrices each stage shows, and every number explained.
 
 ``StepperState`` holds the editable inputs (X and the weight matrices); ``compute`` runs
-``minigpt.attention.multi_head_attention`` on them, and ``stage_panels`` lists what each stage
+``minigpt.teaching.attention.multi_head_attention`` on them, and ``stage_panels`` lists what each stage
 shows. ``explain_cell`` writes one cell's computation out term by term from the same trace, so
 the explanation and the printed number can never disagree. Export (Markdown/CSV) and the
 predict-then-reveal questions live here too, so the Textual screen only displays.
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from minigpt.attention import (
+from minigpt.teaching.attention import (
     BUGS, COURSE_EXAMPLE, FIVE_TOKEN_EXAMPLE, MultiHeadTrace, Preset, multi_head_attention,
     random_preset,
 )

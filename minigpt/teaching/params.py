@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from minigpt.config import GPTConfig
+from minigpt.models.config import GPTConfig
 
 
 @dataclass

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from minigpt import paths
-from minigpt.run_files import METRICS_FILE, STATUS_FILE, process_start_time
+from minigpt.runs.files import METRICS_FILE, STATUS_FILE, process_start_time
 
 DEAD_WORKER = "worker exited without writing its status"
 

@@ -1,6 +1,6 @@
 """The explorers' numbers written out step by step: LayerNorm and RMSNorm on a typed vector, the
-real model's parameter count, a typed name as token ids. Values come from ``minigpt.attention``
-and ``minigpt.models``; the text formatting is the stepper's (``minigpt.explain``).
+real model's parameter count, a typed name as token ids. Values come from ``minigpt.teaching.attention``
+and ``minigpt.models``; the text formatting is the stepper's (``minigpt.teaching.stepper``).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from minigpt.explain import parse_number, term
+from minigpt.teaching.stepper import parse_number, term
 
 
 def parse_vector(text: str) -> list[float]:
@@ -22,7 +22,7 @@ def parse_vector(text: str) -> list[float]:
 
 def layer_norm_steps(x: list[float]) -> list[str]:
     """LayerNorm written out (ε = 0, γ = 1, β = 0); the last line is attention.layer_norm's result."""
-    from minigpt.attention import layer_norm
+    from minigpt.teaching.attention import layer_norm
 
     n = len(x)
     mu = sum(x) / n
@@ -41,7 +41,7 @@ def layer_norm_steps(x: list[float]) -> list[str]:
 
 
 def rms_norm_steps(x: list[float]) -> list[str]:
-    from minigpt.attention import rms_norm
+    from minigpt.teaching.attention import rms_norm
 
     ms = sum(v * v for v in x) / len(x)
     if ms == 0:

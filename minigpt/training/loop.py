@@ -11,8 +11,8 @@ A run folder holds:
   ``last/``: the latest state with optimizer and trainer state, which ``resume=True`` continues
   from.
 
-The options live in ``minigpt.train_config``, the run-folder writer in ``minigpt.run_files`` and
-device choice in ``minigpt.devices``; this module is the loop itself.
+The options live in ``minigpt.training.options``, the run-folder writer in ``minigpt.runs.files`` and
+device choice in ``minigpt.training.devices``; this module is the loop itself.
 
 The recipe (defaults) comes from measurements on a 2-core CPU: a 64-wide, 4-layer, 4-head
 MiniGPT, batch 128, AdamW lr 5e-3 betas (0.9, 0.99), weight decay 0.1 on matrices only, 2% linear
@@ -33,23 +33,15 @@ from typing import Callable
 import torch
 
 from minigpt.checkpoint import load_checkpoint, load_optimizer_state, load_training_weights, save_checkpoint
-from minigpt.config import ConfigError
+from minigpt.models.config import ConfigError
 from minigpt.data import IGNORE, Dataset, EncodedSplit
-from minigpt.devices import autocast_for, physical_cores, resolve_device
-from minigpt.ema import WeightAverage
-from minigpt.models import build_model, count_parameters
-from minigpt.run_files import (BEST_DIR, CONFIG_FILE, LAST_DIR, METRICS_FILE, STATUS_FILE, RunWriter,
+from minigpt.training.devices import autocast_for, physical_cores, resolve_device
+from minigpt.training.ema import WeightAverage
+from minigpt.models.build import build_model, count_parameters
+from minigpt.runs.files import (BEST_DIR, CONFIG_FILE, LAST_DIR, METRICS_FILE, STATUS_FILE, RunWriter,
                                now_iso, process_start_time, write_json_atomic)
-from minigpt.train_config import (DEVICES, DTYPES, EMBEDDED, MODEL_KINDS, TrainConfig, load_data_for,
+from minigpt.training.options import (DEVICES, DTYPES, EMBEDDED, MODEL_KINDS, TrainConfig, load_data_for,
                                   load_run_config)
-
-# Re-exported: callers import these from minigpt.train.
-__all__ = [
-    "BEST_DIR", "CONFIG_FILE", "DEVICES", "DTYPES", "EMBEDDED", "LAST_DIR", "METRICS_FILE",
-    "MODEL_KINDS", "STATUS_FILE", "TrainConfig", "evaluate", "load_data_for", "load_run_config",
-    "lr_at", "make_optimizer", "now_iso", "physical_cores", "process_start_time", "resolve_device",
-    "train", "write_json_atomic",
-]
 
 # ---------------------------------------------------------------------------- helpers
 

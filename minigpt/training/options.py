@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from minigpt import paths
-from minigpt.config import BigramConfig, ConfigError, GPTConfig, MLPConfig
+from minigpt.models.config import BigramConfig, ConfigError, GPTConfig, MLPConfig
 from minigpt.data import Dataset, load_dataset
-from minigpt.run_files import CONFIG_FILE
+from minigpt.runs.files import CONFIG_FILE
 
 MODEL_KINDS = ("gpt", "mlp", "bigram")
 DEVICES = ("auto", "cpu", "cuda", "mps")

@@ -1,0 +1,24 @@
+"""The errors a user can cause, in one torch-free module.
+
+The CLI turns each into one line ``Error: …`` with exit status 2, and the app shows it in the
+screen that met it. Keeping them here lets the command line and the app catch them without
+importing the modules (and torch) that raise them.
+"""
+
+from __future__ import annotations
+
+
+class ConfigError(ValueError):
+    """An impossible hyperparameter (the message says which and why)."""
+
+
+class DatasetError(ValueError):
+    """The dataset file cannot be used (the message names the file and, if relevant, the line)."""
+
+
+class CheckpointError(ValueError):
+    """The folder is not a loadable checkpoint (the message says why)."""
+
+
+class SamplingError(ValueError):
+    """A sampling option that cannot work (the message says which and why)."""

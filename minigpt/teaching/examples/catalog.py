@@ -1,0 +1,10 @@
+"""Every worked example, registered: import this module (not the topic modules) to render one.
+
+Each topic module registers its examples into ``registry.EXAMPLES`` when imported; adding a topic
+means adding a module here and naming it below.
+"""
+
+from __future__ import annotations
+
+from minigpt.teaching.examples import attention, model, scale  # noqa: F401  (each registers its examples)
+from minigpt.teaching.examples.registry import EXAMPLES, example_ids, render_example  # noqa: F401

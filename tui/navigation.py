@@ -1,0 +1,88 @@
+"""The one table of screens: every screen is opened by name from here, never by another screen.
+
+Screens do not import each other (an import-linter contract checks it); they call
+``open_screen(self.app, "runs")``. The table names each screen's module and class as text and
+imports it when first opened, so the home screen's first frame does not pay for torch or for
+screens the learner never visits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+
+SCREENS: dict[str, str] = {
+    "home": "tui.screens.home:HomeScreen",
+    "help": "tui.screens.help:HelpScreen",
+    "too_small": "tui.screens.too_small:TooSmallScreen",
+    "lessons": "tui.screens.lessons:LessonsScreen",
+    "lesson": "tui.screens.lesson:LessonScreen",
+    "flashcards": "tui.screens.flashcards:FlashcardsScreen",
+    "quiz": "tui.screens.quiz:QuizScreen",
+    "stats": "tui.screens.study_stats:StudyStatsScreen",
+    "attention": "tui.screens.attention_stepper:AttentionStepperScreen",
+    "explorer_menu": "tui.screens.explorer_menu:ExplorerMenu",
+    "explorer.scaling": "tui.screens.explorer_scaling:ScalingExplorerScreen",
+    "explorer.positions": "tui.screens.explorer_positions:PositionsExplorerScreen",
+    "explorer.norms": "tui.screens.explorer_norms:NormsExplorerScreen",
+    "explorer.params": "tui.screens.explorer_params:ParamsExplorerScreen",
+    "explorer.trained": "tui.screens.explorer_trained:TrainedAttentionScreen",
+    "training": "tui.screens.training:TrainingScreen",
+    "runs": "tui.screens.runs:RunsScreen",
+    "compare_runs": "tui.screens.compare_runs:CompareRunsScreen",
+    "playground": "tui.screens.playground:PlaygroundScreen",
+    "playground.step": "tui.screens.playground_step:StepScreen",
+    "playground.score": "tui.screens.playground_score:ScoreScreen",
+    "playground.sweep": "tui.screens.playground_sweep:SweepScreen",
+    "playground.compare": "tui.screens.playground_compare:CompareScreen",
+}
+
+
+def screen_class(name: str) -> type:
+    """The screen class registered as ``name`` (imported on first use)."""
+    try:
+        module, _, cls = SCREENS[name].partition(":")
+    except KeyError:
+        raise KeyError(f"no screen called {name!r}") from None
+    return getattr(import_module(module), cls)
+
+
+def is_screen(screen: object, name: str) -> bool:
+    """Whether ``screen`` is the screen registered as ``name``, without importing its module."""
+    module, _, cls = SCREENS[name].partition(":")
+    return type(screen).__module__ == module and type(screen).__name__ == cls
+
+
+def open_screen(app, name: str, *args, **kwargs):
+    """Build the named screen with these arguments and push it; returns the screen."""
+    screen = screen_class(name)(*args, **kwargs)
+    app.push_screen(screen)
+    return screen
+
+
+@dataclass(frozen=True)
+class Explorer:
+    id: str
+    key: str
+    title: str
+    description: str
+
+    @property
+    def screen(self) -> str:
+        return f"explorer.{self.id}"
+
+
+EXPLORERS = [
+    Explorer("scaling", "1", "Why √d_k", "std of q·k, largest weight and entropy, with and without scaling"),
+    Explorer("positions", "2", "Positional encoding", "sinusoidal table as a heatmap, RoPE identity checked"),
+    Explorer("norms", "3", "LayerNorm step by step", "an editable vector through LayerNorm, BatchNorm, RMSNorm"),
+    Explorer("params", "4", "Parameter counter", "per-component count of a MiniGPT vs 12·L·d²"),
+    Explorer("trained", "5", "Trained-model attention", "every layer × head of a checkpoint on your name"),
+]
+
+
+def open_explorer(app, explorer_id: str) -> None:
+    if any(e.id == explorer_id for e in EXPLORERS):
+        open_screen(app, f"explorer.{explorer_id}")
+    else:
+        app.notify(f"No explorer called {explorer_id!r}", severity="error")

@@ -1,0 +1,36 @@
+"""The maths explorers' chooser (o on the stepper). The list of explorers is in ``tui.navigation``."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from tui.navigation import EXPLORERS, open_explorer
+
+
+class ExplorerMenu(ModalScreen):
+    BINDINGS = [Binding("escape", "dismiss", "Close")] + [
+        Binding(e.key, f"open('{e.id}')", e.title) for e in EXPLORERS
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Static("[b]Maths explorers[/b]  (number or enter opens, escape closes)", id="explorer-menu-title")
+        yield OptionList(*[Option(f"[b]{e.key}[/b]  {e.title}\n   [dim]{e.description}[/dim]", id=e.id)
+                           for e in EXPLORERS], id="explorer-menu")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.action_open(event.option.id)
+
+    def action_open(self, explorer_id: str) -> None:
+        app = self.app
+        self.dismiss()
+        open_explorer(app, explorer_id)
+
+    def action_dismiss(self) -> None:
+        self.dismiss()
