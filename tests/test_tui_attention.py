@@ -148,7 +148,7 @@ def test_parameter_count_matches_the_real_model_for_a_grid_of_shapes():
 
 
 async def test_explorers_show_library_numbers(app, tmp_path):
-    from tui.screens.explorers import open_explorer
+    from tui.navigation import open_explorer
 
     async with app.run_test(size=(80, 24)) as pilot:
         await _open_stepper(pilot)

@@ -166,7 +166,7 @@ async def test_small_terminal_gets_a_resize_message_then_recovers(app):
 
 
 async def test_lessons_that_name_an_explorer_open_it(app):
-    from tui.screens.explorers import EXPLORERS
+    from tui.navigation import EXPLORERS
 
     known = {e.id for e in EXPLORERS} | {"stepper"}
     lessons = [l for l in load_lessons() if l.extra.get("explorers")]

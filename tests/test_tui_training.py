@@ -144,7 +144,7 @@ async def test_watch_attaches_to_a_cli_run_and_sees_kill_9(tmp_path, monkeypatch
     try:
         # `minigpt watch` (no argument) opens the app on the latest run.
         import tui.app
-        from minigpt.cli import main
+        from tui.cli import main
 
         opened = {}
         monkeypatch.setattr(tui.app, "run_app", lambda **kw: opened.update(kw))

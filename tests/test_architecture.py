@@ -1,0 +1,76 @@
+"""The architecture, checked: import contracts, no import cycles, no torch before the first frame."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_import_contracts_hold():
+    lint = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
+    r = subprocess.run([lint, "--config", str(REPO / "pyproject.toml")], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "0 broken" in r.stdout
+
+
+def _cycles(graph, modules: set[str]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), i.e. import cycles."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.find_modules_directly_imported_by(v) & modules:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for m in sorted(modules):
+        if m not in index:
+            visit(m)
+    return found
+
+
+def test_no_module_imports_a_module_that_imports_it_back():
+    graph = grimp.build_graph("minigpt", "tui")
+    # A package's __init__ is not an import of its children, so packages are left out.
+    modules = {m for m in graph.modules if not (REPO / m.replace(".", "/")).is_dir()}
+    assert _cycles(graph, modules) == []
+
+
+def test_home_screen_path_does_not_import_torch():
+    code = (
+        "import sys\n"
+        "import tui.cli, tui.app, tui.screens.home\n"
+        "print('torch' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
