@@ -8,7 +8,9 @@ import pytest
 import torch
 
 from minigpt.teaching import attention as A
-from minigpt.teaching.examples import registry as E
+from minigpt.teaching import positions
+from minigpt.teaching import norms
+from minigpt.teaching.examples import catalog as E, registry
 from minigpt.teaching.examples import scale as S
 from minigpt.teaching.examples.model import name_pair, residual_gradients
 
@@ -36,7 +38,7 @@ def test_unknown_example_is_a_clear_keyerror():
 
 def test_registering_twice_fails():
     with pytest.raises(ValueError, match="twice"):
-        E.example("norm.layernorm", "again")(lambda: "")
+        registry.example("norm.layernorm", "again")(lambda: "")
 
 
 # --- the course's 4-token example ------------------------------------------------------------
@@ -85,17 +87,17 @@ def test_scaling_demo_std_grows_like_sqrt_dk():
 
 
 def test_layernorm_of_2468():
-    assert row(A.layer_norm([2.0, 4.0, 6.0, 8.0])) == [-1.342, -0.447, 0.447, 1.342]
+    assert row(norms.layer_norm([2.0, 4.0, 6.0, 8.0])) == [-1.342, -0.447, 0.447, 1.342]
     assert "[-1.342, -0.447, 0.447, 1.342]" in E.render_example("norm.layernorm")
 
 
 def test_rmsnorm_of_2468():
     # RMS = sqrt((4 + 16 + 36 + 64) / 4) = sqrt(30) = 5.477
-    assert row(A.rms_norm([2.0, 4.0, 6.0, 8.0])) == [0.365, 0.730, 1.095, 1.461]
+    assert row(norms.rms_norm([2.0, 4.0, 6.0, 8.0])) == [0.365, 0.730, 1.095, 1.461]
 
 
 def test_sinusoidal_pe_d4():
-    pe = A.sinusoidal_pe(4, 4)
+    pe = positions.sinusoidal_pe(4, 4)
     assert row(pe[0]) == [0.0, 1.0, 0.0, 1.0]
     assert row(pe[1]) == [0.841, 0.540, 0.010, 1.000]
     assert row(pe[2]) == [0.909, -0.416, 0.020, 1.000]

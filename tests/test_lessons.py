@@ -151,7 +151,7 @@ def test_every_lesson_ends_with_key_points(shipped):
 
 
 def test_every_example_reference_resolves(shipped):
-    from minigpt.teaching.examples.registry import example_ids
+    from minigpt.teaching.examples.catalog import example_ids
 
     known = set(example_ids())
     for lesson in shipped:

@@ -62,7 +62,7 @@ def test_form_refuses_a_bad_dataset_before_anything_starts(tmp_path):
 
 
 def test_unavailable_device_is_refused(monkeypatch):
-    monkeypatch.setattr(rc, "available_devices", lambda: ["auto", "cpu"])
+    monkeypatch.setattr(run_form, "available_devices", lambda: ["auto", "cpu"])
     with pytest.raises(run_form.FormError) as err:
         run_form.config_from_form(course_form(device="cuda"))
     assert err.value.field == "device"

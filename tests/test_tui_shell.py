@@ -7,7 +7,7 @@ from textual.command import CommandList
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, OptionList
 
-from minigpt.teaching.examples.registry import render_example
+from minigpt.teaching.examples.catalog import render_example
 from minigpt.lessons import load_lessons
 from minigpt.store import Store
 from tui.app import TutorApp

@@ -22,7 +22,7 @@ def parse_vector(text: str) -> list[float]:
 
 def layer_norm_steps(x: list[float]) -> list[str]:
     """LayerNorm written out (ε = 0, γ = 1, β = 0); the last line is attention.layer_norm's result."""
-    from minigpt.teaching.attention import layer_norm
+    from minigpt.teaching.norms import layer_norm
 
     n = len(x)
     mu = sum(x) / n
@@ -41,7 +41,7 @@ def layer_norm_steps(x: list[float]) -> list[str]:
 
 
 def rms_norm_steps(x: list[float]) -> list[str]:
-    from minigpt.teaching.attention import rms_norm
+    from minigpt.teaching.norms import rms_norm
 
     ms = sum(v * v for v in x) / len(x)
     if ms == 0:

@@ -10,7 +10,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static
 
-from minigpt.teaching.attention import rope_identity, sinusoidal_pe
+from minigpt.teaching.positions import rope_identity, sinusoidal_pe
 from minigpt.teaching.stepper import Panel, fmt
 from tui.widgets.matrix_view import MatrixView
 

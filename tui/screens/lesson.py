@@ -8,7 +8,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Markdown, Static
 
-from minigpt.teaching.examples.registry import render_example
+from minigpt.teaching.examples.catalog import render_example
 from minigpt.lessons import Lesson, load_lessons
 from tui.widgets.snippet import SnippetBlock
 from tui import navigation

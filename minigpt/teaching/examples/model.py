@@ -10,6 +10,8 @@ import math
 import torch
 
 from minigpt.teaching import attention as A
+from minigpt.teaching import positions
+from minigpt.teaching import norms
 from minigpt.data import IGNORE, EncodedSplit, Vocab
 from minigpt.teaching.examples.registry import count, example, fmt, matrix, table
 
@@ -29,8 +31,8 @@ def _layernorm() -> str:
     x = torch.tensor(LN_INPUT, dtype=torch.float64)
     mu = x.mean().item()
     var = x.var(unbiased=False).item()
-    y = A.layer_norm(x)
-    y_eps = A.layer_norm(x, eps=1e-5)
+    y = norms.layer_norm(x)
+    y_eps = norms.layer_norm(x, eps=1e-5)
     return table(["step", "value"], [
         ["mean μ", fmt(mu, 3)],
         ["variance σ² (divide by d)", fmt(var, 3)],
@@ -49,8 +51,8 @@ def _layer_vs_batch() -> str:
     x = torch.tensor(BATCH, dtype=torch.float64)
     rows = [f"ex {i}" for i in range(x.shape[0])]
     cols = [f"f{j}" for j in range(x.shape[1])]
-    ln, bn = A.layer_norm(x), A.batch_norm(x)
-    first_alone = A.batch_norm(x[:2])
+    ln, bn = norms.layer_norm(x), norms.batch_norm(x)
+    first_alone = norms.batch_norm(x[:2])
     return "\n\n".join([
         "Input (rows are examples, columns are features):",
         matrix(x, rows, cols, 1, "x"),
@@ -70,8 +72,8 @@ def _rmsnorm() -> str:
     shifted = x + 10
     return table(["", "LayerNorm", "RMSNorm"], [
         ["divide by", fmt(math.sqrt(x.var(unbiased=False).item())), f"RMS = {fmt(rms)}"],
-        ["x", _vec(A.layer_norm(x)), _vec(A.rms_norm(x))],
-        ["x + 10", _vec(A.layer_norm(shifted)), _vec(A.rms_norm(shifted))],
+        ["x", _vec(norms.layer_norm(x)), _vec(norms.rms_norm(x))],
+        ["x + 10", _vec(norms.layer_norm(shifted)), _vec(norms.rms_norm(shifted))],
         ["learned vectors", "γ and β", "γ only"],
     ])
 
@@ -82,7 +84,7 @@ def _rmsnorm() -> str:
 
 @example("pe.sinusoidal.d4", "Sinusoidal encoding, d = 4, positions 0–3")
 def _pe_d4() -> str:
-    pe = A.sinusoidal_pe(4, 4)
+    pe = positions.sinusoidal_pe(4, 4)
     waves = [10000 ** (2 * i / 4) for i in range(2)]
     return (f"Dimensions 0–1 divide the position by {waves[0]:g}, "
             f"dimensions 2–3 by {waves[1]:g}.\n\n"
@@ -92,7 +94,7 @@ def _pe_d4() -> str:
 
 @example("pe.sinusoidal.offset", "PE(p)·PE(p+k) depends on the offset k only (d = 16)")
 def _pe_offset() -> str:
-    pe = A.sinusoidal_pe(40, 16)
+    pe = positions.sinusoidal_pe(40, 16)
     rows = []
     for k in (0, 1, 2, 5, 10):
         dots = [torch.dot(pe[p], pe[p + k]).item() for p in (0, 7, 20)]
@@ -115,10 +117,10 @@ def _rope() -> str:
     k = torch.randn(8, generator=g, dtype=torch.float64).round(decimals=2)
     rows = []
     for m, n in ((0, 3), (5, 8), (40, 43), (2, 9), (30, 37)):
-        lhs, rhs = A.rope_identity(q, k, m, n)
+        lhs, rhs = positions.rope_identity(q, k, m, n)
         rows.append([m, n, n - m, fmt(lhs, 4), fmt(rhs, 4)])
     norm_q = torch.linalg.vector_norm(q).item()
-    norm_rq = torch.linalg.vector_norm(A.rope_rotate(q, 40)).item()
+    norm_rq = torch.linalg.vector_norm(positions.rope_rotate(q, 40)).item()
     return (f"q = {_vec(q, 2)}, k = {_vec(k, 2)} (d = 8)\n\n"
             + table(["m", "n", "n−m", "⟨R_m q, R_n k⟩", "⟨q, R_(n−m) k⟩"], rows)
             + f"\n\nRotation keeps lengths: |q| = {fmt(norm_q)}, |R_40 q| = {fmt(norm_rq)}.")
