@@ -120,3 +120,25 @@ def test_packed_rows_give_the_same_loss_and_gradients(pos):
     torch.testing.assert_close(packed, plain)
     for g, p in zip(grads, model.parameters()):
         torch.testing.assert_close(p.grad, g, rtol=1e-4, atol=1e-6)
+
+
+def test_forward_has_one_return_shape_whatever_its_options():
+    import torch
+    from minigpt.models.config import GPTConfig
+    from minigpt.models.gpt import MiniGPT
+
+    torch.manual_seed(0)
+    m = MiniGPT(GPTConfig(vocab_size=7, block_size=8, d_model=8, n_heads=2, n_layers=1)).eval()
+    idx = torch.randint(0, 7, (2, 5))
+    variants = [
+        {}, {"last_only": True}, {"cache": m.new_cache()},
+        {"positions": torch.arange(5).repeat(2, 1), "segments": torch.zeros(2, 5, dtype=torch.long)},
+    ]
+    for kw in variants:
+        out = m(idx, idx, **kw)
+        assert isinstance(out, tuple) and len(out) == 2, kw
+        assert out[0].shape[-1] == 7 and out[1].dim() == 0
+    assert m(idx)[1] is None
+    maps = m.attention_maps(idx[:1])
+    assert maps.shape == (1, 2, 5, 5)
+    assert torch.allclose(maps.sum(-1), torch.ones(1, 2, 5))

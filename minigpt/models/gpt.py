@@ -166,16 +166,23 @@ class MiniGPT(nn.Module):
         return [[None, None] for _ in self.blocks]
 
     def forward(self, idx, targets=None, *, cache: KVCache | None = None, start: int = 0,
-                return_weights: bool = False, last_only: bool = False,
-                positions: torch.Tensor | None = None, segments: torch.Tensor | None = None):
-        """idx (B, T) → logits (B, T, V) and the mean loss over non-padding targets.
+                last_only: bool = False, positions: torch.Tensor | None = None,
+                segments: torch.Tensor | None = None):
+        """idx (B, T) → (logits (B, T, V), mean loss over non-padding targets or None).
 
-        With ``cache`` the tokens are taken to sit at positions start … start+T-1 and the layers'
-        keys and values are appended to the cache. ``last_only`` computes the head for the last
-        position only (all that sampling needs). Packed rows (training) pass ``positions`` (each
-        token's position in its own word) and ``segments`` (which word it is in): attention then
-        stays inside each word, so a packed row computes what separate rows would.
+        The one return shape of every model, whatever the options. With ``cache`` the tokens are
+        taken to sit at positions start … start+T-1 and the layers' keys and values are appended
+        to the cache (``new_cache``). ``last_only`` computes the head for the last position only
+        (all that sampling needs). Packed rows (training) pass ``positions`` (each token's
+        position in its own word) and ``segments`` (which word it is in; ``word_mask`` builds the
+        mask): attention then stays inside each word, so a packed row computes what separate
+        rows would. The attention weights have their own entry point, ``attention_maps``.
         """
+        logits, loss, _ = self._run(idx, targets, cache=cache, start=start, last_only=last_only,
+                                    positions=positions, segments=segments, keep_weights=False)
+        return logits, loss
+
+    def _run(self, idx, targets, *, cache, start, last_only, positions, segments, keep_weights):
         B, T = idx.shape
         if start + T > self.config.block_size:
             raise ValueError(f"sequence of {start + T} exceeds the model's block size {self.config.block_size}")
@@ -195,22 +202,20 @@ class MiniGPT(nn.Module):
         x = self.drop(x)
         weights = []
         for i, block in enumerate(self.blocks):
-            x, w = block(x, rope, None if cache is None else cache[i], return_weights, mask)
+            x, w = block(x, rope, None if cache is None else cache[i], keep_weights, mask)
             weights.append(w)
         x = self.ln_f(x)
         if last_only:
             x = x[:, -1:, :]
         logits = self.head(x)
-        loss = next_token_loss(logits, targets)
-        if return_weights:
-            return logits, loss, weights
-        return logits, loss
+        return logits, next_token_loss(logits, targets), weights
 
     @torch.no_grad()
     def attention_maps(self, idx) -> torch.Tensor:
         """(n_layers, n_heads, T, T) attention weights for one sequence idx (1, T)."""
         was_training = self.training
         self.eval()
-        _, _, weights = self.forward(idx, return_weights=True)
+        _, _, weights = self._run(idx, None, cache=None, start=0, last_only=False, positions=None,
+                                  segments=None, keep_weights=True)
         self.train(was_training)
         return torch.stack([w[0] for w in weights])
