@@ -135,9 +135,10 @@ def test_forward_has_one_return_shape_whatever_its_options():
         {"positions": torch.arange(5).repeat(2, 1), "segments": torch.zeros(2, 5, dtype=torch.long)},
     ]
     for kw in variants:
-        out = m(idx, idx, **kw)
+        out = m(idx, None if kw.get("last_only") else idx, **kw)
         assert isinstance(out, tuple) and len(out) == 2, kw
-        assert out[0].shape[-1] == 7 and out[1].dim() == 0
+        assert out[0].shape[-1] == 7
+        assert out[1] is None if kw.get("last_only") else out[1].dim() == 0
     assert m(idx)[1] is None
     maps = m.attention_maps(idx[:1])
     assert maps.shape == (1, 2, 5, 5)
