@@ -121,3 +121,33 @@ def test_heatmap_levels_and_glyphs():
     assert heatmap.half_block_rows([[0, 1], [0.5, 0], [1, 1]]) == [[(0, 2), (4, 0)], [(4, -1), (4, -1)]]
     assert "fixed 0–1" in heatmap.legend("unit")
     assert set(BUG_ORDER) == set(BUGS)
+
+
+def test_one_stage_table_defines_every_stage():
+    from minigpt.teaching.stepper import STAGE, STAGES
+
+    assert [s.id for s in STAGES] == list(STAGE)
+    s = preset_state(0)
+    mh = s.compute()
+    for stage in STAGES:
+        if stage.multi_head_only:
+            continue
+        panels = stage_panels(s, mh, stage.id)
+        assert panels and stage.title and stage.label
+        # every stage the stepper shows can explain its first cell
+        assert explain_cell(s, mh, stage.id, panels[0].name, 0, 0)
+    assert [st.id for st in STAGES if st.row_sums] == ["weights"]
+
+
+def test_which_key_wins_accepts_every_tied_key():
+    s = preset_state(0)  # the course's example: row 3 weights .226 .226 .322 .226 — no tie at the top
+    mh = s.compute()
+    A = stage_panels(s, mh, "weights")[0]
+    # row 0 of the course example: keys 1 and 2 share the largest weight (0.336)
+    q = make_question(A, 0, 0)
+    assert q.winners == (1, 2)
+    for answer in ("1", "2", A.col_labels[1]):
+        ok, msg = check_answer(q, answer, A.col_labels)
+        assert ok, (answer, msg)
+    assert "tie" in msg
+    assert not check_answer(q, "0", A.col_labels)[0]

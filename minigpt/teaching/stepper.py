@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import torch
 
@@ -22,11 +23,6 @@ from minigpt.teaching.attention import (
 BUG_ORDER = ("mask_after_softmax", "mask_with_zero", "no_scaling", "softmax_wrong_axis", "k_not_transposed")
 assert set(BUG_ORDER) == set(BUGS)
 
-STAGE_TITLES = {
-    "input": "X and the weights", "qkv": "Q = XW_Q, K = XW_K, V = XW_V", "split": "split into heads",
-    "scores": "scores QKᵀ", "scaled": "÷ √d_k", "masked": "causal mask (−∞)", "weights": "softmax",
-    "output": "weights · V", "concat": "concat heads", "wo": "· W_O",
-}
 EDITABLE = ("X", "W_Q", "W_K", "W_V", "W_O")
 
 
@@ -83,13 +79,6 @@ def preset_state(index: int, seed: int = 0, shape: tuple[int, int, int] = (5, 4,
     return StepperState.from_preset(random_preset(seed, *shape))
 
 
-def stages_for(state: StepperState) -> list[str]:
-    single = ["scores", "scaled", "masked", "weights", "output"]
-    if not state.multi_head:
-        return ["input", "qkv", *single]
-    return ["input", "qkv", "split", *single, "concat", "wo"]
-
-
 @dataclass
 class Panel:
     """One matrix as a stage shows it."""
@@ -106,45 +95,84 @@ class Panel:
         return f"{len(self.values)}×{len(self.values[0]) if self.values else 0}"
 
 
-def stage_panels(state: StepperState, mh: MultiHeadTrace, stage: str, head: int = 0) -> list[Panel]:
-    toks = state.tokens
-    d = len(state.X[0])
-    dims = [f"d{j}" for j in range(d)]
-    tr = mh.heads[head]
-    dh = tr.Q.shape[1]
-    hd = [f"d{head * dh + j}" for j in range(dh)]
-    sfx = f"_{head}" if state.multi_head else ""
+class _View:
+    """What every stage's panels are built from: the trace of one head and the labels."""
 
-    def P(name, m, labels_r, labels_c, scale="diverging", editable=False):
+    def __init__(self, state: StepperState, mh: MultiHeadTrace, head: int):
+        self.state, self.mh, self.head = state, mh, head
+        self.toks = state.tokens
+        d = len(state.X[0])
+        self.dims = [f"d{j}" for j in range(d)]
+        self.tr = mh.heads[head]
+        dh = self.tr.Q.shape[1]
+        self.hd = [f"d{head * dh + j}" for j in range(dh)]
+        self.sfx = f"_{head}" if state.multi_head else ""
+        n_cols = self.tr.scores.shape[1]
+        self.keys = self.toks[:n_cols] if n_cols <= len(self.toks) else [f"c{j}" for j in range(n_cols)]
+
+    @staticmethod
+    def panel(name, m, labels_r, labels_c, scale="diverging", editable=False) -> Panel:
         return Panel(name, _rows(m), scale, labels_r, labels_c, editable)
 
-    if stage == "input":
-        out = [P(n, state.matrix(n), toks if n == "X" else dims, dims, editable=True)
-               for n in ("X", "W_Q", "W_K", "W_V")]
-        if state.W_O is not None:
-            out.append(P("W_O", state.W_O, dims, dims, editable=True))
-        return out
-    if stage == "qkv":
-        return [P("Q", mh.Q, toks, dims), P("K", mh.K, toks, dims), P("V", mh.V, toks, dims)]
-    if stage == "split":
-        return [P("Q" + sfx, tr.Q, toks, hd), P("K" + sfx, tr.K, toks, hd), P("V" + sfx, tr.V, toks, hd)]
-    n_cols = tr.scores.shape[1]
-    keys = toks[:n_cols] if n_cols <= len(toks) else [f"c{j}" for j in range(n_cols)]
-    if stage == "scores":
-        return [P("S" + sfx, tr.scores, toks, keys)]
-    if stage == "scaled":
-        return [P("S/√d" + sfx, tr.scaled, toks, keys)]
-    if stage == "masked":
-        return [P("M" + sfx, tr.masked, toks, keys)]
-    if stage == "weights":
-        return [P("A" + sfx, tr.weights, toks, keys, scale="unit")]
-    if stage == "output":
-        return [P("out" + sfx, tr.output, toks, hd)]
-    if stage == "concat":
-        return [P("concat", mh.concat, toks, dims)]
-    if stage == "wo":
-        return [P("out", mh.output, toks, dims), P("W_O", mh.W_o, dims, dims)]
-    raise KeyError(stage)
+
+def _input_panels(v: _View) -> list[Panel]:
+    st = v.state
+    out = [v.panel(n, st.matrix(n), v.toks if n == "X" else v.dims, v.dims, editable=True)
+           for n in ("X", "W_Q", "W_K", "W_V")]
+    if st.W_O is not None:
+        out.append(v.panel("W_O", st.W_O, v.dims, v.dims, editable=True))
+    return out
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of the stepper: everything about it is defined here, once."""
+
+    id: str
+    title: str  # what the stage computes, shown beside the path
+    label: str  # its short name on the path of stages
+    panels: Callable[[_View], list[Panel]]
+    multi_head_only: bool = False  # split, concat and W_O exist only with heads or a W_O
+    uses_scores: bool = False  # shows the trace's error when the scores cannot be computed
+    row_sums: bool = False  # its rows are distributions: show their sums
+
+
+# In order. Adding a stage: a row here, and its cell explanation in ``explain_cell``.
+STAGES: tuple[Stage, ...] = (
+    Stage("input", "X and the weights", "X", _input_panels),
+    Stage("qkv", "Q = XW_Q, K = XW_K, V = XW_V", "QKV",
+          lambda v: [v.panel("Q", v.mh.Q, v.toks, v.dims), v.panel("K", v.mh.K, v.toks, v.dims),
+                     v.panel("V", v.mh.V, v.toks, v.dims)]),
+    Stage("split", "split into heads", "split",
+          lambda v: [v.panel("Q" + v.sfx, v.tr.Q, v.toks, v.hd), v.panel("K" + v.sfx, v.tr.K, v.toks, v.hd),
+                     v.panel("V" + v.sfx, v.tr.V, v.toks, v.hd)], multi_head_only=True),
+    Stage("scores", "scores QKᵀ", "QKᵀ", lambda v: [v.panel("S" + v.sfx, v.tr.scores, v.toks, v.keys)],
+          uses_scores=True),
+    Stage("scaled", "÷ √d_k", "÷√d", lambda v: [v.panel("S/√d" + v.sfx, v.tr.scaled, v.toks, v.keys)],
+          uses_scores=True),
+    Stage("masked", "causal mask (−∞)", "mask", lambda v: [v.panel("M" + v.sfx, v.tr.masked, v.toks, v.keys)],
+          uses_scores=True),
+    Stage("weights", "softmax", "softmax",
+          lambda v: [v.panel("A" + v.sfx, v.tr.weights, v.toks, v.keys, scale="unit")],
+          uses_scores=True, row_sums=True),
+    Stage("output", "weights · V", "·V", lambda v: [v.panel("out" + v.sfx, v.tr.output, v.toks, v.hd)],
+          uses_scores=True),
+    Stage("concat", "concat heads", "concat", lambda v: [v.panel("concat", v.mh.concat, v.toks, v.dims)],
+          multi_head_only=True),
+    Stage("wo", "· W_O", "W_O",
+          lambda v: [v.panel("out", v.mh.output, v.toks, v.dims), v.panel("W_O", v.mh.W_o, v.dims, v.dims)],
+          multi_head_only=True),
+)
+STAGE = {s.id: s for s in STAGES}
+
+
+def stages_for(state: StepperState) -> list[str]:
+    """The ids of the stages this state goes through (heads add split, concat and W_O)."""
+    return [s.id for s in STAGES if state.multi_head or not s.multi_head_only]
+
+
+def stage_panels(state: StepperState, mh: MultiHeadTrace, stage: str, head: int = 0) -> list[Panel]:
+    return STAGE[stage].panels(_View(state, mh, head))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,7 +311,7 @@ def _is_course(state: StepperState) -> bool:
 
 
 def export_markdown(panel: Panel, stage: str = "", decimals: int = 3) -> str:
-    title = f"**{panel.name}** ({panel.shape}){' — ' + STAGE_TITLES.get(stage, stage) if stage else ''}"
+    title = f"**{panel.name}** ({panel.shape}){' — ' + (STAGE[stage].title if stage in STAGE else stage) if stage else ''}"
     head = "| | " + " | ".join(panel.col_labels) + " |"
     rule = "|---|" + "---:|" * len(panel.col_labels)
     body = ["| " + r + " | " + " | ".join(fmt(v, decimals) for v in row) + " |"
@@ -307,18 +335,22 @@ def export_csv(panel: Panel) -> str:
 class Question:
     prompt: str
     kind: str  # "cell" (a number) or "argmax" (which key gets the most weight)
-    expected: float | int
+    expected: float | int  # the value, or for argmax the first of the winning keys
     row: int
     col: int
+    winners: tuple[int, ...] = ()  # argmax: every key that shares the largest weight
 
 
 def make_question(panel: Panel, i: int, j: int) -> Question:
     """For weights: which key wins row i; otherwise: the value of the selected cell."""
     if panel.scale == "unit":
         row = panel.values[i]
-        best = max(range(len(row)), key=lambda k: row[k])
+        top = max(row)
+        # Weights that agree to 12 digits are a tie (the course's row 3 has three equal keys):
+        # every one of them is a right answer.
+        winners = tuple(k for k, w in enumerate(row) if abs(w - top) <= 1e-12 * max(1.0, abs(top)))
         return Question(f"Row {i} ({panel.row_labels[i]}): which key gets the largest weight? "
-                        f"(index 0–{len(row) - 1} or token)", "argmax", best, i, best)
+                        f"(index 0–{len(row) - 1} or token)", "argmax", winners[0], i, winners[0], winners)
     return Question(f"Predict {panel.name}[{i},{j}] (2 decimals are enough)", "cell",
                     panel.values[i][j], i, j)
 
@@ -336,9 +368,11 @@ def check_answer(q: Question, text: str, labels: list[str]) -> tuple[bool, str]:
                 raise ValueError(f"answer with a key index 0–{len(labels) - 1} or a token name") from None
             if not 0 <= k < len(labels):
                 raise ValueError(f"index {k} is out of range 0–{len(labels) - 1}")
-        ok = k == q.expected
-        return ok, (f"{'Right' if ok else 'Not quite'}: key {q.expected} ({labels[q.expected]}) "
-                    f"gets the most weight")
+        winners = q.winners or (int(q.expected),)
+        ok = k in winners
+        named = " and ".join(f"{w} ({labels[w]})" for w in winners)
+        verb = "tie for" if len(winners) > 1 else "gets"
+        return ok, f"{'Right' if ok else 'Not quite'}: key{'s' if len(winners) > 1 else ''} {named} {verb} the most weight"
     try:
         v = float(text.replace("−", "-"))
     except ValueError:

@@ -19,7 +19,7 @@ from textual.widgets import Footer, Header, Input, Static
 from minigpt import paths
 from minigpt.teaching.attention import BUGS, check_trace
 from minigpt.teaching.stepper import (
-    BUG_ORDER, STAGE_TITLES, check_answer, explain_cell, export_csv, export_markdown,
+    BUG_ORDER, STAGE, check_answer, explain_cell, export_csv, export_markdown,
     make_question, parse_number, preset_state, stage_note, stage_panels, stages_for,
 )
 from tui.widgets.matrix_view import MatrixView
@@ -119,13 +119,11 @@ class AttentionStepperScreen(Screen):
             f"{' · PREDICT' if self.predict else ''}")
         path = []
         for k, s in enumerate(self.stages):
-            label = {"input": "X", "qkv": "QKV", "split": "split", "scores": "QKᵀ", "scaled": "÷√d",
-                     "masked": "mask", "weights": "softmax", "output": "·V", "concat": "concat",
-                     "wo": "W_O"}[s]
+            label = STAGE[s].label
             path.append(f"[reverse b] {label} [/]" if k == self.stage_index else label)
         self.query_one("#att-path", Static).update(
             f"{self.stage_index + 1}/{len(self.stages)} " + " → ".join(path)
-            + f"  [dim]{STAGE_TITLES[self.stage]}[/dim]")
+            + f"  [dim]{STAGE[self.stage].title}[/dim]")
         panels = self.current_panels()
         self.panel_index %= len(panels)
         panel = panels[self.panel_index]
@@ -137,14 +135,14 @@ class AttentionStepperScreen(Screen):
             prev.display = True
             before = stage_panels(self.state, self.mh, self.stages[self.stage_index - 1], self.head)
             prev.set_panel(before[min(self.panel_index, len(before) - 1)], title="(previous)",
-                           show_sums=self.stages[self.stage_index - 1] == "weights")
+                           show_sums=STAGE[self.stages[self.stage_index - 1]].row_sums)
         tr = self.mh.heads[self.head]
-        error = tr.error if self.stage in ("scores", "scaled", "masked", "weights", "output") else ""
+        error = tr.error if STAGE[self.stage].uses_scores else ""
         names = [p.name for p in panels]
         title = f"[{self.panel_index + 1}/{len(panels)} tab]" if len(panels) > 1 else ""
         key = (self.preset_key(), self.stage, self.head)
         hidden = self.predict and key not in self.revealed and self.stage != "input"
-        cur.set_panel(panel, title=title, show_sums=self.stage == "weights", hidden=hidden,
+        cur.set_panel(panel, title=title, show_sums=STAGE[self.stage].row_sums, hidden=hidden,
                       error=error and f"✗ {error}")
         cur.border_title = " · ".join(names)
         self.render_checks()
