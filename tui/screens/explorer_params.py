@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -13,6 +12,7 @@ from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Label, S
 from minigpt.models.config import ConfigError, GPTConfig
 from minigpt.teaching.explorers import real_param_count
 from minigpt.teaching.params import gpt_breakdown, gpt_total, rule_of_thumb
+from tui.workers import background
 
 FIELDS = (("d", "d_model", "64"), ("L", "n_layers", "4"), ("heads", "n_heads", "4"),
           ("vocab", "vocab_size", "27"), ("context", "block_size", "16"))
@@ -99,7 +99,7 @@ class ParamsExplorerScreen(Screen):
             f"12·L·d² = 12·{cfg.n_layers}·{cfg.d_model}² = {self.thumb:,} "
             f"({self.thumb / self.total:.0%} of the total: it leaves out embeddings, norms and biases)")
 
-    @work(thread=True, exclusive=True, group="count")
+    @background(thread=True, exclusive=True, group="count")
     def count_real(self, cfg: GPTConfig) -> None:
         real = real_param_count(cfg)
         self.app.call_from_thread(self._real_done, cfg, real)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -14,6 +13,7 @@ from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
 
 from minigpt.teaching.attention import scaling_demo
+from tui.workers import background
 
 D_KS = [2, 4, 8, 16, 32, 64, 128, 256, 512]
 METRICS = [("max_weight", "largest softmax weight (1/T = 0.125 is uniform, 1 is one-hot)"),
@@ -45,7 +45,7 @@ class ScalingExplorerScreen(Screen):
     def on_mount(self) -> None:
         self.compute()
 
-    @work(thread=True, exclusive=True)
+    @background(thread=True, exclusive=True)
     def compute(self) -> None:
         demos = [scaling_demo(d) for d in D_KS]
         self.app.call_from_thread(self._done, demos)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -17,6 +16,7 @@ from minigpt.teaching.stepper import Panel
 from minigpt.teaching.explorers import name_ids
 from tui.widgets.attention_grid import AttentionGrid
 from tui.widgets.matrix_view import MatrixView
+from tui.workers import background
 
 
 def available_checkpoints() -> list[tuple[str, Path]]:
@@ -66,7 +66,7 @@ class TrainedAttentionScreen(Screen):
         if event.value is not Select.BLANK and (self.checkpoint is None or str(self.checkpoint.path) != event.value):
             self.load(Path(event.value))
 
-    @work(thread=True, exclusive=True, group="load")
+    @background(thread=True, exclusive=True, group="load")
     def load(self, path: Path) -> None:
         from minigpt.checkpoint import CheckpointError, load_checkpoint
 
@@ -99,7 +99,7 @@ class TrainedAttentionScreen(Screen):
             return
         self.compute_maps(ids, labels)
 
-    @work(thread=True, exclusive=True, group="maps")
+    @background(thread=True, exclusive=True, group="maps")
     def compute_maps(self, ids: list[int], labels: list[str]) -> None:
         import torch
 

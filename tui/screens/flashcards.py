@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 from rich.markup import escape
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -22,6 +21,7 @@ from minigpt.study.anki import CardImportError, export_apkg, import_file, with_u
 from minigpt.study.decks import DeckError, load_decks
 from minigpt.study.review import StudySession
 from tui.widgets.study_card import CardView, RatingBar
+from tui.workers import background
 
 RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
 
@@ -267,7 +267,7 @@ class FlashcardsScreen(Screen):
             self.notify("Exporting…", timeout=1)
             self._export(export_path())
 
-    @work(thread=True, exclusive=True, group="export")
+    @background(thread=True, exclusive=True, group="export")
     def _export(self, path: Path) -> None:
         try:
             result = export_apkg(self.session.deck, path)

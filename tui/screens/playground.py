@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -23,6 +22,7 @@ from minigpt.data import DatasetError
 from minigpt.playground.generation import Settings, find_checkpoints, load_for_playground, run_batch, save_names
 from minigpt.sampling import SamplingError
 from tui import navigation
+from tui.workers import background
 
 WHERE = {"train": "● train", "val": "◐ val", "test": "◑ test", "new": "★ new"}
 TEMPERATURE_STEP, TOP_P_STEP = 0.1, 0.05
@@ -175,7 +175,7 @@ class PlaygroundScreen(Screen):
         self.show_message(f"Loading {self.choices[index].label}…")
         self._load(index)
 
-    @work(thread=True, exclusive=True, group="load")
+    @background(thread=True, exclusive=True, group="load")
     def _load(self, index: int) -> None:
         choice = self.choices[index]
         try:
@@ -199,7 +199,7 @@ class PlaygroundScreen(Screen):
         self._request += 1
         self._generate(self.loaded, replace(self.settings), self._request)
 
-    @work(thread=True, exclusive=True, group="generate")
+    @background(thread=True, exclusive=True, group="generate")
     def _generate(self, loaded, settings: Settings, request: int) -> None:
         try:
             batch = run_batch(loaded, settings)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -14,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from minigpt.playground.inspection import MODEL_ORDER, compare_models
+from tui.workers import background
 
 GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}
 COMPARE_NAMES = 12
@@ -49,7 +49,7 @@ class CompareScreen(Screen):
         self.sub_title = "compare models"
         self.compute()
 
-    @work(thread=True, exclusive=True)
+    @background(thread=True, exclusive=True)
     def compute(self) -> None:
         cols = compare_models(self.choices, self.settings, self.reference)
         self.app.call_from_thread(self._show, cols)

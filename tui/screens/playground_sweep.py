@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -15,6 +14,7 @@ from textual.widgets import Footer, Header, Static
 
 from minigpt.playground.generation import SWEEP_TEMPERATURES, temperature_sweep
 from minigpt.sampling import SamplingError
+from tui.workers import background
 
 GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}
 SWEEP_NAMES = 12  # what fits a column at 80×24
@@ -48,7 +48,7 @@ class SweepScreen(Screen):
         self.sub_title = "temperature sweep"
         self.compute()
 
-    @work(thread=True, exclusive=True)
+    @background(thread=True, exclusive=True)
     def compute(self) -> None:
         try:
             cols = temperature_sweep(self.loaded, self.settings)

@@ -13,6 +13,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from minigpt.lessons import snippet_command, snippet_env
+from tui.workers import run_guarded
 
 TIME_LIMIT_S = 20.0
 
@@ -52,7 +53,8 @@ class SnippetBlock(Vertical, can_focus=True):
 
     def action_run(self) -> None:
         if self.state != "running":
-            self.run_worker(self._run(), exclusive=True, group=f"snippet-{self.index}")
+            run_guarded(self, self._run(), what="Running the snippet", exclusive=True,
+                        group=f"snippet-{self.index}")
 
     async def _run(self) -> None:
         self.state = "running"

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Static
 
 from minigpt.control import workers as rc
 from tui.widgets.loss_chart import LossChart
+from tui.workers import background
 
 POLL_S = 0.4  # a dead worker shows within 2 s
 STATE_GLYPHS = {"starting": "…", "running": "▶", "finished": "✓", "stopped": "■", "failed": "✗", "unknown": "?"}
@@ -119,7 +119,7 @@ class RunPanel(Vertical):
         else:
             error.display = False
 
-    @work(thread=True, exclusive=True, group="run-samples")
+    @background(thread=True, exclusive=True, group="run-samples")
     def _sample(self, run_dir: Path, evals: int) -> None:
         try:
             names = rc.sample_names(run_dir, 6)

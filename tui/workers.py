@@ -1,0 +1,97 @@
+"""Background work that can fail without closing the app.
+
+Textual's ``@work`` closes the app when a worker raises (``exit_on_error``). Here a failure is
+written, with its traceback, to ``app.log`` in the data folder, and shown to the learner as a
+message in the screen that started the work; the app keeps running. Use ``background`` instead of
+``@work`` for every worker, and ``run_guarded`` instead of ``run_worker`` for coroutines.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import threading
+import traceback
+from typing import Any, Callable
+
+from textual import work
+
+from minigpt import paths
+
+_log_lock = threading.Lock()
+
+
+def log_path():
+    return paths.user_data_dir() / "app.log"
+
+
+def _write_log(what: str, error: BaseException) -> None:
+    text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    try:
+        with _log_lock, open(log_path(), "a", encoding="utf-8") as f:
+            f.write(f"--- {what} failed\n{text}\n")
+    except OSError:
+        logging.getLogger("minigpt").exception("could not write the app log")
+
+
+def report_failure(node, what: str, error: BaseException) -> None:
+    """Log ``error`` and tell the learner, from the event loop or from a worker thread."""
+    _write_log(what, error)
+    detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    message = f"{what} failed: {detail[:200]}. The details are in {log_path()}."
+
+    def show() -> None:
+        target = node if getattr(node, "is_attached", True) else node.app
+        target.notify(message, title="Something went wrong", severity="error", timeout=12)
+
+    app = node.app
+    if threading.get_ident() == getattr(app, "_thread_id", None):
+        show()
+    else:
+        try:
+            app.call_from_thread(show)
+        except RuntimeError:  # the app is shutting down
+            pass
+
+
+def _describe(fn: Callable) -> str:
+    return fn.__name__.strip("_").replace("_", " ").capitalize()
+
+
+def background(*, thread: bool = True, exclusive: bool = True, group: str = "default",
+               what: str | None = None):
+    """``@work`` that reports a failure to the screen instead of closing the app."""
+
+    def decorate(fn: Callable) -> Callable:
+        label = what or _describe(fn)
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def guarded(self, *args, **kwargs) -> Any:
+                try:
+                    return await fn(self, *args, **kwargs)
+                except Exception as error:  # noqa: BLE001 - shown to the learner and logged
+                    report_failure(self, label, error)
+        else:
+            @functools.wraps(fn)
+            def guarded(self, *args, **kwargs) -> Any:
+                try:
+                    return fn(self, *args, **kwargs)
+                except Exception as error:  # noqa: BLE001 - shown to the learner and logged
+                    report_failure(self, label, error)
+
+        return work(thread=thread, exclusive=exclusive, group=group, exit_on_error=False)(guarded)
+
+    return decorate
+
+
+def run_guarded(node, coroutine, *, what: str, **kwargs):
+    """``node.run_worker(coroutine)`` whose failure is reported, not fatal."""
+
+    async def guarded() -> Any:
+        try:
+            return await coroutine
+        except Exception as error:  # noqa: BLE001 - shown to the learner and logged
+            report_failure(node, what, error)
+
+    return node.run_worker(guarded(), exit_on_error=False, **kwargs)
