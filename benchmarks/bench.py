@@ -44,7 +44,7 @@ from minigpt.models.gpt import MiniGPT  # noqa: E402
 from minigpt.sampling import generate  # noqa: E402
 from minigpt.training.options import TrainConfig  # noqa: E402
 from minigpt.training.loop import evaluate, train  # noqa: E402
-from minigpt.training.devices import physical_cores  # noqa: E402
+from minigpt.training.cpu_policy import physical_cores  # noqa: E402
 
 CANONICAL = REPO.parent / "shared" / "data" / "names.txt"
 

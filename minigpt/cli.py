@@ -14,22 +14,6 @@ from pathlib import Path
 
 
 
-def _omp_wait_policy() -> None:
-    """Passive OpenMP waiting when the machine is already busy.
-
-    Spinning OpenMP threads are fastest on idle cores (33 vs 68 ms a training step measured on
-    two cores) but turn a busy machine (tests, another run) into a 10–30× slowdown, where passive
-    waiting costs nothing. It must be set before torch loads its OpenMP runtime, so before the
-    imports below; an OMP_WAIT_POLICY already in the environment wins.
-    """
-    try:
-        busy = os.getloadavg()[0] > 0.75 * (os.cpu_count() or 1)
-    except (AttributeError, OSError):
-        busy = False
-    if busy:
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-
 import click  # noqa: E402
 
 from minigpt.errors import CheckpointError, ConfigError, DatasetError, SamplingError  # noqa: E402
@@ -139,7 +123,9 @@ TRAIN_OPTIONS = ("model", "d_model", "n_heads", "n_layers", "block_size", "dropo
 def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_encoding, tie_weights, steps, time_s,
           batch_size, lr, min_lr_ratio, ema, pack, warmup, eval_interval, device, seed, out, resume, quiet, nice):
     """Train a model; writes metrics, status and the best checkpoint into a run folder."""
-    _omp_wait_policy()  # before anything below imports torch
+    from minigpt.training import cpu_policy
+
+    policy = cpu_policy.choose_at_start()  # sets OMP_WAIT_POLICY: before anything below imports torch
     if nice and hasattr(os, "nice"):
         os.nice(nice)  # an idle machine trains as fast; a busy one keeps the terminal snappy
     from minigpt.runs import listing as runs
@@ -186,6 +172,7 @@ def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_enco
                 run_dir = runs.new_run_dir()
         if not quiet:
             click.echo(f"run folder: {run_dir}", err=True)
+            click.echo(f"cpu: {policy.describe()}", err=True)
         status = run_training(cfg, run_dir, resume=resume is not None, on_log=_progress_printer(cfg, quiet))
     except USER_ERRORS as e:
         raise _fail(e) from None

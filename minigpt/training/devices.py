@@ -1,32 +1,10 @@
-"""Where training runs: the device `auto` picks, the autocast it uses, and how many threads."""
+"""Where training runs: the device `auto` picks and the autocast it uses (threads: ``cpu_policy``)."""
 
 from __future__ import annotations
-
-import os
 
 import torch
 
 from minigpt.models.config import ConfigError
-
-
-def physical_cores() -> int:
-    """Physical cores usable by this process (hyperthreads do not help matrix maths)."""
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        usable = os.cpu_count() or 1
-    cores = set()
-    try:
-        phys = None
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("physical id"):
-                    phys = line.split(":")[1].strip()
-                elif line.startswith("core id"):
-                    cores.add((phys, line.split(":")[1].strip()))
-    except OSError:
-        pass
-    return max(1, min(usable, len(cores) or usable))
 
 
 def resolve_device(name: str) -> torch.device:

@@ -35,7 +35,8 @@ import torch
 from minigpt.checkpoint import load_checkpoint, load_optimizer_state, load_training_weights, save_checkpoint
 from minigpt.models.config import ConfigError
 from minigpt.data import IGNORE, Dataset, EncodedSplit
-from minigpt.training.devices import autocast_for, physical_cores, resolve_device
+from minigpt.training import cpu_policy
+from minigpt.training.devices import autocast_for, resolve_device
 from minigpt.training.ema import WeightAverage
 from minigpt.models.build import build_model, count_parameters
 from minigpt.runs.files import (BEST_DIR, CONFIG_FILE, LAST_DIR, METRICS_FILE, STATUS_FILE, RunWriter,
@@ -179,8 +180,13 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
 
 def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, dataset: Dataset | None) -> dict:
     device = resolve_device(cfg.device)
+    governor = None
     if device.type == "cpu":
-        torch.set_num_threads(physical_cores())
+        cores = cpu_policy.physical_cores()
+        policy = cpu_policy.policy_in_use(cores)
+        torch.set_num_threads(policy.threads)
+        governor = cpu_policy.ThreadGovernor(cores)  # the thread count follows the machine's load
+        run.write_status(cpu_policy=policy.describe())
     if device.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
@@ -298,6 +304,11 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
             record = {"step": step, "train_loss": round(interval_loss / interval_n, 5),
                       "lr": lr, "tokens_per_s": round(interval_tokens / max(t - interval_t, 1e-9), 1),
                       "elapsed_s": round(elapsed(), 3)}
+            if governor is not None:
+                threads = governor.check()
+                if threads is not None and threads != torch.get_num_threads():
+                    torch.set_num_threads(threads)
+                record["threads"] = torch.get_num_threads()
             if is_eval:
                 eval_and_keep(record)
                 saved_step = step
