@@ -84,7 +84,7 @@ def _progress_printer(cfg, quiet: bool):
 # Options of `train` that map one to one onto TrainConfig fields.
 TRAIN_OPTIONS = ("model", "d_model", "n_heads", "n_layers", "block_size", "dropout", "pos_encoding",
                  "tie_weights", "batch_size", "lr", "min_lr_ratio", "ema", "pack", "warmup", "eval_interval", "device",
-                 "seed")
+                 "seed", "data_format", "processes", "compile")
 
 
 @main.command()
@@ -117,11 +117,24 @@ TRAIN_OPTIONS = ("model", "d_model", "n_heads", "n_layers", "block_size", "dropo
               help="Run folder (default: a new timestamped folder under the runs folder).")
 @click.option("--resume", is_flag=False, flag_value="", default=None, metavar="[RUN_DIR]",
               help="Continue a stopped run: the given folder, --out, or the latest run.")
+@click.option("--format", "data_format", type=click.Choice(["lines", "text"]), default=None,
+              help="lines: one item per line (default); text: one long text, trained on windows of it.")
+@click.option("--compile/--no-compile", "compile", default=None,
+              help="torch.compile the model (its warm-up is left out of tokens/s).")
+@click.option("--nproc", "processes", type=click.IntRange(1, 64), default=None,
+              help="Data-parallel processes on this machine (torchrun + DDP; default 1).")
+@click.option("--nnodes", type=click.IntRange(1, 1024), default=1, help="Machines in a multi-node run (default 1).")
+@click.option("--node-rank", type=click.IntRange(0, 1023), default=0, help="This machine's rank (multi-node).")
+@click.option("--master-addr", default=None, help="Address of the node-rank-0 machine (multi-node).")
+@click.option("--master-port", type=click.IntRange(1, 65535), default=None, help="Its port (multi-node).")
+@click.option("--rdzv-endpoint", default=None, help="HOST:PORT of a c10d rendezvous, instead of the master.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 @click.option("--nice", type=click.IntRange(0, 19), default=0,
               help="Lower this process's CPU priority (the app starts workers at 5 to stay responsive).")
 def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_encoding, tie_weights, steps, time_s,
-          batch_size, lr, min_lr_ratio, ema, pack, warmup, eval_interval, device, seed, out, resume, quiet, nice):
+          batch_size, lr, min_lr_ratio, ema, pack, warmup, eval_interval, device, seed, out, resume,
+          data_format, compile, processes, nnodes, node_rank, master_addr, master_port, rdzv_endpoint,
+          quiet, nice):
     """Train a model; writes metrics, status and the best checkpoint into a run folder."""
     from minigpt.training import cpu_policy
 
@@ -153,6 +166,8 @@ def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_enco
                       if name in TRAIN_OPTIONS}
             values["data"] = str(data) if data is not None else None
             values = {k: v for k, v in values.items() if v is not None}
+            if "LOCAL_WORLD_SIZE" in os.environ:  # a rank under torchrun: processes of this machine
+                values["processes"] = int(os.environ["LOCAL_WORLD_SIZE"])
             if steps is not None and time_s is not None:
                 raise ConfigError("give either --steps or --time, not both")
             if time_s is not None:
@@ -164,7 +179,8 @@ def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_enco
             from minigpt.data import load_words
             load_words(cfg.data_path())
             if out is not None:
-                if (out / "status.json").exists():
+                # torchrun's ranks and the launchers of other nodes share the folder of node 0
+                if (out / "status.json").exists() and "RANK" not in os.environ and node_rank == 0:
                     raise ConfigError(f"{out}: already holds a run (use --resume to continue it)")
                 out.mkdir(parents=True, exist_ok=True)
                 run_dir = out
@@ -173,7 +189,24 @@ def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_enco
         if not quiet:
             click.echo(f"run folder: {run_dir}", err=True)
             click.echo(f"cpu: {policy.describe()}", err=True)
-        status = run_training(cfg, run_dir, resume=resume is not None, on_log=_progress_printer(cfg, quiet))
+        from minigpt.training import distributed
+
+        world_size = (processes or cfg.processes) * nnodes
+        if world_size > 1 and not distributed.launched_by_torchrun():
+            launch = distributed.launcher_argv(processes or cfg.processes, nnodes, node_rank, master_addr,
+                                               master_port, rdzv_endpoint)
+            code = _run_under_torchrun(launch, run_dir)
+            if code != 0:
+                raise click.exceptions.Exit(code)
+            if node_rank > 0:
+                click.echo(f"node {node_rank} done; the machine of node 0 holds the run folder")
+                return
+            status = json.loads((Path(run_dir) / "status.json").read_text(encoding="utf-8"))
+        else:
+            status = run_training(cfg, run_dir, resume=resume is not None,
+                                  on_log=_progress_printer(cfg, quiet or not _is_main_rank()))
+            if distributed.launched_by_torchrun():
+                return  # the launcher reports the run once, for every rank
     except USER_ERRORS as e:
         raise _fail(e) from None
     except OSError as e:  # an unwritable run folder, a full disk
@@ -187,6 +220,41 @@ def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_enco
                f"{status.get('device')}")
     click.echo(f"val loss {status['val_loss']:.4f}  test loss {status['test_loss']:.4f}")
     click.echo(f"checkpoint: {Path(run_dir) / 'checkpoint'}")
+
+
+def _is_main_rank() -> bool:
+    return os.environ.get("RANK", "0") == "0"
+
+
+def _run_under_torchrun(launch: list[str], run_dir: Path) -> int:
+    """Start this same ``train`` command under torchrun and wait; signals reach every rank.
+
+    The ranks get this command's own options (``--out`` fixed to the run folder, so they all
+    write, or rank 0 writes, the same place); torchrun forwards SIGTERM/SIGINT to them, and each
+    rank stops at the same step after rank 0 saves.
+    """
+    import signal
+    import subprocess
+
+    args = sys.argv[sys.argv.index("train") + 1:]
+    # The ranks learn the world from torchrun's environment; torchrun's own parser would also take
+    # (or choke on) these flags, so they stay with the launcher.
+    for flag in ("--out", "--nproc", "--nnodes", "--node-rank", "--master-addr", "--master-port",
+                 "--rdzv-endpoint"):
+        while flag in args:
+            i = args.index(flag)
+            del args[i:i + 2]
+    if "--resume" not in args:
+        args += ["--out", str(run_dir)]
+    cmd = [sys.executable, "-m", "torch.distributed.run", *launch, "-m", "minigpt.cli", "train", *args]
+    child = subprocess.Popen(cmd)
+    forward = lambda signum, _frame: child.send_signal(signum)  # noqa: E731
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return child.wait()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 # ---------------------------------------------------------------------------- sample / eval

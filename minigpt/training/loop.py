@@ -22,8 +22,10 @@ exponential moving average of the weights (decay 0.999) as the model that is eva
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import os
 import signal
 import threading
 import time
@@ -35,7 +37,7 @@ import torch
 from minigpt.checkpoint import load_checkpoint, load_optimizer_state, load_training_weights, save_checkpoint
 from minigpt.models.config import ConfigError
 from minigpt.data import IGNORE, Dataset, EncodedSplit
-from minigpt.training import cpu_policy
+from minigpt.training import cpu_policy, distributed
 from minigpt.training.devices import autocast_for, resolve_device
 from minigpt.training.ema import WeightAverage
 from minigpt.models.build import build_model, count_parameters
@@ -153,8 +155,16 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
         raise ConfigError("a training configuration is needed unless resuming")
     else:
         cfg.validate()
+    world = distributed.join(resolve_device(cfg.device).type)
+    if not resume and world.is_main:
         run_dir.mkdir(parents=True, exist_ok=True)
         write_json_atomic(run_dir / CONFIG_FILE, cfg.to_dict())
+    if not world.is_main:  # the other ranks of a data-parallel run write nothing
+        try:
+            with _StopFlag() as stop:
+                return _train(cfg, _Silent(run_dir), resume, stop, dataset, world)
+        finally:
+            distributed.leave(world)
     run = RunWriter(cfg, run_dir, on_log)
     if resume and (run_dir / STATUS_FILE).exists():
         try:
@@ -162,10 +172,10 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
             run.status["started_at"] = old.get("started_at", run.status["started_at"])
         except (OSError, ValueError):
             pass
-    run.write_status()
+    run.write_status(world_size=world.size)
     try:
         with _StopFlag() as stop:
-            status = _train(cfg, run, resume, stop, dataset)
+            status = _train(cfg, run, resume, stop, dataset, world)
         return status
     except BaseException as e:  # noqa: BLE001 - every way out is written down
         if isinstance(e, KeyboardInterrupt):
@@ -176,14 +186,37 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
         raise
     finally:
         run.close()
+        distributed.leave(world)
 
 
-def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, dataset: Dataset | None) -> dict:
+class _Silent:
+    """The run writer of a rank other than 0: same interface, writes nothing."""
+
+    def __init__(self, run_dir: Path):
+        self.dir, self.status = Path(run_dir), {}
+
+    def log(self, record: dict) -> None:
+        pass
+
+    def write_status(self, force: bool = True, **changes) -> None:
+        self.status.update(changes)
+
+    def close(self) -> None:
+        pass
+
+
+def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, dataset: Dataset | None,
+           world: distributed.World = distributed.SINGLE) -> dict:
     device = resolve_device(cfg.device)
+    if device.type == "cuda" and world.distributed:
+        torch.cuda.set_device(world.local_rank)
+        device = torch.device("cuda", world.local_rank)
     governor = None
     if device.type == "cpu":
-        cores = cpu_policy.physical_cores()
+        # Processes of one machine share its cores (LOCAL_WORLD_SIZE is set by torchrun).
+        cores = max(1, cpu_policy.physical_cores() // int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
         policy = cpu_policy.policy_in_use(cores)
+        policy = dataclasses.replace(policy, threads=min(policy.threads, cores))
         torch.set_num_threads(policy.threads)
         governor = cpu_policy.ThreadGovernor(cores)  # the thread count follows the machine's load
         run.write_status(cpu_policy=policy.describe())
@@ -229,6 +262,12 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
     if ckpt is not None:
         load_optimizer_state(ckpt.path, optimizer)
     kept = average.model if average is not None else model
+    net = model  # what the step runs: the model, compiled and/or wrapped for data parallelism
+    if cfg.compile:
+        net = torch.compile(net)
+    if world.distributed:
+        net = torch.nn.parallel.DistributedDataParallel(
+            net, device_ids=[device.index] if device.type == "cuda" else None)
     step = int(state.get("step", 0))
     elapsed_before = float(state.get("elapsed_s", 0.0))
     best_val = state.get("best_val")
@@ -239,7 +278,9 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
     if step:
         torch.manual_seed(cfg.seed * 1_000_003 + step)  # dropout masks after a resume
     n_train = len(data.train)
-    packed = cfg.pack and model.kind == "gpt"  # the MLP's window would reach across packed words
+    # Names pack several to a row (the MLP's window would reach across packed words); text
+    # windows are full already.
+    packed = cfg.pack and model.kind == "gpt" and cfg.data_format == "lines"
     model.train()
     t0 = time.monotonic()
     interval_t, interval_tokens, interval_loss, interval_n = t0, 0, 0.0, 0
@@ -261,6 +302,8 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
 
     def eval_and_keep(record: dict) -> None:
         nonlocal best_val, best_step
+        if not world.is_main:
+            return  # rank 0 evaluates and saves; the others go on to the next collective
         val = evaluate(kept, data.val, device, dtype=cfg.dtype)
         record["val_loss"] = round(val, 5)
         raw = model if average is not None else None
@@ -273,37 +316,47 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
     stopped = False
     first_step = step + 1
     saved_step = step if ckpt is not None else -1
-    while not done():
+    finished = done()
+    while not finished:
         lr = lr_at(cfg, progress(), step, cfg.steps)
         for g in optimizer.param_groups:
             g["lr"] = lr
-        idx = torch.randint(n_train, (cfg.batch_size,), generator=gen)
+        # Every rank draws the same global batch and keeps its share (see distributed.py).
+        idx = distributed.shard(torch.randint(n_train, (cfg.batch_size,), generator=gen), world)
         if packed:  # several words to a row, kept apart by a mask: same loss, ~1/3 less compute
             b = data.train.packed_batch(idx)
             x, y, extra = b.x, b.y, {"positions": b.positions, "segments": b.segments}
         else:
             (x, y), extra = data.train.batch(idx), {}
+        local_tokens = int((y != IGNORE).sum())
+        total_tokens = distributed.global_tokens(local_tokens, world, device)
         x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
         extra = {k: v.to(device, non_blocking=True) for k, v in extra.items()}
         with autocast_for(device, cfg.dtype):
-            _, loss = model(x, y, **extra)
+            _, loss = net(x, y, **extra)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        distributed.scaled_loss(loss, local_tokens, total_tokens, world).backward()
         if cfg.grad_clip is not None:
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         optimizer.step()
         if average is not None:
             average.update(model, step)
         step += 1
-        interval_loss += loss.item()
-        interval_n += 1
-        interval_tokens += int((y != IGNORE).sum())
-        is_eval = step % cfg.eval_interval == 0 or done() or stop.signal is not None
+        interval_loss += loss.item() * local_tokens  # a token-weighted sum, so ranks add up
+        interval_n += local_tokens
+        interval_tokens += local_tokens
+        # One agreement per step: a time budget or a signal on any rank stops every rank here.
+        finished, stopping = distributed.agree([done(), stop.signal is not None], world, device)
+        is_eval = step % cfg.eval_interval == 0 or finished or stopping
         if step % cfg.log_interval == 0 or is_eval or step == first_step:
+            loss_sum, n_tokens = distributed.sum_across([interval_loss, interval_n], world, device)
             t = time.monotonic()
-            record = {"step": step, "train_loss": round(interval_loss / interval_n, 5),
-                      "lr": lr, "tokens_per_s": round(interval_tokens / max(t - interval_t, 1e-9), 1),
+            record = {"step": step, "train_loss": round(loss_sum / max(n_tokens, 1), 5),
+                      "lr": lr, "tokens_per_s": round(n_tokens / max(t - interval_t, 1e-9), 1),
                       "elapsed_s": round(elapsed(), 3)}
+            if cfg.compile and step == first_step:
+                record["tokens_per_s"] = None  # compilation: left out of the throughput
+                record["compile_s"] = round(t - interval_t, 2)
             if governor is not None:
                 threads = governor.check()
                 if threads is not None and threads != torch.get_num_threads():
@@ -315,9 +368,11 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
             run.log(record)
             run.write_status(force=is_eval, step=step, best_val=best_val)
             interval_t, interval_tokens, interval_loss, interval_n = time.monotonic(), 0, 0.0, 0
-        if stop.signal is not None:
+        if stopping:
             stopped = True
             break
+    if not world.is_main:
+        return {"state": "stopped" if stopped else "finished", "step": step}
     if saved_step != step or not (run.dir / BEST_DIR).exists():
         # a stop arrived after this step's log line, or nothing was evaluated yet
         record = {"step": step, "lr": 0.0, "tokens_per_s": 0.0, "elapsed_s": round(elapsed(), 3)}

@@ -13,12 +13,13 @@ from pathlib import Path
 
 from minigpt import paths
 from minigpt.models.config import BigramConfig, ConfigError, GPTConfig, MLPConfig
-from minigpt.data import Dataset, load_dataset
+from minigpt.data import load_dataset
 from minigpt.runs.files import CONFIG_FILE
 
 MODEL_KINDS = ("gpt", "mlp", "bigram")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DTYPES = ("auto", "float32", "bfloat16")
+DATA_FORMATS = ("lines", "text")  # one item per line (names) or one long text
 EMBEDDED = "embedded"
 
 
@@ -66,7 +67,11 @@ class TrainConfig:
     dtype: str = "auto"  # auto: bf16 autocast on CUDA, float32 elsewhere
     seed: int = 1337
     data: str | None = None  # None: the embedded names
+    data_format: str = "lines"  # lines: one item per line; text: one long text, windows of it
     split_seed: int = 42
+    # Scale-out
+    processes: int = 1  # data-parallel processes on this machine (torchrun, DistributedDataParallel)
+    compile: bool = False  # torch.compile the model (its warm-up is left out of tokens/s)
 
     def __post_init__(self) -> None:
         self.validate()
@@ -106,6 +111,12 @@ class TrainConfig:
             raise ConfigError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
         if self.dropout is not None and not (0.0 <= float(self.dropout) < 1.0):
             raise ConfigError(f"dropout must be in [0, 1), got {self.dropout!r}")
+        if self.data_format not in DATA_FORMATS:
+            raise ConfigError(f"data format must be one of {', '.join(DATA_FORMATS)}, got {self.data_format!r}")
+        if isinstance(self.processes, bool) or not isinstance(self.processes, int) or not 1 <= self.processes <= 64:
+            raise ConfigError(f"processes must be a whole number from 1 to 64, got {self.processes!r}")
+        if self.processes > 1 and self.model == "bigram":
+            raise ConfigError("the bigram is counted, not trained: it runs in one process")
         if self.block_size is not None and (not isinstance(self.block_size, int) or self.block_size < 2):
             raise ConfigError(f"block size must be at least 2, got {self.block_size!r}")
         # The model's own checks (d_model divisible by n_heads, …) with a stand-in vocabulary.
@@ -160,6 +171,11 @@ def load_run_config(run_dir: Path | str) -> TrainConfig:
     return TrainConfig.from_dict(values)
 
 
-def load_data_for(cfg: TrainConfig, vocab=None, block_size: int | None = None) -> Dataset:
+def load_data_for(cfg: TrainConfig, vocab=None, block_size: int | None = None):
+    """The run's data: a names ``Dataset``, or a ``TextDataset`` for ``data_format = "text"``."""
+    if cfg.data_format == "text":
+        from minigpt.text_data import load_text_dataset
+
+        return load_text_dataset(cfg.data_path(), block_size=block_size or cfg.block_size, vocab=vocab)
     return load_dataset(cfg.data_path(), seed=cfg.split_seed, vocab=vocab,
                         block_size=block_size or cfg.block_size)

@@ -1,0 +1,114 @@
+"""Data-parallel training with PyTorch's own engine: torchrun starts the processes, DDP syncs them.
+
+``minigpt train --nproc N`` starts ``torch.distributed.run`` (torchrun) with the same command;
+each process it starts finds ``WORLD_SIZE`` and ``RANK`` in its environment and joins the group
+(gloo on CPU, nccl on CUDA). What makes N processes train the same model one process would:
+
+- every rank draws the *global* batch with the same seeded generator and keeps its own share
+  (``shard``), so the examples seen per step do not depend on the number of processes, and a run
+  resumes on any number of them;
+- the loss is a sum over real (non-padding) tokens divided by the global token count, reduced
+  across ranks (``global_tokens``): DDP averages gradients over ranks, so each rank scales its
+  loss by the world size, and the gradient equals the single-process one on the same examples;
+- one small all-reduce per step agrees on "stop now" (the time budget or a signal seen by any
+  rank), so every rank stops at the same step;
+- rank 0 alone evaluates and writes the run folder; the others write nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+
+
+@dataclass(frozen=True)
+class World:
+    rank: int = 0
+    size: int = 1
+    local_rank: int = 0
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    @property
+    def distributed(self) -> bool:
+        return self.size > 1
+
+
+SINGLE = World()
+
+
+def launched_by_torchrun() -> bool:
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1 and "RANK" in os.environ
+
+
+def join(device_type: str) -> World:
+    """Join the process group torchrun set up (or return the single-process world)."""
+    if not launched_by_torchrun():
+        return SINGLE
+    world = World(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ.get("LOCAL_RANK", 0)))
+    if not dist.is_initialized():
+        dist.init_process_group(backend="nccl" if device_type == "cuda" else "gloo")
+    return world
+
+
+def leave(world: World) -> None:
+    if world.distributed and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def shard(index: torch.Tensor, world: World) -> torch.Tensor:
+    """This rank's share of the global batch: a contiguous slice, the first ranks one longer."""
+    return index.tensor_split(world.size)[world.rank]
+
+
+def global_tokens(local_tokens: int, world: World, device) -> int:
+    """Real target tokens in the global batch (every rank's count, summed)."""
+    if not world.distributed:
+        return local_tokens
+    t = torch.tensor([local_tokens], dtype=torch.float64, device=device)
+    dist.all_reduce(t)
+    return int(t.item())
+
+
+def scaled_loss(mean_loss: torch.Tensor, local_tokens: int, total_tokens: int, world: World) -> torch.Tensor:
+    """The loss to back-propagate so DDP's gradient average equals the global token mean."""
+    if not world.distributed:
+        return mean_loss
+    return mean_loss * (local_tokens * world.size / max(total_tokens, 1))
+
+
+def agree(flags: list[bool], world: World, device) -> list[bool]:
+    """Each flag true on any rank is true on every rank (one all-reduce)."""
+    if not world.distributed:
+        return flags
+    t = torch.tensor([float(f) for f in flags], device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return [bool(v) for v in t.tolist()]
+
+
+def sum_across(values: list[float], world: World, device) -> list[float]:
+    if not world.distributed:
+        return values
+    t = torch.tensor(values, dtype=torch.float64, device=device)
+    dist.all_reduce(t)
+    return t.tolist()
+
+
+def launcher_argv(nproc: int, nnodes: int = 1, node_rank: int = 0, master_addr: str | None = None,
+                  master_port: int | None = None, rdzv_endpoint: str | None = None) -> list[str]:
+    """``python -m torch.distributed.run …`` options for the processes of this machine."""
+    argv = ["--nproc-per-node", str(nproc)]
+    if nnodes == 1 and rdzv_endpoint is None and master_addr is None and master_port is None:
+        return argv + ["--standalone"]  # a rendezvous on localhost, on a free port
+    argv += ["--nnodes", str(nnodes)]
+    if rdzv_endpoint is not None:
+        return argv + ["--rdzv-backend", "c10d", "--rdzv-endpoint", rdzv_endpoint]
+    argv += ["--node-rank", str(node_rank), "--master-addr", master_addr or "127.0.0.1"]
+    if master_port is not None:
+        argv += ["--master-port", str(master_port)]
+    return argv

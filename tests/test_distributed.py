@@ -1,0 +1,155 @@
+"""Data-parallel training under torchrun (2 gloo processes on 127.0.0.1), checked against one process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from minigpt.training import distributed as D
+
+REPO = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+
+TINY = ["--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--batch-size", "16", "--device", "cpu"]
+
+
+def _env() -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    env["PYTHONPATH"] = str(REPO)
+    env["OMP_WAIT_POLICY"] = "PASSIVE"  # several processes share two cores
+    return env
+
+
+def _train(*args, timeout=240):
+    r = subprocess.run([sys.executable, "-m", "minigpt.cli", "train", *TINY, *args], cwd=REPO, env=_env(),
+                       capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    return r
+
+
+def _names(tmp_path) -> Path:
+    names = tmp_path / "names.txt"
+    names.write_text("\n".join(f"{a}{b}{c}" for a in "abcdefgh" for b in "aeiou" for c in "lmnrst") + "\n")
+    return names
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_shards_cover_the_global_batch_once():
+    idx = torch.arange(7)
+    parts = [D.shard(idx, D.World(r, 2)) for r in range(2)]
+    assert torch.equal(torch.cat(parts), idx) and [len(p) for p in parts] == [4, 3]
+    # the scaled losses of the ranks, summed as DDP's average does, give the global token mean
+    means, counts = [torch.tensor(2.0), torch.tensor(4.0)], [30, 10]
+    total = sum(counts)
+    avg = sum(D.scaled_loss(m, n, total, D.World(r, 2)) for r, (m, n) in enumerate(zip(means, counts))) / 2
+    assert avg.item() == pytest.approx((2.0 * 30 + 4.0 * 10) / 40)
+
+
+def test_launcher_options():
+    assert D.launcher_argv(2) == ["--nproc-per-node", "2", "--standalone"]
+    assert D.launcher_argv(1, 2, 1, "10.0.0.1", 29500) == [
+        "--nproc-per-node", "1", "--nnodes", "2", "--node-rank", "1", "--master-addr", "10.0.0.1",
+        "--master-port", "29500"]
+    assert D.launcher_argv(4, 3, rdzv_endpoint="h:1")[-4:] == ["--rdzv-backend", "c10d", "--rdzv-endpoint", "h:1"]
+
+
+def test_one_ddp_step_equals_one_process_on_the_same_global_batch(tmp_path):
+    names = _names(tmp_path)
+    common = ["--data", str(names), "--steps", "1", "--eval-interval", "1", "--ema", "0", "--seed", "5"]
+    _train(*common, "--out", str(tmp_path / "one"))
+    _train(*common, "--nproc", "2", "--out", str(tmp_path / "two"))
+    one = load_file(str(tmp_path / "one" / "checkpoint" / "model.safetensors"))
+    two = load_file(str(tmp_path / "two" / "checkpoint" / "model.safetensors"))
+    assert one.keys() == two.keys()
+    for k in one:
+        assert torch.allclose(one[k], two[k], atol=1e-6, rtol=0), k
+    status = json.loads((tmp_path / "two" / "status.json").read_text())
+    assert status["world_size"] == 2 and status["state"] == "finished"
+
+
+def test_a_ddp_run_tracks_one_process_and_rank_1_writes_nothing(tmp_path):
+    names = _names(tmp_path)
+    common = ["--data", str(names), "--steps", "50", "--eval-interval", "25", "--seed", "3"]
+    _train(*common, "--out", str(tmp_path / "one"))
+    _train(*common, "--nproc", "2", "--out", str(tmp_path / "two"))
+
+    def losses(run):
+        return [r["train_loss"] for r in map(json.loads, (run / "metrics.jsonl").read_text().splitlines())
+                if "train_loss" in r]
+
+    a, b = losses(tmp_path / "one"), losses(tmp_path / "two")
+    assert len(a) == len(b)
+    assert abs(a[-1] - b[-1]) < 0.05 and b[-1] < b[0] - 0.3
+    # one writer: every metrics step once, the status written by rank 0's process alone
+    steps = [r["step"] for r in map(json.loads, (tmp_path / "two" / "metrics.jsonl").read_text().splitlines())]
+    assert len(steps) == len(set(steps))
+    assert sorted(p.name for p in (tmp_path / "two").iterdir()) == sorted(p.name for p in (tmp_path / "one").iterdir())
+
+
+def test_sigterm_to_the_launcher_leaves_a_resumable_run(tmp_path):
+    names = _names(tmp_path)
+    run = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "minigpt.cli", "train", *TINY, "--data", str(names),
+                             "--steps", "100000", "--eval-interval", "20", "--nproc", "2", "--out", str(run)],
+                            cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if (run / "last").exists():
+                break
+            time.sleep(0.3)
+        assert (run / "last").exists(), "no checkpoint before the stop"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    status = json.loads((run / "status.json").read_text())
+    assert status["state"] == "stopped", status
+    stopped_at = status["step"]
+    # resume on one process this time: the run continues from its checkpoint
+    proc = subprocess.Popen([sys.executable, "-m", "minigpt.cli", "train", "--resume", str(run), "--nproc", "1", "-q"],
+                            cwd=REPO, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            st = json.loads((run / "status.json").read_text())
+            if st["state"] == "running" and st["step"] > stopped_at:
+                break
+            time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    st = json.loads((run / "status.json").read_text())
+    assert st["step"] > stopped_at and st["world_size"] == 1
+
+
+def test_two_nodes_on_one_machine_complete_a_run(tmp_path):
+    names = _names(tmp_path)
+    run, port = tmp_path / "run", _free_port()
+    base = [sys.executable, "-m", "minigpt.cli", "train", *TINY, "--data", str(names), "--steps", "20",
+            "--eval-interval", "10", "--nproc", "1", "--nnodes", "2", "--master-addr", "127.0.0.1",
+            "--master-port", str(port), "--out", str(run), "-q"]
+    procs = [subprocess.Popen(base + ["--node-rank", str(r)], cwd=REPO, env=_env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for r in (0, 1)]
+    outs = [p.communicate(timeout=240) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    status = json.loads((run / "status.json").read_text())
+    assert status["state"] == "finished" and status["world_size"] == 2 and status["step"] == 20
