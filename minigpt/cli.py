@@ -176,8 +176,8 @@ def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_enco
                 values["steps"] = steps
             cfg = TrainConfig(**values)
             # Read the data now so a bad file fails before a run folder is created.
-            from minigpt.data import load_words
-            load_words(cfg.data_path())
+            from minigpt.training.options import load_data_for
+            load_data_for(cfg)
             if out is not None:
                 # torchrun's ranks and the launchers of other nodes share the folder of node 0
                 if (out / "status.json").exists() and "RANK" not in os.environ and node_rank == 0:
@@ -260,6 +260,11 @@ def _run_under_torchrun(launch: list[str], run_dir: Path) -> int:
 # ---------------------------------------------------------------------------- sample / eval
 
 
+def printable(text: str) -> str:
+    """Text from a model, with control characters other than newline and tab made visible."""
+    return "".join(c if c in "\n\t" or c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
 def _load(checkpoint: Path | None):
     from minigpt import paths
     from minigpt.checkpoint import load_checkpoint
@@ -280,6 +285,10 @@ def _dataset_for(ckpt, data: Path | None = None):
     if data is None:
         stored = tc.get("data")
         data = paths.default_dataset() if stored in (None, "embedded") else Path(stored)
+    if tc.get("data_format") == "text":
+        from minigpt.text_data import load_text_dataset
+
+        return load_text_dataset(data, block_size=ckpt.model_config.block_size, vocab=ckpt.vocab)
     return load_dataset(data, seed=int(tc.get("split_seed", 42)), vocab=ckpt.vocab,
                         block_size=ckpt.model_config.block_size)
 
@@ -297,10 +306,19 @@ def _dataset_for(ckpt, data: Path | None = None):
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def sample(checkpoint, n, temperature, top_k, top_p, prefix, max_len, seed, as_json):
     """Generate names, each labelled train / val / test / new."""
-    from minigpt.sampling import generate
+    from minigpt.sampling import continue_text, generate, is_text_model
 
     try:
         ckpt = _load(checkpoint)
+        if is_text_model(ckpt.train_config):  # a text model continues the prefix as a prompt
+            outs = continue_text(ckpt.model, ckpt.vocab, prefix or "\n", max_len or 200, n=n,
+                                 temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
+            if as_json:
+                click.echo(json.dumps([{"prompt": o.prompt, "text": o.text, "logprob": round(o.logprob, 4)}
+                                       for o in outs], indent=2))
+            else:
+                click.echo("\n---\n".join(printable(o.prompt + o.text) for o in outs))
+            return
         try:
             dataset = _dataset_for(ckpt)
         except DatasetError as e:

@@ -215,3 +215,59 @@ def score_word(model, vocab: Vocab, word: str) -> tuple[list[ScoredChar], float]
 def greedy_continuation(model, vocab: Vocab, prefix: str) -> str:
     """The most likely completion of ``prefix`` (top-k = 1)."""
     return generate(model, vocab, 1, top_k=1, prefix=prefix, seed=0)[0].text
+
+
+@dataclass
+class Continuation:
+    prompt: str
+    text: str  # the generated characters after the prompt
+    logprob: float
+
+
+def is_text_model(train_config: dict | None) -> bool:
+    """A model trained on one long text (``--format text``) continues prompts; names end at ``.``."""
+    return (train_config or {}).get("data_format") == "text"
+
+
+@torch.no_grad()
+def continue_text(model, vocab: Vocab, prompt: str, n_chars: int = 200, *, n: int = 1,
+                  temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
+                  seed: int | None = None) -> list[Continuation]:
+    """Extend ``prompt`` by ``n_chars`` characters, ``n`` times in one batch (text models).
+
+    Text has no end token: generation stops at the length asked for. Past the model's block size
+    the context slides: the model sees the last ``block_size`` characters (and its key/value cache,
+    which only fills up to the block, is dropped).
+    """
+    validate_options(temperature, top_k, top_p)
+    if n < 1 or n_chars < 1:
+        raise SamplingError("ask for at least one sample of at least one character")
+    if not prompt:
+        raise SamplingError("a text model continues a prompt: type at least one character")
+    missing = vocab.unknown(prompt)
+    if missing:
+        raise SamplingError(f"prompt: {', '.join(repr(c) for c in missing)} not in the model's vocabulary")
+    model.eval()
+    block = model.config.block_size
+    device = _model_device(model)
+    gen = torch.Generator(device="cpu")
+    gen.manual_seed(seed) if seed is not None else gen.seed()
+    seq = torch.tensor([vocab.encode(prompt)], device=device).repeat(n, 1)
+    logprob = torch.zeros(n)
+    cache = model.new_cache() if hasattr(model, "new_cache") else None
+    step_input, start = seq[:, -block:], 0
+    for _ in range(n_chars):
+        if cache is not None and seq.shape[1] <= block:
+            logits, _ = model(step_input, cache=cache, start=start, last_only=True)
+        else:
+            cache = None
+            logits, _ = model(seq[:, -block:], last_only=True)
+        logits = filter_logits(logits[:, -1].float().cpu() / temperature, top_k, top_p)
+        probs = torch.softmax(logits, dim=-1)
+        nxt = torch.multinomial(probs, 1, generator=gen).squeeze(1)
+        logprob += torch.log(probs.gather(1, nxt[:, None]).squeeze(1))
+        start = seq.shape[1]
+        step_input = nxt[:, None].to(device)
+        seq = torch.cat((seq, step_input), dim=1)
+    cut = len(prompt)
+    return [Continuation(prompt, vocab.decode(row[cut:]), lp) for row, lp in zip(seq.tolist(), logprob.tolist())]
