@@ -21,8 +21,19 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def autocast_dtype(device_type: str, dtype: str) -> torch.dtype | None:
+    """The autocast dtype for this device and option, or None for plain float32.
+
+    ``auto`` means bf16 on CUDA (the loss is still computed in float32) and float32 elsewhere:
+    on CPU, bf16 autocast made these small models slower (37k vs 45–53k tokens/s measured).
+    """
+    if dtype == "bfloat16" or (dtype == "auto" and device_type == "cuda"):
+        return torch.bfloat16
+    return None
+
+
 def autocast_for(device: torch.device, dtype: str):
-    use_bf16 = dtype == "bfloat16" or (dtype == "auto" and device.type == "cuda")
-    if use_bf16:
-        return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+    chosen = autocast_dtype(device.type, dtype)
+    if chosen is not None:
+        return torch.autocast(device_type=device.type, dtype=chosen)
     return torch.autocast(device_type=device.type, enabled=False)
