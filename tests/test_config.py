@@ -66,7 +66,7 @@ def test_config_round_trip_and_unknown_fields():
     (dict(n_heads=2.5), "n_heads", "heads must be a whole number"),
     (dict(beta1=1.0), "beta1", "beta1 must be in [0, 1)"),
     (dict(min_lr_ratio=1.5), "min_lr_ratio", "in [0, 1]"),
-    (dict(ema=float("nan")), "ema", "weight average"),
+    (dict(ema=float("nan")), "ema", "EMA decay"),
     (dict(grad_clip=0.0), "grad_clip", "grad clip must be > 0"),
     (dict(pack="yes"), "pack", "on or off"),
     (dict(tie_weights=1), "tie_weights", "on or off"),

@@ -85,7 +85,7 @@ def test_a_preset_keeps_the_device_and_the_dataset(tmp_path):
     (dict(d_model=""), "d_model", "value is needed"),
     (dict(d_model="322264400", n_heads="4"), "d_model", "parameters"),
     (dict(beta2="1"), "beta2", "in [0, 1)"),
-    (dict(ema="nan"), "ema", "weight average"),
+    (dict(ema="nan"), "ema", "EMA decay"),
     (dict(pack="maybe"), "pack", "not on or off"),
     (dict(pos_encoding="alibi"), "pos_encoding", "not one of"),
     (dict(d_model="12", n_heads="4", pos_encoding="rope"), "pos_encoding", "RoPE"),

@@ -206,8 +206,9 @@ class TrainConfig:
     grad_clip: float | None = option(1.0, "Largest gradient norm; larger gradients are scaled down.",
                                      label="grad clip", advanced=True, models=GRADIENT_MODELS, gt=0,
                                      none_means="no clipping", hint="blank: off")
-    ema: float = option(0.999, "Decay of the weight average that is evaluated and kept (0 turns it off).",
-                        label="weight average", advanced=True, models=GRADIENT_MODELS, ge=0, lt=1)
+    ema: float = option(0.999, "Decay of the weight average (an exponential moving average, EMA) that is "
+                        "evaluated and kept; 0 turns it off.", label="EMA decay", advanced=True,
+                        models=GRADIENT_MODELS, ge=0, lt=1)
     pack: bool = option(True, "MiniGPT: several names to a row, kept apart by a mask (same loss, less "
                         "padding to compute).", label="packing", advanced=True, models=("gpt",))
     # Budget: exactly one of steps / time_s

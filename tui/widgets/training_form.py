@@ -15,6 +15,7 @@ from __future__ import annotations
 from rich.markup import escape
 from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
@@ -26,6 +27,16 @@ from minigpt.training.options import OPTIONS_BY_NAME, Option, TrainConfig
 
 PRESET_NAMES = [("course: d=64, 4 heads, 4 layers", "course"), ("tiny: d=16, 1 layer", "tiny"),
                 ("large: d=128, 8 heads, 6 layers", "large")]
+
+
+class FormSelect(Select):
+    """A Select where Enter moves to the next field like everywhere in the form (space, up and
+    down still open the menu)."""
+
+    BINDINGS = [Binding("enter", "next_field", "Next field", show=False)]
+
+    def action_next_field(self) -> None:
+        self.screen.focus_next()
 
 
 def field_key(opt: Option) -> str:
@@ -61,7 +72,7 @@ class TrainingForm(Vertical):
     def _sections(self, common: tuple[Option, ...], advanced: tuple[Option, ...]) -> ComposeResult:
         with Grid(classes="form-grid", id="form-common"):
             yield Label("preset", id="l-preset")
-            yield Select(PRESET_NAMES, prompt="apply a preset…", id="f-preset", compact=True)
+            yield FormSelect(PRESET_NAMES, prompt="apply a preset…", id="f-preset", compact=True)
             yield from self._fields([o for o in common if not _wide(o)])
         with Grid(classes="form-wide"):
             yield from self._fields([o for o in common if _wide(o)])
@@ -86,12 +97,12 @@ class TrainingForm(Vertical):
             if opt.one_of:
                 members = [o for o in options if o.one_of == opt.one_of]
                 with Horizontal(id=f"f-{key}-row", classes="form-pair"):
-                    yield Select([(o.label, o.name) for o in members], allow_blank=False, id=f"f-{key}-kind",
+                    yield FormSelect([(o.label, o.name) for o in members], allow_blank=False, id=f"f-{key}-kind",
                                  compact=True, tooltip=" / ".join(o.help for o in members))
                     yield Input(id=f"f-{key}", compact=True, tooltip=opt.help)
             elif opt.kind is bool or opt.choices is not None:
                 choices = ("on", "off") if opt.kind is bool else opt.choices
-                yield Select([(self._choice_label(opt, c), c) for c in choices], allow_blank=opt.optional,
+                yield FormSelect([(self._choice_label(opt, c), c) for c in choices], allow_blank=opt.optional,
                              id=f"f-{key}", compact=True, tooltip=opt.help)
             else:
                 yield Input(placeholder=opt.placeholder, id=f"f-{key}", compact=True, tooltip=opt.help)
@@ -161,6 +172,13 @@ class TrainingForm(Vertical):
         if event.button.id == "form-start":
             event.stop()
             self.submit()
+
+    def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
+        """Opening the fold from the keyboard goes on to its first field (Enter keeps moving on)."""
+        if self.app.focused is not None and event.collapsible in self.app.focused.ancestors:
+            first = next((w for w in event.collapsible.query("Input, Select") if w.display), None)
+            if first is not None:
+                self.call_after_refresh(first.focus)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         key = self._key_of(event.widget)
