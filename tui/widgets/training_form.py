@@ -184,10 +184,15 @@ class TrainingForm(Vertical):
         key = self._key_of(event.widget)
         for label in self.query("Label.-focused"):
             label.remove_class("-focused")
-        if key is None:
-            return
-        self.query_one(f"#l-{key}").add_class("-focused")
-        self.query_one("#form-help", Static).update(self._help_for(key))
+        help_line = self.query_one("#form-help", Static)
+        if key is not None:
+            self.query_one(f"#l-{key}").add_class("-focused")
+            help_line.update(self._help_for(key))
+        elif event.widget.id == "form-start":
+            help_line.update("Checks every field, then shows what will start and asks before it starts.")
+        else:
+            help_line.update("The other options: positions, weight tying, the optimiser, the weight average, "
+                             "packing, … (enter opens them)")
 
     def _key_of(self, widget: Widget | None) -> str | None:
         """The field key of a form widget (or of the widget inside it that has focus)."""
