@@ -24,6 +24,7 @@ from tui.widgets.training_confirm import StartRunScreen
 from tui.widgets.training_form import TrainingForm
 from tui.widgets.training_panel import RunPanel
 from tui import navigation
+from tui.workers import run_guarded
 
 FORM_ACTIONS = {"start", "runs_from_form", "back"}
 PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "back"}
@@ -117,7 +118,8 @@ class TrainingScreen(Screen):
 
         def answered(start: bool | None) -> None:
             if start:  # (no: back in the form, focus where it was)
-                self.run_worker(self.start_run(config), group="start-run", exclusive=True)
+                run_guarded(self, self.start_run(config), what="Starting the run", group="start-run",
+                            exclusive=True)
 
         self.app.push_screen(StartRunScreen(config), answered)
 

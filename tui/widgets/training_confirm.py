@@ -1,13 +1,12 @@
 """Questions in a modal box: a yes/no confirmation, and the one asked before a run starts.
 
-Both answer only to explicit keys (y to go ahead, n or escape to go back); Enter presses the
-focused button, and the box opens with "back" focused, so a stray Enter never costs anything.
+Both go ahead only on an explicit key (y), and n or escape go back. The start question also has
+buttons and opens with "Back" focused, so a stray Enter never starts anything.
 """
 
 from __future__ import annotations
 
 from rich.markup import escape
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -16,6 +15,7 @@ from textual.widgets import Button, Static
 
 from minigpt.control.workers import format_duration
 from minigpt.training.options import TrainConfig
+from tui.workers import background
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -83,7 +83,7 @@ class StartRunScreen(ModalScreen[bool]):
         self.query_one("#start-no", Button).focus()
         self.measure()
 
-    @work(thread=True, exclusive=True)
+    @background(what="Measuring the run's speed")
     def measure(self) -> None:
         from minigpt.control.estimate import estimate_run
 
