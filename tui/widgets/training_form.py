@@ -97,13 +97,14 @@ class TrainingForm(Vertical):
             if opt.one_of:
                 members = [o for o in options if o.one_of == opt.one_of]
                 with Horizontal(id=f"f-{key}-row", classes="form-pair"):
-                    yield FormSelect([(o.label, o.name) for o in members], allow_blank=False, id=f"f-{key}-kind",
-                                 compact=True, tooltip=" / ".join(o.help for o in members))
+                    yield FormSelect([(o.label, o.name) for o in members], allow_blank=False,
+                                     id=f"f-{key}-kind", compact=True,
+                                     tooltip=" / ".join(o.help for o in members))
                     yield Input(id=f"f-{key}", compact=True, tooltip=opt.help)
             elif opt.kind is bool or opt.choices is not None:
                 choices = ("on", "off") if opt.kind is bool else opt.choices
-                yield FormSelect([(self._choice_label(opt, c), c) for c in choices], allow_blank=opt.optional,
-                             id=f"f-{key}", compact=True, tooltip=opt.help)
+                yield FormSelect([(self._choice_label(opt, c), c) for c in choices],
+                                 allow_blank=opt.optional, id=f"f-{key}", compact=True, tooltip=opt.help)
             else:
                 yield Input(placeholder=opt.placeholder, id=f"f-{key}", compact=True, tooltip=opt.help)
 
