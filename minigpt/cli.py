@@ -11,12 +11,16 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from minigpt.training.options import TrainConfig
 
 
 import click  # noqa: E402
 
 from minigpt.errors import CheckpointError, ConfigError, DatasetError, SamplingError  # noqa: E402
+from minigpt.training.options import OPTIONS, OPTIONS_BY_NAME  # noqa: E402  (no torch)
 
 USER_ERRORS = (ConfigError, DatasetError, CheckpointError, SamplingError)
 
@@ -81,48 +85,63 @@ def _progress_printer(cfg, quiet: bool):
     return on_log
 
 
-# Options of `train` that map one to one onto TrainConfig fields.
-TRAIN_OPTIONS = ("model", "d_model", "n_heads", "n_layers", "block_size", "dropout", "pos_encoding",
-                 "tie_weights", "batch_size", "lr", "min_lr_ratio", "ema", "pack", "warmup", "eval_interval", "device",
-                 "seed", "data_format", "processes", "compile")
+def training_options(command):
+    """One click option per training option (``minigpt.training.options.OPTIONS``), in its order.
+
+    Every flag defaults to None (not given): what is not given keeps the config file's value
+    (``--config``) or TrainConfig's default, which the help states.
+    """
+    for opt in reversed(OPTIONS):
+        help_text = f"{opt.help} [default: {opt.default_text}]"
+        if opt.kind is bool:
+            name = opt.cli_flag[2:]
+            command = click.option(f"--{name}/--no-{name}", opt.name, default=None, help=help_text)(command)
+            continue
+        kind = click.Choice(opt.choices) if opt.choices else {int: click.INT, float: click.FLOAT}.get(opt.kind,
+                                                                                                     click.STRING)
+        metavar = opt.label.upper().replace(" ", "_") if kind is click.STRING else None
+        command = click.option(opt.cli_flag, opt.name, type=kind, default=None, help=help_text,
+                               metavar=metavar)(command)
+    return command
+
+
+def config_from_flags(config_file: Path | None, given: dict) -> "TrainConfig":
+    """The run's TrainConfig: the config file (or the defaults), then the flags given on top.
+
+    Giving one of a group of alternatives (``--time``) unsets the others (the default ``--steps``);
+    giving two of them is refused.
+    """
+    from minigpt.training.options import TrainConfig, load_config_file
+
+    values = {name: value for name, value in given.items() if value is not None}
+    for group in sorted({o.one_of for o in OPTIONS if o.one_of}):
+        members = [o for o in OPTIONS if o.one_of == group]
+        named = [o for o in members if o.name in values]
+        if len(named) > 1:
+            raise ConfigError(f"give either {' or '.join(o.cli_flag for o in named)}, not both", field=named[1].name)
+        if named:
+            values.update({o.name: None for o in members if o is not named[0]})
+    base = load_config_file(config_file) if config_file is not None else TrainConfig()
+    return TrainConfig.from_dict({**base.to_dict(), **values})
+
+
+def _naming_the_flag(e: Exception) -> Exception:
+    """A ConfigError about one option, with the option's flag in front (``--lr: …``)."""
+    opt = OPTIONS_BY_NAME.get(getattr(e, "field", None) or "")
+    if opt is not None and opt.cli_flag not in str(e):
+        return ConfigError(f"{opt.cli_flag}: {e}", field=opt.name)
+    return e
 
 
 @main.command()
-@click.option("--data", type=click.Path(path_type=Path), default=None,
-              help="UTF-8 text file, one item per line (default: the embedded names).")
-@click.option("--model", type=click.Choice(["gpt", "mlp", "bigram"]), default=None, help="Model kind (default gpt).")
-@click.option("--d-model", type=int, default=None, help="MiniGPT width (default 64).")
-@click.option("--n-heads", type=int, default=None, help="Attention heads (default 4).")
-@click.option("--n-layers", type=int, default=None, help="Transformer blocks (default 4).")
-@click.option("--block-size", type=int, default=None, help="Longest sequence (default: longest item + 1).")
-@click.option("--dropout", type=float, default=None, help="Dropout (default 0 for short runs, 0.1 for long).")
-@click.option("--pos", "pos_encoding", type=click.Choice(["learned", "sinusoidal", "rope"]), default=None,
-              help="Positional encoding (default learned).")
-@click.option("--tie/--no-tie", "tie_weights", default=None, help="Share the token embedding with the output head.")
-@click.option("--steps", type=int, default=None, help="Budget in optimizer steps (default 3000).")
-@click.option("--time", "time_s", type=float, default=None, help="Budget in seconds (instead of --steps).")
-@click.option("--batch-size", type=int, default=None, help="Names per step (default 128).")
-@click.option("--lr", type=float, default=None, help="Peak learning rate (default 5e-3).")
-@click.option("--min-lr-ratio", type=float, default=None,
-              help="Where the cosine decay ends, as a fraction of the peak (default 0.1).")
-@click.option("--ema", type=float, default=None,
-              help="Decay of the weight average that is evaluated and kept (default 0.999; 0 turns it off).")
-@click.option("--pack/--no-pack", default=None,
-              help="MiniGPT: pack several names to a row, kept apart by a mask (default on; same loss, faster).")
-@click.option("--warmup", type=float, default=None, help="Warmup: fraction of the budget (<1) or steps (default 0.02).")
-@click.option("--eval-interval", type=int, default=None, help="Steps between val evaluations (default 250).")
-@click.option("--device", type=click.Choice(["auto", "cpu", "cuda", "mps"]), default=None, help="Default auto.")
-@click.option("--seed", type=int, default=None, help="Random seed (default 1337).")
+@click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
+              help="Start from a saved training config: a config.json or a run folder (copy its settings). "
+                   "Options given beside it change those settings.")
+@training_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run folder (default: a new timestamped folder under the runs folder).")
 @click.option("--resume", is_flag=False, flag_value="", default=None, metavar="[RUN_DIR]",
-              help="Continue a stopped run: the given folder, --out, or the latest run.")
-@click.option("--format", "data_format", type=click.Choice(["lines", "text"]), default=None,
-              help="lines: one item per line (default); text: one long text, trained on windows of it.")
-@click.option("--compile/--no-compile", "compile", default=None,
-              help="torch.compile the model (its warm-up is left out of tokens/s).")
-@click.option("--nproc", "processes", type=click.IntRange(1, 64), default=None,
-              help="Data-parallel processes on this machine (torchrun + DDP; default 1).")
+              help="Continue a stopped run with its own settings: the given folder, --out, or the latest run.")
 @click.option("--nnodes", type=click.IntRange(1, 1024), default=1, help="Machines in a multi-node run (default 1).")
 @click.option("--node-rank", type=click.IntRange(0, 1023), default=0, help="This machine's rank (multi-node).")
 @click.option("--master-addr", default=None, help="Address of the node-rank-0 machine (multi-node).")
@@ -131,10 +150,8 @@ TRAIN_OPTIONS = ("model", "d_model", "n_heads", "n_layers", "block_size", "dropo
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 @click.option("--nice", type=click.IntRange(0, 19), default=0,
               help="Lower this process's CPU priority (the app starts workers at 5 to stay responsive).")
-def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_encoding, tie_weights, steps, time_s,
-          batch_size, lr, min_lr_ratio, ema, pack, warmup, eval_interval, device, seed, out, resume,
-          data_format, compile, processes, nnodes, node_rank, master_addr, master_port, rdzv_endpoint,
-          quiet, nice):
+def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint, quiet, nice,
+          **given):
     """Train a model; writes metrics, status and the best checkpoint into a run folder."""
     from minigpt.training import cpu_policy
 
@@ -142,11 +159,16 @@ def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_enco
     if nice and hasattr(os, "nice"):
         os.nice(nice)  # an idle machine trains as fast; a busy one keeps the terminal snappy
     from minigpt.runs import listing as runs
-    from minigpt.training.options import TrainConfig
     from minigpt.training.loop import train as run_training
 
     try:
         if resume is not None:
+            # the number of processes may change on resume: a run continues on any number of them
+            changed = [OPTIONS_BY_NAME[name].cli_flag for name, value in given.items()
+                       if value is not None and name != "processes"]
+            if config_file is not None or changed:
+                raise ConfigError(f"--resume continues a run with its own settings: leave out "
+                                  f"{', '.join(['--config'] if config_file is not None else changed)}")
             if resume:
                 run_dir = Path(resume)
             elif out is not None:
@@ -161,20 +183,9 @@ def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_enco
             from minigpt.training.options import load_run_config
             cfg = load_run_config(run_dir)
         else:
-            # Every option left unset keeps TrainConfig's default; the budget is handled below.
-            values = {name: value for name, value in click.get_current_context().params.items()
-                      if name in TRAIN_OPTIONS}
-            values["data"] = str(data) if data is not None else None
-            values = {k: v for k, v in values.items() if v is not None}
-            if "LOCAL_WORLD_SIZE" in os.environ:  # a rank under torchrun: processes of this machine
-                values["processes"] = int(os.environ["LOCAL_WORLD_SIZE"])
-            if steps is not None and time_s is not None:
-                raise ConfigError("give either --steps or --time, not both")
-            if time_s is not None:
-                values.update(time_s=time_s, steps=None)
-            elif steps is not None:
-                values["steps"] = steps
-            cfg = TrainConfig(**values)
+            cfg = config_from_flags(config_file, given)
+            if "LOCAL_WORLD_SIZE" in os.environ:  # a rank under torchrun: the processes of this machine
+                cfg.processes = int(os.environ["LOCAL_WORLD_SIZE"])
             # Read the data now so a bad file fails before a run folder is created.
             from minigpt.training.options import load_data_for
             load_data_for(cfg)
@@ -191,10 +202,10 @@ def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_enco
             click.echo(f"cpu: {policy.describe()}", err=True)
         from minigpt.training import distributed
 
-        world_size = (processes or cfg.processes) * nnodes
-        if world_size > 1 and not distributed.launched_by_torchrun():
-            launch = distributed.launcher_argv(processes or cfg.processes, nnodes, node_rank, master_addr,
-                                               master_port, rdzv_endpoint)
+        processes = given.get("processes") or cfg.processes
+        if processes * nnodes > 1 and not distributed.launched_by_torchrun():
+            launch = distributed.launcher_argv(processes, nnodes, node_rank, master_addr, master_port,
+                                               rdzv_endpoint)
             code = _run_under_torchrun(launch, run_dir)
             if code != 0:
                 raise click.exceptions.Exit(code)
@@ -208,7 +219,7 @@ def train(data, model, d_model, n_heads, n_layers, block_size, dropout, pos_enco
             if distributed.launched_by_torchrun():
                 return  # the launcher reports the run once, for every rank
     except USER_ERRORS as e:
-        raise _fail(e) from None
+        raise _fail(_naming_the_flag(e)) from None
     except OSError as e:  # an unwritable run folder, a full disk
         raise _fail(e) from None
     except KeyboardInterrupt:

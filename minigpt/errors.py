@@ -9,7 +9,15 @@ from __future__ import annotations
 
 
 class ConfigError(ValueError):
-    """An impossible hyperparameter (the message says which and why)."""
+    """An impossible hyperparameter (the message says which and why).
+
+    ``field`` names the option at fault (a ``TrainConfig`` or model-config field) when one is,
+    so the form can mark it and the CLI can name its flag without reading the message.
+    """
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
 
 
 class DatasetError(ValueError):

@@ -45,12 +45,67 @@ def test_help_everywhere(runner, cmd):
     assert r.exit_code == 0 and "Usage:" in r.output
 
 
-def test_train_help_lists_options(runner):
-    out = runner.invoke(main, ["train", "--help"]).output
-    for opt in ("--data", "--model", "--d-model", "--n-heads", "--n-layers", "--block-size", "--dropout", "--pos",
-                "--steps", "--time", "--batch-size", "--lr", "--warmup", "--device", "--seed", "--out", "--resume",
-                "--quiet"):
-        assert opt in out
+def _train_help(runner) -> str:
+    out = runner.invoke(main, ["train", "--help"], terminal_width=200).output
+    return " ".join(out.split())  # click wraps long help lines
+
+
+def test_train_flags_are_the_option_list(runner):
+    """The `train` command's training flags are generated from OPTIONS: one each, nothing else."""
+    from minigpt.cli import train
+    from minigpt.training.options import OPTIONS
+
+    own = {"config_file", "out", "resume", "quiet", "nice", "help"}
+    params = [p for p in train.params if p.name not in own]
+    assert [p.name for p in params] == [o.name for o in OPTIONS]
+    for p, opt in zip(params, OPTIONS):
+        assert opt.cli_flag in p.opts and p.default is None
+    help_text = _train_help(runner)
+    for flag in ("--config", "--out", "--resume", "--quiet", "--pos", "--tie / --no-tie", "--pack / --no-pack",
+                 "--time", "--ema", "--split-seed"):
+        assert flag in help_text
+
+
+def test_train_help_states_every_default(runner):
+    from minigpt.training.options import OPTIONS
+
+    help_text = _train_help(runner)
+    for opt in OPTIONS:
+        assert f"{opt.help} [default: {opt.default_text}]" in help_text, opt.name
+    assert "[default: 64]" in help_text and "[default: the longest item + 1]" in help_text
+
+
+def test_train_from_a_config_file_with_changes(runner, tmp_path):
+    """`--config` reads a saved config (a file or a run folder); flags beside it change it."""
+    from minigpt.cli import config_from_flags
+    from minigpt.training.options import TrainConfig
+
+    saved = TrainConfig(d_model=24, n_heads=3, pos_encoding="sinusoidal", tie_weights=True, ema=0.0, steps=40)
+    (tmp_path / "config.json").write_text(json.dumps(saved.to_dict()))
+    none = {o: None for o in ("lr", "time_s", "steps", "pack")}
+    assert config_from_flags(tmp_path / "config.json", none) == saved
+    assert config_from_flags(tmp_path, {**none, "lr": 0.01}) == TrainConfig(**{**saved.__dict__, "lr": 0.01})
+    timed = config_from_flags(tmp_path, {**none, "time_s": 30.0})  # another budget replaces the saved one
+    assert (timed.steps, timed.time_s, timed.d_model) == (None, 30.0, 24)
+    names = tmp_path / "n.txt"
+    names.write_text("\n".join(Path(paths.default_dataset()).read_text().split()[:200]))
+    small = TrainConfig(d_model=8, n_heads=2, n_layers=1, batch_size=8, steps=4, eval_interval=2,
+                        pos_encoding="rope", ema=0.0, pack=False, data=str(names))
+    (tmp_path / "small.json").write_text(json.dumps(small.to_dict()))
+    out = tmp_path / "run"
+    r = runner.invoke(main, ["train", "--config", str(tmp_path / "small.json"), "--seed", "3", "--out", str(out),
+                             "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert json.loads((out / "config.json").read_text()) == {**small.to_dict(), "seed": 3}
+
+
+def test_train_errors_name_the_flag(runner, tmp_path):
+    assert one_error_line(runner.invoke(main, ["train", "--beta1", "1"])) == \
+        "Error: --beta1: beta1 must be in [0, 1), got 1.0"
+    assert "--pos: RoPE" in one_error_line(runner.invoke(main, ["train", "--d-model", "12", "--pos", "rope"]))
+    line = one_error_line(runner.invoke(main, ["train", "--resume", str(tmp_path), "--lr", "0.1"]))
+    assert "--resume continues a run with its own settings: leave out --lr" in line
+    assert "no such config file" in one_error_line(runner.invoke(main, ["train", "--config", str(tmp_path / "x")]))
 
 
 def test_sample_json_deterministic(runner, ckpt):

@@ -1,17 +1,22 @@
-"""minigpt.control.workers without subprocesses: form validation, argv, following files, controls."""
+"""minigpt.control: the form (fields from the option list, validation, presets), the estimate, starting a
+run from its config file, following files, controls."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from minigpt.control import form as run_form
 from minigpt.control import workers as rc
 from minigpt.runs.files import STATUS_FILE, process_start_time, write_json_atomic
-from minigpt.training.options import TrainConfig
+from minigpt.errors import ConfigError
+from minigpt.training.options import OPTIONS, TrainConfig
+from tests.config_strategies import valid_configs
 
 
 def course_form(**changes) -> dict[str, str]:
@@ -21,10 +26,38 @@ def course_form(**changes) -> dict[str, str]:
 
 
 def test_valid_form_gives_the_config_it_describes():
-    cfg = run_form.config_from_form(course_form(d_model="32", n_heads="2", budget="500", dropout="0.1"))
+    cfg = run_form.config_from_form(course_form(d_model="32", n_heads="2", steps="500", dropout="0.1"))
     assert (cfg.d_model, cfg.n_heads, cfg.steps, cfg.dropout, cfg.time_s) == (32, 2, 500, 0.1, None)
-    timed = run_form.config_from_form(course_form(budget_kind="time", budget="90"))
+    timed = run_form.config_from_form(course_form(steps="", time_s="90"))
     assert (timed.steps, timed.time_s) == (None, 90.0)
+    advanced = run_form.config_from_form(course_form(pos_encoding="rope", tie_weights="on", ema="0", pack="off",
+                                                     grad_clip="", block_size="12"))
+    assert (advanced.pos_encoding, advanced.tie_weights, advanced.ema, advanced.pack) == ("rope", True, 0.0, False)
+    assert (advanced.grad_clip, advanced.block_size) == (None, 12)
+
+
+def test_the_form_has_one_field_per_option_common_first():
+    assert sorted(run_form.FORM_OPTIONS, key=lambda o: o.name) == sorted(OPTIONS, key=lambda o: o.name)
+    assert [o.advanced for o in run_form.FORM_OPTIONS] == sorted(o.advanced for o in OPTIONS)
+    assert set(run_form.form_from_config(TrainConfig())) == {o.name for o in OPTIONS}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cfg=valid_configs())
+def test_config_to_form_to_config_is_the_identity(cfg):
+    texts = run_form.form_from_config(cfg)
+    assert all(isinstance(t, str) for t in texts.values())
+    back = run_form.config_from_form(texts)
+    assert back == cfg
+    assert back.to_dict() == cfg.to_dict()  # and so is the saved config.json, key by key
+
+
+def test_a_dataset_path_survives_the_form(tmp_path):
+    names = tmp_path / "names.txt"
+    names.write_text("anna\nbob\n", encoding="utf-8")
+    cfg = TrainConfig(data=str(names))
+    assert run_form.config_from_form(run_form.form_from_config(cfg)) == cfg
+    assert run_form.config_from_form(course_form(data="embedded")).data is None
 
 
 @pytest.mark.parametrize("name", list(run_form.PRESETS))
@@ -33,55 +66,91 @@ def test_presets_round_trip_through_the_form(name):
     assert run_form.config_from_form(run_form.form_from_config(cfg)) == cfg
 
 
+def test_a_preset_keeps_the_device_and_the_dataset(tmp_path):
+    values = course_form(device="cpu", data=str(tmp_path / "mine.txt"), d_model="48", n_heads="3", ema="0.5")
+    applied = run_form.apply_preset(values, "tiny")
+    assert (applied["device"], applied["data"]) == ("cpu", str(tmp_path / "mine.txt"))
+    assert (applied["d_model"], applied["n_heads"], applied["steps"], applied["ema"]) == ("16", "2", "300", "0.999")
+
+
 @pytest.mark.parametrize("changes, field, words", [
     (dict(d_model="30", n_heads="4"), "d_model", "divisible"),
     (dict(lr="fast"), "lr", "not a number"),
     (dict(n_layers="2.5"), "n_layers", "whole number"),
-    (dict(budget="0"), "budget", "positive"),
-    (dict(batch_size="-3"), "batch_size", "positive"),
+    (dict(steps="0"), "steps", "budget in steps must be ≥ 1"),
+    (dict(steps="", time_s="-5"), "time_s", "budget in seconds must be > 0"),
+    (dict(steps=""), "steps", "exactly one budget"),
+    (dict(batch_size="-3"), "batch_size", "batch size"),
     (dict(dropout="1.5"), "dropout", "dropout"),
     (dict(d_model=""), "d_model", "value is needed"),
     (dict(d_model="322264400", n_heads="4"), "d_model", "parameters"),
+    (dict(beta2="1"), "beta2", "in [0, 1)"),
+    (dict(ema="nan"), "ema", "EMA decay"),
+    (dict(pack="maybe"), "pack", "not on or off"),
+    (dict(pos_encoding="alibi"), "pos_encoding", "not one of"),
+    (dict(d_model="12", n_heads="4", pos_encoding="rope"), "pos_encoding", "RoPE"),
+    (dict(warmup="2.5"), "warmup", "whole number of steps"),
+    (dict(grad_clip="0"), "grad_clip", "grad clip"),
 ])
-def test_form_refuses_impossible_values_with_the_reason(changes, field, words):
-    with pytest.raises(run_form.FormError) as err:
+def test_form_refuses_impossible_values_naming_the_field(changes, field, words):
+    with pytest.raises(ConfigError) as err:
         run_form.config_from_form(course_form(**changes))
     assert err.value.field == field
     assert words in str(err.value)
 
 
 def test_form_refuses_a_bad_dataset_before_anything_starts(tmp_path):
-    with pytest.raises(run_form.FormError) as err:
+    with pytest.raises(ConfigError) as err:
         run_form.config_from_form(course_form(data=str(tmp_path / "missing.txt")))
     assert err.value.field == "data" and "no such file" in str(err.value)
     bad = tmp_path / "dots.txt"
     bad.write_text("anna\nbo.b\n", encoding="utf-8")
-    with pytest.raises(run_form.FormError, match="line 2"):
+    with pytest.raises(ConfigError, match="line 2"):
         run_form.config_from_form(course_form(data=str(bad)))
     assert not list(tmp_path.glob("runs/*"))
 
 
 def test_unavailable_device_is_refused(monkeypatch):
     monkeypatch.setattr(run_form, "available_devices", lambda: ["auto", "cpu"])
-    with pytest.raises(run_form.FormError) as err:
+    with pytest.raises(ConfigError) as err:
         run_form.config_from_form(course_form(device="cuda"))
     assert err.value.field == "device"
 
 
-def test_train_argv_is_what_the_cli_parses_back(tmp_path):
-    from minigpt.cli import train as train_command
+def test_the_estimate_measures_steps_and_scales_them_to_the_budget():
+    from minigpt.control.estimate import estimate_run
 
-    names = tmp_path / "n.txt"
-    names.write_text("ab\ncd\n", encoding="utf-8")
-    cfg = TrainConfig(model="gpt", d_model=48, n_heads=3, n_layers=2, block_size=12, dropout=0.05, batch_size=16,
-                      lr=1.5e-3, warmup=20, steps=None, time_s=42.5, eval_interval=7, device="cpu", seed=9,
-                      data=str(names))
-    params = train_command.make_context("train", run_form.train_argv(cfg)).params
-    assert params["d_model"] == 48 and params["n_heads"] == 3 and params["n_layers"] == 2
-    assert params["block_size"] == 12 and params["dropout"] == 0.05 and params["batch_size"] == 16
-    assert params["lr"] == 1.5e-3 and params["warmup"] == 20 and params["time_s"] == 42.5
-    assert params["steps"] is None and params["eval_interval"] == 7 and params["seed"] == 9
-    assert params["device"] == "cpu" and str(params["data"]) == str(names)
+    cfg = TrainConfig(d_model=16, n_heads=2, n_layers=1, batch_size=32, steps=400, eval_interval=100, device="cpu")
+    est = estimate_run(cfg, trial_steps=2)
+    assert est.device == "cpu" and est.steps == 400 and est.n_params > 0
+    assert 0 < est.step_seconds < 5 and est.eval_seconds > 0
+    # 400 steps, 5 evaluations during the run, val and test of the best checkpoint at the end
+    assert est.seconds == pytest.approx(400 * est.step_seconds + 7 * est.eval_seconds)
+    timed = estimate_run(TrainConfig(d_model=16, n_heads=2, n_layers=1, steps=None, time_s=30.0, device="cpu"), 2)
+    assert timed.steps >= 1 and timed.seconds == pytest.approx(30.0 + 2 * timed.eval_seconds)
+
+
+def test_copied_settings_start_a_run_with_the_identical_config(tmp_path):
+    """Copy settings → form → start: the worker (``train --config``) trains exactly the old config."""
+    old = tmp_path / "old-run"
+    old.mkdir()
+    original = TrainConfig(d_model=8, n_heads=2, n_layers=1, dropout=0.05, block_size=17, pos_encoding="rope",
+                           tie_weights=True, batch_size=16, lr=3e-3, min_lr_ratio=0.2, warmup=3.0, beta1=0.8,
+                           beta2=0.95, weight_decay=0.05, grad_clip=None, ema=0.0, pack=False, steps=12,
+                           eval_interval=6, log_interval=3, device="cpu", dtype="float32", seed=7, split_seed=3)
+    write_json_atomic(old / "config.json", original.to_dict())
+    texts = run_form.form_from_config(rc.run_settings(old))
+    run_dir = asyncio.run(rc.start_run(run_form.config_from_form(texts), root=tmp_path / "runs"))
+    launch = json.loads((run_dir / rc.LAUNCH_FILE).read_text())
+    assert launch["argv"][:3] == ["minigpt", "train", "--config"]
+    deadline = time.monotonic() + 120
+    while rc.run_state(run_dir).status in ("starting", "running") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert rc.run_state(run_dir).status == "finished", rc.stderr_tail(run_dir)
+    from minigpt.checkpoint import load_checkpoint
+
+    trained = load_checkpoint(run_dir / "checkpoint").train_config
+    assert trained == original.to_dict() and TrainConfig.from_dict(trained) == original
 
 
 def test_downsample_keeps_shape_ends_and_extremes():

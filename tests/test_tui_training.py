@@ -6,6 +6,7 @@ the run folder, with generous deadlines because the CI machines are shared.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -14,20 +15,27 @@ import time
 from pathlib import Path
 
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from textual.widgets import Collapsible
 
 from minigpt import paths
+from minigpt.control import form as run_form
 from minigpt.control import workers as rc
+from minigpt.training.options import OPTIONS
 from minigpt.runs import listing as runs
 from minigpt.store import Store
 from tui.app import TutorApp
 from tui.screens.training import TrainingScreen
+from tests.config_strategies import valid_configs
 from tui.widgets.loss_chart import LossChart
+from tui.widgets.training_confirm import StartRunScreen
 from tui.widgets.training_form import TrainingForm
 from tui.widgets.training_panel import RunPanel
 
 REPO = Path(__file__).resolve().parents[1]
 # A time budget keeps the run alive long enough for stop / resume / quit whatever the machine's load.
-TINY = dict(d_model="16", n_heads="2", n_layers="1", batch_size="32", budget_kind="time", budget="30",
+TINY = dict(d_model="16", n_heads="2", n_layers="1", batch_size="32", steps="", time_s="30",
             eval_interval="20", lr="0.01", device="cpu")
 
 
@@ -67,7 +75,7 @@ async def test_form_refuses_impossible_combinations_in_the_ui(tmp_path):
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert "divisible" in screen.form.error_text and "Not started" in screen.form.error_text
-        assert screen.query_one("#f-d_model").has_class("-invalid")
+        assert screen.query_one("#f-d_model").has_class("-invalid") and app.focused.id == "f-d_model"
         fill_form(screen.form, d_model="32", lr="abc")
         await pilot.press("ctrl+s")
         await pilot.pause()
@@ -75,12 +83,122 @@ async def test_form_refuses_impossible_combinations_in_the_ui(tmp_path):
         fill_form(screen.form, lr="0.003", data=str(tmp_path / "nope.txt"))
         await pilot.press("ctrl+s")
         await pilot.pause()
-        assert "no such file" in screen.form.error_text
-        assert screen.mode == "form" and runs.list_runs() == []
+        assert "no such file" in screen.form.error_text and app.focused.id == "f-data"
+        assert screen.mode == "form" and runs.list_runs() == [] and not isinstance(app.screen, StartRunScreen)
         # A preset fills the fields with a valid configuration again.
         screen.form.query_one("#f-preset").value = "tiny"
         await pilot.pause()
         assert screen.form.values()["d_model"] == "16"
+
+
+async def test_an_error_in_an_advanced_option_opens_the_fold_and_focuses_it(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_training_form(app, pilot)
+        fold = screen.form.query_one("#form-advanced", Collapsible)
+        assert fold.collapsed
+        fill_form(screen.form, beta2="1.5")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.pause()
+        assert not fold.collapsed and "beta2 must be in [0, 1)" in screen.form.error_text
+        assert app.focused is screen.form.query_one("#f-beta2") and app.focused.has_class("-invalid")
+        assert screen.form.query_one("#l-beta2").has_class("-focused")  # its label is marked too
+        # The budget's two alternatives share one field: an error on either marks it.
+        fill_form(screen.form, beta2="0.99", steps="", time_s="-4")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "budget in seconds must be > 0" in screen.form.error_text
+        assert app.focused is screen.form.query_one("#f-budget")
+
+
+async def test_the_form_shows_every_option_common_first(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_training_form(app, pilot)
+        form = screen.form
+        assert set(form.values()) == {o.name for o in OPTIONS}
+        for opt in OPTIONS:
+            widget = form.field_widget(opt.name)
+            assert widget is not None, opt.name
+            inside_fold = form.query_one("#form-advanced") in widget.ancestors
+            assert inside_fold == opt.advanced, opt.name
+        for name in ("pos_encoding", "tie_weights", "ema", "pack"):  # the ones the old form lacked
+            assert form.field_widget(name) is not None
+        # Options that do nothing for the chosen model are hidden, and come back with it.
+        assert form.query_one("#f-d_model").display and not form.query_one("#f-mlp_hidden").display
+        form.query_one("#f-model").value = "mlp"
+        await pilot.pause()
+        assert form.query_one("#f-mlp_hidden").display and not form.query_one("#f-d_model").display
+        assert not form.query_one("#f-pack").display and form.query_one("#f-lr").display
+        form.query_one("#f-model").value = "bigram"
+        await pilot.pause()
+        assert form.query_one("#f-smoothing").display and not form.query_one("#f-lr").display
+
+
+async def _widget_round_trips(configs, data_dir) -> None:
+    app = TutorApp(store=Store(data_dir / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_training_form(app, pilot)
+        for cfg in configs:
+            screen.form.fill(run_form.form_from_config(cfg))
+            await pilot.pause()
+            assert run_form.config_from_form(screen.form.values()) == cfg
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(configs=st.lists(valid_configs(), min_size=10, max_size=10))
+def test_config_to_form_widgets_to_config_is_the_identity(configs, tmp_path_factory):
+    """Through the real widgets (selects, the budget chooser, hidden fields), not only the texts."""
+    asyncio.run(_widget_round_trips(configs, tmp_path_factory.mktemp("app")))
+
+
+async def test_enter_moves_on_and_never_starts_a_run(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_training_form(app, pilot)
+        visited = [app.focused.id]
+        for _ in range(11):  # through inputs and selects alike, in the order they are shown
+            await pilot.press("enter")
+            visited.append(app.focused.id)
+        assert visited == ["f-d_model", "f-n_heads", "f-n_layers", "f-dropout", "f-batch_size", "f-lr",
+                           "f-budget-kind", "f-budget", "f-eval_interval", "f-device", "f-seed", "f-data"]
+        await pilot.press("enter")  # past the last common field: the advanced fold's title
+        assert screen.query_one("#form-advanced").collapsed and screen.query_one("#form-advanced") in app.focused.ancestors
+        await pilot.press("enter")  # opens the fold and goes on to its first field
+        await pilot.pause()
+        assert not screen.query_one("#form-advanced").collapsed and app.focused.id == "f-block_size"
+        for _ in range(14):
+            await pilot.press("enter")
+        await pilot.pause()
+        assert app.focused.id == "form-start"
+        assert screen.mode == "form" and not isinstance(app.screen, StartRunScreen)
+        assert runs.list_runs() == []
+
+
+async def test_starting_asks_first_with_steps_time_and_device(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_training_form(app, pilot)
+        fill_form(screen.form, d_model="16", n_heads="2", n_layers="1", steps="400", eval_interval="100",
+                  device="cpu")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        confirm = app.screen
+        assert isinstance(confirm, StartRunScreen) and app.focused.id == "start-no"
+        await wait_for(pilot, lambda: confirm.estimate is not None, 60, "the estimate",
+                       describe=lambda: confirm.estimate_error)
+        text = " ".join(str(w.render()) for w in confirm.query("Static"))
+        assert "400 steps" in text and "device: cpu" in text and "d_model 16" in text
+        assert f"about {rc.format_duration(confirm.estimate.seconds)}" in text and "measured here" in text
+        await pilot.press("enter")  # Enter on the focused "Back": nothing starts
+        await pilot.pause()
+        assert app.screen is screen and screen.mode == "form" and runs.list_runs() == []
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is screen and runs.list_runs() == []
 
 
 def chart_matches_library(panel: RunPanel) -> None:
@@ -98,6 +216,9 @@ async def test_start_stop_resume_quit_and_reattach(tmp_path):
         screen = await open_training_form(app, pilot)
         fill_form(screen.form, **TINY)
         await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, StartRunScreen)
+        await pilot.press("y")
         await wait_for(pilot, lambda: screen.mode == "panel", 10, "the panel")
         panel = screen.panel
         run_dir = panel.run_dir
@@ -209,3 +330,38 @@ async def test_runs_screen_lists_copies_and_deletes_with_confirmation(tmp_path):
         await pilot.press("y")
         await pilot.pause()
         assert not run_dir.exists() and app.screen.query_one("#runs-table").row_count == 0
+
+
+async def test_copy_settings_starts_a_run_with_the_identical_config(tmp_path):
+    """Runs list → c (copy settings) → ctrl+s → y: the worker trains exactly the copied config,
+    advanced options included (positions, weight tying, the weight average, packing, …)."""
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.runs.files import write_json_atomic
+    from minigpt.training.options import TrainConfig
+
+    original = TrainConfig(d_model=8, n_heads=2, n_layers=1, dropout=0.05, block_size=17, pos_encoding="sinusoidal",
+                           tie_weights=True, batch_size=16, lr=2.5e-3, min_lr_ratio=0.3, warmup=2.0, beta1=0.85,
+                           beta2=0.97, weight_decay=0.0, grad_clip=0.5, ema=0.9, pack=False, steps=10,
+                           eval_interval=5, log_interval=2, device="cpu", dtype="float32", seed=11, split_seed=5)
+    old = runs.new_run_dir(name="old-run")
+    write_json_atomic(old / "config.json", original.to_dict())
+    write_json_atomic(old / "status.json", {"state": "finished", "step": 10, "total_steps": 10, "model": "gpt"})
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.push_screen(__import__("tui.screens.runs", fromlist=["RunsScreen"]).RunsScreen())
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TrainingScreen) and screen.mode == "form"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, StartRunScreen), screen.form.error_text
+        await pilot.press("y")
+        await wait_for(pilot, lambda: screen.mode == "panel", 10, "the panel")
+        run_dir = screen.panel.run_dir
+        await wait_for(pilot, lambda: screen.panel.state is not None and screen.panel.state.status == "finished",
+                       120, "the copied run to finish", describe=lambda: rc.stderr_tail(run_dir))
+    assert run_dir != old
+    assert load_checkpoint(run_dir / "checkpoint").train_config == original.to_dict()

@@ -1,9 +1,11 @@
 """Starting, following and steering training runs from another process (the app), without Textual.
 
-The app never trains in its own process: it validates a form into a :class:`TrainConfig`, builds
-the ``minigpt train`` command line from it and launches that as an asyncio subprocess in a new
-session (so a closed terminal or SSH connection does not take it down). From then on it only reads
-the run folder: ``status.json``, ``metrics.jsonl`` and ``stderr.log``.
+The app never trains in its own process: it validates a form into a :class:`TrainConfig`, writes
+it as the new run folder's ``config.json`` and launches ``minigpt train --config RUN/config.json``
+as an asyncio subprocess in a new session (so a closed terminal or SSH connection does not take it
+down): the worker reads the very file the app wrote, so no command line is rebuilt option by
+option. From then on the app only reads the run folder: ``status.json``, ``metrics.jsonl`` and
+``stderr.log``.
 
 Besides the trainer's files, a launch writes ``launch.json`` (pid and time of the launch): it lets
 the panel tell "still importing torch" from "died before writing its status", and a resumed run
@@ -27,7 +29,6 @@ from minigpt.data import load_words
 from minigpt.runs.files import (BEST_DIR, CONFIG_FILE, LAST_DIR, STATUS_FILE, now_iso, process_start_time,
                                write_json_atomic)
 from minigpt.training.options import TrainConfig, load_run_config
-from minigpt.control.form import FormError, preset_config, train_argv
 
 LAUNCH_FILE, STDOUT_FILE, STDERR_FILE = "launch.json", "stdout.log", "stderr.log"
 
@@ -67,12 +68,16 @@ async def _spawn(run_dir: Path, args: list[str]) -> int:
 
 
 async def start_run(cfg: TrainConfig, root: Path | str | None = None, name: str | None = None) -> Path:
-    """Create a run folder for ``cfg`` and launch its worker; returns the folder at once."""
+    """Create a run folder for ``cfg`` and launch its worker; returns the folder at once.
+
+    The worker trains the config it reads back from the folder (``train --config``), the same file
+    the runs list shows and "copy settings" copies.
+    """
     cfg.validate()
     load_words(cfg.data_path())
     run_dir = runs.new_run_dir(root, name)
     write_json_atomic(run_dir / CONFIG_FILE, cfg.to_dict())  # listed (and duplicable) from the start
-    await _spawn(run_dir, ["train", *train_argv(cfg), "--out", str(run_dir), "--quiet"])
+    await _spawn(run_dir, ["train", "--config", str(run_dir / CONFIG_FILE), "--out", str(run_dir), "--quiet"])
     return run_dir
 
 

@@ -20,7 +20,7 @@ def _positive(obj, *names: str) -> None:
     for name in names:
         value = getattr(obj, name)
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ConfigError(f"{name} must be a positive whole number, got {value!r}")
+            raise ConfigError(f"{name} must be a positive whole number, got {value!r}", field=name)
 
 
 @dataclass
@@ -40,18 +40,19 @@ class GPTConfig:
         if self.d_model % self.n_heads:
             raise ConfigError(
                 f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}): each "
-                f"head gets d_model / n_heads dimensions"
+                f"head gets d_model / n_heads dimensions", field="d_model"
             )
         if not (0.0 <= float(self.dropout) < 1.0):
-            raise ConfigError(f"dropout must be in [0, 1), got {self.dropout!r}")
+            raise ConfigError(f"dropout must be in [0, 1), got {self.dropout!r}", field="dropout")
         if self.pos_encoding not in POSITIONAL_ENCODINGS:
             raise ConfigError(
-                f"pos_encoding must be one of {', '.join(POSITIONAL_ENCODINGS)}, got {self.pos_encoding!r}"
-            )
+                f"pos_encoding must be one of {', '.join(POSITIONAL_ENCODINGS)}, got {self.pos_encoding!r}",
+                field="pos_encoding")
         if self.pos_encoding == "rope" and self.head_dim % 2:
-            raise ConfigError("RoPE rotates pairs of dimensions: d_model / n_heads must be even")
+            raise ConfigError("RoPE rotates pairs of dimensions: d_model / n_heads must be even",
+                              field="pos_encoding")
         if self.pos_encoding == "sinusoidal" and self.d_model % 2:
-            raise ConfigError("sinusoidal positions pair sin and cos: d_model must be even")
+            raise ConfigError("sinusoidal positions pair sin and cos: d_model must be even", field="pos_encoding")
 
     @property
     def head_dim(self) -> int:
@@ -83,7 +84,7 @@ class BigramConfig:
     def __post_init__(self) -> None:
         _positive(self, "vocab_size", "block_size")
         if not (float(self.smoothing) >= 0):
-            raise ConfigError(f"smoothing must be ≥ 0, got {self.smoothing!r}")
+            raise ConfigError(f"smoothing must be ≥ 0, got {self.smoothing!r}", field="smoothing")
 
 
 MODEL_CONFIGS = {"gpt": GPTConfig, "mlp": MLPConfig, "bigram": BigramConfig}

@@ -1,27 +1,49 @@
-"""What a training run is asked to do: the validated options behind `minigpt train` and the form.
+"""What a training run is asked to do: ``TrainConfig``, and the one list of its options.
 
-Every check lives here so the CLI, the training panel's form and a resumed run refuse the same
-impossible combinations with the same message (a ``ConfigError`` that names the option).
+Every field of :class:`TrainConfig` is declared with :func:`option`, which records its help, its
+bounds or choices, whether the form shows it among the common options or under "advanced", and
+which model kinds it applies to. :data:`OPTIONS` is read from those declarations, and everything
+else is generated from it: the ``minigpt train`` flags and their help (``minigpt/cli.py``), the
+new-run form's fields, its text conversions and presets (``minigpt/control/form.py`` and
+``tui/widgets/training_form.py``), and the checks below.
+
+**Adding an option is a one-place change**: add a field here, e.g. ::
+
+    processes: int = option(1, "Training processes (one per device)", ge=1, advanced=True)
+
+and the CLI gets ``--processes`` (help with its default), the form gets a "processes" field in
+its advanced fold, values out of bounds are refused with the field marked, and the saved
+``config.json`` carries it. Only cross-field rules (exactly one budget, warmup steps whole) and what
+the option *does* (the training loop) need code elsewhere.
+
+Every check raises a ``ConfigError`` whose ``field`` names the option at fault, so the CLI, the
+form and a resumed run refuse the same impossible values with the same message. This module
+imports no torch, so the command line can build its options before torch loads.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, fields
+import types
+import typing
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from minigpt import paths
-from minigpt.models.config import BigramConfig, ConfigError, GPTConfig, MLPConfig
-from minigpt.data import load_dataset
+from minigpt.errors import ConfigError
+from minigpt.models.config import POSITIONAL_ENCODINGS, BigramConfig, GPTConfig, MLPConfig
 from minigpt.runs.files import CONFIG_FILE
+
+if typing.TYPE_CHECKING:
+    from minigpt.data import Dataset
 
 MODEL_KINDS = ("gpt", "mlp", "bigram")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DTYPES = ("auto", "float32", "bfloat16")
 DATA_FORMATS = ("lines", "text")  # one item per line (names) or one long text
 EMBEDDED = "embedded"
-
+GRADIENT_MODELS = ("gpt", "mlp")  # the bigram counts: no optimiser, batches or evaluations
 
 # Budgets up to this size train without dropout (short runs do better without it; longer ones
 # overfit and need it): measured on the names data, see the notes on training on CPU.
@@ -29,98 +51,220 @@ SHORT_RUN_STEPS = 6000
 SHORT_RUN_SECONDS = 200.0
 
 
+@dataclass(frozen=True)
+class Option:
+    """One training option: what the CLI flag, the form field and the checks are made from."""
+
+    name: str  # the TrainConfig field
+    kind: type  # int, float, str or bool (from the field's annotation)
+    default: object
+    optional: bool  # None is allowed (the annotation says "| None"); none_means says what it does
+    help: str
+    label: str  # the form's label and the name in messages
+    advanced: bool = False  # shown under the form's "advanced" fold
+    models: tuple[str, ...] = MODEL_KINDS  # the model kinds it changes anything for
+    choices: tuple[str, ...] | None = None
+    ge: float | None = None  # bounds: ≥, >, ≤, <
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+    none_means: str | None = None  # what None (a blank field, no flag) does
+    hint: str | None = None  # the form's placeholder (default: none_means)
+    flag: str | None = None  # the CLI flag when not --name-with-dashes
+    one_of: str | None = None  # options sharing this name are alternatives: exactly one is set
+
+    @property
+    def cli_flag(self) -> str:
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    @property
+    def placeholder(self) -> str:
+        return self.hint or self.none_means or ""
+
+    @property
+    def default_text(self) -> str:
+        """The default as the help and the form say it."""
+        if self.default is None:
+            return self.none_means or "none"
+        return format_value(self.default)
+
+    def applies_to(self, model: str) -> bool:
+        return model in self.models
+
+    def bounds_text(self) -> str:
+        lo = f"[{_num(self.ge)}" if self.ge is not None else (f"({_num(self.gt)}" if self.gt is not None else None)
+        hi = f"{_num(self.le)}]" if self.le is not None else (f"{_num(self.lt)})" if self.lt is not None else None)
+        if lo and hi:
+            return f" in {lo}, {hi}"
+        if lo:
+            return (" ≥ " if lo[0] == "[" else " > ") + lo[1:]
+        if hi:
+            return (" ≤ " if hi[-1] == "]" else " < ") + hi[:-1]
+        return ""
+
+    def check(self, value) -> None:
+        """Refuse a value of the wrong type, outside the bounds or the choices (``ConfigError``)."""
+        if value is None:
+            if self.optional:
+                return
+            self._refuse("a value is needed", value)
+        if self.kind is bool:
+            if not isinstance(value, bool):
+                self._refuse("must be on or off (true or false)", value)
+            return
+        if self.kind is str:
+            if not isinstance(value, str):
+                self._refuse("must be text", value)
+            if self.choices is not None and value not in self.choices:
+                self._refuse(f"must be one of {', '.join(self.choices)}", value)
+            return
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+                self.kind is int and not isinstance(value, int)) or not math.isfinite(value):
+            what = "a whole number" if self.kind is int else "a number"
+            self._refuse(f"must be {what}{self.bounds_text()}", value)
+        if ((self.ge is not None and not value >= self.ge) or (self.gt is not None and not value > self.gt)
+                or (self.le is not None and not value <= self.le) or (self.lt is not None and not value < self.lt)):
+            self._refuse(f"must be{self.bounds_text()}", value)
+
+    @property
+    def noun(self) -> str:
+        """The option's name in a sentence ("budget in seconds" for an alternative)."""
+        return f"{self.one_of} in {self.label}" if self.one_of else self.label
+
+    def _refuse(self, reason: str, value) -> typing.NoReturn:
+        got = "" if value is None else f", got {value!r}"
+        raise ConfigError(f"{self.noun} {reason}{got}" if reason.startswith("must") else
+                          f"{self.noun}: {reason}", field=self.name)
+
+
+def _num(x: float) -> str:
+    return format_value(float(x)) if not float(x).is_integer() else str(int(x))
+
+
+def format_value(value) -> str:
+    """A value as text that reads back exactly (shortest repr for floats, "20" for 20.0)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    return str(value)
+
+
+def option(default, help: str, *, label: str | None = None, advanced: bool = False,
+           models: tuple[str, ...] = MODEL_KINDS, choices: tuple[str, ...] | None = None,
+           ge: float | None = None, gt: float | None = None, le: float | None = None, lt: float | None = None,
+           none_means: str | None = None, hint: str | None = None, flag: str | None = None,
+           one_of: str | None = None):
+    """A TrainConfig field that is a training option (see the module docstring)."""
+    spec = dict(help=help, label=label, advanced=advanced, models=models, choices=choices, ge=ge, gt=gt,
+                le=le, lt=lt, none_means=none_means, hint=hint, flag=flag, one_of=one_of)
+    return field(default=default, metadata={"option": spec})
+
+
 @dataclass
 class TrainConfig:
-    model: str = "gpt"  # gpt | mlp | bigram
+    model: str = option("gpt", "Model kind: gpt (the MiniGPT Transformer), mlp (a window of characters "
+                        "into a hidden layer) or bigram (a table of pair counts).", choices=MODEL_KINDS)
     # MiniGPT
-    d_model: int = 64
-    n_heads: int = 4
-    n_layers: int = 4
-    block_size: int | None = None  # None: the dataset's longest word + 1
-    dropout: float | None = None  # None: 0.0 for short budgets, 0.1 for long ones
-    pos_encoding: str = "learned"
-    tie_weights: bool = False
+    d_model: int = option(64, "MiniGPT width: the length of every position's vector.", label="d_model",
+                          models=("gpt",), ge=1,
+                          hint="width")
+    n_heads: int = option(4, "Attention heads per block; each gets d_model / heads dimensions.",
+                          label="heads", models=("gpt",), ge=1, hint="divides d_model")
+    n_layers: int = option(4, "Transformer blocks.", label="layers", models=("gpt",), ge=1)
+    dropout: float | None = option(None, "Dropout probability while training.", models=("gpt",), ge=0, lt=1,
+                                   none_means="0 for short budgets, 0.1 for long ones", hint="auto")
+    block_size: int | None = option(None, "Longest sequence the model reads.", label="block size",
+                                    advanced=True, ge=2, none_means="the longest item + 1", hint="auto")
+    pos_encoding: str = option("learned", "How positions are told apart: learned vectors, fixed sinusoids or "
+                               "rotations of query and key (rope).", label="positions", advanced=True,
+                               models=("gpt",), choices=POSITIONAL_ENCODINGS, flag="--pos")
+    tie_weights: bool = option(False, "Share the token embedding with the output head.", label="tie weights",
+                               advanced=True, models=("gpt",), flag="--tie")
     # MLP
-    mlp_context: int = 3
-    mlp_embd: int = 10
-    mlp_hidden: int = 200
+    mlp_context: int = option(3, "MLP: how many previous characters it sees.", label="context",
+                              models=("mlp",), ge=1)
+    mlp_embd: int = option(10, "MLP: length of each character's embedding.", label="embedding",
+                           models=("mlp",), ge=1)
+    mlp_hidden: int = option(200, "MLP: units in the hidden layer.", label="hidden units", models=("mlp",), ge=1)
     # Bigram
-    smoothing: float = 1.0
+    smoothing: float = option(1.0, "Bigram: count added to every pair before normalising (add-k).",
+                              models=("bigram",), ge=0)
     # Optimisation
-    batch_size: int = 128
-    lr: float = 5e-3  # 3e-3 → 5e-3 measured −0.02 test loss at a 120 s budget (README)
-    min_lr_ratio: float = 0.1
-    beta1: float = 0.9
-    beta2: float = 0.99
-    weight_decay: float = 0.1
-    warmup: float = 0.02  # < 1: fraction of the budget; ≥ 1: a number of steps
-    grad_clip: float | None = 1.0
-    ema: float = 0.999  # decay of the weight average that is evaluated and kept; 0 turns it off
-    pack: bool = True  # MiniGPT: several words to a row (same loss, less padding to compute)
+    batch_size: int = option(128, "Names per optimiser step.", label="batch size", models=GRADIENT_MODELS, ge=1)
+    # 3e-3 → 5e-3 measured −0.02 test loss at a 120 s budget (README)
+    lr: float = option(5e-3, "Peak learning rate.", label="learning rate", models=GRADIENT_MODELS, gt=0)
+    min_lr_ratio: float = option(0.1, "Where the cosine decay ends, as a fraction of the peak.",
+                                 label="min lr ratio", advanced=True, models=GRADIENT_MODELS, ge=0, le=1)
+    warmup: float = option(0.02, "Warmup: a fraction of the budget (< 1) or a number of steps (≥ 1).",
+                           advanced=True, models=GRADIENT_MODELS, ge=0, hint="<1 fraction, ≥1 steps")
+    beta1: float = option(0.9, "AdamW's decay of the gradient average.", advanced=True, models=GRADIENT_MODELS,
+                          ge=0, lt=1)
+    beta2: float = option(0.99, "AdamW's decay of the squared-gradient average.", advanced=True,
+                          models=GRADIENT_MODELS, ge=0, lt=1)
+    weight_decay: float = option(0.1, "AdamW weight decay of the matrices.", label="weight decay", advanced=True,
+                                 models=GRADIENT_MODELS, ge=0)
+    grad_clip: float | None = option(1.0, "Largest gradient norm; larger gradients are scaled down.",
+                                     label="grad clip", advanced=True, models=GRADIENT_MODELS, gt=0,
+                                     none_means="no clipping", hint="blank: off")
+    ema: float = option(0.999, "Decay of the weight average (an exponential moving average, EMA) that is "
+                        "evaluated and kept; 0 turns it off.", label="EMA decay", advanced=True,
+                        models=GRADIENT_MODELS, ge=0, lt=1)
+    pack: bool = option(True, "MiniGPT: several names to a row, kept apart by a mask (same loss, less "
+                        "padding to compute).", label="packing", advanced=True, models=("gpt",))
     # Budget: exactly one of steps / time_s
-    steps: int | None = 3000
-    time_s: float | None = None
-    eval_interval: int = 250
-    log_interval: int = 10
+    steps: int | None = option(3000, "Budget in optimiser steps.", ge=1, one_of="budget",
+                               none_means="the budget is a time")
+    time_s: float | None = option(None, "Budget in seconds (instead of steps).", label="seconds", gt=0,
+                                  one_of="budget", flag="--time", none_means="the budget is in steps")
+    eval_interval: int = option(250, "Steps between evaluations on the validation split (each keeps the best "
+                                "checkpoint).", label="eval every", models=GRADIENT_MODELS, ge=1, hint="steps")
+    log_interval: int = option(10, "Steps between metrics records.", label="log every", advanced=True,
+                               models=GRADIENT_MODELS, ge=1, hint="steps")
     # Environment
-    device: str = "auto"
-    dtype: str = "auto"  # auto: bf16 autocast on CUDA, float32 elsewhere
-    seed: int = 1337
-    data: str | None = None  # None: the embedded names
-    data_format: str = "lines"  # lines: one item per line; text: one long text, windows of it
-    split_seed: int = 42
+    device: str = option("auto", "Where to train (auto: a GPU if there is one).", choices=DEVICES)
+    dtype: str = option("auto", "Number format (auto: bfloat16 autocast on CUDA, float32 elsewhere).",
+                        advanced=True, choices=DTYPES)
+    seed: int = option(1337, "Random seed of the weights and the batches.", ge=0, lt=2**32)
+    data: str | None = option(None, "UTF-8 text file, one item per line.", label="dataset",
+                              none_means="the embedded names", hint="embedded names, or a file path")
+    data_format: str = option("lines", "How the data file is read: lines (one item per line, e.g. names) or "
+                              "text (one long text, trained on windows of it).", label="data format",
+                              advanced=True, choices=DATA_FORMATS, flag="--format")
+    split_seed: int = option(42, "Seed of the train / val / test split of the dataset.", label="split seed",
+                             advanced=True, ge=0, lt=2**32)
     # Scale-out
-    processes: int = 1  # data-parallel processes on this machine (torchrun, DistributedDataParallel)
-    compile: bool = False  # torch.compile the model (its warm-up is left out of tokens/s)
+    processes: int = option(1, "Data-parallel training processes on this machine (torchrun + "
+                            "DistributedDataParallel).", label="processes", advanced=True, ge=1, le=64,
+                            models=GRADIENT_MODELS, flag="--nproc")
+    compile: bool = option(False, "torch.compile the model (its warm-up is left out of tokens/s).",
+                           label="compile", advanced=True, models=GRADIENT_MODELS)
 
     def __post_init__(self) -> None:
+        for opt in OPTIONS:  # a float option given a whole number (JSON, Python) keeps one type
+            value = getattr(self, opt.name)
+            if opt.kind is float and isinstance(value, int) and not isinstance(value, bool):
+                setattr(self, opt.name, float(value))
         self.validate()
 
     def validate(self) -> None:
-        if self.model not in MODEL_KINDS:
-            raise ConfigError(f"model must be one of {', '.join(MODEL_KINDS)}, got {self.model!r}")
-        if (self.steps is None) == (self.time_s is None):
-            raise ConfigError("give exactly one budget: a number of steps or a time in seconds")
-        if self.steps is not None and (isinstance(self.steps, bool) or not isinstance(self.steps, int)
-                                       or self.steps <= 0):
-            raise ConfigError(f"steps must be a positive whole number, got {self.steps!r}")
-        if self.time_s is not None and not (self.time_s > 0 and math.isfinite(self.time_s)):
-            raise ConfigError(f"time budget must be a positive number of seconds, got {self.time_s!r}")
-        for name in ("batch_size", "eval_interval", "log_interval"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ConfigError(f"{name.replace('_', ' ')} must be a positive whole number, got {value!r}")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise ConfigError(f"learning rate must be > 0, got {self.lr!r}")
-        if not (0 <= self.min_lr_ratio <= 1):
-            raise ConfigError(f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio!r}")
-        if not (0 <= self.ema < 1):
-            raise ConfigError(f"EMA decay must be in [0, 1) (0 turns the average off), got {self.ema!r}")
-        for name in ("beta1", "beta2"):
-            if not (0 <= getattr(self, name) < 1):
-                raise ConfigError(f"{name} must be in [0, 1), got {getattr(self, name)!r}")
-        if not (self.weight_decay >= 0):
-            raise ConfigError(f"weight decay must be ≥ 0, got {self.weight_decay!r}")
-        if not (self.warmup >= 0) or (self.warmup >= 1 and self.warmup != int(self.warmup)):
-            raise ConfigError(f"warmup must be a fraction in [0, 1) or a whole number of steps, got {self.warmup!r}")
-        if self.grad_clip is not None and not (self.grad_clip > 0):
-            raise ConfigError(f"grad clip must be > 0 (or none), got {self.grad_clip!r}")
-        if self.device not in DEVICES:
-            raise ConfigError(f"device must be one of {', '.join(DEVICES)}, got {self.device!r}")
-        if self.dtype not in DTYPES:
-            raise ConfigError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
-        if self.dropout is not None and not (0.0 <= float(self.dropout) < 1.0):
-            raise ConfigError(f"dropout must be in [0, 1), got {self.dropout!r}")
-        if self.data_format not in DATA_FORMATS:
-            raise ConfigError(f"data format must be one of {', '.join(DATA_FORMATS)}, got {self.data_format!r}")
-        if isinstance(self.processes, bool) or not isinstance(self.processes, int) or not 1 <= self.processes <= 64:
-            raise ConfigError(f"processes must be a whole number from 1 to 64, got {self.processes!r}")
+        for opt in OPTIONS:
+            opt.check(getattr(self, opt.name))
+        for group in sorted({o.one_of for o in OPTIONS if o.one_of}):
+            members = [o for o in OPTIONS if o.one_of == group]
+            if sum(getattr(self, o.name) is not None for o in members) != 1:
+                raise ConfigError(f"give exactly one {group}: {' or '.join(o.label for o in members)}",
+                                  field=members[0].name)
+        if self.warmup >= 1 and not self.warmup.is_integer():
+            raise ConfigError(f"warmup must be a fraction in [0, 1) or a whole number of steps, got {self.warmup!r}",
+                              field="warmup")
         if self.processes > 1 and self.model == "bigram":
-            raise ConfigError("the bigram is counted, not trained: it runs in one process")
-        if self.block_size is not None and (not isinstance(self.block_size, int) or self.block_size < 2):
-            raise ConfigError(f"block size must be at least 2, got {self.block_size!r}")
+            raise ConfigError("the bigram is counted, not trained: it runs in one process", field="processes")
         # The model's own checks (d_model divisible by n_heads, …) with a stand-in vocabulary.
-        self.model_config(27, self.block_size or 16)
+        try:
+            self.model_config(27, self.block_size or 16)
+        except ConfigError as e:
+            raise ConfigError(str(e), field=_MODEL_FIELDS.get(e.field, e.field) or "model") from None
 
     @property
     def effective_dropout(self) -> float:
@@ -147,8 +291,9 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, values: dict) -> "TrainConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = set(values) - known
+        if not isinstance(values, dict):
+            raise ConfigError(f"a training config is a JSON object, got {type(values).__name__}")
+        unknown = set(values) - {o.name for o in OPTIONS}
         if unknown:
             raise ConfigError(f"unknown training options: {', '.join(sorted(unknown))}")
         values = dict(values)
@@ -160,22 +305,57 @@ class TrainConfig:
         return Path(self.data) if self.data is not None else paths.default_dataset()
 
 
-def load_run_config(run_dir: Path | str) -> TrainConfig:
-    path = Path(run_dir) / CONFIG_FILE
+# Model-config fields whose TrainConfig option has another name.
+_MODEL_FIELDS = {"context": "mlp_context", "n_embd": "mlp_embd", "n_hidden": "mlp_hidden"}
+
+
+def _collect_options() -> tuple[Option, ...]:
+    hints = typing.get_type_hints(TrainConfig)
+    out = []
+    for f in fields(TrainConfig):
+        if "option" not in f.metadata:
+            raise TypeError(f"TrainConfig.{f.name} is not declared with option(): the CLI and the form need it")
+        hint, optional = hints[f.name], False
+        if typing.get_origin(hint) in (typing.Union, types.UnionType):
+            args = [a for a in typing.get_args(hint) if a is not type(None)]
+            hint, optional = args[0], len(args) < len(typing.get_args(hint))
+        spec = dict(f.metadata["option"])
+        spec["label"] = spec["label"] or f.name.replace("_", " ")
+        out.append(Option(name=f.name, kind=hint, default=f.default, optional=optional, **spec))
+    return tuple(out)
+
+
+OPTIONS: tuple[Option, ...] = _collect_options()
+OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
+
+
+def load_config_file(path: Path | str) -> TrainConfig:
+    """A saved training config: a ``config.json`` file, or a run folder (its ``config.json``)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / CONFIG_FILE
     try:
         values = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(f"{run_dir}: not a run folder (no {CONFIG_FILE})") from None
+        raise ConfigError(f"{path}: no such config file") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ConfigError(f"{path}: unreadable ({e})") from None
     return TrainConfig.from_dict(values)
 
 
-def load_data_for(cfg: TrainConfig, vocab=None, block_size: int | None = None):
+def load_run_config(run_dir: Path | str) -> TrainConfig:
+    if not (Path(run_dir) / CONFIG_FILE).is_file():
+        raise ConfigError(f"{run_dir}: not a run folder (no {CONFIG_FILE})")
+    return load_config_file(Path(run_dir) / CONFIG_FILE)
+
+
+def load_data_for(cfg: TrainConfig, vocab=None, block_size: int | None = None) -> "Dataset":
     """The run's data: a names ``Dataset``, or a ``TextDataset`` for ``data_format = "text"``."""
     if cfg.data_format == "text":
         from minigpt.text_data import load_text_dataset
 
         return load_text_dataset(cfg.data_path(), block_size=block_size or cfg.block_size, vocab=vocab)
+    from minigpt.data import load_dataset  # torch: only when data is really loaded
+
     return load_dataset(cfg.data_path(), seed=cfg.split_seed, vocab=vocab,
                         block_size=block_size or cfg.block_size)

@@ -17,13 +17,14 @@ from textual.widgets import ContentSwitcher, Footer, Header
 
 from minigpt.control import form as run_form
 from minigpt.control import workers as rc
-from minigpt.models.config import ConfigError
-from minigpt.data import DatasetError
+from minigpt.errors import ConfigError, DatasetError
 from minigpt.runs import listing as runs
 from minigpt.training.options import TrainConfig
+from tui.widgets.training_confirm import StartRunScreen
 from tui.widgets.training_form import TrainingForm
 from tui.widgets.training_panel import RunPanel
 from tui import navigation
+from tui.workers import run_guarded
 
 FORM_ACTIONS = {"start", "runs_from_form", "back"}
 PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "back"}
@@ -65,7 +66,7 @@ class TrainingScreen(Screen):
     def on_mount(self) -> None:
         self.sub_title = "Training"
         if self.mode == "form":
-            self.query_one("#f-d_model").focus()
+            self.form.focus_first()
 
     @property
     def form(self) -> TrainingForm:
@@ -80,7 +81,7 @@ class TrainingScreen(Screen):
         self.mode = mode
         self.query_one(ContentSwitcher).current = mode
         if mode == "form":
-            self.query_one("#f-d_model").focus()
+            self.form.focus_first()
         else:
             self.set_focus(None)
         self.refresh_bindings()
@@ -111,11 +112,22 @@ class TrainingScreen(Screen):
     def action_start(self) -> None:
         self.form.submit()
 
-    async def on_training_form_submitted(self, event: TrainingForm.Submitted) -> None:
+    def on_training_form_submitted(self, event: TrainingForm.Submitted) -> None:
+        """A valid form: say what will start (steps, estimated time, device) and start it on y."""
+        config = event.config
+
+        def answered(start: bool | None) -> None:
+            if start:  # (no: back in the form, focus where it was)
+                run_guarded(self, self.start_run(config), what="Starting the run", group="start-run",
+                            exclusive=True)
+
+        self.app.push_screen(StartRunScreen(config), answered)
+
+    async def start_run(self, config: TrainConfig) -> None:
         try:
-            run_dir = await rc.start_run(event.config)
+            run_dir = await rc.start_run(config)
         except (ConfigError, DatasetError, OSError) as e:
-            self.form.show_error("data" if isinstance(e, DatasetError) else "model", str(e))
+            self.form.show_error("data" if isinstance(e, DatasetError) else getattr(e, "field", None), str(e))
             return
         self.notify(f"Training started in the background: {run_dir.name}")
         self.show_run(run_dir)

@@ -1,38 +1,51 @@
-"""The new-run form: model, sizes, optimisation, budget, device, seed, dataset, with presets.
+"""The new-run form, generated from the training options (``minigpt.training.options.OPTIONS``).
 
-Validation is the library's (minigpt.control.workers.config_from_form → TrainConfig / load_words): an
-impossible combination is refused here, with the reason and the field marked, before anything
-starts. A valid form posts ``TrainingForm.Submitted`` with the TrainConfig.
+One field per option, common ones first and the rest under an "advanced" fold; options that do
+not apply to the chosen model kind are hidden; the focused field's help and default show under
+the form. Alternatives (the budget: steps or seconds) share one field with a chooser. Text in and
+out and every check are the headless form's (``minigpt.control.form``): an impossible value is
+refused with the reason and its field marked (the error's ``field``), before anything starts.
+
+Enter moves to the next field; only ctrl+s or the Start button submit, and a valid form posts
+``TrainingForm.Submitted`` with the TrainConfig (the screen then asks for confirmation).
 """
 
 from __future__ import annotations
 
+from rich.markup import escape
+from textual import events
 from textual.app import ComposeResult
-from textual.containers import Grid, Vertical
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Input, Label, Select, Static
+from textual.widget import Widget
+from textual.widgets import Button, Collapsible, Input, Label, Select, Static
 
 from minigpt.control import form as run_form
-from minigpt.control import workers as rc
-from minigpt.training.options import TrainConfig
+from minigpt.errors import ConfigError
+from minigpt.training.options import OPTIONS_BY_NAME, Option, TrainConfig
 
-# (field, label, hint shown as placeholder)
-TEXT_FIELDS = [
-    ("d_model", "d_model", "width, e.g. 64"),
-    ("n_heads", "heads", "divides d_model"),
-    ("n_layers", "layers", "blocks"),
-    ("block_size", "block size", "auto"),
-    ("dropout", "dropout", "auto"),
-    ("batch_size", "batch size", "names/step"),
-    ("lr", "learning rate", "e.g. 5e-3"),
-    ("warmup", "warmup", "<1 fraction, ≥1 steps"),
-    ("budget", "budget", "steps or seconds"),
-    ("eval_interval", "eval every", "steps"),
-    ("seed", "seed", "whole number"),
-]
-MODELS = [("GPT (MiniGPT)", "gpt"), ("MLP (Day 2)", "mlp"), ("Bigram (counts)", "bigram")]
 PRESET_NAMES = [("course: d=64, 4 heads, 4 layers", "course"), ("tiny: d=16, 1 layer", "tiny"),
                 ("large: d=128, 8 heads, 6 layers", "large")]
+
+
+class FormSelect(Select):
+    """A Select where Enter moves to the next field like everywhere in the form (space, up and
+    down still open the menu)."""
+
+    BINDINGS = [Binding("enter", "next_field", "Next field", show=False)]
+
+    def action_next_field(self) -> None:
+        self.screen.focus_next()
+
+
+def field_key(opt: Option) -> str:
+    """The form field an option is edited in: its own, or its group's (alternatives share one)."""
+    return opt.one_of or opt.name
+
+
+def _wide(opt: Option) -> bool:
+    return opt.kind is str and opt.choices is None  # free text (a path) gets a row of its own
 
 
 class TrainingForm(Vertical):
@@ -44,60 +57,171 @@ class TrainingForm(Vertical):
     def __init__(self, settings: TrainConfig | None = None, **kwargs):
         super().__init__(**kwargs)
         self._initial = run_form.form_from_config(settings or run_form.preset_config("course"))
+        self._devices = run_form.available_devices()
 
+    # -- building ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield Static("[b]New training run[/b]  fill in, then [b]ctrl+s[/b] starts it in a background process",
+        yield Static("[b]New training run[/b]   [b]enter[/b] next field · [b]ctrl+s[/b] start (asks first)",
                      id="form-title")
-        with Grid(id="form-grid"):
-            yield Label("preset")
-            yield Select(PRESET_NAMES, prompt="apply a preset…", id="f-preset", compact=True)
-            yield Label("model")
-            yield Select(MODELS, allow_blank=False, id="f-model", compact=True)
-            for name, label, hint in TEXT_FIELDS:
-                if name == "budget":
-                    yield Label("budget in")
-                    yield Select([("steps", "steps"), ("seconds", "time")], allow_blank=False,
-                                 id="f-budget_kind", compact=True)
-                yield Label(label)
-                yield Input(placeholder=hint, id=f"f-{name}", compact=True)
-            yield Label("device")
-            yield Select([(d, d) for d in run_form.available_devices()], allow_blank=False, id="f-device", compact=True)
-        with Grid(id="form-data-row"):
-            yield Label("dataset")
-            yield Input(placeholder="embedded, or a path to a text file (one name per line)", id="f-data",
-                        compact=True)
+        common, advanced = run_form.COMMON_OPTIONS, run_form.ADVANCED_OPTIONS
+        with VerticalScroll(id="form-fields"):
+            yield from self._sections(common, advanced)
+        yield Static(id="form-help")  # under the scrolling fields: always in view
         yield Static(id="form-error")
+
+    def _sections(self, common: tuple[Option, ...], advanced: tuple[Option, ...]) -> ComposeResult:
+        with Grid(classes="form-grid", id="form-common"):
+            yield Label("preset", id="l-preset")
+            yield FormSelect(PRESET_NAMES, prompt="apply a preset…", id="f-preset", compact=True)
+            yield from self._fields([o for o in common if not _wide(o)])
+        with Grid(classes="form-wide"):
+            yield from self._fields([o for o in common if _wide(o)])
+        labels = ", ".join(o.label for o in advanced)
+        with Collapsible(title=f"advanced: {labels[:56]}…" if len(labels) > 57 else f"advanced: {labels}",
+                         id="form-advanced"):
+            with Grid(classes="form-grid"):
+                yield from self._fields([o for o in advanced if not _wide(o)])
+            with Grid(classes="form-wide"):
+                yield from self._fields([o for o in advanced if _wide(o)])
+        with Horizontal(id="form-buttons"):
+            yield Button("Start… (ctrl+s)", id="form-start", compact=True)
+
+    def _fields(self, options: list[Option]) -> ComposeResult:
+        done: set[str] = set()
+        for opt in options:
+            key = field_key(opt)
+            if key in done:
+                continue
+            done.add(key)
+            yield Label(key.replace("_", " ") if opt.one_of else opt.label, id=f"l-{key}")
+            if opt.one_of:
+                members = [o for o in options if o.one_of == opt.one_of]
+                with Horizontal(id=f"f-{key}-row", classes="form-pair"):
+                    yield FormSelect([(o.label, o.name) for o in members], allow_blank=False,
+                                     id=f"f-{key}-kind", compact=True,
+                                     tooltip=" / ".join(o.help for o in members))
+                    yield Input(id=f"f-{key}", compact=True, tooltip=opt.help)
+            elif opt.kind is bool or opt.choices is not None:
+                choices = ("on", "off") if opt.kind is bool else opt.choices
+                yield FormSelect([(self._choice_label(opt, c), c) for c in choices],
+                                 allow_blank=opt.optional, id=f"f-{key}", compact=True, tooltip=opt.help)
+            else:
+                yield Input(placeholder=opt.placeholder, id=f"f-{key}", compact=True, tooltip=opt.help)
+
+    def _choice_label(self, opt: Option, choice: str) -> str:
+        if opt.name == "device" and choice not in self._devices:
+            return f"{choice} (not here)"
+        return choice
 
     def on_mount(self) -> None:
         self.fill(self._initial)
-        self.query_one("#form-error", Static).display = False
 
+    # -- values in and out ---------------------------------------------------------------------
     def fill(self, values: dict[str, str]) -> None:
-        for name, value in values.items():
+        """Show ``values`` (texts keyed by option name, as ``minigpt.control.form`` writes them)."""
+        for name, text in values.items():
+            opt = OPTIONS_BY_NAME[name]
+            if opt.one_of:
+                members = [o.name for o in OPTIONS_BY_NAME.values() if o.one_of == opt.one_of]
+                chosen = next((m for m in members if values.get(m)), members[0])
+                if name == chosen:
+                    self.query_one(f"#f-{opt.one_of}-kind", Select).value = name
+                    self.query_one(f"#f-{opt.one_of}", Input).value = text
+                continue
             widget = self.query_one(f"#f-{name}")
-            widget.value = value
+            if isinstance(widget, Select):
+                widget.value = text if text else Select.NULL
+            else:
+                widget.value = text
+        self._show_applicable()
         self.clear_error()
 
     def values(self) -> dict[str, str]:
-        out = {name: self.query_one(f"#f-{name}", Input).value for name, _, _ in TEXT_FIELDS}
-        out["data"] = self.query_one("#f-data", Input).value
-        for name in ("model", "budget_kind", "device"):
-            out[name] = self.query_one(f"#f-{name}", Select).value
+        out: dict[str, str] = {}
+        for opt in run_form.FORM_OPTIONS:
+            if opt.one_of:
+                chosen = self.query_one(f"#f-{opt.one_of}-kind", Select).value
+                out[opt.name] = self.query_one(f"#f-{opt.one_of}", Input).value if chosen == opt.name else ""
+                continue
+            widget = self.query_one(f"#f-{opt.name}")
+            value = widget.value
+            out[opt.name] = "" if value is Select.NULL else str(value)
         return out
+
+    def _show_applicable(self) -> None:
+        """Hide the fields of options that do nothing for the chosen model kind."""
+        model = self.query_one("#f-model", Select).value
+        for opt in run_form.FORM_OPTIONS:
+            shown = opt.applies_to(model) if isinstance(model, str) else True
+            key = field_key(opt)
+            for selector in (f"#l-{key}", f"#f-{key}-row" if opt.one_of else f"#f-{key}"):
+                self.query_one(selector).display = shown
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "f-preset" and event.value is not Select.NULL:
-            values = run_form.form_from_config(run_form.preset_config(event.value))
-            values["device"] = self.query_one("#f-device", Select).value  # a preset keeps the device
-            values["data"] = self.query_one("#f-data", Input).value or "embedded"
-            self.fill(values)
+            self.fill(run_form.apply_preset(self.values(), str(event.value)))
             self.app.notify(f"Preset {event.value} applied")
+        elif event.select.id == "f-model":
+            self._show_applicable()
 
+    # -- keys ----------------------------------------------------------------------------------
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.screen.focus_next()  # Enter never starts a run: it moves on, as in any form
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "form-start":
+            event.stop()
+            self.submit()
+
+    def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
+        """Opening the fold from the keyboard goes on to its first field (Enter keeps moving on)."""
+        if self.app.focused is not None and event.collapsible in self.app.focused.ancestors:
+            first = next((w for w in event.collapsible.query("Input, Select") if w.display), None)
+            if first is not None:
+                self.call_after_refresh(first.focus)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        key = self._key_of(event.widget)
+        for label in self.query("Label.-focused"):
+            label.remove_class("-focused")
+        help_line = self.query_one("#form-help", Static)
+        if key is not None:
+            self.query_one(f"#l-{key}").add_class("-focused")
+            help_line.update(self._help_for(key))
+        elif event.widget.id == "form-start":
+            help_line.update("Checks every field, then shows what will start and asks before it starts.")
+        else:
+            help_line.update("The other options: positions, weight tying, the optimiser, the weight average, "
+                             "packing, … (enter opens them)")
+
+    def _key_of(self, widget: Widget | None) -> str | None:
+        """The field key of a form widget (or of the widget inside it that has focus)."""
+        while widget is not None and widget is not self:
+            wid = widget.id or ""
+            if wid.startswith("f-"):
+                key = wid[2:].removesuffix("-kind").removesuffix("-row")
+                return key if self.query(f"#l-{key}") else None
+            widget = widget.parent
+        return None
+
+    def _help_for(self, key: str) -> str:
+        if key == "preset":
+            return "A preset fills every field (device and dataset stay as they are)."
+        members = [o for o in run_form.FORM_OPTIONS if field_key(o) == key]
+        if len(members) > 1:
+            chosen = self.query_one(f"#f-{key}-kind", Select).value
+            members = [o for o in members if o.name == chosen] or members
+        opt = members[0]
+        kinds = "" if len(opt.models) == 3 else f" ({', '.join(opt.models)} only)"
+        return escape(f"{opt.label}: {opt.help}{kinds} Default: {opt.default_text}.")
+
+    # -- validation ----------------------------------------------------------------------------
     def validate(self) -> TrainConfig | None:
         """The config if the form is valid; otherwise show why and mark the field."""
         try:
             cfg = run_form.config_from_form(self.values())
-        except run_form.FormError as e:
+        except ConfigError as e:
             self.show_error(e.field, str(e))
             return None
         self.clear_error()
@@ -108,18 +232,24 @@ class TrainingForm(Vertical):
         if cfg is not None:
             self.post_message(self.Submitted(cfg))
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.submit()
+    def field_widget(self, field: str | None) -> Widget | None:
+        """The widget that edits option ``field`` (None if there is none)."""
+        opt = OPTIONS_BY_NAME.get(field or "")
+        if opt is None:
+            return None
+        found = list(self.query(f"#f-{field_key(opt)}"))
+        return found[0] if found else None
 
-    def show_error(self, field: str, message: str) -> None:
-        from rich.markup import escape
-
+    def show_error(self, field: str | None, message: str) -> None:
         for w in self.query(".-invalid"):
             w.remove_class("-invalid")
-        widgets = list(self.query(f"#f-{field}"))
-        if widgets:
-            widgets[0].add_class("-invalid")
-            widgets[0].focus()
+        widget = self.field_widget(field)
+        if widget is not None:
+            widget.add_class("-invalid")
+            if OPTIONS_BY_NAME[field].advanced:
+                self.query_one("#form-advanced", Collapsible).collapsed = False
+            if widget.display:
+                self.call_after_refresh(widget.focus)
         error = self.query_one("#form-error", Static)
         error.update(f"[b]✗ Not started:[/b] {escape(message)}")
         error.display = True
@@ -134,3 +264,9 @@ class TrainingForm(Vertical):
     @property
     def error_text(self) -> str:
         return str(self.query_one("#form-error", Static).render())
+
+    def focus_first(self) -> None:
+        """Focus the first field a learner types into (d_model for MiniGPT)."""
+        first = next((w for w in self.query(Input) if w.display and w.parent.display), None)
+        if first is not None:
+            first.focus()
