@@ -55,7 +55,8 @@ def test_train_flags_are_the_option_list(runner):
     from minigpt.cli import train
     from minigpt.training.options import OPTIONS
 
-    own = {"config_file", "out", "resume", "quiet", "nice", "help"}
+    own = {"config_file", "out", "resume", "quiet", "nice", "help",
+           "nnodes", "node_rank", "master_addr", "master_port", "rdzv_endpoint"}  # the launcher's own
     params = [p for p in train.params if p.name not in own]
     assert [p.name for p in params] == [o.name for o in OPTIONS]
     for p, opt in zip(params, OPTIONS):
