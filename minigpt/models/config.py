@@ -34,6 +34,9 @@ class GPTConfig:
     bias: bool = True
     pos_encoding: str = "learned"  # learned | sinusoidal | rope
     tie_weights: bool = False  # share the token embedding with the output head
+    # Grouped-query attention: heads share keys and values in n_kv_heads groups (1 = multi-query).
+    # None means one K/V head per query head, plain multi-head attention.
+    n_kv_heads: int | None = None
 
     def __post_init__(self) -> None:
         _positive(self, "vocab_size", "block_size", "d_model", "n_heads", "n_layers")
@@ -41,6 +44,14 @@ class GPTConfig:
             raise ConfigError(
                 f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}): each "
                 f"head gets d_model / n_heads dimensions", field="d_model"
+            )
+        if self.n_kv_heads is None:
+            self.n_kv_heads = self.n_heads
+        _positive(self, "n_kv_heads")
+        if self.n_heads % self.n_kv_heads:
+            raise ConfigError(
+                f"n_kv_heads ({self.n_kv_heads}) must divide n_heads ({self.n_heads}): each group "
+                f"of query heads shares one key/value head"
             )
         if not (0.0 <= float(self.dropout) < 1.0):
             raise ConfigError(f"dropout must be in [0, 1), got {self.dropout!r}", field="dropout")
@@ -57,6 +68,11 @@ class GPTConfig:
     @property
     def head_dim(self) -> int:
         return self.d_model // self.n_heads
+
+    @property
+    def kv_dim(self) -> int:
+        """Width of the keys (and of the values): one head_dim per key/value head."""
+        return self.n_kv_heads * self.head_dim
 
 
 @dataclass

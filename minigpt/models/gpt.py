@@ -1,7 +1,7 @@
 """MiniGPT: a small decoder-only Transformer, read top to bottom.
 
 token embedding (+ learned or sinusoidal positions)
-  → N × [LayerNorm → causal multi-head self-attention → +residual,
+  → N × [LayerNorm → causal multi-head self-attention (optionally grouped-query) → +residual,
          LayerNorm → GELU feed-forward (4×) → +residual]      (pre-norm blocks)
   → final LayerNorm → linear head over the vocabulary.
 
@@ -21,7 +21,7 @@ from torch.nn import functional as F
 from minigpt.models.config import GPTConfig
 from minigpt.models.loss import next_token_loss
 
-KVCache = list  # one (k, v) pair per layer, each (B, n_heads, T_so_far, head_dim)
+KVCache = list  # one (k, v) pair per layer, each (B, n_kv_heads, T_so_far, head_dim)
 
 
 def sinusoidal_table(T: int, d: int) -> torch.Tensor:
@@ -60,7 +60,9 @@ class CausalSelfAttention(nn.Module):
     def __init__(self, cfg: GPTConfig):
         super().__init__()
         self.n_heads, self.head_dim = cfg.n_heads, cfg.head_dim
-        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=cfg.bias)  # fused W_Q|W_K|W_V
+        self.n_kv_heads, self.kv_dim = cfg.n_kv_heads, cfg.kv_dim
+        # fused W_Q|W_K|W_V; with grouped-query attention K and V are narrower (kv_dim columns)
+        self.qkv = nn.Linear(cfg.d_model, cfg.d_model + 2 * cfg.kv_dim, bias=cfg.bias)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=cfg.bias)  # W_O
         self.dropout = cfg.dropout
         self.resid_drop = nn.Dropout(cfg.dropout)
@@ -68,16 +70,21 @@ class CausalSelfAttention(nn.Module):
 
     def forward(self, x, rope=None, cache=None, return_weights: bool = False, mask=None):
         B, T, C = x.shape
-        q, k, v = self.qkv(x).split(C, dim=2)
+        q, k, v = self.qkv(x).split((C, self.kv_dim, self.kv_dim), dim=2)
         # (B, T, C) -> (B, H, T, hd): splitting into heads is only a reshape
-        q, k, v = (t.view(B, T, self.n_heads, self.head_dim).transpose(1, 2) for t in (q, k, v))
+        q = q.view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        k, v = (t.view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2) for t in (k, v))
         if self.rope:
             q, k = apply_rope(q, *rope), apply_rope(k, *rope)
         if cache is not None:
             if cache[0] is not None:
                 k = torch.cat((cache[0], k), dim=2)
                 v = torch.cat((cache[1], v), dim=2)
-            cache[0], cache[1] = k, v
+            cache[0], cache[1] = k, v  # stored once per key/value head: GQA's memory saving
+        if self.n_kv_heads != self.n_heads:
+            # each group of n_heads / n_kv_heads query heads reads the same key/value head
+            group = self.n_heads // self.n_kv_heads
+            k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         if return_weights:
             att = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
             S = k.shape[2]

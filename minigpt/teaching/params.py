@@ -25,11 +25,12 @@ def gpt_breakdown(cfg: GPTConfig) -> list[Component]:
     parts = [Component("token embedding", "V·d", V * d)]
     if cfg.pos_encoding == "learned":
         parts.append(Component("position embedding", "T·d", T * d))
-    attn = 4 * d * d + 4 * d * b  # W_Q, W_K, W_V, W_O (+ their biases)
+    kv = cfg.kv_dim  # = d unless heads share keys and values (grouped-query attention)
+    attn = 2 * d * d + 2 * d * kv + (2 * d + 2 * kv) * b  # W_Q, W_O: d×d; W_K, W_V: d×kv
     ffn = 8 * d * d + 5 * d * b  # d→4d and 4d→d (+ biases 4d and d)
     norms = 2 * (d + d * b)  # two LayerNorms: scale (+ shift)
     parts += [
-        Component("attention (all layers)", f"L·(4d²{' + 4d' if b else ''})", L * attn),
+        Component("attention (all layers)", _attention_formula(cfg), L * attn),
         Component("feed-forward (all layers)", f"L·(8d²{' + 5d' if b else ''})", L * ffn),
         Component("layer norms in blocks", f"L·{'4d' if b else '2d'}", L * norms),
         Component("final layer norm", "2d" if b else "d", d + d * b),
@@ -37,6 +38,12 @@ def gpt_breakdown(cfg: GPTConfig) -> list[Component]:
     if not cfg.tie_weights:
         parts.append(Component("output head", "d·V", d * V))
     return parts
+
+
+def _attention_formula(cfg: GPTConfig) -> str:
+    if cfg.kv_dim == cfg.d_model:
+        return f"L·(4d²{' + 4d' if cfg.bias else ''})"
+    return f"L·(2d² + 2d·kv{' + 2d + 2kv' if cfg.bias else ''})"
 
 
 def gpt_total(cfg: GPTConfig) -> int:
