@@ -72,3 +72,36 @@ def llama2_7b_params() -> dict[str, int]:
     total = V * d + L * per_layer + d + d * V
     return {"d_model": d, "n_layers": L, "vocab": V, "ffn_hidden": ff,
             "per_layer": per_layer, "total": total, "rule_of_thumb": rule_of_thumb(L, d)}
+
+
+@dataclass(frozen=True)
+class MoEShape:
+    """A LLaMA-style decoder (RMSNorm, RoPE, SwiGLU experts, grouped-query attention, no biases,
+    untied embedding and head) whose feed-forward layer is a mixture of experts."""
+
+    name: str
+    d_model: int
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    ffn_hidden: int
+    n_experts: int
+    top_k: int
+    vocab: int
+
+
+MIXTRAL_LIKE = MoEShape("Mixtral-like 8×7B", 4096, 32, 32, 8, 14336, 8, 2, 32000)
+
+
+def moe_params(s: MoEShape) -> dict[str, int]:
+    """Total parameters, and those one token actually uses (its top-k experts only)."""
+    d, kv = s.d_model, s.n_kv_heads * (s.d_model // s.n_heads)
+    attention = 2 * d * d + 2 * d * kv  # W_Q, W_O; W_K, W_V narrower by the grouping
+    expert = 3 * d * s.ffn_hidden  # SwiGLU: gate, up and down matrices
+    router = d * s.n_experts
+    norms = 2 * d
+    shared = s.n_layers * (attention + router + norms) + 2 * s.vocab * d + d
+    total = shared + s.n_layers * s.n_experts * expert
+    active = shared + s.n_layers * s.top_k * expert
+    return {"attention per layer": attention, "one expert": expert, "router per layer": router,
+            "total": total, "active": active}
