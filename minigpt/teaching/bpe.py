@@ -29,6 +29,7 @@ import heapq
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 
 PIECE = r" ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+"
 _PIECE_RE = re.compile(PIECE)
@@ -71,12 +72,31 @@ class BPE:
     merges: list[Merge] = field(default_factory=list)
 
     def encode_piece(self, piece: str) -> list[str]:
+        """Apply the merges in the order they were learned: repeatedly merge the adjacent pair
+        that was learned first (same result as replaying every merge, much faster)."""
+        ranks = self._ranks
         symbols = list(piece)
-        for m in self.merges:
-            if len(symbols) < 2:
+        while len(symbols) > 1:
+            pairs = set(zip(symbols, symbols[1:]))
+            first = min(pairs, key=lambda p: ranks.get(p, len(ranks)))
+            if first not in ranks:
                 break
-            symbols = merge_pair(symbols, (m.left, m.right))
+            symbols = merge_pair(symbols, first)
         return symbols
+
+    @cached_property
+    def _ranks(self) -> dict[tuple[str, str], int]:
+        """Each pair's position in the merge list (computed once, on the first encode)."""
+        ranks: dict[tuple[str, str], int] = {}
+        for i, m in enumerate(self.merges):
+            ranks.setdefault((m.left, m.right), i)
+        return ranks
+
+    def truncated(self, n_merges: int) -> "BPE":
+        """The tokenizer after its first ``n_merges`` merges (a smaller vocabulary)."""
+        merges = self.merges[:n_merges]
+        made = {m.token for m in merges}
+        return BPE({t: i for t, i in self.vocab.items() if len(t) == 1 or t in made}, merges)
 
     def tokens(self, text: str) -> list[str]:
         return [t for piece in pre_tokenize(text) for t in self.encode_piece(piece)]

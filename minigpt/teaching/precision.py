@@ -14,6 +14,8 @@ import torch
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # sign, exponent and mantissa bits of each format
 LAYOUT = {"float32": (1, 8, 23), "bfloat16": (1, 8, 7), "float16": (1, 5, 10)}
+# float16's smallest subnormal is 2^-24; anything below half of it rounds to 0
+FLOAT16_ZERO_BELOW = 2.0 ** -25
 
 
 @dataclass(frozen=True)

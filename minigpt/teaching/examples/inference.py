@@ -1,0 +1,55 @@
+"""Worked examples for "What inference costs" (arithmetic only: timings come from a snippet)."""
+
+from __future__ import annotations
+
+from minigpt.teaching import inference_cost as IC
+from minigpt.teaching.examples.registry import count, example, table
+
+
+def _models():
+    from minigpt.models.config import GPTConfig
+    from minigpt.teaching import params
+
+    ours = GPTConfig()
+    llama = params.llama2_7b_params()
+    emb_ours = ours.vocab_size * ours.d_model + ours.block_size * ours.d_model
+    gpt2 = params.GPT2_SMALL
+    emb_gpt2 = gpt2.vocab_size * gpt2.d_model + gpt2.block_size * gpt2.d_model
+    return [
+        ("our MiniGPT", params.gpt_total(ours) - emb_ours, ours.n_layers, ours.block_size, ours.d_model),
+        ("GPT-2 small", params.gpt_total(gpt2) - emb_gpt2, gpt2.n_layers, gpt2.block_size, gpt2.d_model),
+        ("LLaMA-2 7B", llama["total"] - llama["vocab"] * llama["d_model"], llama["n_layers"], 4096,
+         llama["d_model"]),
+    ]
+
+
+@example("inference.flops_per_token", "FLOPs for one token at the end of a full context")
+def _flops() -> str:
+    rows = []
+    for name, n, L, T, d in _models():
+        attn = 2 * L * T * d
+        total = IC.flops_per_token(n, L, T, d)
+        rows.append([name, count(n), f"{2 * n:.3g}", f"{attn:.3g}", f"{total:.3g}", f"{attn / total:.0%}"])
+    name, n, L, _, d = _models()[2]
+    long = 32768
+    share = 2 * L * long * d / IC.flops_per_token(n, L, long, d)
+    return (table(["model", "N (no embedding)", "2N", "2·L·T·d", "total", "attn"], rows)
+            + "\n\nN leaves out the token and position tables: looking a row up is not a "
+              "multiply. At these context lengths 2N dominates. The attention term grows with "
+              f"the context: for {name} at {long:,} tokens it would be {share:.0%} of the total.")
+
+
+@example("inference.decode_bound", "One decode step of a 7B model in float16: memory or compute?")
+def _decode() -> str:
+    gpu = IC.ILLUSTRATIVE_GPU
+    llama_n = _models()[2][1]  # every weight but the embedding table (a lookup reads one row)
+    rows = []
+    for batch in (1, 8, 64, 512):
+        step = IC.decode_step(llama_n, batch, gpu)
+        rows.append([batch, f"{step.intensity:g}", f"{step.compute_s * 1e3:.3f} ms",
+                     f"{step.memory_s * 1e3:.2f} ms", step.bound])
+    return (f"Assumed: {gpu.name}, which can do {gpu.balance:.0f} FLOPs per byte it reads.\n\n"
+            + table(["batch", "FLOPs/byte", "compute time", "weight reads", "bound by"], rows)
+            + "\n\nAt batch 1 the step waits on memory about "
+            + f"{IC.decode_step(llama_n, 1, gpu).memory_s / IC.decode_step(llama_n, 1, gpu).compute_s:.0f}"
+            + "× longer than on arithmetic: serving batches many users into each step.")
