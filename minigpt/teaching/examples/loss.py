@@ -35,12 +35,15 @@ def _overflow() -> str:
     naive = LM.log_softmax_naive(z32)
     stable = LM.log_softmax_stable(z32)
     exact = LM.log_softmax_stable(torch.tensor(BIG_LOGITS, dtype=torch.float64))
-    rows = [[f"z = {v:g}", fmt(naive[i].item(), 5), fmt(stable[i].item(), 5), fmt(exact[i].item(), 5)]
+    def shown(v: float) -> str:  # NaN is what float32 gives; the table says where it comes from
+        return "∞/∞: undefined" if math.isnan(v) else fmt(v, 5)
+
+    rows = [[f"z = {v:g}", shown(naive[i].item()), fmt(stable[i].item(), 5), fmt(exact[i].item(), 5)]
             for i, v in enumerate(BIG_LOGITS)]
     e100 = torch.exp(torch.tensor(100.0)).item()
     return (table(["", "naive (float32)", "max subtracted", "float64"], rows)
             + f"\n\ne^100 in float32 is {e100} (the largest float32 is about 3.4e38 ≈ e^88.7), "
-              "so the naive formula divides infinity by infinity. After subtracting the maximum "
+              "so the naive formula divides infinity by infinity (and log 0 = −∞ for z = 80, whose e^z is finite). After subtracting the maximum "
               "the exponents are 0, −10, −20: nothing overflows and nothing is lost.")
 
 
