@@ -27,6 +27,7 @@ SCREENS: dict[str, str] = {
     "explorer.norms": "tui.screens.explorer_norms:NormsExplorerScreen",
     "explorer.params": "tui.screens.explorer_params:ParamsExplorerScreen",
     "explorer.trained": "tui.screens.explorer_trained:TrainedAttentionScreen",
+    "explorer.tokens": "tui.screens.explorer_tokens:TokensExplorerScreen",
     "training": "tui.screens.training:TrainingScreen",
     "runs": "tui.screens.runs:RunsScreen",
     "compare_runs": "tui.screens.compare_runs:CompareRunsScreen",
@@ -78,6 +79,7 @@ EXPLORERS = [
     Explorer("norms", "3", "LayerNorm step by step", "an editable vector through LayerNorm, BatchNorm, RMSNorm"),
     Explorer("params", "4", "Parameter counter", "per-component count of a MiniGPT vs 12·L·d²"),
     Explorer("trained", "5", "Trained-model attention", "every layer × head of a checkpoint on your name"),
+    Explorer("tokens", "6", "Tokens (BPE)", "type text, see its tokens and ids at several vocabulary sizes"),
 ]
 
 

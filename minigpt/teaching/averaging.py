@@ -32,5 +32,6 @@ def causal_softmax(scores: Tensor) -> Tensor:
 
 EXAMPLE_X = [[1.0, 0.0], [3.0, 2.0], [2.0, 4.0], [6.0, 2.0]]  # four tokens, two features each
 # Scores that depend on the tokens: what attention would compute as q·k (here chosen small).
-EXAMPLE_SCORES = [[0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0],
-                  [0.0, 0.0, 2.0, 0.0], [1.0, 0.0, 0.0, 1.0]]
+# The entries above the diagonal are never used: the mask replaces them with −∞.
+EXAMPLE_SCORES = [[0.0, 9.0, 9.0, 9.0], [0.5, 1.5, 9.0, 9.0],
+                  [0.0, 0.0, 2.0, 9.0], [1.0, 0.0, 0.5, 1.0]]

@@ -162,3 +162,26 @@ def train_bpe(text: str, vocab_size: int, min_frequency: int = 2) -> BPE:
 def show_token(token: str) -> str:
     """A token as the lessons print it: a space as ␣, a newline as ⏎."""
     return token.replace(" ", "␣").replace("\n", "⏎").replace("\t", "⇥")
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    """One vocabulary size's view of a text: what the explorer shows."""
+
+    vocab_size: int
+    tokens: list[str]
+    ids: list[int]  # UNKNOWN_ID for a token made of a character never seen in training
+
+    @property
+    def unknown(self) -> list[str]:
+        return list(dict.fromkeys(t for t, i in zip(self.tokens, self.ids) if i == UNKNOWN_ID))
+
+
+def token_rows(bpe: BPE, text: str, merge_counts) -> list[TokenRow]:
+    """The text encoded after each number of merges in ``merge_counts`` (capped at those learned)."""
+    rows = []
+    for n in merge_counts:
+        small = bpe.truncated(n)
+        tokens = small.tokens(text)
+        rows.append(TokenRow(len(small.vocab), tokens, [small.vocab.get(t, UNKNOWN_ID) for t in tokens]))
+    return rows

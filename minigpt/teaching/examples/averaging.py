@@ -39,8 +39,9 @@ def _masked_softmax() -> str:
     return ("Scores all 0, future set to −∞, softmax per row:\n\n"
             + matrix(from_zeros, TOKENS, TOKENS, 3)
             + f"\n\nEqual to W above: {'yes' if same else 'no'}. Now let the scores differ "
-              "(as q·k would):\n\n" + matrix(scores, TOKENS, TOKENS, 1)
+              "(as q·k would; the 9s above the diagonal are masked, so they never count):\n\n"
+            + matrix(scores, TOKENS, TOKENS, 1)
             + "\n\nweights:\n\n" + matrix(weights, TOKENS, TOKENS, 3)
             + "\n\nweights·x:\n\n" + matrix(weights @ _x(), TOKENS, ["f0", "f1"], 3)
-            + "\n\nEach row still sums to 1 and never looks ahead, but t2 now leans on itself "
-              "and t3 on t0 and itself: a weighted average chosen by the data.")
+            + "\n\nEach row still sums to 1 and never looks ahead, but t1 and t2 now lean on "
+              "themselves and t3 on t0 and itself: a weighted average chosen by the data.")

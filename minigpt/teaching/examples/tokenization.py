@@ -37,6 +37,16 @@ def lessons_text() -> str:
                         if b.kind == "markdown")
 
 
+EXPLORER_MERGES = (0, 50, 150, 400)  # the explorer's vocabulary sizes: alphabet + these merges
+
+
+@lru_cache(maxsize=1)
+def explorer_bpe() -> BPE:
+    """The tokens explorer's tokenizer: trained on the names and the lessons' prose together."""
+    corpus = names_text() + "\n\n" + lessons_text()
+    return train_bpe(corpus, len(set(corpus)) + EXPLORER_MERGES[-1])
+
+
 def lesson_paragraph() -> str:
     """The opening paragraph of the KV-cache lesson: real prose of this course."""
     from minigpt.lessons import lesson_by_id

@@ -1,0 +1,86 @@
+"""The tokens explorer, driven at 80×24: opened from the tokenization lesson and the palette,
+typing updates every vocabulary size, unknown characters are flagged, not a crash."""
+
+from __future__ import annotations
+
+import pytest
+from textual.command import CommandList
+from textual.widgets import Input
+
+from minigpt.store import Store
+from minigpt.teaching.bpe import UNKNOWN_ID
+from minigpt.teaching.examples.tokenization import EXPLORER_MERGES, explorer_bpe
+from tui.app import TutorApp
+from tui.screens.lesson import LessonScreen
+
+
+@pytest.fixture
+def app(tmp_path):
+    return TutorApp(store=Store(tmp_path / "p.sqlite3"))
+
+
+async def _wait_trained(pilot, screen):
+    for _ in range(300):
+        await pilot.pause(0.05)
+        if screen.rows:
+            return
+    raise AssertionError("the tokenizer never finished training")
+
+
+async def test_lesson_key_opens_the_explorer_and_typing_retokenizes(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_lesson("tokenization")
+        await pilot.pause()
+        assert isinstance(app.screen, LessonScreen)
+        await pilot.press("o")
+        await pilot.pause(0.2)
+        screen = app.screen
+        assert type(screen).__name__ == "TokensExplorerScreen"
+        await _wait_trained(pilot, screen)
+        box = screen.query_one("#tok-text", Input)
+        box.value = ""
+        await pilot.press(*"the keys")
+        await pilot.pause(0.1)
+        bpe = explorer_bpe()
+        rows = screen.rows
+        assert [r.vocab_size for r in rows] == [len(bpe.truncated(n).vocab) for n in EXPLORER_MERGES]
+        assert "".join(rows[0].tokens) == "the keys" and len(rows[0].tokens) == 8  # characters
+        assert len(rows[-1].tokens) < len(rows[0].tokens)  # merges shorten it
+        assert rows[-1].ids == bpe.encode("the keys")
+        shown = str(screen.query_one("#tok-rows").render())
+        assert f"vocabulary {rows[-1].vocab_size:,}" in shown
+        assert screen.query_one("#tok-rows").region.right <= 80
+
+
+async def test_unknown_characters_are_flagged_not_fatal(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        from tui import navigation
+
+        screen = navigation.open_screen(app, "explorer.tokens")
+        await _wait_trained(pilot, screen)
+        screen.query_one("#tok-text", Input).value = "€5 ☃"
+        await pilot.pause(0.1)
+        assert UNKNOWN_ID in screen.rows[0].ids
+        assert "☃" in screen.rows[0].unknown
+        assert "not in the training text" in str(screen.query_one("#tok-rows").render())
+        await pilot.press("ctrl+r")
+        await pilot.pause(0.1)
+        assert not screen.rows[0].unknown  # the sample text is fully known
+
+
+async def test_palette_finds_the_new_lessons_by_name(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"byte-pair")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            hits = app.screen.query(CommandList)
+            if hits and hits.first().option_count:
+                break
+        await pilot.press("enter")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, LessonScreen):
+                break
+        assert isinstance(app.screen, LessonScreen) and app.screen.lesson.id == "tokenization"

@@ -1,0 +1,88 @@
+"""Tokens explorer: type text, see how byte-pair encoding splits it at several vocabulary sizes.
+
+The tokenizer is trained once (in a worker thread, about a second) on the most common names and
+the lessons' own prose; smaller vocabularies are the first merges of that one training run.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Label, Static
+
+from minigpt.teaching.bpe import BPE, UNKNOWN_ID, show_token, token_rows
+
+SAMPLE = "The cache keeps keys and values for emma and olivia."
+MAX_INPUT = 400  # characters; the explorer is for sentences, not documents
+
+
+class TokensExplorerScreen(Screen):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
+                Binding("ctrl+r", "reset", "Sample text", show=True)]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bpe: BPE | None = None
+        self.rows = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(classes="explorer-body"):
+            yield Static("[b]Tokens[/b]  byte-pair encoding learned on the names and the lessons; "
+                         "each row is a bigger vocabulary", classes="explorer-text")
+            with Horizontal(classes="explorer-row"):
+                yield Label("text")
+                yield Input(SAMPLE, id="tok-text", max_length=MAX_INPUT)
+            yield Static("training the tokenizer…", id="tok-status", classes="explorer-muted")
+            yield Static(id="tok-rows", classes="explorer-text")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#tok-text").focus()
+        self.train()
+
+    @work(thread=True, exclusive=True, group="train")
+    def train(self) -> None:
+        from minigpt.teaching.examples.tokenization import explorer_bpe
+
+        bpe = explorer_bpe()
+        self.app.call_from_thread(self._trained, bpe)
+
+    def _trained(self, bpe: BPE) -> None:
+        self.bpe = bpe
+        self.query_one("#tok-status", Static).update(
+            f"{len(bpe.merges)} merges learned · ␣ is a space, ⏎ a newline · "
+            "red: a character the training text never had")
+        self.recompute()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.recompute()
+
+    def action_reset(self) -> None:
+        self.query_one("#tok-text", Input).value = SAMPLE
+
+    def recompute(self) -> None:
+        if self.bpe is None:
+            return
+        from minigpt.teaching.examples.tokenization import EXPLORER_MERGES
+
+        text = self.query_one("#tok-text", Input).value
+        self.rows = token_rows(self.bpe, text, EXPLORER_MERGES)
+        out = Text()
+        for row in self.rows:
+            out.append(f"vocabulary {row.vocab_size:,}: {len(row.tokens)} tokens "
+                       f"for {len(text)} characters\n", style="bold")
+            for n, (token, token_id) in enumerate(zip(row.tokens, row.ids)):
+                out.append("|" if n else "")
+                out.append(show_token(token), style="bold red" if token_id == UNKNOWN_ID else "")
+            ids = " ".join("?" if i == UNKNOWN_ID else str(i) for i in row.ids)
+            out.append(f"\nids {ids}\n", style="dim")
+        unknown = self.rows[0].unknown if self.rows else []
+        if unknown:
+            out.append("not in the training text: " + " ".join(unknown)
+                       + " (a byte-level tokenizer never has this problem)", style="red")
+        self.query_one("#tok-rows", Static).update(out)
