@@ -39,7 +39,7 @@ def cache_bytes(s: CacheShape, tokens: int, batch: int = 1) -> int:
     return shape_bytes_per_token(s) * tokens * batch
 
 
-OUR_MODEL = CacheShape("our MiniGPT", 4, 4, 4, 16, 4, 16)  # trained and run in float32
+OUR_MODEL = CacheShape("MiniGPT", 4, 4, 4, 16, 4, 16)  # trained and run in float32
 MODELS = (
     OUR_MODEL,
     CacheShape("GPT-2 small", 12, 12, 12, 64, 2, 1024),

@@ -16,7 +16,7 @@ from textual.widgets import Footer, Header, Input, Label, Static
 
 from minigpt.teaching.bpe import BPE, UNKNOWN_ID, show_token, token_rows
 
-SAMPLE = "The cache keeps keys and values for emma and olivia."
+SAMPLE = "The cache keeps keys and values."
 MAX_INPUT = 400  # characters; the explorer is for sentences, not documents
 
 
@@ -32,8 +32,8 @@ class TokensExplorerScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(classes="explorer-body"):
-            yield Static("[b]Tokens[/b]  byte-pair encoding learned on the names and the lessons; "
-                         "each row is a bigger vocabulary", classes="explorer-text")
+            yield Static("[b]Tokens[/b]  BPE learned on the names and the lessons; each row a "
+                         "bigger vocabulary", classes="explorer-text")
             with Horizontal(classes="explorer-row"):
                 yield Label("text")
                 yield Input(SAMPLE, id="tok-text", max_length=MAX_INPUT)
@@ -55,8 +55,7 @@ class TokensExplorerScreen(Screen):
     def _trained(self, bpe: BPE) -> None:
         self.bpe = bpe
         self.query_one("#tok-status", Static).update(
-            f"{len(bpe.merges)} merges learned · ␣ is a space, ⏎ a newline · "
-            "red: a character the training text never had")
+            f"{len(bpe.merges)} merges · ␣ space · ⏎ newline · red: never seen in training")
         self.recompute()
 
     def on_input_changed(self, event: Input.Changed) -> None:

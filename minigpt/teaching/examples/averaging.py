@@ -36,9 +36,9 @@ def _masked_softmax() -> str:
     same = torch.allclose(from_zeros, A.averaging_matrix(4))
     scores = torch.tensor(A.EXAMPLE_SCORES, dtype=torch.float64)
     weights = A.causal_softmax(scores)
-    return ("Scores all 0, future set to −∞, softmax per row:\n\n"
-            + matrix(from_zeros, TOKENS, TOKENS, 3)
-            + f"\n\nEqual to W above: {'yes' if same else 'no'}. Now let the scores differ "
+    return (f"Scores all 0, future set to −∞, softmax per row: equal to W above? "
+            f"{'yes' if same else 'no'} (largest difference "
+            f"{fmt((from_zeros - A.averaging_matrix(4)).abs().max().item(), 1)}).\n\nNow let the scores differ "
               "(as q·k would; the 9s above the diagonal are masked, so they never count):\n\n"
             + matrix(scores, TOKENS, TOKENS, 1)
             + "\n\nweights:\n\n" + matrix(weights, TOKENS, TOKENS, 3)

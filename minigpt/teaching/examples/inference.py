@@ -16,7 +16,7 @@ def _models():
     gpt2 = params.GPT2_SMALL
     emb_gpt2 = gpt2.vocab_size * gpt2.d_model + gpt2.block_size * gpt2.d_model
     return [
-        ("our MiniGPT", params.gpt_total(ours) - emb_ours, ours.n_layers, ours.block_size, ours.d_model),
+        ("MiniGPT", params.gpt_total(ours) - emb_ours, ours.n_layers, ours.block_size, ours.d_model),
         ("GPT-2 small", params.gpt_total(gpt2) - emb_gpt2, gpt2.n_layers, gpt2.block_size, gpt2.d_model),
         ("LLaMA-2 7B", llama["total"] - llama["vocab"] * llama["d_model"], llama["n_layers"], 4096,
          llama["d_model"]),
@@ -29,12 +29,12 @@ def _flops() -> str:
     for name, n, L, T, d in _models():
         attn = 2 * L * T * d
         total = IC.flops_per_token(n, L, T, d)
-        rows.append([name, count(n), f"{2 * n:.3g}", f"{attn:.3g}", f"{total:.3g}", f"{attn / total:.0%}"])
+        rows.append([name, count(n), f"{2 * n:.3g}", f"{attn:.3g}", f"{attn / total:.0%}"])
     name, n, L, _, d = _models()[2]
     long = 32768
     share = 2 * L * long * d / IC.flops_per_token(n, L, long, d)
-    return (table(["model", "N (no embedding)", "2N", "2·L·T·d", "total", "attn"], rows)
-            + "\n\nN leaves out the token and position tables: looking a row up is not a "
+    return (table(["model", "N", "2N", "2·L·T·d", "attention share"], rows)
+            + "\n\nT is the full context. N leaves out the token and position tables: looking a row up is not a "
               "multiply. At these context lengths 2N dominates. The attention term grows with "
               f"the context: for {name} at {long:,} tokens it would be {share:.0%} of the total.")
 

@@ -11,12 +11,12 @@ def _per_token() -> str:
     rows = []
     for s in KV.MODELS:
         per = KV.shape_bytes_per_token(s)
-        rows.append([s.name, s.n_layers, f"{s.n_heads}/{s.n_kv_heads}", s.head_dim,
-                     s.bytes_per_value, count(per), f"{s.context:,}",
-                     KV.human_bytes(KV.cache_bytes(s, s.context))])
-    return (table(["model", "L", "heads/kv", "hd", "B", "bytes/token", "ctx", "cache"], rows)
-            + "\n\nB: bytes per number (4 for our float32 model, 2 for float16). The cache is "
-              "for one sequence filling the context.")
+        rows.append([s.name, f"2·{s.n_layers}·{s.n_kv_heads}·{s.head_dim}·{s.bytes_per_value}",
+                     count(per), f"{s.context:,}", KV.human_bytes(KV.cache_bytes(s, s.context))])
+    return (table(["model", "2·L·kv·hd·B", "bytes/token", "context", "cache"], rows)
+            + "\n\nkv: key/value heads (LLaMA-2 70B has 64 query heads but 8 kv heads); hd: "
+              "head_dim; B: bytes per number (4 for our float32 model, 2 for float16). The "
+              "cache is for one sequence filling the context.")
 
 
 @example("kvmem.gqa_saving", "What grouping saves on a 70B model (4,096 tokens, 16 sequences)")

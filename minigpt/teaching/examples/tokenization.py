@@ -56,14 +56,13 @@ def lesson_paragraph() -> str:
 
 
 def _token_list(tokens: list[str], limit: int = 60) -> str:
-    """Tokens separated by |, cut to about ``limit`` characters."""
-    out = ""
+    """Tokens separated by · (a | would split a Markdown table cell), cut near ``limit``."""
+    out = []
     for t in tokens:
-        piece = show_token(t) + "|"
-        if len(out) + len(piece) > limit:
-            return out + "…"
-        out += piece
-    return out
+        if sum(len(p) + 1 for p in out) + len(show_token(t)) > limit:
+            return "·".join(out) + "…"
+        out.append(show_token(t))
+    return "·".join(out)
 
 
 @example("tokens.bpe_toy", "BPE by hand on “hug hug pug pun bun”")
