@@ -79,3 +79,11 @@ def test_term_definitions_do_not_give_the_term_away(deck):
             assert not re.search(rf"\b{w}", card.definition.lower()), (card.id, w)
         for alias in card.aliases:
             assert alias.lower() not in card.definition.lower(), (card.id, alias)
+
+
+def test_readme_lists_every_lesson_in_track_order(lessons):
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    listed = readme.split("## The lessons", 1)[1].split("\n## ", 1)[0]
+    ordered = sorted(lessons.values(), key=lambda l: l.order)
+    for n, lesson in enumerate(ordered, 1):
+        assert f"\n{n}. {lesson.title}" in listed, f"README's lesson list lacks {n}. {lesson.title}"
