@@ -84,3 +84,25 @@ async def test_palette_finds_the_new_lessons_by_name(app):
             if isinstance(app.screen, LessonScreen):
                 break
         assert isinstance(app.screen, LessonScreen) and app.screen.lesson.id == "tokenization"
+
+
+async def test_a_failing_tokenizer_is_reported_and_the_app_keeps_running(app, monkeypatch):
+    import minigpt.teaching.examples.tokenization as tokenization
+
+    def boom():
+        raise RuntimeError("injected failure in training")
+
+    monkeypatch.setattr(tokenization, "explorer_bpe", boom)
+    async with app.run_test(size=(80, 24)) as pilot:
+        from tui import navigation
+
+        navigation.open_screen(app, "explorer.tokens")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if any("injected failure" in str(n.message) for n in app._notifications):
+                break
+        assert any("injected failure" in str(n.message) for n in app._notifications)
+        assert app.is_running
+        app.screen.query_one("#tok-text", Input).value = "still typing"  # no crash without a tokenizer
+        await pilot.pause(0.1)
+        assert app.screen.rows == []

@@ -7,7 +7,6 @@ the lessons' own prose; smaller vocabularies are the first merges of that one tr
 from __future__ import annotations
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -15,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static
 
 from minigpt.teaching.bpe import BPE, UNKNOWN_ID, show_token, token_rows
+from tui.workers import background
 
 SAMPLE = "The cache keeps keys and values."
 MAX_INPUT = 400  # characters; the explorer is for sentences, not documents
@@ -45,7 +45,7 @@ class TokensExplorerScreen(Screen):
         self.query_one("#tok-text").focus()
         self.train()
 
-    @work(thread=True, exclusive=True, group="train")
+    @background(thread=True, exclusive=True, group="train", what="Training the tokenizer")
     def train(self) -> None:
         from minigpt.teaching.examples.tokenization import explorer_bpe
 
