@@ -44,12 +44,15 @@ def _measured() -> str:
     from minigpt.models.config import GPTConfig
     from minigpt.models.gpt import MiniGPT
 
+    from minigpt.teaching.init_stats import one_thread
+
     rows = []
     for kv in (4, 2, 1):
         torch.manual_seed(0)
         cfg = GPTConfig(n_kv_heads=kv)
-        model = MiniGPT(cfg).eval()
-        measured = KV.measured_cache_bytes(model, cfg.block_size)
+        with one_thread():
+            model = MiniGPT(cfg).eval()
+            measured = KV.measured_cache_bytes(model, cfg.block_size)
         formula = KV.bytes_per_token(cfg.n_layers, kv, cfg.head_dim, 4) * cfg.block_size
         name = {4: "MHA", 2: "GQA", 1: "MQA"}[kv]
         rows.append([f"{name}, n_kv_heads = {kv}", count(measured), count(formula),

@@ -71,10 +71,10 @@ def _perplexity() -> str:
     rows = [["uniform over 27", fmt(math.log(27), 3), fmt(27.0, 2), fmt(LM.bits_per_token(math.log(27)), 3)]]
     for folder, label in (("bigram", "bigram"), ("mlp", "MLP"), ("default", "MiniGPT")):
         loss = read_checkpoint_config(checkpoints_dir() / folder)["metrics"]["val_loss"]
-        rows.append([f"{label} (validation)", fmt(loss, 3), fmt(LM.perplexity(loss), 2),
+        rows.append([label, fmt(loss, 3), fmt(LM.perplexity(loss), 2),
                      fmt(LM.bits_per_token(loss), 3)])
     ppl = LM.perplexity(loss)
-    return (table(["model", "loss (nats)", "perplexity e^loss", "bits/char"], rows)
+    return (table(["model", "val loss (nats)", "perplexity e^loss", "bits/char"], rows)
             + f"\n\nLosses are the shipped checkpoints' own validation figures. MiniGPT's "
               f"perplexity of {fmt(ppl, 1)} means it is, on average, as unsure as a fair pick "
               f"among about {round(ppl)} characters, against 27 for a uniform guess.")

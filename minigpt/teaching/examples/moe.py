@@ -27,9 +27,9 @@ def _routing() -> str:
     for t in range(5):
         probs = " ".join(fmt(p, 2) for p in r.probs[t].tolist())
         picks = ", ".join(f"e{e} × {fmt(w, 2)}" for e, w in zip(r.experts[t].tolist(), r.weights[t].tolist()))
-        rows.append([f"token {t}", probs, picks])
+        rows.append([f"t{t}", probs, picks])
     used = torch.bincount(r.experts.flatten(), minlength=4).tolist()
-    return (table(["", "router softmax over e0 e1 e2 e3", "used (weight)"], rows)
+    return (table(["token", "router softmax: e0 e1 e2 e3", "used (weight)"], rows)
             + f"\n\nThe two picked scores are re-normalised so their weights sum to 1. Slots "
               f"per expert: {used}. Balancing loss E·Σ f·P = "
               f"{fmt(load_balancing_loss(r).item(), 3)} (1.0 would be perfectly even).")
