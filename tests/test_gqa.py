@@ -105,3 +105,20 @@ def test_parameter_count_formula_with_groups():
 def test_bad_group_count_is_a_clear_error(bad):
     with pytest.raises(ConfigError, match="n_kv_heads"):
         GPTConfig(n_heads=4, n_kv_heads=bad)
+
+
+def test_grouped_packed_rows_give_the_same_loss_as_separate_rows():
+    from minigpt.data import EncodedSplit, Vocab
+
+    words = ["emma", "olivia", "ava", "isabella", "mia", "zoe", "al", "jo"]
+    enc = EncodedSplit(words, Vocab.from_words(words), block_size=10)
+    index = torch.arange(len(words))
+    torch.manual_seed(0)
+    model = MiniGPT(GPTConfig(vocab_size=enc.x.max().item() + 1, block_size=10, d_model=16,
+                              n_heads=4, n_layers=2, n_kv_heads=2, pos_encoding="rope"))
+    x, y = enc.batch(index)
+    plain = model(x, y)[1]
+    b = enc.packed_batch(index)
+    assert b.x.shape[0] < len(words)
+    packed = model(b.x, b.y, positions=b.positions, segments=b.segments)[1]
+    torch.testing.assert_close(packed, plain)
