@@ -375,7 +375,9 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
             run.log(record)
             run.write_status(force=is_eval, step=step, best_val=best_val)
             interval_t, interval_tokens, interval_loss, interval_n = time.monotonic(), 0, 0.0, 0
-        if stopping:
+        # A signal that arrived while this step was logged stops a single process now; ranks of a
+        # data-parallel run only stop together, at the next step's agreement.
+        if stopping or (not world.distributed and stop.signal is not None):
             stopped = True
             break
     if not world.is_main:
