@@ -12,6 +12,7 @@ import click
 
 from minigpt import cli as headless
 from minigpt.cli import UserError
+from tui.serve import serve
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -31,6 +32,7 @@ def main(ctx: click.Context, data_dir: Path | None) -> None:
 
 for _name, _command in headless.main.commands.items():
     main.add_command(_command, _name)
+main.add_command(serve)
 
 
 @main.command()

@@ -16,7 +16,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
-from minigpt import paths
+from minigpt import paths, serving_policy
 from minigpt.study.anki import CardImportError, export_apkg, import_file, with_user_cards
 from minigpt.study.decks import DeckError, load_decks
 from minigpt.study.review import StudySession
@@ -295,7 +295,11 @@ class FlashcardsScreen(Screen):
         if not raw:
             error.update("✗ Type the path of a .md, .txt or .tsv file.")
             return
-        path = Path(raw).expanduser()
+        try:
+            path = serving_policy.check_path(raw)  # before looking: a refusal tells nothing of outside files
+        except serving_policy.PolicyRefusal as e:
+            error.update(f"✗ {escape(str(e))}")
+            return
         if not path.is_file():
             error.update(f"✗ No file at {escape(str(path))}")
             return

@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from minigpt import paths
+from minigpt import paths, serving_policy
 from minigpt.control import form as run_form
 from minigpt.control import workers as rc
 from minigpt.runs import listing as runs
@@ -136,9 +136,9 @@ class RunsScreen(Screen):
         if path is None:
             return
         try:
-            await rc.resume_run(path)
+            await serving_policy.resume_run(path)
             self.notify(f"Resuming {path.name}")
-        except rc.RunControlError as e:
+        except (rc.RunControlError, serving_policy.PolicyRefusal) as e:
             self.notify(str(e), severity="warning")
         self.refresh_runs()
 

@@ -15,6 +15,7 @@ from textual.containers import Container
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header
 
+from minigpt import serving_policy
 from minigpt.control import form as run_form
 from minigpt.control import workers as rc
 from minigpt.errors import ConfigError, DatasetError
@@ -125,7 +126,10 @@ class TrainingScreen(Screen):
 
     async def start_run(self, config: TrainConfig) -> None:
         try:
-            run_dir = await rc.start_run(config)
+            run_dir = await serving_policy.start_run(config)  # rc.start_run, within a served limit
+        except serving_policy.PolicyRefusal as e:
+            self.form.show_error(None, str(e))
+            return
         except (ConfigError, DatasetError, OSError) as e:
             self.form.show_error("data" if isinstance(e, DatasetError) else getattr(e, "field", None), str(e))
             return
@@ -142,8 +146,8 @@ class TrainingScreen(Screen):
 
     async def action_resume(self) -> None:
         try:
-            await rc.resume_run(self.panel.run_dir)
-        except rc.RunControlError as e:
+            await serving_policy.resume_run(self.panel.run_dir)
+        except (rc.RunControlError, serving_policy.PolicyRefusal) as e:
             self.notify(str(e), severity="warning")
             return
         self.notify("Resuming from the last checkpoint")

@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from minigpt import serving_policy
 from minigpt.lessons import snippet_command, snippet_env
 from tui.workers import run_guarded
 
@@ -57,10 +58,18 @@ class SnippetBlock(Vertical, can_focus=True):
                         group=f"snippet-{self.index}")
 
     async def _run(self) -> None:
-        self.state = "running"
         out = self.query_one(".snippet-output", Static)
-        out.update("")
         out.display = True
+        try:
+            serving_policy.check_code(self.code)  # served to a browser: lesson snippets only, as written
+        except serving_policy.PolicyRefusal as e:
+            from rich.text import Text
+
+            out.update(Text(str(e)))
+            self.state = "failed"
+            return
+        self.state = "running"
+        out.update("")
         start = time.monotonic()
         proc = await asyncio.create_subprocess_exec(
             *snippet_command(self.code), stdout=asyncio.subprocess.PIPE,

@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Input, Label, Select, Static
 
+from minigpt import serving_policy
 from minigpt.control import form as run_form
 from minigpt.errors import ConfigError
 from minigpt.training.options import OPTIONS_BY_NAME, Option, TrainConfig
@@ -219,8 +220,16 @@ class TrainingForm(Vertical):
     # -- validation ----------------------------------------------------------------------------
     def validate(self) -> TrainConfig | None:
         """The config if the form is valid; otherwise show why and mark the field."""
+        values = self.values()
         try:
-            cfg = run_form.config_from_form(self.values())
+            data = values.get("data", "").strip()
+            if data and data != run_form.EMBEDDED:
+                serving_policy.check_path(data)  # served to a browser: before the form reads the file
+        except serving_policy.PolicyRefusal as e:
+            self.show_error("data", str(e))
+            return None
+        try:
+            cfg = run_form.config_from_form(values)
         except ConfigError as e:
             self.show_error(e.field, str(e))
             return None
