@@ -182,6 +182,16 @@ class TutorPage:
                                  f"{self.screen_text()}") from e
         return self.screen_text()
 
+    def wait_for_match(self, pattern: str, timeout: float = 15.0) -> str:
+        """Wait until a line of the terminal matches the JavaScript regular expression ``pattern``."""
+        check = "(p) => new RegExp(p, 'm').test(window.__minigptScreen ? window.__minigptScreen() : '')"
+        try:
+            self.page.wait_for_function(check, arg=pattern, timeout=timeout * 1000, polling=50)
+        except Exception as e:
+            raise AssertionError(f"/{pattern}/ not shown within {timeout} s; the terminal shows:\n"
+                                 f"{self.screen_text()}") from e
+        return self.screen_text()
+
     def press(self, *keys: str) -> None:
         for key in keys:
             self.page.keyboard.press(key)
