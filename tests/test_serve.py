@@ -124,6 +124,10 @@ async def test_guest_tabs_get_their_own_folder_removed_when_they_close(tmp_path)
                 assert len(folders) == 2  # one per tab, nothing shared
                 assert all((f / "progress.sqlite3").exists() for f in folders)
             _wait_until(lambda: not _guest_folders(tmp), 30, "guest folders removed after their tabs closed")
+            async with http.ws_connect(f"ws://127.0.0.1:{server.port}/ws", origin=origin) as open_tab:
+                await _receive_until(open_tab, APP_FRAME)
+                assert len(_guest_folders(tmp)) == 1
+                assert server.stop() is not None  # stopped while a guest tab is still open
     finally:
-        assert server.stop() is not None
+        server.stop()
     assert not list(tmp.glob("minigpt-serve-*")), "the server's state folder outlived it"
