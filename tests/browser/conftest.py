@@ -30,8 +30,10 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium_path):
+    # Module scope, not session: Playwright's sync API keeps an event loop running on this thread
+    # while it is open, and the async tests of other modules need the thread to themselves.
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
