@@ -90,6 +90,8 @@ async def test_the_page_the_checks_and_the_session_limit(tmp_path):
 
         status, body = _get(port, host_header=f"rebind.attacker.example:{port}")
         assert status == 403 and "loopback" in body
+        status, body = _get(port, host_header="127.0.0.1:1');}</style><script>alert(1)</script>")
+        assert status in (400, 403) and "<script>" not in body
 
         async with aiohttp.ClientSession() as http:
             with pytest.raises(aiohttp.WSServerHandshakeError) as refused:

@@ -44,6 +44,7 @@ PAGE_TITLE = "minigpt-tutor: learn how GPT works"
 STOP_TIMEOUT_S = 10.0  # an app that does not quit on request is killed after this
 FULL_MESSAGE_S = 120.0  # how long a tab over the session limit keeps its message before closing
 _FONT_LINK = re.compile(r'<link[^>]*fonts\.googleapis\.com[^>]*>\s*')
+_HOST_HEADER = re.compile(r"[A-Za-z0-9.\-]+(:[0-9]+)?|\[[0-9A-Fa-f:.]+\](:[0-9]+)?")
 
 
 def is_loopback_name(host: str) -> bool:
@@ -144,6 +145,8 @@ class TutorServer(Server):
     def refusal(self, request: web.Request, websocket: bool) -> str | None:
         """Why this request must be refused, or None."""
         host = request.host or ""
+        if not _HOST_HEADER.fullmatch(host):  # it is written into the page: a name and a port, nothing else
+            return "This request's Host header is not a host name."
         hostname = urlsplit(f"//{host}").hostname or ""
         if not self.options.public and not is_loopback_name(hostname):
             return (f"This tutor is served on the loopback address only; {host!r} is not a name for it. "
@@ -171,9 +174,9 @@ class TutorServer(Server):
         # The page's websocket and static URLs: the address the browser used (0.0.0.0 is not one).
         self.public_url = f"{request.scheme}://{request.host}"
         response = await super().handle_index(request)
-        font = f"{self.public_url}/static/fonts/RobotoMono-VariableFont_wght.ttf"
         head = (f"<head>\n    <title>{html_escape(PAGE_TITLE)}</title>\n"
-                f"    <style>@font-face {{ font-family: 'Roboto Mono'; src: url('{font}'); }}</style>")
+                f"    <style>@font-face {{ font-family: 'Roboto Mono'; "
+                f"src: url('/static/fonts/RobotoMono-VariableFont_wght.ttf'); }}</style>")
         response.text = _FONT_LINK.sub("", response.text.replace("<head>", head, 1))
         return response
 
