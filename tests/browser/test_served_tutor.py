@@ -128,6 +128,8 @@ def test_a_run_started_in_the_browser_updates_its_chart_and_a_second_is_refused(
     tab.press("t")
     tab.wait_for_text("New training run")
     tab.press("Control+s")
+    tab.wait_for_text("Start this run in the background?")
+    tab.press("y")
 
     def progress() -> tuple[int, str]:
         screen = tab.wait_for_text("▶ running", timeout=60)
@@ -150,6 +152,8 @@ def test_a_run_started_in_the_browser_updates_its_chart_and_a_second_is_refused(
     tab.press("n")
     tab.wait_for_text("New training run")
     tab.press("Control+s")
+    tab.wait_for_text("Start this run in the background?")
+    tab.press("y")
     refused = tab.wait_for_text("Not started", "already training")
     assert "allows 1 at a time" in refused
     tab.screenshot("training-limit")
