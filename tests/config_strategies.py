@@ -55,6 +55,8 @@ def _fix(values: dict, draw) -> dict:
     values["time_s" if budget == "steps" else "steps"] = None
     if values["warmup"] >= 1:
         values["warmup"] = float(int(min(values["warmup"], 10**6)))
+    if values["model"] == "bigram":
+        values["processes"] = 1  # counted, not trained: one process
     return values
 
 
