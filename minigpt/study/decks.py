@@ -21,8 +21,15 @@ editing a card's wording keeps the learner's progress, which is keyed on the id)
     text = "..."
     why = "why that is wrong"
 
-    [[card]]  kind = "question": front, answer (model answer), checklist (3-5 points)
-    [[card]]  kind = "cloze": text with {{c1::hidden}} parts (all hidden at once), hint optional
+    [[card]]  kind = "question": front, answer (model answer), checklist (3-5 points),
+              short (optional: a one-sentence right answer for multiple choice, which also needs
+              at least two [[card.distractors]] of similar length)
+    [[card]]  kind = "cloze": text with {{c1::hidden}} parts (all hidden at once), hint optional;
+              the blanks are all words or all numbers (numbers are compared by value, within
+              tolerance / abs_tolerance, default exact)
+    note = "..."                   # optional on any card: cards sharing a note are siblings (the
+                                   # same fact asked another way) and are never shown back to back;
+                                   # a term's two directions and a numeric's cases share one already
 
     [[numeric]]                    # numbers computed by minigpt.study.numeric, never typed
     id = "num.block-params"
@@ -75,6 +82,22 @@ class StudyCard:
     cloze_answers: tuple[str, ...] = ()
     numeric: Any = None       # minigpt.study.numeric.NumericItem for numeric cards
     source: str = ""          # file the card came from
+    note: str = ""            # sibling group; empty means the card stands alone
+    short: str = ""           # question cards: a one-sentence right answer for multiple choice
+    tolerance: float = 0.0    # numeric cloze blanks: relative tolerance
+    abs_tolerance: float = 0.0  # numeric cloze blanks: absolute tolerance
+
+    @property
+    def note_id(self) -> str:
+        """Cards with the same note id are siblings: one fact asked in several ways."""
+        return self.note or self.id
+
+    @property
+    def numeric_blanks(self) -> bool:
+        """A cloze whose blanks are numbers: graded by value, asked with the numbers."""
+        from minigpt.study.numeric import is_number
+
+        return self.kind == "cloze" and all(is_number(a) for a in self.cloze_answers)
 
     @property
     def expected(self) -> str:
@@ -166,6 +189,9 @@ def _card_from_table(tbl: dict, path: Path, index: int) -> list[StudyCard]:
             raise DeckError(f"{where}: distractor #{j + 1} must be a table with text and why")
         dis.append(Distractor(_need(d, "text", f"{where} distractor #{j + 1}"),
                               _need(d, "why", f"{where} distractor #{j + 1}")))
+    note = tbl.get("note", "")
+    if not isinstance(note, str):
+        raise DeckError(f"{where}: 'note' must be a string")
     common = dict(lesson=lesson, tags=tags, distractors=tuple(dis), source=str(path),
                   group=tbl.get("group", ""))
     if kind == "term":
@@ -173,10 +199,11 @@ def _card_from_table(tbl: dict, path: Path, index: int) -> list[StudyCard]:
         definition = _need(tbl, "definition", where)
         extra = dict(term=term, definition=definition, aliases=_strs(tbl, "aliases", where),
                      confusables=_strs(tbl, "confusables", where))
-        cards = [StudyCard(id=cid, kind="term", front=term, back=definition, **extra, **common)]
+        cards = [StudyCard(id=cid, kind="term", front=term, back=definition, note=note or cid,
+                           **extra, **common)]
         if tbl.get("reverse", True):
             cards.append(StudyCard(id=f"{cid}:reverse", kind="reverse", front=definition,
-                                   back=term, **extra, **common))
+                                   back=term, note=note or cid, **extra, **common))
         return cards
     if kind == "question":
         front = _need(tbl, "front", where)
@@ -184,17 +211,33 @@ def _card_from_table(tbl: dict, path: Path, index: int) -> list[StudyCard]:
         checklist = _strs(tbl, "checklist", where)
         if not 3 <= len(checklist) <= 5:
             raise DeckError(f"{where}: checklist needs 3 to 5 points, has {len(checklist)}")
+        short = tbl.get("short", "")
+        if not isinstance(short, str):
+            raise DeckError(f"{where}: 'short' must be a string")
+        if short and len(dis) < 2:
+            raise DeckError(f"{where}: a 'short' answer needs at least two distractors")
         return [StudyCard(id=cid, kind="question", front=front, back=answer,
-                          checklist=checklist, **common)]
+                          checklist=checklist, short=short.strip(), note=note, **common)]
     if kind == "cloze":
         text = _need(tbl, "text", where)
         answers = tuple(m.group(2) for m in CLOZE_RE.finditer(text))
         if not answers:
             raise DeckError(f"{where}: cloze text has no {{{{c1::...}}}} part")
+        from minigpt.study.numeric import is_number
+
+        if len({is_number(a) for a in answers}) > 1:
+            raise DeckError(f"{where}: blanks must be all words or all numbers, not a mix")
+        tolerances = {}
+        for key in ("tolerance", "abs_tolerance"):
+            value = tbl.get(key, 0.0)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise DeckError(f"{where}: {key!r} must be a number ≥ 0")
+            tolerances[key] = float(value)
         return [StudyCard(id=cid, kind="cloze", front=cloze_render(text),
                           back=cloze_render(text, reveal=True), cloze_answers=answers,
                           aliases=_strs(tbl, "aliases", where),
-                          confusables=_strs(tbl, "confusables", where), **common)]
+                          confusables=_strs(tbl, "confusables", where), note=note,
+                          **tolerances, **common)]
     raise DeckError(f"{where}: unknown kind {kind!r} (term, question or cloze; "
                     f"numbers go in [[numeric]] tables)")
 
@@ -222,7 +265,8 @@ def _numeric_cards(tbl: dict, path: Path, index: int) -> list[StudyCard]:
             raise DeckError(f"{cwhere}: cannot generate {gen!r}: {e}") from e
         out.append(StudyCard(id=f"{base}.{cid}", kind="numeric", lesson=lesson,
                              front=item.prompt, back=item.solution, numeric=item,
-                             tags=_strs(tbl, "tags", where), source=str(path)))
+                             tags=_strs(tbl, "tags", where), source=str(path),
+                             note=tbl.get("note", base)))
     return out
 
 

@@ -1,19 +1,19 @@
 """Numeric flashcards: generated from parameters with minigpt's own maths, checked with a tolerance.
 
 ``generate(name, params)`` returns a ``NumericItem`` (prompt, value, worked solution); the deck
-files only hold the parameters (see ``minigpt.study.decks``). ``parse_number`` reads what a learner
-types: ``7.09M``, ``7,087,872``, ``7.1e6``, ``0.25``, ``1/4``, ``25%``, ``~3.2k``.
+files only hold the parameters (see ``minigpt.study.decks``). ``parse_number`` is the app's one
+reader of typed numbers: ``7.09M``, ``7,087,872``, ``7.1e6``, ``7.1 × 10^6``, ``0.25``, ``1/4``,
+``25%``, ``~3.2k``. Answers are compared by value with the tolerance stated in the question.
 """
 
 from __future__ import annotations
 
+import decimal
 import math
 import re
 from dataclasses import dataclass
 
-import torch
-
-from minigpt.teaching.attention import softmax, split_heads
+from minigpt.study.generators import GENERATORS, block_params  # noqa: F401 (re-export)
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,13 @@ class NumericItem:
     def is_shape(self) -> bool:
         return isinstance(self.value, tuple)
 
+    @property
+    def tolerance_note(self) -> str:
+        """Stated with the question, so the learner knows how exact to be."""
+        if self.is_shape:
+            return "exact shape"
+        return tolerance_text(self.tolerance, self.abs_tolerance, float(self.value))
+
 
 @dataclass(frozen=True)
 class NumericResult:
@@ -41,51 +48,97 @@ class NumericResult:
     solution: str
 
 
-_SUFFIX = {"k": 1e3, "m": 1e6, "mn": 1e6, "b": 1e9, "bn": 1e9, "g": 1e9, "t": 1e12}
+# Powers of ten a learner may write after a number; the one parser below reads all of them.
+_SUFFIX = {"k": 3, "m": 6, "mn": 6, "b": 9, "bn": 9, "g": 9, "t": 12}
 _THOUSANDS = re.compile(r"^\d{1,3}(,\d{3})+(\.\d+)?$")
+_POWER = re.compile(r"^(.+?)[x×*]10(?:\^|\*\*)([-+]?\d+)$")
+_UNIT = re.compile(r"^(.*?\d)(k|mn|m|bn|b|g|t)$")
+MAX_NUMBER_CHARS = 64          # longer input is not a number a learner typed; also bounds the time
+# Exact decimal arithmetic: huge exponents raise instead of overflowing to inf or to an error.
+_CONTEXT = decimal.Context(prec=40, Emax=10**6, Emin=-10**6,
+                           traps=[decimal.Overflow, decimal.InvalidOperation,
+                                  decimal.DivisionByZero])
+
+
+def _decimal(part: str, text: str) -> decimal.Decimal:
+    try:
+        value = _CONTEXT.create_decimal(part)
+    except decimal.DecimalException:
+        raise ValueError(f"cannot read {text!r} as a number") from None
+    if not value.is_finite():
+        raise ValueError(f"{text!r} is not a finite number")
+    return value
 
 
 def parse_number(text: str) -> float:
-    """Read a number as a learner might type it; raises ValueError with a readable message."""
+    """Read a number as a learner might type it; raises ValueError with a readable message.
+
+    Every quiz answer that is a number goes through here, so ``1/5``, ``0.2``, ``2e-1`` and
+    ``20%`` are the same answer. Values too large for a float are refused, never rounded to inf.
+    """
     s = text.strip().lower().replace("\u2212", "-").replace("_", "").replace(" ", "")
     s = s.lstrip("~≈=")
     if not s:
         raise ValueError("no number given")
-    scale = 1.0
+    if len(s) > MAX_NUMBER_CHARS:
+        raise ValueError(f"that is too long for a number ({MAX_NUMBER_CHARS} characters at most)")
+    exponent, percent = 0, False
     if s.endswith("%"):
-        s, scale = s[:-1], 0.01
-    m = re.match(r"^(.*?)(?:[x×*]10(?:\^|\*\*)([-+]?\d+))$", s)
+        s, percent = s[:-1], True
+    m = _POWER.match(s)
     if m:
-        s, scale = m.group(1), scale * 10.0 ** int(m.group(2))
-    m = re.match(r"^(.*?\d)(k|mn|m|bn|b|g|t)$", s)
+        if len(m.group(2).lstrip("+-")) > 6:
+            raise ValueError(f"{text!r} is far too large or too small")
+        s, exponent = m.group(1), int(m.group(2))
+    m = _UNIT.match(s)
     if m:
-        s, scale = m.group(1), scale * _SUFFIX[m.group(2)]
+        s, exponent = m.group(1), exponent + _SUFFIX[m.group(2)]
     if _THOUSANDS.match(s.lstrip("-+")):
         s = s.replace(",", "")
     elif s.count(",") == 1 and "." not in s:
         s = s.replace(",", ".")          # decimal comma: 0,25
-    if s.count("/") == 1:
-        num, den = s.split("/")
-        try:
-            n, d = float(num), float(den)
-        except ValueError:
-            raise ValueError(f"cannot read {text!r} as a fraction") from None
-        if d == 0:
-            raise ValueError("division by zero")
-        return n / d * scale
     try:
-        value = float(s)
+        if s.count("/") == 1:
+            num, den = (_decimal(p, text) for p in s.split("/"))
+            if den == 0:
+                raise ValueError("division by zero")
+            value = _CONTEXT.divide(num, den)
+        else:
+            value = _decimal(s, text)
+        value = value.scaleb(exponent - 2 * percent, _CONTEXT)
+    except decimal.DecimalException:
+        raise ValueError(f"{text!r} is far too large or too small") from None
+    result = float(value)
+    if not math.isfinite(result):
+        raise ValueError(f"{text!r} is too large for a number here")
+    return result
+
+
+def is_number(text: str) -> bool:
+    """True when ``parse_number`` reads the text (used to tell numeric blanks from words)."""
+    try:
+        parse_number(text)
     except ValueError:
-        raise ValueError(f"cannot read {text!r} as a number") from None
-    if not math.isfinite(value):
-        raise ValueError(f"{text!r} is not a finite number")
-    return value * scale
+        return False
+    return True
+
+
+def tolerance_text(tolerance: float, abs_tolerance: float, value: float) -> str:
+    """How close an answer must be, in words: the wider of the relative and absolute bounds."""
+    allowed = max(abs_tolerance, tolerance * abs(value))
+    if allowed == 0:
+        return "exact value"
+    if abs_tolerance >= tolerance * abs(value):
+        return f"within ±{_fmt(abs_tolerance)}"
+    return f"within {tolerance:.2%}".replace(".00%", "%") + " of the answer"
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
     """``(2, 12, 10, 64)``, ``[2,12,10,64]``, ``2x12x10x64`` or ``2 12 10 64``."""
+    if len(text.strip()) > MAX_NUMBER_CHARS:
+        raise ValueError(f"that is too long for a shape ({MAX_NUMBER_CHARS} characters at most)")
     parts = [p for p in re.split(r"[\s,x×*()\[\]]+", text.strip().lower()) if p]
-    if not parts or not all(p.isdigit() for p in parts):
+    if not parts or not all(p.isascii() and p.isdigit() for p in parts):
         raise ValueError(f"cannot read {text!r} as a shape such as (2, 4, 8, 16)")
     return tuple(int(p) for p in parts)
 
@@ -101,10 +154,16 @@ def check(item: NumericItem, text: str) -> NumericResult:
         msg = "right" if ok else f"expected {item.answer_text}"
         return NumericResult(ok, got, item.value, msg, item.solution)
     want = float(item.value)
-    allowed = max(item.abs_tolerance, item.tolerance * abs(want))
-    ok = abs(got - want) <= allowed + 1e-12
-    msg = "right" if ok else f"expected {item.answer_text} (±{_fmt(allowed)})"
+    ok = values_agree(got, want, item.tolerance, item.abs_tolerance)
+    msg = "right" if ok else f"expected {item.answer_text} ({item.tolerance_note})"
     return NumericResult(ok, got, want, msg, item.solution)
+
+
+def values_agree(got: float, want: float, tolerance: float = 0.0,
+                 abs_tolerance: float = 0.0) -> bool:
+    """Equal within the wider of a relative and an absolute tolerance (plus float rounding)."""
+    allowed = max(abs_tolerance, tolerance * abs(want), 1e-9 * max(abs(want), 1e-300))
+    return abs(got - want) <= allowed
 
 
 def _fmt(x: float) -> str:
@@ -113,75 +172,9 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
-# -- generators -------------------------------------------------------------------------------
-def block_params(d: int) -> dict[str, int]:
-    """Parameters of one pre-norm GPT block with biases and a 4x FFN, part by part."""
-    attention = 4 * d * d + 4 * d          # W_Q, W_K, W_V, W_O and their biases
-    ffn = d * 4 * d + 4 * d + 4 * d * d + d  # d -> 4d and 4d -> d, with biases
-    norms = 2 * 2 * d                      # two LayerNorms, each a gain and a shift
-    return {"attention": attention, "ffn": ffn, "layernorms": norms,
-            "total": attention + ffn + norms}
-
-
-def _gen_block_params(d: int) -> tuple[str, float, str, str]:
-    p = block_params(int(d))
-    assert p["total"] == 12 * d * d + 13 * d
-    prompt = (f"How many trainable numbers sit in one pre-norm GPT block with d_model = {d}, "
-              f"biases everywhere and a feed-forward layer 4× wide? (Ignore embeddings.)")
-    sol = (f"attention: 4·d² + 4·d = {p['attention']:,}\n"
-           f"feed-forward: d·4d + 4d + 4d·d + d = 8·d² + 5·d = {p['ffn']:,}\n"
-           f"two LayerNorms (gain + shift each): 4·d = {p['layernorms']:,}\n"
-           f"total: 12·d² + 13·d = {p['total']:,} ≈ {p['total'] / 1e6:.2f}M")
-    return prompt, float(p["total"]), f"{p['total']:,}", sol
-
-
-def _gen_softmax(scores: list[float], pick: int = 0) -> tuple[str, float, str, str]:
-    w = softmax(torch.tensor(scores, dtype=torch.float64))
-    m = max(scores)
-    exps = [math.exp(s - m) for s in scores]
-    total = sum(exps)
-    shown = ", ".join(f"{s:g}" for s in scores)
-    prompt = (f"Scores [{shown}] go through a softmax. What weight does position {pick + 1} get? "
-              f"(two or three decimals)")
-    sol = (f"subtract the max ({m:g}) for stability: exp(s − {m:g}) = "
-           + ", ".join(f"{e:.4f}" for e in exps)
-           + f"\nsum = {total:.4f}\nweights = " + ", ".join(f"{float(x):.3f}" for x in w)
-           + f"\nposition {pick + 1}: {float(w[pick]):.3f} (the row sums to 1)")
-    return prompt, float(w[pick]), f"{float(w[pick]):.3f}", sol
-
-
-def _gen_sqrt_scale(score: float, d_k: int) -> tuple[str, float, str, str]:
-    root = math.sqrt(d_k)
-    val = score / root
-    prompt = (f"A query·key dot product comes out at {score:g} in a head with d_k = {d_k}. "
-              f"What score enters the softmax after scaling?")
-    sol = (f"√d_k = √{d_k} = {root:.4g}\nscaled score = {score:g} / {root:.4g} = {val:.4g}\n"
-           f"why: with unit-variance entries a d_k-term dot product has variance d_k, so "
-           f"dividing by √d_k brings its spread back to about 1")
-    return prompt, val, f"{val:.4g}", sol
-
-
-def _gen_head_split(batch: int, seq: int, d: int, heads: int) -> tuple[str, tuple, str, str]:
-    per_item = split_heads(torch.zeros(seq, d, dtype=torch.float64), heads)
-    shape = (batch, *per_item.shape)
-    prompt = (f"A tensor of queries has shape (B={batch}, T={seq}, d={d}). After splitting into "
-              f"{heads} heads and moving the head axis forward, what is its shape?")
-    sol = (f"d_head = d / heads = {d} / {heads} = {d // heads}\n"
-           f"view as (B, T, heads, d_head) = ({batch}, {seq}, {heads}, {d // heads})\n"
-           f"transpose T and heads → (B, heads, T, d_head) = {shape}")
-    return prompt, shape, str(shape), sol
-
-
-GENERATORS = {
-    "block_params": (_gen_block_params, 0.01, 0.0),
-    "softmax": (_gen_softmax, 0.0, 0.005),
-    "sqrt_scale": (_gen_sqrt_scale, 0.0, 0.01),
-    "head_split": (_gen_head_split, 0.0, 0.0),
-}
-
-
 def generate(name: str, params: dict, *, tolerance: float | None = None,
              abs_tolerance: float | None = None) -> NumericItem:
+    """Build a numeric card's question from its generator (``minigpt.study.generators``)."""
     if name not in GENERATORS:
         raise ValueError(f"unknown generator {name!r}; known: {', '.join(GENERATORS)}")
     fn, rel, ab = GENERATORS[name]

@@ -1,5 +1,13 @@
 """Quiz questions built from deck cards: multiple choice, type the term, numbers, explain.
 
+Rules every question keeps (tests/test_content_rules.py checks them over the whole deck):
+- the options of one question are of one kind: all definitions, all terms or all sentences
+  written for that question, and the distractors are picked close in length to the right
+  option, so that length never gives the answer away;
+- "type the term" is only asked for terms; a blank or card whose answer is a number is asked
+  as a number and compared by value (``minigpt.study.numeric``), so 1/5, 0.2 and 2e-1 agree;
+- a chapter quiz asks about distinct notes (no fact twice) in at least two formats.
+
 Distractors come from the card's own known misconceptions (``[[card.distractors]]`` with a
 "why it is wrong") and from sibling concepts (same ``group``, else same lesson, else any term).
 Outcome → rating: wrong → Again (1); right with a typo or a hint → Hard (2); right → Good (3).
@@ -7,12 +15,17 @@ Outcome → rating: wrong → Again (1); right with a typo or a hint → Hard (2
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 
 from minigpt.study import numeric
 from minigpt.study.decks import Deck, StudyCard, load_decks
 from minigpt.study.matching import MatchResult, match_answer
+
+FORMATS = ("choice", "type", "numeric", "explain")
+CHAPTER_QUIZ_SIZE = 8          # questions in a chapter quiz when the lesson has that many notes
+CHAPTER_QUIZ_MIN = 6           # every lesson must offer at least this many (a test enforces it)
 
 
 @dataclass(frozen=True)
@@ -25,9 +38,10 @@ class Option:
 @dataclass
 class QuizQuestion:
     card: StudyCard
-    format: str                    # "choice" | "type" | "numeric" | "explain"
+    format: str                    # one of FORMATS
     prompt: str
     options: list[Option] = field(default_factory=list)
+    note: str = ""                 # e.g. the tolerance a numeric answer is checked with
 
     @property
     def card_id(self) -> str:
@@ -39,6 +53,17 @@ class QuizQuestion:
             if o.correct:
                 return i
         return None
+
+    @property
+    def right_answer(self) -> str:
+        """The answer in words, for feedback and the end-of-quiz list of misses."""
+        if self.options:
+            return self.options[self.answer_index].text
+        if self.card.kind in ("term", "reverse"):
+            return self.card.term
+        if self.card.kind == "question":
+            return self.card.short or self.card.back
+        return self.card.expected
 
 
 @dataclass(frozen=True)
@@ -58,8 +83,42 @@ def outcome_rating(correct: bool, *, typo: bool = False, hint: bool = False) -> 
     return 2 if (typo or hint) else 3
 
 
+def default_format(card: StudyCard) -> str:
+    """The format a card is asked in when nothing forces one."""
+    if card.kind == "numeric" or card.numeric_blanks:
+        return "numeric"
+    if card.kind == "term":
+        return "choice"
+    if card.kind in ("reverse", "cloze"):
+        return "type"
+    if card.kind == "question":
+        return "choice" if can_choose(card) else "explain"
+    return "explain"
+
+
+def formats_for(card: StudyCard) -> tuple[str, ...]:
+    """Every format that suits the card: what mode pickers and chapter quizzes draw from."""
+    if card.kind == "numeric" or card.numeric_blanks:
+        return ("numeric",)
+    if card.kind == "term":
+        return ("choice",)
+    if card.kind == "reverse":
+        return ("type", "choice")
+    if card.kind == "cloze":
+        return ("type",)
+    if card.kind == "question":
+        return ("choice", "explain") if can_choose(card) else ("explain",)
+    return ("explain",)
+
+
+def can_choose(card: StudyCard) -> bool:
+    return card.kind in ("term", "reverse") or (
+        card.kind == "question" and bool(card.short) and len(card.distractors) >= 2)
+
+
+# -- multiple choice ----------------------------------------------------------------------------
 def _siblings(deck: Deck, card: StudyCard) -> list[StudyCard]:
-    terms = [c for c in deck if c.kind == "term" and c.term != card.term]
+    terms = [c for c in deck if c.kind == "term" and c.note_id != card.note_id]
     for key in (lambda c: card.group and c.group == card.group, lambda c: c.lesson == card.lesson):
         near = [c for c in terms if key(c)]
         if len(near) >= 3:
@@ -67,59 +126,97 @@ def _siblings(deck: Deck, card: StudyCard) -> list[StudyCard]:
     return terms
 
 
+def _length_gap(text: str, right: str) -> float:
+    return abs(math.log(max(1, len(text)) / max(1, len(right))))
+
+
+def _pick_distractors(own: list[Option], pool: list[Option], right: str, need: int,
+                      rng: random.Random) -> list[Option]:
+    """Up to ``need`` wrong options, of a length close to the right one.
+
+    One known misconception always comes first (a second one if its length is comparable); the
+    rest come from the pool, nearest in length first. If the right option would still be the
+    longest, the shortest pick is swapped for a longer candidate, so that "pick the longest"
+    never works as a strategy.
+    """
+    seen = {right.casefold()}
+    chosen: list[Option] = []
+
+    def take(o: Option) -> None:
+        if o.text.casefold() not in seen and len(chosen) < need:
+            chosen.append(o)
+            seen.add(o.text.casefold())
+
+    ranked = sorted(own, key=lambda o: (_length_gap(o.text, right), rng.random()))
+    for i, o in enumerate(ranked[:2]):
+        if i == 0 or _length_gap(o.text, right) <= math.log(2.5):
+            take(o)
+    rest = [o for o in own + pool if o.text.casefold() not in seen]
+    rest.sort(key=lambda o: (round(_length_gap(o.text, right), 1), rng.random()))
+    for o in rest:
+        take(o)
+    swappable = [o for o in chosen if o is not chosen[0] or not ranked]
+    if swappable and all(len(o.text) < len(right) for o in chosen):
+        longer = [o for o in rest if o not in chosen and len(right) <= len(o.text) <= 2.5 * len(right)]
+        if longer:
+            shortest = min(swappable, key=lambda o: len(o.text))
+            chosen[chosen.index(shortest)] = min(longer, key=lambda o: len(o.text))
+    return chosen
+
+
 def choice_question(deck: Deck, card: StudyCard, rng: random.Random, k: int = 4) -> QuizQuestion:
-    """A multiple-choice question with k options (one right) for a term, reverse or question card."""
-    options: list[Option] = [Option(d.text, False, d.why) for d in card.distractors]
-    rng.shuffle(options)
-    options = options[:2]
-    sibs = _siblings(deck, card)
-    head, tail = sibs[:6], sibs[6:]
-    rng.shuffle(head)
-    sibs = head + tail
+    """A multiple-choice question with up to k options (one right) whose options are one kind."""
+    own = [Option(d.text, False, d.why) for d in card.distractors]
     if card.kind == "term":
         prompt, right = f"Which description fits “{card.term}”?", card.definition
-        pool = [Option(s.definition, False, f"That describes {s.term}.") for s in sibs]
+        pool = [Option(s.definition, False, f"That describes {s.term}.")
+                for s in _siblings(deck, card)]
     elif card.kind == "reverse":
-        prompt, right = f"Which term is this?\n{card.definition}", card.term
-        pool = [Option(c, False, f"“{c}” is a different idea that is easy to confuse with "
-                                  f"{card.term}.") for c in card.confusables]
-        pool += [Option(s.term, False, f"{s.term}: {s.definition}") for s in sibs]
-    elif card.kind == "question":
-        prompt, right = card.front, card.back
-        others = [c for c in deck if c.kind == "question" and c.id != card.id]
-        others.sort(key=lambda c: (c.lesson != card.lesson, rng.random()))
-        pool = [Option(c.back, False, f"That answers another question: {c.front}")
-                for c in others]
+        prompt, right = f"Which term is described here?\n{card.definition}", card.term
+        known = {c.term.casefold(): c for c in deck if c.kind == "term"}
+        own = [Option(known[c.casefold()].term, False,
+                      f"{known[c.casefold()].term} is a different idea: "
+                      f"{known[c.casefold()].definition}")
+               for c in card.confusables if c.casefold() in known]
+        pool = [Option(s.term, False, f"{s.term}: {s.definition}")
+                for s in _siblings(deck, card)]
+    elif card.kind == "question" and can_choose(card):
+        prompt, right, pool = card.front, card.short, []
     else:
         raise ValueError(f"card {card.id!r} ({card.kind}) cannot be a multiple-choice question")
-    seen = {right.casefold()} | {o.text.casefold() for o in options}
-    for o in pool:
-        if len(options) >= k - 1:
-            break
-        if o.text.casefold() not in seen:
-            options.append(o)
-            seen.add(o.text.casefold())
+    head, tail = pool[:8], pool[8:]
+    rng.shuffle(head)
+    options = _pick_distractors(own, head + tail, right, k - 1, rng)
     options.append(Option(right, True))
     rng.shuffle(options)
     return QuizQuestion(card, "choice", prompt, options)
 
 
+# -- building and answering questions -----------------------------------------------------------
+def numeric_note(card: StudyCard) -> str:
+    if card.kind == "numeric":
+        return card.numeric.tolerance_note
+    value = numeric.parse_number(card.cloze_answers[0])
+    return numeric.tolerance_text(card.tolerance, card.abs_tolerance, value)
+
+
 def question_for(deck: Deck, card: StudyCard, rng: random.Random | None = None,
                  fmt: str | None = None) -> QuizQuestion:
-    """Pick a suitable format for a card (or force one)."""
+    """A question for a card in its default format (or a forced one that suits it)."""
     rng = rng or random.Random()
-    if fmt is None:
-        fmt = {"term": "choice", "reverse": "type", "cloze": "type", "numeric": "numeric",
-               "question": "choice" if len(card.distractors) >= 2 else "explain"}.get(card.kind,
-                                                                                     "explain")
+    fmt = fmt or default_format(card)
+    if fmt not in formats_for(card):
+        raise ValueError(f"card {card.id!r} ({card.kind}) cannot be asked as {fmt!r}")
     if fmt == "choice":
         return choice_question(deck, card, rng)
     if fmt == "type":
-        prompt = (f"Type the term:\n{card.definition}" if card.kind in ("reverse", "term")
-                  else f"Fill the blank(s):\n{card.front}")
+        prompt = (f"Type the term:\n{card.definition}" if card.kind == "reverse"
+                  else f"Fill the blank{'s' * (len(card.cloze_answers) > 1)}:\n{card.front}")
         return QuizQuestion(card, "type", prompt)
     if fmt == "numeric":
-        return QuizQuestion(card, "numeric", card.numeric.prompt)
+        note = numeric_note(card)
+        text = card.numeric.prompt if card.kind == "numeric" else f"Fill in the number:\n{card.front}"
+        return QuizQuestion(card, "numeric", text, note=note)
     return QuizQuestion(card, "explain", f"In your own words: {card.front}")
 
 
@@ -154,9 +251,40 @@ def answer_typed(q: QuizQuestion, text: str, *, hint: bool = False) -> QuizOutco
 
 
 def answer_numeric(q: QuizQuestion, text: str, *, hint: bool = False) -> QuizOutcome:
-    r = numeric.check(q.card.numeric, text)
-    return QuizOutcome(r.correct, outcome_rating(r.correct, hint=hint), r.message,
-                       q.card.numeric.answer_text, solution=r.solution)
+    """A number (or shape) compared by value within the tolerance the question states."""
+    card = q.card
+    if card.kind == "numeric":
+        r = numeric.check(card.numeric, text)
+        return QuizOutcome(r.correct, outcome_rating(r.correct, hint=hint), r.message,
+                           card.numeric.answer_text, solution=r.solution)
+    parts = text.split(";") if len(card.cloze_answers) > 1 else [text]
+    try:
+        got = [numeric.parse_number(p) for p in parts]
+    except ValueError as e:
+        return QuizOutcome(False, 1, str(e), card.expected, solution=card.back)
+    ok = len(got) == len(card.cloze_answers) and all(
+        numeric.values_agree(g, numeric.parse_number(a), card.tolerance, card.abs_tolerance)
+        for g, a in zip(got, card.cloze_answers))
+    message = "right" if ok else f"expected {card.expected} ({q.note})"
+    return QuizOutcome(ok, outcome_rating(ok, hint=hint), message, card.expected,
+                       solution=card.back)
+
+
+def check_readable(q: QuizQuestion, text: str) -> str | None:
+    """Why a typed number cannot be read (a typing problem, not a wrong answer), or None."""
+    if q.format != "numeric":
+        return None
+    card = q.card
+    try:
+        if card.kind == "numeric" and card.numeric.is_shape:
+            numeric.parse_shape(text)
+        else:
+            parts = text.split(";") if card.kind == "cloze" and len(card.cloze_answers) > 1 else [text]
+            for p in parts:
+                numeric.parse_number(p)
+    except ValueError as e:
+        return str(e)
+    return None
 
 
 def reveal(q: QuizQuestion) -> tuple[str, tuple[str, ...]]:
@@ -172,24 +300,43 @@ def self_grade(q: QuizQuestion, points_met: int) -> QuizOutcome:
                        solution=q.card.back)
 
 
-def _concept(card: StudyCard) -> str:
-    return card.id.split(":")[0]
+# -- chapter quiz -------------------------------------------------------------------------------
+def chapter_notes(deck: Deck, lesson_id: str) -> dict[str, list[StudyCard]]:
+    """The lesson's cards grouped by note (one fact each), in deck order."""
+    notes: dict[str, list[StudyCard]] = {}
+    for card in deck.by_lesson(lesson_id):
+        notes.setdefault(card.note_id, []).append(card)
+    return notes
 
 
-def chapter_quiz(lesson_id: str, n: int = 5, seed: int | None = None, *,
+def chapter_quiz(lesson_id: str, n: int = CHAPTER_QUIZ_SIZE, seed: int | None = None, *,
                  deck: Deck | None = None) -> list[QuizQuestion]:
-    """Up to n questions on distinct concepts from the cards tagged with this lesson."""
+    """Up to n questions on distinct notes of one lesson, in at least two formats when possible."""
     deck = deck if deck is not None else load_decks()
     rng = random.Random(seed)
-    cards = deck.by_lesson(lesson_id)
-    if not cards:
-        raise ValueError(f"no cards are tagged with lesson {lesson_id!r}")
-    rng.shuffle(cards)
-    chosen, seen = [], set()
-    for card in cards:
-        if _concept(card) not in seen:
-            seen.add(_concept(card))
-            chosen.append(card)
-        if len(chosen) == n:
-            break
-    return [question_for(deck, c, rng) for c in chosen]
+    notes = list(chapter_notes(deck, lesson_id).values())
+    if not notes:
+        raise ValueError(f"no cards belong to this lesson ({lesson_id}) yet")
+    rng.shuffle(notes)
+    picked = []
+    for cards in notes[:n]:
+        options = [(c, f) for c in cards for f in formats_for(c)]
+        picked.append(rng.choice(options))
+    if len({f for _, f in picked}) < 2:
+        _diversify(picked, notes, n, rng)
+    return [question_for(deck, c, rng, fmt=f) for c, f in picked]
+
+
+def _diversify(picked: list, notes: list[list[StudyCard]], n: int, rng: random.Random) -> None:
+    """Swap one question to another format (or another note) so a quiz mixes formats."""
+    used = picked[0][1]
+    for i, cards in enumerate(notes[:n]):
+        other = [(c, f) for c in cards for f in formats_for(c) if f != used]
+        if other:
+            picked[i] = rng.choice(other)
+            return
+    for cards in notes[n:]:
+        other = [(c, f) for c in cards for f in formats_for(c) if f != used]
+        if other:
+            picked[-1] = rng.choice(other)
+            return

@@ -4,6 +4,15 @@ Every answer is one SQLite transaction (``Store.transaction()``, BEGIN IMMEDIATE
 card's current row, asks fsrs for the next state, writes the new row and appends a review_log
 row holding the previous row as JSON. So a killed process loses nothing committed, two processes
 answering at once serialise on the write lock, and ``undo`` restores the exact previous row.
+``undo`` only takes back answers this session gave (it remembers their log ids): another app
+instance's answers on the same database are never touched, and an answer is not undone once
+another session has answered the same card after it (that would erase the later answer).
+
+Order: learning cards first (by due), then due reviews, then new cards in lesson order (the
+lessons' ``order``, then terms before their reverse, cloze, numbers and questions). Siblings (cards
+of one note, see ``StudyCard.note_id``) are never next to each other when another card can go
+between them. With the setting ``study.new_from_read_lessons`` on, only cards of lessons the
+learner has read are introduced.
 
 Counts: "new" = a card with no card_state row (never answered), limited per UTC day by the
 setting ``study.new_per_day`` (default 20); "learning" = fsrs Learning/Relearning and due now;
@@ -20,8 +29,10 @@ from datetime import datetime, timedelta
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
 from minigpt.study.decks import Deck
+from minigpt.study.order import new_card_order, space_siblings
 
 NEW_PER_DAY_KEY = "study.new_per_day"
+NEW_FROM_READ_KEY = "study.new_from_read_lessons"
 DEFAULT_NEW_PER_DAY = 20
 LEECH_LAPSES = 8
 MODES = ("review", "cram", "quiz")
@@ -69,13 +80,36 @@ def _row_to_dict(row) -> dict | None:
     return dict(row) if row is not None else None
 
 
+class UndoError(RuntimeError):
+    """The last answer cannot be undone without erasing a later one; the message says why."""
+
+
 class StudySession:
     """Headless study logic; the TUI calls these methods and only draws the results."""
 
-    def __init__(self, store: Store, deck: Deck, *, desired_retention: float = sch.DESIRED_RETENTION):
+    def __init__(self, store: Store, deck: Deck, *, desired_retention: float = sch.DESIRED_RETENTION,
+                 lesson_order: dict[str, int] | None = None):
         self.store = store
         self.deck = deck
         self.scheduler = sch.make_scheduler(desired_retention)
+        self._lesson_order = lesson_order
+        self._answered: list[int] = []   # review_log ids this session wrote, oldest first
+
+    @property
+    def lesson_order(self) -> dict[str, int]:
+        """Lesson id → its ``order`` (read once from the lesson files; empty if unreadable)."""
+        if self._lesson_order is None:
+            from minigpt.lessons import LessonError, load_lessons
+
+            try:
+                self._lesson_order = {l.id: l.order for l in load_lessons()}
+            except LessonError:
+                self._lesson_order = {}
+        return self._lesson_order
+
+    def note_of(self, card_id: str) -> str:
+        card = self.deck.get(card_id)
+        return card.note_id if card is not None else card_id
 
     # -- reading -------------------------------------------------------------------------------
     def _row(self, card_id: str):
@@ -99,6 +133,16 @@ class StudySession:
 
     def set_new_per_day(self, n: int) -> None:
         self.store.set_setting(NEW_PER_DAY_KEY, str(max(0, int(n))))
+
+    def new_from_read_lessons(self) -> bool:
+        return self.store.get_setting(NEW_FROM_READ_KEY) == "1"
+
+    def set_new_from_read_lessons(self, on: bool) -> None:
+        self.store.set_setting(NEW_FROM_READ_KEY, "1" if on else "0")
+
+    def _new_order(self, card_ids: list[str]) -> list[str]:
+        read = self.store.lessons_read() if self.new_from_read_lessons() else None
+        return new_card_order(self.deck, card_ids, self.lesson_order, only_lessons=read)
 
     def new_introduced_today(self, now: datetime | None = None) -> int:
         day = sch.iso(start_of_utc_day(sch.as_utc(now)))
@@ -131,7 +175,9 @@ class StudySession:
                 bucket = due if st["fsrs_state"] == sch.State.Review else learning
                 bucket.append((st["due"], card.id))
         room = max(0, self.new_per_day() - self.new_introduced_today(now))
-        return ([c for _, c in sorted(learning)] + [c for _, c in sorted(due)] + new[:room])
+        ordered = ([c for _, c in sorted(learning)] + [c for _, c in sorted(due)]
+                   + self._new_order(new)[:room])
+        return space_siblings(ordered, self.note_of)
 
     def counts(self, now: datetime | None = None, *, lesson: str | None = None) -> Counts:
         now = sch.as_utc(now)
@@ -141,8 +187,14 @@ class StudySession:
         due = sum(1 for c in q if c in states and states[c]["fsrs_state"] == sch.State.Review)
         return Counts(new=new, learning=len(q) - new - due, due=due)
 
-    def next_card(self, now: datetime | None = None, *, lesson: str | None = None) -> str | None:
+    def next_card(self, now: datetime | None = None, *, lesson: str | None = None,
+                  after: str | None = None) -> str | None:
+        """The card to show now; ``after`` (the card just shown) keeps its siblings from being
+        next, and is itself skipped while another card is waiting."""
         q = self.queue(now, lesson=lesson)
+        if after is not None and len(q) > 1:
+            q = space_siblings([c for c in q if c != after], self.note_of, after) + (
+                [after] if after in q else [])
         return q[0] if q else None
 
     def preview(self, card_id: str, now: datetime | None = None) -> dict[int, timedelta]:
@@ -179,7 +231,7 @@ class StudySession:
             row = conn.execute("SELECT * FROM card_state WHERE card_id = ?", (card_id,)).fetchone()
             prev = _row_to_dict(row)
             if mode == "cram":
-                conn.execute(
+                log = conn.execute(
                     "INSERT INTO review_log(card_id, rating, mode, answer, reviewed_at, duration_ms,"
                     " was_new, prev_state) VALUES (?, ?, 'cram', ?, ?, ?, 0, NULL)",
                     (card_id, rating, answer, stamp, duration_ms))
@@ -199,11 +251,12 @@ class StudySession:
                          buried_until = NULL, updated_at = excluded.updated_at""",
                     (card_id, sch.card_to_json(after), sch.iso(after.due), int(after.state),
                      reps, lapses, stamp))
-                conn.execute(
+                log = conn.execute(
                     "INSERT INTO review_log(card_id, rating, mode, answer, reviewed_at, duration_ms,"
                     " was_new, prev_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (card_id, rating, mode, answer, stamp, duration_ms,
                      int(reps == 1), json.dumps(prev) if prev else None))
+        self._answered.append(log.lastrowid)
         return self.status(card_id)
 
     def cram(self, card_id: str, rating: int, **kw) -> CardStatus:
@@ -217,27 +270,55 @@ class StudySession:
         ids = [i for i in ids if not (states.get(i) or {}).get("suspended")]
         return sorted(ids, key=lambda i: (states[i]["due"] if i in states else "", i))
 
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._answered)
+
     def undo(self) -> str | None:
-        """Undo the most recent answer: delete its log row and restore the exact previous state.
+        """Undo this session's most recent answer: delete its log row, restore the previous row.
 
-        Returns the card id, or None when there is nothing to undo.
+        Returns the card id, or None when this session has nothing left to undo. Raises
+        ``UndoError`` (changing nothing) when another session has since answered the same card.
+        A suspension made since is kept: undoing an answer is not un-suspending.
         """
-        with self.store.transaction() as conn:
-            row = conn.execute("SELECT * FROM review_log ORDER BY id DESC LIMIT 1").fetchone()
-            if row is None:
-                return None
-            conn.execute("DELETE FROM review_log WHERE id = ?", (row["id"],))
-            if row["mode"] != "cram":
-                prev = json.loads(row["prev_state"]) if row["prev_state"] else None
-                conn.execute("DELETE FROM card_state WHERE card_id = ?", (row["card_id"],))
-                if prev is not None:
-                    cols = list(prev)
-                    conn.execute(
-                        f"INSERT INTO card_state({', '.join(cols)}) "
-                        f"VALUES ({', '.join('?' for _ in cols)})", [prev[c] for c in cols])
+        while self._answered:
+            log_id = self._answered[-1]
+            with self.store.transaction() as conn:
+                row = conn.execute("SELECT * FROM review_log WHERE id = ?", (log_id,)).fetchone()
+                if row is None:  # already gone (the database was reset): try the one before
+                    self._answered.pop()
+                    continue
+                if row["mode"] != "cram" and conn.execute(
+                        "SELECT 1 FROM review_log WHERE card_id = ? AND id > ? AND mode != 'cram'",
+                        (row["card_id"], log_id)).fetchone():
+                    raise UndoError("this card was answered again elsewhere since (another "
+                                    "window of the tutor?); undoing would erase that answer")
+                conn.execute("DELETE FROM review_log WHERE id = ?", (log_id,))
+                if row["mode"] != "cram":
+                    self._restore(conn, row["card_id"], row["prev_state"])
+            self._answered.pop()
             return row["card_id"]
+        return None
 
-    def _ensure_row(self, conn, card_id: str, now: datetime) -> None:
+    @staticmethod
+    def _restore(conn, card_id: str, prev_json: str | None) -> None:
+        current = conn.execute("SELECT suspended FROM card_state WHERE card_id = ?",
+                               (card_id,)).fetchone()
+        conn.execute("DELETE FROM card_state WHERE card_id = ?", (card_id,))
+        prev = json.loads(prev_json) if prev_json else None
+        if prev is None:
+            if current is not None and current["suspended"]:  # keep the suspension, unanswered
+                StudySession._ensure_row(conn, card_id, sch.utc_now())
+                conn.execute("UPDATE card_state SET suspended = 1 WHERE card_id = ?", (card_id,))
+            return
+        if current is not None:
+            prev["suspended"] = current["suspended"]
+        cols = list(prev)
+        conn.execute(f"INSERT INTO card_state({', '.join(cols)}) "
+                     f"VALUES ({', '.join('?' for _ in cols)})", [prev[c] for c in cols])
+
+    @staticmethod
+    def _ensure_row(conn, card_id: str, now: datetime) -> None:
         card = sch.new_card(card_id, now)
         conn.execute(
             "INSERT OR IGNORE INTO card_state(card_id, fsrs_json, due, fsrs_state, updated_at) "
