@@ -9,7 +9,8 @@ import zipfile
 from textual.widgets import Input, Static
 
 from minigpt.store import Store
-from minigpt.study.review import LEECH_LAPSES, history
+from minigpt.study.decks import load_decks
+from minigpt.study.review import LEECH_LAPSES, StudySession, history
 from tui.app import TutorApp
 from tui.screens.flashcards import FlashcardsScreen, export_path
 from tui.widgets.study_card import CardView, RatingBar
@@ -198,3 +199,90 @@ async def test_screen_actions_are_in_the_command_palette(tmp_path):
         await pilot.press("enter")
         await pilot.pause(0.3)
         assert app.screen is screen and screen.cram
+
+
+def _glance_count(app) -> int:
+    import re
+
+    text = str(app.screen.query_one("#glance", Static).render())
+    return int(re.search(r"Cards to study (\d+)", text).group(1))
+
+
+def _strip_counts(screen) -> tuple[int, int, int]:
+    import re
+
+    m = re.search(r"New (\d+) · Learning (\d+) · Due (\d+)", _strip(screen))
+    return tuple(int(x) for x in m.groups())
+
+
+async def test_counts_agree_across_home_flashcards_and_stats_and_follow_bury_and_suspend(tmp_path):
+    from tui.screens.study_stats import StudyStatsScreen
+
+    store = Store(tmp_path / "p.sqlite3")
+    StudySession(store, load_decks()).set_new_per_day(1000)   # every new card counts (no cap)
+    app = TutorApp(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        home = _glance_count(app)
+        screen = await _open(app, pilot)
+        assert sum(_strip_counts(screen)) == home == len(screen.session.deck)
+        shown = []
+        for key in ("b", "s"):                   # bury one card, suspend the next
+            shown.append(screen.current)
+            before = sum(_strip_counts(screen))
+            await pilot.press(key)
+            await pilot.pause()
+            assert sum(_strip_counts(screen)) == before - 1   # at once, on the same screen
+            assert screen.current not in shown
+        await pilot.press("space", "3")          # one answer: still counted (learning later)
+        await pilot.pause()
+        after = sum(_strip_counts(screen))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert _glance_count(app) == after
+        await pilot.press("s")
+        await pilot.pause()
+        assert isinstance(app.screen, StudyStatsScreen)
+        now = str(app.screen.query_one("#stats-now", Static).render())
+        assert f"To study now {after}:" in now
+
+
+async def test_siblings_never_follow_each_other_and_no_ids_on_cards(tmp_path):
+    store = Store(tmp_path / "p.sqlite3")
+    app = TutorApp(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open(app, pilot)
+        deck = screen.session.deck
+        seen = []
+        for _ in range(20):
+            if screen.current is None:
+                break
+            seen.append(screen.current)
+            kind = str(screen.query_one("#card-kind", Static).render())
+            assert screen.current not in kind and "." not in kind.replace("…", "")
+            await pilot.press("space", "1")
+            await pilot.pause()
+        notes = [deck[c].note_id for c in seen]
+        assert len(seen) >= 15 and all(a != b for a, b in zip(notes, notes[1:]))
+
+
+async def test_undo_in_one_window_leaves_the_other_windows_answer(tmp_path):
+    path = tmp_path / "p.sqlite3"
+    app = TutorApp(store=Store(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open(app, pilot)
+        mine = screen.current
+        await pilot.press("space", "3")
+        await pilot.pause()
+        from minigpt.study.review import StudySession
+
+        other = StudySession(Store(path), screen.session.deck)   # a second app instance
+        theirs = next(c.id for c in screen.session.deck if c.id != mine and c.kind == "question")
+        other.rate(theirs, 4)
+        await pilot.press("u")
+        await pilot.pause()
+        assert screen.current == mine and history(app.store, mine) == []
+        assert [r["rating"] for r in history(app.store, theirs)] == [4]
+        await pilot.press("u")                   # nothing more of this window's to undo
+        await pilot.pause()
+        assert [r["rating"] for r in history(app.store, theirs)] == [4]

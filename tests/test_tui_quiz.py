@@ -98,7 +98,14 @@ async def test_numeric_parses_forms_rejects_garbage_and_shows_the_worked_solutio
     app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _start(app, pilot, "3")
+        deck = screen.session.deck
+        screen.questions = [q.question_for(deck, deck["num.block-params.d768"]),
+                            q.question_for(deck, deck["num.head-split.gpt2"]),
+                            q.question_for(deck, deck["cloze.clip-factor"])]
+        screen.show_question()
+        await pilot.pause()
         view = screen.view
+        assert "within 1% of the answer" in str(view.query_one(".quiz-note", Static).render())
         item = view.question.card.numeric
         field = view.query_one("#answer", Input)
         field.value = "seven-ish"
@@ -113,10 +120,19 @@ async def test_numeric_parses_forms_rejects_garbage_and_shows_the_worked_solutio
         assert item.solution.splitlines()[0][:20] in _feedback(screen)
         await pilot.press("n")
         await pilot.pause()
-        item = screen.view.question.card.numeric
-        screen.view.query_one("#answer", Input).value = "(1, 1)" if item.is_shape else "-123456789"
+        screen.view.query_one("#answer", Input).value = "(1, 1)"
         await pilot.press("enter")
         assert _last(app)["rating"] == 1 and "✗ Wrong" in _feedback(screen)
+        await pilot.press("n")
+        await pilot.pause()
+        field = screen.view.query_one("#answer", Input)  # a numeric blank: 1/5 is 0.2
+        field.value = "1x10^400"
+        await pilot.press("enter")
+        assert "too large" in str(screen.view.query_one("#answer-error", Static).render())
+        assert _last(app)["card_id"] == "num.head-split.gpt2"  # nothing recorded for it
+        field.value = "1/5"
+        await pilot.press("enter")
+        assert _last(app) == {**_last(app), "card_id": "cloze.clip-factor", "rating": 3}
 
 
 async def test_explain_in_your_own_words_then_self_grade(tmp_path):
@@ -163,7 +179,10 @@ async def test_chapter_quiz_from_the_picker_and_from_a_lesson(tmp_path):
         assert screen.mode == "chapter" and screen.lesson
         lesson_cards = {c.id for c in screen.session.deck.by_lesson(screen.lesson)}
         assert {qq.card_id for qq in screen.questions} <= lesson_cards
-        assert 1 <= len(screen.questions) <= 5
+        assert 6 <= len(screen.questions) <= q.CHAPTER_QUIZ_SIZE
+        assert len({qq.format for qq in screen.questions}) >= 2
+        status = str(screen.query_one("#quiz-status", Static).render())
+        assert screen.titles[screen.lesson][1] in status and screen.lesson not in status
         view = screen.view
         if isinstance(view, ChoiceView):
             await pilot.press(str(view.question.answer_index + 1))
@@ -183,3 +202,50 @@ async def test_chapter_quiz_from_the_picker_and_from_a_lesson(tmp_path):
         screen = app.screen
         assert isinstance(screen, QuizScreen) and screen.lesson == "scaled-dot-product"
         assert {qq.card.lesson for qq in screen.questions} == {"scaled-dot-product"}
+
+
+def test_number_box_examples_are_no_answer():
+    from minigpt.study import numeric
+    from minigpt.study.decks import load_decks
+    from tui.widgets.study_quiz import NUMBER_EXAMPLES
+
+    answers = [float(c.numeric.value) for c in load_decks() if c.kind == "numeric"
+               and not c.numeric.is_shape]
+    answers += [numeric.parse_number(a) for c in load_decks() if c.kind == "cloze"
+                and c.numeric_blanks for a in c.cloze_answers]
+    for example in NUMBER_EXAMPLES:
+        value = numeric.parse_number(example)
+        assert not any(numeric.values_agree(value, a, 0.05) for a in answers), example
+
+
+async def test_end_of_quiz_lists_misses_and_reviews_them(tmp_path):
+    from tui.screens.flashcards import FlashcardsScreen
+    from tui.widgets.study_card import CardView
+
+    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _start(app, pilot, "1")
+        missed = []
+        for _ in screen.questions:
+            view = screen.view
+            wrong = next(i for i, o in enumerate(view.question.options) if not o.correct)
+            missed.append(view.question)
+            await pilot.press(str(wrong + 1))
+            await pilot.press("n")
+            await pilot.pause()
+        done = str(screen.query_one("#quiz-done", Static).render())
+        assert "Missed (5)" in done and "v: review" in done
+        for question in missed:
+            assert question.right_answer[:30] in " ".join(done.split())
+        assert "term." not in done and "q." not in done
+        await pilot.press("v")
+        await pilot.pause()
+        cards = app.screen
+        assert isinstance(cards, FlashcardsScreen)
+        assert cards.cram_ids == [qq.card_id for qq in missed]
+        assert cards.current == missed[0].card_id
+        kind = str(cards.query_one(CardView).query_one("#card-kind", Static).render())
+        assert missed[0].card_id not in kind
+        await pilot.press("space", "3")
+        await pilot.pause()
+        assert cards.current == missed[1].card_id and _last(app)["mode"] == "cram"

@@ -14,6 +14,7 @@ from minigpt.study.decks import load_decks
 from minigpt.study.review import StudySession
 from tui.app import TutorApp
 from tui.screens.study_stats import StudyStatsScreen
+from tui.widgets.study_card import card_title
 from tui.widgets.study_charts import ForecastChart, glyph
 
 
@@ -63,7 +64,8 @@ async def test_stats_screen_shows_the_library_numbers(tmp_path):
             assert f" {breakdown[rating]}  (" in line
         weakest = stats.weakest_cards(store, n=10)
         assert weakest and f"{weakest[0][1]:>3} lapses" in _text(screen, "weakest")
-        assert weakest[0][0] in _text(screen, "weakest")
+        assert weakest[0][0] not in _text(screen, "weakest")     # a name, never the card's id
+        assert card_title(load_decks()[weakest[0][0]])[:40] in _text(screen, "weakest")
 
 
 async def test_stats_screen_with_no_reviews_explains_itself(tmp_path):

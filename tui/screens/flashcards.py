@@ -1,7 +1,8 @@
 """Flashcard review: the due cards one by one, rated 1-4 with FSRS (minigpt.study.review).
 
 Every rating is one database transaction, so quitting at any moment keeps every answer. Cram mode
-reviews ahead: answers are logged as "cram" and the schedule is not touched.
+reviews ahead: answers are logged as "cram" and the schedule is not touched; the quiz opens this
+screen in cram mode over the cards a round missed. `u` only undoes this window's own answers.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from textual.widgets import Footer, Header, Input, Static
 from minigpt import paths, serving_policy
 from minigpt.study.anki import CardImportError, export_apkg, import_file, with_user_cards
 from minigpt.study.decks import DeckError, load_decks
-from minigpt.study.review import StudySession
+from minigpt.study.review import StudySession, UndoError
 from tui.widgets.study_card import CardView, RatingBar
 from tui.workers import background
 
@@ -46,17 +47,20 @@ class FlashcardsScreen(Screen):
         Binding("l", "suspend_leech", "Suspend leech", show=True),
         Binding("e", "export", "Export .apkg", show=True),
         Binding("i", "import", "Import", show=True),
+        Binding("o", "toggle_read_only", "New: read lessons only", show=False),
         Binding("plus", "new_limit(5)", "More new/day", key_display="+", show=False),
         Binding("minus", "new_limit(-5)", "Fewer new/day", key_display="-", show=False),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, review: list[str] | None = None) -> None:
         super().__init__()
         self.session: StudySession | None = None
-        self.cram = False
-        self.cram_ids: list[str] = []
+        self.review = list(review or [])  # card ids to go through at once (missed in a quiz)
+        self.cram = bool(self.review)
+        self.cram_ids: list[str] = list(self.review)
         self.cram_pos = 0
         self.current: str | None = None
+        self.previous: str | None = None  # the card shown last: its siblings do not come next
         self.leech: str | None = None     # a card that just reached 8 lapses, awaiting a decision
         self.undo_stack: list[tuple[str, str]] = []  # ("rate", id) | ("suspend", id), this visit
         self._shown_at = time.monotonic()
@@ -85,6 +89,7 @@ class FlashcardsScreen(Screen):
             self.query_one(CardView).show(None, empty_text="Fix the deck file and reopen Flashcards.")
             return
         self.session = StudySession(self.app.store, deck)
+        self.cram_ids = [c for c in self.cram_ids if c in deck.cards]
         self.query_one(CardView).focus()
         self.advance()
 
@@ -99,18 +104,24 @@ class FlashcardsScreen(Screen):
                 self.cram_pos += 1
             self.current = self.cram_ids[self.cram_pos] if self.cram_pos < len(self.cram_ids) else None
         else:
-            self.current = self.session.next_card()
+            self.current = self.session.next_card(after=self.previous)
         self.show_current()
 
     def show_current(self) -> None:
         view = self.query_one(CardView)
         if self.current is None:
-            done = ("Cram list finished. c: back to the scheduled review." if self.cram else
-                    "Nothing to study right now: every due card is done. "
-                    "c: cram (review ahead) · escape: back")
+            if self.review:
+                done = "Every missed card reviewed. escape: back to the quiz"
+            elif self.cram:
+                done = "Cram list finished. c: back to the scheduled review."
+            else:
+                done = ("Nothing to study right now: every due card is done. "
+                        "c: cram (review ahead) · o: new cards only from lessons read · "
+                        "escape: back")
             view.show(None, empty_text=done)
         else:
             view.show(self.session.deck[self.current])
+            self.previous = self.current
         self._shown_at = time.monotonic()
         self.refresh_strip()
         self.refresh_bindings()
@@ -119,11 +130,13 @@ class FlashcardsScreen(Screen):
         s = self.session
         c = s.counts()
         limit = s.new_per_day()
+        only_read = " · read lessons only" if s.new_from_read_lessons() else ""
         text = (f"New [b]{c.new}[/b] · Learning [b]{c.learning}[/b] · Due [b]{c.due}[/b]"
-                f"   [dim]new today {s.new_introduced_today()}/{limit}[/dim]")
+                f"   [dim]new today {s.new_introduced_today()}/{limit}{only_read}[/dim]")
         strip = self.query_one("#fc-counts", Static)
         if self.cram:  # one line at 80 columns: the scheduled counts stay visible for reference
-            text = (f"[b]CRAM[/b] review ahead, schedule untouched · "
+            what = "[b]MISSED[/b] quiz cards" if self.review else "[b]CRAM[/b] review ahead"
+            text = (f"{what}, schedule untouched · "
                     f"{min(self.cram_pos + 1, len(self.cram_ids))}/{len(self.cram_ids)} │ "
                     f"new {c.new} · learning {c.learning} · due {c.due}")
         strip.set_class(self.cram, "-cram")
@@ -144,7 +157,7 @@ class FlashcardsScreen(Screen):
             where = Path(card.source).name if card.source else "your imported file"
             leech.update(
                 f"⚠ Leech: “{escape(card.front[:60])}” has been forgotten {st.lapses} times. "
-                f"Rewrite it in {escape(where)} (its id {escape(card.id)} keeps your progress) "
+                f"Rewrite it in {escape(where)} (your progress stays with it) "
                 f"or press [b]l[/b] to suspend it. Rating the next card dismisses this.")
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
@@ -198,9 +211,13 @@ class FlashcardsScreen(Screen):
             self.session.suspend(card_id, False)
             self.notify("Suspension undone")
         else:
-            card_id = self.session.undo()
+            try:
+                card_id = self.session.undo()
+            except UndoError as e:
+                self.notify(f"Not undone: {e}", severity="warning")
+                return
             if card_id is None:
-                self.notify("Nothing to undo")
+                self.notify("Nothing of yours to undo in this window")
                 return
             if self.undo_stack:
                 self.undo_stack.pop()
@@ -244,12 +261,25 @@ class FlashcardsScreen(Screen):
         if self.session is None:
             return
         self.cram = not self.cram
+        self.review = []
         if self.cram:
             self.cram_ids, self.cram_pos = self.session.cram_queue(), 0
             self.notify("Cram mode: reviewing ahead; answers are logged but the schedule is untouched")
         else:
             self.notify("Back to the scheduled review")
         self.advance()
+
+    def action_toggle_read_only(self) -> None:
+        if self.session is None:
+            return
+        on = not self.session.new_from_read_lessons()
+        self.session.set_new_from_read_lessons(on)
+        self.notify("New cards only from lessons you have read" if on else
+                    "New cards from every lesson, in lesson order")
+        if not self.cram and self.current is None:
+            self.advance()
+        else:
+            self.refresh_strip()
 
     def action_new_limit(self, step: int) -> None:
         if self.session is None:

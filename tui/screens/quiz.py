@@ -1,7 +1,8 @@
 """Quiz: pick a mode, answer a round of questions; each answer feeds the review log as quiz:<mode>.
 
 Questions and grading come from minigpt.study.quiz; the rating each outcome maps to
-(wrong → Again, typo or hint → Hard, right → Good) is recorded with StudySession.rate.
+(wrong → Again, typo or hint → Hard, right → Good) is recorded with StudySession.rate. The end of
+a round lists what was missed with the right answers, and `v` reviews those cards at once.
 """
 
 from __future__ import annotations
@@ -23,14 +24,29 @@ from tui.widgets.study_quiz import FORMAT_TITLES, QuestionView, TypedView, view_
 
 ROUND = 5
 RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
-# mode id -> (title, card kinds it draws from, question format)
+# mode id -> title; a mode draws every card that can be asked in that format
 MODES = {
-    "choice": ("Multiple choice", ("term", "reverse", "question"), "choice"),
-    "type": ("Type the term", ("reverse", "cloze"), "type"),
-    "numeric": ("Numbers", ("numeric",), "numeric"),
-    "explain": ("Explain in your own words", ("question",), "explain"),
-    "chapter": ("Chapter quiz", (), None),
+    "choice": "Multiple choice",
+    "type": "Type the term",
+    "numeric": "Numbers",
+    "explain": "Explain in your own words",
+    "chapter": "Chapter quiz",
 }
+
+
+def lesson_titles() -> dict[str, tuple[int, str]]:
+    """Lesson id → (order, title); empty when the lessons cannot be read (ids never shown)."""
+    from minigpt.lessons import LessonError, load_lessons
+
+    try:
+        return {lesson.id: (lesson.order, lesson.title) for lesson in load_lessons()}
+    except LessonError:
+        return {}
+
+
+def _short(text: str, width: int = 70) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 class QuizScreen(Screen):
@@ -40,6 +56,7 @@ class QuizScreen(Screen):
         Binding("f2", "hint", "Hint"),
         Binding("n,enter", "next", "Next question", show=True, key_display="n"),
         Binding("r", "again", "Another round", show=True),
+        Binding("v", "review_missed", "Review missed", show=True),
         Binding("m", "modes", "Modes", show=True),
     ]
 
@@ -48,9 +65,11 @@ class QuizScreen(Screen):
         self.start_lesson = lesson
         self.rng = random.Random(seed)
         self.session: StudySession | None = None
+        self.titles: dict[str, tuple[int, str]] = {}
         self.mode: str | None = None
         self.lesson: str | None = None
         self.questions: list[q.QuizQuestion] = []
+        self.missed: list[tuple[q.QuizQuestion, q.QuizOutcome]] = []
         self.index = 0
         self.score = 0
         self.state = "pick"  # pick | lesson | question | answered | done
@@ -63,6 +82,7 @@ class QuizScreen(Screen):
 
     def on_mount(self) -> None:
         self.sub_title = "Quiz"
+        self.titles = lesson_titles()
         try:
             self.session = StudySession(self.app.store, load_decks())
         except DeckError as e:
@@ -72,6 +92,9 @@ class QuizScreen(Screen):
             self.start_chapter(self.start_lesson)
         else:
             self.show_modes()
+
+    def title_of(self, lesson_id: str) -> str:
+        return self.titles.get(lesson_id, (0, "this lesson"))[1]
 
     # -- states -------------------------------------------------------------------------------
     def set_status(self, text: str) -> None:
@@ -87,25 +110,20 @@ class QuizScreen(Screen):
         self.state, self.mode = "pick", None
         self.set_status("[b]Quiz[/b] · pick a mode (1-5 or enter) · answers feed your flashcard schedule")
         options = OptionList(*[Option(f"{i}. {title}", id=mode)
-                               for i, (mode, (title, _, _)) in enumerate(MODES.items(), 1)],
-                             id="quiz-modes")
+                               for i, (mode, title) in enumerate(MODES.items(), 1)], id="quiz-modes")
         self._fill(options)
         self.call_after_refresh(options.focus)
         self.refresh_bindings()
 
     def show_lessons(self) -> None:
-        from minigpt.lessons import load_lessons
-
         self.state = "lesson"
-        try:
-            titles = {l.id: (l.order, l.title) for l in load_lessons()}
-        except Exception:  # a broken lesson file must not hide the quiz: fall back to ids
-            titles = {}
-        lessons = sorted(self.session.deck.lessons(), key=lambda l: (titles.get(l, (10**6, l)), l))
+        deck = self.session.deck
+        lessons = sorted(deck.lessons(), key=lambda l: (self.titles.get(l, (10**6, l)), l))
         self.set_status("[b]Chapter quiz[/b] · pick a lesson · escape: modes")
-        options = OptionList(*[Option(f"{titles.get(l, (0, l))[1]}  "
-                                      f"[dim]({len(self.session.deck.by_lesson(l))} cards)[/dim]",
-                                      id=l) for l in lessons], id="quiz-lessons")
+        options = OptionList(*[Option(f"{escape(self.title_of(l))}  "
+                                      f"[dim]({len(q.chapter_notes(deck, l))} questions)[/dim]",
+                                      id=l) for l in lessons if l in self.titles],
+                             id="quiz-lessons")
         self._fill(options)
         self.call_after_refresh(options.focus)
         self.refresh_bindings()
@@ -128,27 +146,33 @@ class QuizScreen(Screen):
         if mode == "chapter":
             self.show_lessons()
             return
-        _, kinds, fmt = MODES[mode]
         due = set(self.session.queue())
-        cards = [c for c in self.session.deck if c.kind in kinds]
+        cards = [c for c in self.session.deck if mode in q.formats_for(c)]
         self.rng.shuffle(cards)
         cards.sort(key=lambda c: c.id not in due)  # cards due now first, the rest at random
+        picked, notes = [], set()
+        for card in cards:  # one card per note: a round never asks the same fact twice
+            if card.note_id not in notes:
+                notes.add(card.note_id)
+                picked.append(card)
         self.mode, self.lesson = mode, None
-        self.begin([q.question_for(self.session.deck, c, self.rng, fmt=fmt) for c in cards[:ROUND]])
+        self.begin([q.question_for(self.session.deck, c, self.rng, fmt=mode)
+                    for c in picked[:ROUND]])
 
     def start_chapter(self, lesson_id: str) -> None:
         try:
-            questions = q.chapter_quiz(lesson_id, n=ROUND, seed=self.rng.randrange(2**31),
+            questions = q.chapter_quiz(lesson_id, seed=self.rng.randrange(2**31),
                                        deck=self.session.deck)
-        except ValueError as e:
+        except ValueError:
             self.show_modes()
-            self.set_status(f"✗ {escape(str(e))} · pick another mode")
+            self.set_status(f"✗ No questions for “{escape(self.title_of(lesson_id))}” yet · "
+                            "pick another mode")
             return
         self.mode, self.lesson = "chapter", lesson_id
         self.begin(questions)
 
     def begin(self, questions: list[q.QuizQuestion]) -> None:
-        self.questions, self.index, self.score = questions, 0, 0
+        self.questions, self.index, self.score, self.missed = questions, 0, 0, []
         self.show_question()
 
     def show_question(self) -> None:
@@ -160,11 +184,16 @@ class QuizScreen(Screen):
         self.call_after_refresh(view.focus_answer)
         self.refresh_bindings()
 
+    def round_title(self) -> str:
+        if self.mode == "chapter" and self.lesson:
+            return f"{MODES['chapter']}: {self.title_of(self.lesson)}"
+        return MODES[self.mode]
+
     def update_status(self) -> None:
-        title = MODES[self.mode][0] + (f": {self.lesson}" if self.lesson else "")
-        fmt = f" ({FORMAT_TITLES[self.questions[self.index].format]})" if self.mode == "chapter" else ""
-        self.set_status(f"[b]{escape(title)}[/b] · question {self.index + 1}/{len(self.questions)}"
-                        f"{fmt} · score {self.score}")
+        fmt = (f" ({FORMAT_TITLES[self.questions[self.index].format]})"
+               if self.mode == "chapter" else "")
+        self.set_status(f"[b]{escape(self.round_title())}[/b] · question {self.index + 1}/"
+                        f"{len(self.questions)}{fmt} · score {self.score}")
 
     @property
     def view(self) -> QuestionView | None:
@@ -177,22 +206,32 @@ class QuizScreen(Screen):
         self.session.rate(event.view.question.card_id, out.rating, answer=event.answer[:2000],
                           mode=log_mode)
         self.score += int(out.correct)
+        if not out.correct:
+            self.missed.append((event.view.question, out))
         self.state = "answered"
         self.update_status()
         last = self.index + 1 >= len(self.questions)
         event.view.mount(Static(
-            f"Recorded as [b]{RATING_NAMES[out.rating]} ({out.rating})[/b] in your review log "
-            f"({log_mode}). " + ("n: see the score" if last else "n: next question"),
-            classes="quiz-recorded"))
+            f"Recorded as [b]{RATING_NAMES[out.rating]} ({out.rating})[/b] in your review log. "
+            + ("n: see the score" if last else "n: next question"), classes="quiz-recorded"))
         self.query_one("#quiz-body").focus()
         self.refresh_bindings()
 
     def show_done(self) -> None:
         self.state = "done"
         total = len(self.questions)
-        self.set_status(f"[b]{escape(MODES[self.mode][0])}[/b] · finished · score {self.score}/{total}")
-        self._fill(Static(f"[b]{self.score} of {total} right.[/b]\n\nr: another round · "
-                          "m: pick another mode · escape: back", id="quiz-done"))
+        self.set_status(f"[b]{escape(self.round_title())}[/b] · finished · "
+                        f"score {self.score}/{total}")
+        lines = [f"[b]{self.score} of {total} right.[/b]"]
+        if self.missed:
+            lines += ["", f"[b]Missed ({len(self.missed)})[/b], with the right answers:"]
+            for question, outcome in self.missed:
+                ask = question.prompt.splitlines()[-1] if question.card.kind in (
+                    "reverse", "cloze") else question.prompt.splitlines()[0]
+                lines.append(f"✗ {escape(_short(ask))}\n  → [b]{escape(_short(question.right_answer))}[/b]")
+            lines += ["", "v: review these cards now (flashcards, schedule untouched)"]
+        lines += ["", "r: another round · m: pick another mode · escape: back"]
+        self._fill(Static("\n".join(lines), id="quiz-done"))
         self.query_one("#quiz-body").focus()
         self.refresh_bindings()
 
@@ -207,6 +246,8 @@ class QuizScreen(Screen):
             return isinstance(view, TypedView) and view.question.format == "type" and self.state == "question"
         if action == "again":
             return self.state == "done"
+        if action == "review_missed":
+            return self.state == "done" and bool(self.missed)
         if action == "modes":
             return self.state in ("answered", "done", "lesson")
         return True
@@ -235,13 +276,18 @@ class QuizScreen(Screen):
         elif self.mode:
             self.start_mode(self.mode)
 
+    def action_review_missed(self) -> None:
+        from tui.screens.flashcards import FlashcardsScreen
+
+        ids = list(dict.fromkeys(question.card_id for question, _ in self.missed))
+        if ids:
+            self.app.push_screen(FlashcardsScreen(review=ids))
+
     def action_modes(self) -> None:
         self.show_modes()
 
     def action_back(self) -> None:
         if self.state in ("pick",) or (self.start_lesson and self.state != "lesson"):
             self.app.pop_screen()
-        elif self.state == "lesson":
-            self.show_modes()
         else:  # leaving a round: answers already given are kept in the log
             self.show_modes()

@@ -13,6 +13,8 @@ from minigpt.study import scheduler as sch
 from minigpt.study import stats
 from minigpt.study.anki import with_user_cards
 from minigpt.study.decks import DeckError, load_decks
+from minigpt.study.review import queue_counts
+from tui.widgets.study_card import card_title
 from tui.widgets.study_charts import (ForecastChart, buttons_text, heatmap_text, retention_text,
                                       weakest_text)
 
@@ -27,6 +29,7 @@ class StudyStatsScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="stats-body"):
+            yield Static(id="stats-now")
             with Vertical(classes="stats-section", id="stats-forecast") as box:
                 box.border_title = "Due forecast"
                 yield ForecastChart(id="stats-forecast-chart")
@@ -49,9 +52,16 @@ class StudyStatsScreen(Screen):
     def action_refresh_stats(self) -> None:
         store = self.app.store
         now = sch.utc_now()
+        try:  # the very numbers the home screen and the flashcards strip show
+            c = queue_counts(store, now)
+            self.query_one("#stats-now", Static).update(
+                f"To study now [b]{c.total}[/b]: new {c.new} · learning {c.learning} · "
+                f"due {c.due}")
+        except DeckError as e:
+            self.query_one("#stats-now", Static).update(f"✗ {escape(str(e))}")
         forecast = stats.due_forecast(store, days=14, now=now)
         self.query_one(ForecastChart).set_forecast(forecast)
-        days = " · ".join(f"{'today' if i == 0 else d.strftime('%a %d')}: {n}"
+        days = " · ".join(f"{'rest of today' if i == 0 else d.strftime('%a %d')}: {n}"
                           for i, (d, n) in enumerate(forecast[:6]))
         self.query_one("#stats-forecast-text", Static).update(
             f"{days}\nNext 14 days: [b]{sum(n for _, n in forecast)}[/b] cards due")
@@ -63,7 +73,7 @@ class StudyStatsScreen(Screen):
             buttons_text(breakdown) + "\n[dim]all modes: review, cram and quizzes[/dim]")
         try:
             deck = with_user_cards(load_decks(), store)
-            fronts = {c.id: c.front for c in deck}
+            fronts = {c.id: card_title(c) for c in deck}
         except DeckError as e:
             fronts = {}
             self.notify(f"A deck file could not be read: {escape(str(e))}", severity="error")

@@ -24,6 +24,13 @@ KIND_LABELS = {
 }
 
 
+def card_title(card: StudyCard) -> str:
+    """A name for a card in lists (stats, leeches): its term and direction, or its question."""
+    if card.kind in ("term", "reverse"):
+        return f"{card.term} ({KIND_LABELS[card.kind]})"
+    return " ".join(card.front.split())
+
+
 def card_front(card: StudyCard) -> str:
     return escape(card.front)
 
@@ -59,7 +66,7 @@ class CardView(VerticalScroll):
             kind.update("")
             front.update(empty_text)
         else:
-            kind.update(f"[dim]{KIND_LABELS.get(card.kind, card.kind)} · {escape(card.id)}[/dim]")
+            kind.update(f"[dim]{KIND_LABELS.get(card.kind, card.kind)}[/dim]")
             front.update(card_front(card))
         self._draw_back()
         self.scroll_home(animate=False)

@@ -69,14 +69,15 @@ def buttons_text(counts: dict[int, int], width: int = 30) -> str:
     return "\n".join(lines)
 
 
-def weakest_text(rows: list[tuple[str, int, bool]], fronts: dict[str, str]) -> str:
+def weakest_text(rows: list[tuple[str, int, bool]], titles: dict[str, str]) -> str:
+    """The most-forgotten cards by name (``card_title``), never by their internal id."""
     if not rows:
         return "No lapses yet: no card has been forgotten after it was learned."
     out = []
     for card_id, lapses, leech in rows:
-        front = fronts.get(card_id, "(card no longer in the decks)").replace("\n", " ")
+        title = titles.get(card_id, "(a card no longer in the decks)").replace("\n", " ")
         flag = " [b]LEECH[/b]" if leech else ""
-        out.append(f"{lapses:>3} lapses{flag}  {escape(card_id)}\n      {escape(front[:64])}")
+        out.append(f"{lapses:>3} lapses{flag}  {escape(title[:62])}")
     return "\n".join(out)
 
 

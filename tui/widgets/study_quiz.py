@@ -14,11 +14,12 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from minigpt.study import numeric
 from minigpt.study import quiz as q
 
 FORMAT_TITLES = {"choice": "Multiple choice", "type": "Type the term", "numeric": "Numbers",
                  "explain": "Explain in your own words"}
+# Examples of what the number box reads; tests check that none equals an answer in the decks.
+NUMBER_EXAMPLES = ("7/9", "0.0625", "1.5e3", "12k", "40%")
 
 
 def diff_markup(pieces: list[tuple[str, str]]) -> str:
@@ -59,6 +60,8 @@ class QuestionView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(escape(self.question.prompt), classes="quiz-prompt")
+        if self.question.note:  # how exact a number must be, stated before answering
+            yield Static(f"[dim]Accepted: {escape(self.question.note)}[/dim]", classes="quiz-note")
         yield from self.compose_answer()
         yield Static(classes="quiz-feedback", id="feedback")
 
@@ -134,8 +137,11 @@ class TypedView(QuestionView):
         self.hinted = False
 
     def compose_answer(self) -> ComposeResult:
-        if self.question.format == "numeric":
-            hint = "e.g. 7.09M, 7,087,872, 7.1e6, 0.25 or a shape (2, 4, 8, 16)"
+        card = self.question.card
+        if self.question.format == "numeric" and card.kind == "numeric" and card.numeric.is_shape:
+            hint = "a shape such as (5, 3, 7)"
+        elif self.question.format == "numeric":
+            hint = "a number, e.g. " + ", ".join(NUMBER_EXAMPLES)
         elif self.question.card.kind == "cloze" and len(self.question.card.cloze_answers) > 1:
             hint = "several blanks: separate them with /"
         elif self.question.card.kind == "cloze":
@@ -175,11 +181,9 @@ class TypedView(QuestionView):
             error.update("✗ Type an answer first (enter submits).")
             return
         if self.question.format == "numeric":
-            item = self.question.card.numeric
-            try:  # an unreadable number is a typing problem, not a wrong answer: say why, keep it
-                numeric.parse_shape(text) if item.is_shape else numeric.parse_number(text)
-            except ValueError as e:
-                error.update(f"✗ {escape(str(e))}")
+            problem = q.check_readable(self.question, text)
+            if problem:  # an unreadable number is a typing problem, not a wrong answer: say why
+                error.update(f"✗ {escape(problem)}")
                 return
             outcome = q.answer_numeric(self.question, text, hint=self.hinted)
             feedback = (f"{verdict_line(outcome)}\nYou typed {escape(text.strip())} · "
