@@ -33,7 +33,8 @@ async def test_launch_lands_on_home_with_every_area(app):
         assert [options.get_option_at_index(i).id for i in range(options.option_count)] == [a.id for a in AREAS]
 
 
-async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the_end(app):
+async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the_end(app, monkeypatch):
+    monkeypatch.setattr(LessonScreen, "settle_s", 0.02)  # a quick reader: rests 0.02 s a page
     lessons = load_lessons()
     assert lessons
     async with app.run_test(size=(80, 24)) as pilot:
@@ -46,11 +47,39 @@ async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the
             for block in examples:  # the numbers shown are the library's, rendered at display time
                 md = block.query_one(Markdown)
                 assert md.source == render_example(block.example_id)
-            await pilot.press("G")
-            await pilot.pause(0.1)
+            body = screen.query_one("#lesson-body", VerticalScroll)
+            for _ in range(200):  # page through like a reader, resting on each page
+                await pilot.press("space")
+                await pilot.pause(0.05)
+                if body.scroll_y >= body.max_scroll_y - 1:
+                    break
+            assert screen.is_read, lesson.id
             await pilot.press("escape")
             await pilot.pause()
         assert app.store.lessons_read() == {l.id for l in lessons}
+
+
+async def test_jumping_to_the_end_on_arrival_does_not_mark_a_lesson_read(app):
+    lesson = max(load_lessons(), key=lambda l: len(l.body))
+    async with app.run_test(size=(80, 24)) as pilot:
+        body = await _open_and_settle(app, pilot, lesson.id)
+        await pilot.press("G")
+        await pilot.pause(0.4)
+        assert body.scroll_y >= body.max_scroll_y - 1 and not app.screen.is_read
+        assert "page through it" in str(app.screen.query_one("#lesson-end").render())
+        await pilot.press("g")
+        await pilot.pause(0.3)
+        top = body.scroll_y
+        await pilot.press("j", "j", "j")
+        await pilot.pause(0.3)
+        assert body.scroll_y == top + 3
+        await pilot.press("k")
+        await pilot.pause(0.3)
+        assert body.scroll_y == top + 2
+        while body.scroll_y < body.max_scroll_y - 1:
+            await pilot.press("space")
+            await pilot.pause(0.25)
+        assert app.screen.is_read
 
 
 async def _open_and_settle(app, pilot, lesson_id):
@@ -190,3 +219,58 @@ async def test_sixteen_colour_terminal_gets_ansi_dark_until_the_learner_chooses(
         await pilot.pause()
         assert app.theme == "ansi-dark"
     assert Store(path).get_setting("theme") is None  # an automatic choice is not stored
+
+
+async def test_a_snippet_can_be_edited_run_and_reset(app):
+    from tui.widgets.snippet import SnippetEditor
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open_and_settle(app, pilot, "four-token-example")
+        await pilot.press("tab")
+        snippet = app.screen.query(SnippetBlock).first()
+        assert app.focused is snippet and "scale=False" in snippet.code
+        await pilot.press("e")
+        await pilot.pause()
+        editor = snippet.query_one(SnippetEditor)
+        assert app.focused is editor
+        editor.load_text(editor.text.replace("scale=False", "scale=True"))
+        await pilot.press("ctrl+s")
+        for _ in range(300):
+            await pilot.pause(0.1)
+            if snippet.state not in ("idle", "running"):
+                break
+        assert snippet.state == "done", snippet.output_text
+        assert "0.154" in snippet.output_text and "0.124" not in snippet.output_text  # scaled
+        assert snippet.edited and "edited" in str(snippet.query_one("#snippet-title").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.focused is snippet and not snippet.editing
+        assert isinstance(app.screen, LessonScreen)                   # escape left the editor only
+        await pilot.press("x")
+        await pilot.pause()
+        assert snippet.code == snippet.original and not snippet.edited
+        await pilot.press("enter")
+        for _ in range(300):
+            await pilot.pause(0.1)
+            if snippet.state not in ("idle", "running"):
+                break
+        assert "0.124" in snippet.output_text                         # the lesson's own version
+        editor.load_text("while True:\n    pass\n")                    # edits run bounded too
+        await pilot.press("e")
+        await pilot.pause()
+        editor.load_text("import sys\nprint('boom', file=sys.stderr)\nraise SystemExit(3)\n")
+        await pilot.press("ctrl+s")
+        for _ in range(300):
+            await pilot.pause(0.1)
+            if snippet.state not in ("idle", "running"):
+                break
+        assert snippet.state == "failed" and "boom" in snippet.output_text
+
+
+async def test_worked_matrices_are_compact_at_80_by_24(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open_and_settle(app, pilot, "four-token-example")
+        blocks = {b.example_id: b for b in app.screen.query(ExampleBlock)}
+        table = blocks["attention.course.weights"].query_one("MarkdownTable")
+        assert table.query_one("MarkdownTableContent").size.height <= 6   # header + 4 rows
+        assert table.outer_size.height <= 7                               # and one blank line

@@ -1,11 +1,19 @@
-"""One lesson, read top to bottom: prose, worked examples computed live, runnable snippets."""
+"""One lesson, read top to bottom: prose, worked examples computed live, runnable snippets.
+
+Read like a pager (space / b a page, j / k a line). A lesson counts as read once its end has been
+on screen *and* most of it has been: every view the learner rests on for a moment is remembered
+(across visits, in the settings table), so jumping to the end on arrival does not mark it read.
+"""
 
 from __future__ import annotations
+
+import json
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Header, Markdown, Static
 
 from minigpt.teaching.examples.catalog import render_example
@@ -31,9 +39,48 @@ class ExampleBlock(Vertical):
         yield Markdown(text)
 
 
+READ_SHARE = 0.9      # share of a lesson that must have been on screen to count it as read
+SETTLE_S = 0.2        # a view counts as seen once the learner rests on it this long
+
+
+class SeenRanges:
+    """The parts of a lesson (fractions 0..1 of its height) that have been on screen."""
+
+    def __init__(self, ranges: list[list[float]] | None = None):
+        self.ranges: list[tuple[float, float]] = []
+        for a, b in ranges or []:
+            self.add(float(a), float(b))
+
+    def add(self, start: float, end: float) -> None:
+        start, end = max(0.0, min(start, end)), min(1.0, max(start, end))
+        merged = []
+        for a, b in sorted(self.ranges + [(start, end)]):
+            if merged and a <= merged[-1][1] + 1e-9:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        self.ranges = merged
+
+    @property
+    def share(self) -> float:
+        return sum(b - a for a, b in self.ranges)
+
+    def to_json(self) -> str:
+        return json.dumps([[round(a, 4), round(b, 4)] for a, b in self.ranges])
+
+
+def seen_key(lesson_id: str) -> str:
+    return f"lesson.seen.{lesson_id}"
+
+
 class LessonScreen(Screen):
+    settle_s = SETTLE_S
     BINDINGS = [
         Binding("escape", "back", "Back"),
+        Binding("space", "page_down", "Page", show=True, key_display="space"),
+        Binding("b", "page_up", "Page up", show=False),
+        Binding("j", "line_down", "Line down", show=False),
+        Binding("k", "line_up", "Line up", show=False),
         Binding("tab", "next_snippet", "Snippet", show=True),
         Binding("n", "next_lesson", "Next"),
         Binding("p", "previous_lesson", "Prev", show=False),
@@ -47,6 +94,8 @@ class LessonScreen(Screen):
         super().__init__()
         self.lesson = lesson
         self._restoring = True
+        self._settle: Timer | None = None
+        self.seen = SeenRanges()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -76,6 +125,11 @@ class LessonScreen(Screen):
         body.focus()
         self.watch(body, "scroll_y", self._on_scroll, init=False)
         self._saved_position = self.app.store.lesson_position(self.lesson.id)
+        try:
+            self.seen = SeenRanges(json.loads(self.app.store.get_setting(
+                seen_key(self.lesson.id)) or "[]"))
+        except (ValueError, TypeError):  # a damaged record only costs the memory of what was seen
+            self.seen = SeenRanges()
         self._rendered: set[int] = set()
         # Markdown parses in a worker thread, so the lesson's height is only known once every
         # Markdown widget has reported (TableOfContentsUpdated); the timer is a safety net.
@@ -114,18 +168,48 @@ class LessonScreen(Screen):
         self._record()
 
     def _on_scroll(self, _old: float, _new: float) -> None:
-        if not self._restoring:
-            self._record()
+        if self._restoring:
+            return
+        self._save_position()
+        if self._settle is not None:
+            self._settle.stop()
+        self._settle = self.set_timer(self.settle_s, self._record)
 
-    def _record(self) -> None:
+    def _save_position(self, *, read: bool = False) -> None:
         body = self.query_one("#lesson-body", VerticalScroll)
         maximum = body.max_scroll_y
         fraction = 1.0 if maximum <= 0 else body.scroll_y / maximum
-        at_end = maximum <= 0 or body.scroll_y >= maximum - 1
-        self.app.store.save_lesson_position(self.lesson.id, fraction, reached_end=at_end)
-        if at_end and not getattr(self, "_announced", False):
-            self._announced = True
-            self.notify(f"Lesson “{self.lesson.title}” marked as read", timeout=3)
+        self.app.store.save_lesson_position(self.lesson.id, fraction, reached_end=read)
+
+    def _view_range(self) -> tuple[float, float]:
+        body = self.query_one("#lesson-body", VerticalScroll)
+        total = max(1, body.virtual_size.height)
+        top = body.scroll_y
+        return top / total, (top + body.scrollable_content_region.height) / total
+
+    def _record(self) -> None:
+        """Remember the view the learner rests on; mark the lesson read when it has been seen."""
+        self._settle = None
+        body = self.query_one("#lesson-body", VerticalScroll)
+        maximum = body.max_scroll_y
+        self.seen.add(*self._view_range())
+        self.app.store.set_setting(seen_key(self.lesson.id), self.seen.to_json())
+        end_shown = maximum <= 0 or body.scroll_y >= maximum - 1
+        read = end_shown and (maximum <= 0 or self.seen.share >= READ_SHARE)
+        self._save_position(read=read)
+        end = self.query_one("#lesson-end", Static)
+        if read:
+            end.update("[dim]— end of lesson —  n: next lesson · z: chapter quiz · escape: back[/dim]")
+            if not getattr(self, "_announced", False):
+                self._announced = True
+                self.notify(f"Lesson “{self.lesson.title}” marked as read", timeout=3)
+        elif end_shown:
+            end.update(f"[dim]— end of lesson — {self.seen.share:.0%} of it seen so far; "
+                       "page through it (space) to mark it read[/dim]")
+
+    @property
+    def is_read(self) -> bool:
+        return self.lesson.id in self.app.store.lessons_read()
 
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "open_explorer":  # only lessons that name an explorer offer the key
@@ -153,6 +237,21 @@ class LessonScreen(Screen):
 
     def action_bottom(self) -> None:
         self.query_one("#lesson-body", VerticalScroll).scroll_end(animate=False)
+
+    def action_page_down(self) -> None:
+        body = self.query_one("#lesson-body", VerticalScroll)
+        # Like a pager: a page less two lines, so the last lines read stay in view.
+        body.scroll_relative(y=max(1, body.scrollable_content_region.height - 2), animate=False)
+
+    def action_page_up(self) -> None:
+        body = self.query_one("#lesson-body", VerticalScroll)
+        body.scroll_relative(y=-max(1, body.scrollable_content_region.height - 2), animate=False)
+
+    def action_line_down(self) -> None:
+        self.query_one("#lesson-body", VerticalScroll).scroll_relative(y=1, animate=False)
+
+    def action_line_up(self) -> None:
+        self.query_one("#lesson-body", VerticalScroll).scroll_relative(y=-1, animate=False)
 
     def action_next_snippet(self) -> None:
         snippets = list(self.query(SnippetBlock))

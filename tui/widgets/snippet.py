@@ -1,92 +1,186 @@
-"""A runnable code block: shows the code; Enter (or r) runs it in a subprocess with a time limit."""
+"""A runnable code block: shows the code, runs it (Enter or r), and lets the learner edit it.
+
+`e` opens the code in an editor ("try scale=True"); ctrl+s runs the edited code, escape leaves the
+editor keeping the edit, and `x` puts the original back. In a session served to a browser, edited
+code runs only if the server allows it (``minigpt.serving_policy``). Original or edited, the code runs through
+the lessons' own bounded runner (``minigpt.lessons.run_snippet``: its own process, a time limit),
+in a worker thread so the app stays responsive; the output shows under the code.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 from rich.syntax import Syntax
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import reactive
-from textual.widgets import Static
+from textual.widgets import Static, TextArea
 
 from minigpt import serving_policy
-from minigpt.lessons import snippet_command, snippet_env
-from tui.workers import run_guarded
+from minigpt.lessons import run_snippet
+from tui.workers import background
 
 TIME_LIMIT_S = 20.0
+MAX_SHOWN_CHARS = 20_000   # the runner bounds the output; this keeps the widget small as well
+
+
+class SnippetEditor(TextArea):
+    """The code editor of one snippet; ctrl+s runs, escape returns to reading."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "run_edited", "Run edited code", show=True),
+        Binding("escape", "leave", "Stop editing", show=True),
+    ]
+
+    async def _on_key(self, event) -> None:
+        # TextArea's own escape (with tab indenting) only moves focus on; ours leaves the editor.
+        if event.key == "escape":
+            event.stop()
+            event.prevent_default()
+            self.action_leave()
+            return
+        await super()._on_key(event)
+
+    def action_run_edited(self) -> None:
+        self.parent.run_code()
+
+    def action_leave(self) -> None:
+        self.parent.stop_editing()
 
 
 class SnippetBlock(Vertical, can_focus=True):
-    BINDINGS = [Binding("enter,r", "run", "Run", show=True)]
+    BINDINGS = [
+        Binding("enter,r", "run", "Run", show=True),
+        Binding("e", "edit", "Edit", show=True),
+        Binding("x", "reset", "Original code", show=True),
+    ]
 
     state = reactive("idle")  # idle | running | done | failed | timeout
 
     def __init__(self, code: str, index: int, **kwargs):
         super().__init__(classes="snippet", **kwargs)
+        self.original = code
         self.code = code
         self.index = index
         self.output_text = ""
+        self.editing = False
+
+    @property
+    def edited(self) -> bool:
+        return self.code != self.original
 
     def compose(self) -> ComposeResult:
         yield Static(id="snippet-title", classes="snippet-title")
-        yield Static(Syntax(self.code, "python", theme="ansi_dark", word_wrap=True,
-                            background_color="default"), classes="snippet-code")
+        yield Static(self._highlighted(), classes="snippet-code")
+        yield SnippetEditor(self.code, language="python", soft_wrap=True, show_line_numbers=False,
+                            classes="snippet-editor", tab_behavior="indent")
         yield Static("", classes="snippet-output")
+
+    def _highlighted(self) -> Syntax:
+        return Syntax(self.code, "python", theme="ansi_dark", word_wrap=True,
+                      background_color="default")
 
     def on_mount(self) -> None:
         self.query_one(".snippet-output").display = False  # no empty band before the first run
+        self.query_one(SnippetEditor).display = False
         self.watch_state(self.state)
 
     def watch_state(self, state: str) -> None:
         labels = {
-            "idle": "▶ runnable snippet — press Enter to run",
+            "idle": "▶ runnable snippet — Enter runs it · e: edit",
             "running": "… running",
-            "done": "✓ ran — Enter runs it again",
+            "done": "✓ ran — Enter runs it again · e: edit",
             "failed": "✗ failed — see the error below",
             "timeout": f"✗ stopped after {TIME_LIMIT_S:.0f} s",
         }
-        if self.is_mounted:
-            self.query_one(".snippet-title", Static).update(f"[b]Snippet {self.index + 1}[/b]  {labels[state]}")
-            self.set_class(state in ("failed", "timeout"), "-failed")
+        if not self.is_mounted:
+            return
+        if self.editing:
+            label = "editing — ctrl+s: run your version · escape: stop editing"
+        else:
+            label = labels[state]
+        mark = " [b]· edited[/b] (x: original)" if self.edited else ""
+        self.query_one(".snippet-title", Static).update(
+            f"[b]Snippet {self.index + 1}[/b]  {label}{mark}")
+        self.set_class(state in ("failed", "timeout"), "-failed")
 
+    # -- editing ------------------------------------------------------------------------------
+    def action_edit(self) -> None:
+        editor = self.query_one(SnippetEditor)
+        self.editing = True
+        self.query_one(".snippet-code").display = False
+        editor.display = True
+        editor.focus()
+        self.watch_state(self.state)
+
+    def stop_editing(self) -> None:
+        editor = self.query_one(SnippetEditor)
+        self.code = editor.text
+        self.editing = False
+        self.focus()  # before hiding the editor, so focus does not wander off to the lesson
+        editor.display = False
+        code_view = self.query_one(".snippet-code", Static)
+        code_view.update(self._highlighted())
+        code_view.display = True
+        self.call_after_refresh(self.focus)
+        self.watch_state(self.state)
+
+    def action_reset(self) -> None:
+        if not self.edited and not self.editing:
+            self.app.notify("This snippet is already the lesson's own code")
+            return
+        self.query_one(SnippetEditor).load_text(self.original)
+        self.code = self.original
+        if self.editing:
+            self.stop_editing()
+        else:
+            self.query_one(".snippet-code", Static).update(self._highlighted())
+            self.watch_state(self.state)
+
+    # -- running ------------------------------------------------------------------------------
     def action_run(self) -> None:
-        if self.state != "running":
-            run_guarded(self, self._run(), what="Running the snippet", exclusive=True,
-                        group=f"snippet-{self.index}")
+        self.run_code()
 
-    async def _run(self) -> None:
+    def run_code(self) -> None:
+        """Run what is on screen: the editor's text while editing, else the current code."""
+        if self.editing:
+            self.code = self.query_one(SnippetEditor).text
+        if self.state == "running":
+            return
         out = self.query_one(".snippet-output", Static)
         out.display = True
-        try:
-            serving_policy.check_code(self.code)  # served to a browser: lesson snippets only, as written
+        try:  # served to a browser: edited code runs only when the server allows it
+            serving_policy.check_code(self.code, originals=[self.original])
         except serving_policy.PolicyRefusal as e:
-            from rich.text import Text
-
             out.update(Text(str(e)))
             self.state = "failed"
+            self._draw_title(self.state)
             return
         self.state = "running"
         out.update("")
-        start = time.monotonic()
-        proc = await asyncio.create_subprocess_exec(
-            *snippet_command(self.code), stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, stdin=asyncio.subprocess.DEVNULL, env=snippet_env(),
-        )
-        try:
-            data, _ = await asyncio.wait_for(proc.communicate(), TIME_LIMIT_S)
-        except asyncio.TimeoutError:
-            proc.kill()
-            await proc.wait()
-            self.state = "timeout"
-            out.update(f"stopped: ran longer than {TIME_LIMIT_S:.0f} s")
-            return
-        text = data.decode("utf-8", "replace").rstrip() or "(no output)"
-        self.output_text = text
-        took = time.monotonic() - start
-        from rich.text import Text
+        self.watch_state(self.state)
+        self._run(self.code)
 
-        out.update(Text(f"{text}\n[{took:.1f} s]"))
-        self.state = "done" if proc.returncode == 0 else "failed"
+    @background(thread=True, exclusive=True, group="snippet", what="Running the snippet")
+    def _run(self, code: str) -> None:
+        start = time.monotonic()
+        result = run_snippet(code, timeout=TIME_LIMIT_S)
+        took = time.monotonic() - start
+        self.app.call_from_thread(self._show, result, took)
+
+    def _show(self, result, took: float) -> None:
+        out = self.query_one(".snippet-output", Static)
+        if result.timed_out:
+            self.output_text = (result.stdout + result.stderr).rstrip()
+            out.update(Text(f"{self.output_text[-MAX_SHOWN_CHARS:]}\n"
+                            f"stopped: ran longer than {TIME_LIMIT_S:.0f} s".lstrip()))
+            self.state = "timeout"
+            return
+        text = (result.stdout + result.stderr).rstrip() or "(no output)"
+        self.output_text = text[-MAX_SHOWN_CHARS:]
+        out.update(Text(f"{self.output_text}\n[{took:.1f} s]"))
+        self.state = "done" if result.ok else "failed"
+        self.watch_state(self.state)
