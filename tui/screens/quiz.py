@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 from minigpt.study import quiz as q
 from minigpt.study.decks import DeckError, load_decks
 from minigpt.study.review import StudySession
+from tui import navigation
 from tui.widgets.study_quiz import FORMAT_TITLES, QuestionView, TypedView, view_for
 
 ROUND = 5
@@ -277,11 +278,9 @@ class QuizScreen(Screen):
             self.start_mode(self.mode)
 
     def action_review_missed(self) -> None:
-        from tui.screens.flashcards import FlashcardsScreen
-
         ids = list(dict.fromkeys(question.card_id for question, _ in self.missed))
         if ids:
-            self.app.push_screen(FlashcardsScreen(review=ids))
+            navigation.open_screen(self.app, "flashcards", review=ids)
 
     def action_modes(self) -> None:
         self.show_modes()
