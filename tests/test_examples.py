@@ -139,7 +139,10 @@ def test_course_mini_gpt_count_reconciles_with_course():
 
 def test_mha_projection_counts():
     md = E.render_example("params.mha")
-    assert "786,432" in md and "1,048,576" in md
+    # d = 512: W_Q, W_K, W_V 3·512² = 786,432; W_O 512² = 262,144 with one head as with eight.
+    assert "| 1 head of 512 | 786,432 | 262,144 | 1,048,576 |" in md
+    assert "| 8 heads of 64 | 786,432 | 262,144 | 1,048,576 |" in md
+    assert "—" not in md
 
 
 def test_comparison_param_counts():
@@ -182,6 +185,15 @@ def test_weight_average_worked_by_hand():
 
 def test_clipping_scales_by_one_fifth():
     assert "[0.600, 0.800]" in E.render_example("training.clipping")
+
+
+def test_top_p_example_reads_unambiguously():
+    # By hand: e^2, e^1.5, e^0.5, e^0, e^-1, e^-2 sum to 15.0227; p = 0.4919, 0.2983, 0.1097, ...
+    # running totals 0.4919, 0.7902, 0.8999: with top-p 0.8, a, e and i are kept (mass 0.8999),
+    # so a becomes 0.4919 / 0.8999 = 0.547.
+    md = E.render_example("sampling.topk_topp")
+    assert "| a | 0.492 | 0.622 | 0.547 |" in md and "| o | 0.067 | 0.000 | 0.000 |" in md
+    assert "0.492 0.790 0.900" in md and "top-p keeps 3 characters" in md
 
 
 def test_top_k_and_top_p():

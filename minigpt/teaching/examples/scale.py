@@ -56,16 +56,15 @@ def _block() -> str:
             + "\n\nBiases and LayerNorm add 13·d per block: tiny next to 12·d².")
 
 
-@example("params.mha", "Projection weights at d = 512: one head vs eight")
+@example("params.mha", "Projection weights of one attention layer: heads change nothing")
 def _mha_params() -> str:
-    d = 512
-    qkv = 3 * d * d
-    return table(["layout", "W_Q, W_K, W_V", "W_O", "total"], [
-        ["1 head of 512", count(qkv), "—", count(qkv)],
-        ["8 heads of 64", count(qkv), count(d * d), count(qkv + d * d)],
-        ["96 heads of 128 (d = 12288)", count(3 * 12288 ** 2), count(12288 ** 2),
-         count(4 * 12288 ** 2)],
-    ])
+    # Every attention layer ends with W_O, one head or many: the layer is 4·d² for any h.
+    rows = []
+    for label, d in (("1 head of 512", 512), ("8 heads of 64", 512),
+                     ("96 heads of 128 (d = 12288)", 12288)):
+        rows.append([label, count(3 * d * d), count(d * d), count(4 * d * d)])
+    return (table(["layout", "W_Q, W_K, W_V", "W_O", "total 4·d²"], rows)
+            + "\n\nSplitting into heads slices the same matrices; the count stays 4·d².")
 
 
 @example("params.gpt2_small", "GPT-2 small: exact count vs 12·L·d²")
@@ -235,18 +234,26 @@ def top_p_probs(p: torch.Tensor, top_p: float) -> torch.Tensor:
     return torch.softmax(filter_logits(p.log(), top_p=top_p), dim=-1)
 
 
-@example("sampling.topk_topp", "Top-k = 2 and top-p = 0.9 on the T = 1 distribution")
+TOP_P = 0.8  # chosen so that no running total shown rounds to it (0.9 met 0.89994 → "0.900")
+
+
+@example("sampling.topk_topp", f"Top-k = 2 and top-p = {TOP_P} on the T = 1 distribution")
 def _topk_topp() -> str:
     z = torch.tensor(list(LOGITS.values()), dtype=torch.float64)
     p = _probs(z, 1.0)
-    k2, p9 = top_k_probs(p, 2), top_p_probs(p, 0.9)
+    k2, pp = top_k_probs(p, 2), top_p_probs(p, TOP_P)
     cum = p[p.argsort(descending=True)].cumsum(0)
     order = [list(LOGITS)[i] for i in p.argsort(descending=True).tolist()]
-    rows = [[ch, fmt(p[i].item()), fmt(k2[i].item()), fmt(p9[i].item())]
+    shown = [fmt(c, 3) for c in cum.tolist()]
+    assert all(float(t) != TOP_P for t in shown), "a running total would display as top-p itself"
+    kept = int((pp > 0).sum())
+    rows = [[ch, fmt(p[i].item()), fmt(k2[i].item()), fmt(pp[i].item())]
             for i, ch in enumerate(LOGITS)]
-    return (table(["char", "p", "top-k 2", "top-p 0.9"], rows)
-            + "\n\nRunning total in order " + " ".join(order) + ": "
-            + " ".join(fmt(c, 3) for c in cum.tolist()) + ".")
+    return (table(["char", "p", "top-k 2", f"top-p {TOP_P}"], rows)
+            + "\n\nRunning total in order " + " ".join(order) + ": " + " ".join(shown) + ". "
+            + f"After {', '.join(order[:kept - 1])} the total is {shown[kept - 2]}, short of "
+            f"{TOP_P}; adding {order[kept - 1]} brings it to {shown[kept - 1]}, so top-p keeps "
+            f"{kept} characters.")
 
 
 # ---------------------------------------------------------------------------------------------
