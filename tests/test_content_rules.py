@@ -232,3 +232,12 @@ def test_learners_never_see_card_ids(deck):
 def test_every_format_is_used_somewhere(deck):
     used = Counter(f for card in deck for f in formats_for(card))
     assert set(used) == {"choice", "type", "numeric", "explain"}, used
+
+
+def test_every_term_is_named_in_the_lesson_it_belongs_to(deck, lessons):
+    from minigpt.study.matching import normalize
+
+    bodies = {lesson.id: f" {normalize(lesson.body)} " for lesson in lessons}
+    missing = [c.id for c in deck if c.kind == "term" and not any(
+        f" {normalize(form)} " in bodies[c.lesson] for form in (c.term, *c.aliases))]
+    assert not missing, f"terms their lesson never names: {missing}"
