@@ -117,27 +117,32 @@ def can_choose(card: StudyCard) -> bool:
 
 
 # -- multiple choice ----------------------------------------------------------------------------
-def _siblings(deck: Deck, card: StudyCard) -> list[StudyCard]:
+def _siblings(deck: Deck, card: StudyCard) -> tuple[list[StudyCard], list[StudyCard]]:
+    """(near, far) other terms: near = the same group, else the same lesson (when 3 or more)."""
     terms = [c for c in deck if c.kind == "term" and c.note_id != card.note_id]
     for key in (lambda c: card.group and c.group == card.group, lambda c: c.lesson == card.lesson):
         near = [c for c in terms if key(c)]
         if len(near) >= 3:
-            return near + [c for c in terms if c not in near]
-    return terms
+            return near, [c for c in terms if c not in near]
+    same_lesson = [c for c in terms if c.lesson == card.lesson]
+    return same_lesson, [c for c in terms if c not in same_lesson]
 
 
 def _length_gap(text: str, right: str) -> float:
     return abs(math.log(max(1, len(text)) / max(1, len(right))))
 
 
-def _pick_distractors(own: list[Option], pool: list[Option], right: str, need: int,
-                      rng: random.Random) -> list[Option]:
-    """Up to ``need`` wrong options, of a length close to the right one.
+FAR_PENALTY = 0.6   # a sibling from elsewhere must be this much closer in log-length to be chosen
 
-    One known misconception always comes first (a second one if its length is comparable); the
-    rest come from the pool, nearest in length first. If the right option would still be the
-    longest, the shortest pick is swapped for a longer candidate, so that "pick the longest"
-    never works as a strategy.
+
+def _pick_distractors(own: list[Option], near: list[Option], far: list[Option], right: str,
+                      need: int, rng: random.Random) -> list[Option]:
+    """Up to ``need`` wrong options, related to the question and close to the right one in length.
+
+    One known misconception always comes first (a second one if its length is comparable); then
+    siblings of the same group or lesson, then other terms, each ranked by how close its length
+    is to the right option's. If the right option would still be the longest, the shortest
+    sibling picked is swapped for a longer candidate, so "pick the longest" never works.
     """
     seen = {right.casefold()}
     chosen: list[Option] = []
@@ -151,26 +156,29 @@ def _pick_distractors(own: list[Option], pool: list[Option], right: str, need: i
     for i, o in enumerate(ranked[:2]):
         if i == 0 or _length_gap(o.text, right) <= math.log(2.5):
             take(o)
-    rest = [o for o in own + pool if o.text.casefold() not in seen]
-    rest.sort(key=lambda o: (round(_length_gap(o.text, right), 1), rng.random()))
-    for o in rest:
+    rest = [(0.0, o) for o in own + near] + [(FAR_PENALTY, o) for o in far]
+    rest = [(p, o) for p, o in rest if o.text.casefold() not in seen]
+    rest.sort(key=lambda po: (round(_length_gap(po[1].text, right) + po[0], 1), rng.random()))
+    for _, o in rest:
         take(o)
     swappable = [o for o in chosen if o is not chosen[0] or not ranked]
     if swappable and all(len(o.text) < len(right) for o in chosen):
-        longer = [o for o in rest if o not in chosen and len(right) <= len(o.text) <= 2.5 * len(right)]
-        if longer:
+        longer = [(p, o) for p, o in rest
+                  if o not in chosen and len(right) <= len(o.text) <= 2.5 * len(right)]
+        if longer:  # a related one if there is one, else the nearest in length
             shortest = min(swappable, key=lambda o: len(o.text))
-            chosen[chosen.index(shortest)] = min(longer, key=lambda o: len(o.text))
+            chosen[chosen.index(shortest)] = min(longer, key=lambda po: (po[0], len(po[1].text)))[1]
     return chosen
 
 
 def choice_question(deck: Deck, card: StudyCard, rng: random.Random, k: int = 4) -> QuizQuestion:
     """A multiple-choice question with up to k options (one right) whose options are one kind."""
     own = [Option(d.text, False, d.why) for d in card.distractors]
+    near, far = _siblings(deck, card) if card.kind in ("term", "reverse") else ([], [])
     if card.kind == "term":
         prompt, right = f"Which description fits “{card.term}”?", card.definition
-        pool = [Option(s.definition, False, f"That describes {s.term}.")
-                for s in _siblings(deck, card)]
+        near, far = ([Option(s.definition, False, f"That describes {s.term}.") for s in group]
+                     for group in (near, far))
     elif card.kind == "reverse":
         prompt, right = f"Which term is described here?\n{card.definition}", card.term
         known = {c.term.casefold(): c for c in deck if c.kind == "term"}
@@ -178,15 +186,13 @@ def choice_question(deck: Deck, card: StudyCard, rng: random.Random, k: int = 4)
                       f"{known[c.casefold()].term} is a different idea: "
                       f"{known[c.casefold()].definition}")
                for c in card.confusables if c.casefold() in known]
-        pool = [Option(s.term, False, f"{s.term}: {s.definition}")
-                for s in _siblings(deck, card)]
+        near, far = ([Option(s.term, False, f"{s.term}: {s.definition}") for s in group]
+                     for group in (near, far))
     elif card.kind == "question" and can_choose(card):
-        prompt, right, pool = card.front, card.short, []
+        prompt, right = card.front, card.short
     else:
         raise ValueError(f"card {card.id!r} ({card.kind}) cannot be a multiple-choice question")
-    head, tail = pool[:8], pool[8:]
-    rng.shuffle(head)
-    options = _pick_distractors(own, head + tail, right, k - 1, rng)
+    options = _pick_distractors(own, near, far, right, k - 1, rng)
     options.append(Option(right, True))
     rng.shuffle(options)
     return QuizQuestion(card, "choice", prompt, options)

@@ -21,9 +21,10 @@ from minigpt.study import quiz as q
 from minigpt.study.decks import DeckError, load_decks
 from minigpt.study.review import StudySession
 from tui import navigation
-from tui.widgets.study_quiz import FORMAT_TITLES, QuestionView, TypedView, view_for
+from tui.widgets.study_quiz import QuestionView, TypedView, view_for
 
 ROUND = 5
+SHORT_FORMATS = {"choice": "choose", "type": "type it", "numeric": "a number", "explain": "explain"}
 RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
 # mode id -> title; a mode draws every card that can be asked in that format
 MODES = {
@@ -191,10 +192,12 @@ class QuizScreen(Screen):
         return MODES[self.mode]
 
     def update_status(self) -> None:
-        fmt = (f" ({FORMAT_TITLES[self.questions[self.index].format]})"
+        """One line at 80 columns: the round's title is shortened to make room for the rest."""
+        fmt = (f" · {SHORT_FORMATS[self.questions[self.index].format]}"
                if self.mode == "chapter" else "")
-        self.set_status(f"[b]{escape(self.round_title())}[/b] · question {self.index + 1}/"
-                        f"{len(self.questions)}{fmt} · score {self.score}")
+        rest = f" · question {self.index + 1}/{len(self.questions)}{fmt} · score {self.score}"
+        room = max(20, (self.size.width or 80) - 4 - len(rest))
+        self.set_status(f"[b]{escape(_short(self.round_title(), room))}[/b]{rest}")
 
     @property
     def view(self) -> QuestionView | None:

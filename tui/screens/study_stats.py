@@ -61,7 +61,7 @@ class StudyStatsScreen(Screen):
             self.query_one("#stats-now", Static).update(f"✗ {escape(str(e))}")
         forecast = stats.due_forecast(store, days=14, now=now)
         self.query_one(ForecastChart).set_forecast(forecast)
-        days = " · ".join(f"{'rest of today' if i == 0 else d.strftime('%a %d')}: {n}"
+        days = " · ".join(f"{'today, now or later' if i == 0 else d.strftime('%a %d')}: {n}"
                           for i, (d, n) in enumerate(forecast[:6]))
         self.query_one("#stats-forecast-text", Static).update(
             f"{days}\nNext 14 days: [b]{sum(n for _, n in forecast)}[/b] cards due")

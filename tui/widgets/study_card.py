@@ -17,7 +17,7 @@ from minigpt.study.decks import StudyCard
 KIND_LABELS = {
     "term": "term → definition",
     "reverse": "definition → term",
-    "question": "interview question",
+    "question": "question",
     "cloze": "fill the blank",
     "numeric": "numbers",
     "user": "your card",
