@@ -229,6 +229,7 @@ async def test_a_snippet_can_be_edited_run_and_reset(app):
         await pilot.press("tab")
         snippet = app.screen.query(SnippetBlock).first()
         assert app.focused is snippet and "scale=False" in snippet.code
+        assert "e: edit" in str(snippet.query_one("#snippet-title").render())
         await pilot.press("e")
         await pilot.pause()
         editor = snippet.query_one(SnippetEditor)

@@ -86,9 +86,13 @@ class SnippetBlock(Vertical, can_focus=True):
     def on_mount(self) -> None:
         self.query_one(".snippet-output").display = False  # no empty band before the first run
         self.query_one(SnippetEditor).display = False
-        self.watch_state(self.state)
+        self._draw_title(self.state)
 
     def watch_state(self, state: str) -> None:
+        if self.is_mounted:
+            self._draw_title(state)
+
+    def _draw_title(self, state: str) -> None:
         labels = {
             "idle": "▶ runnable snippet — Enter runs it · e: edit",
             "running": "… running",
@@ -96,8 +100,6 @@ class SnippetBlock(Vertical, can_focus=True):
             "failed": "✗ failed — see the error below",
             "timeout": f"✗ stopped after {TIME_LIMIT_S:.0f} s",
         }
-        if not self.is_mounted:
-            return
         if self.editing:
             label = "editing — ctrl+s: run your version · escape: stop editing"
         else:
@@ -114,7 +116,7 @@ class SnippetBlock(Vertical, can_focus=True):
         self.query_one(".snippet-code").display = False
         editor.display = True
         editor.focus()
-        self.watch_state(self.state)
+        self._draw_title(self.state)
 
     def stop_editing(self) -> None:
         editor = self.query_one(SnippetEditor)
@@ -126,7 +128,7 @@ class SnippetBlock(Vertical, can_focus=True):
         code_view.update(self._highlighted())
         code_view.display = True
         self.call_after_refresh(self.focus)
-        self.watch_state(self.state)
+        self._draw_title(self.state)
 
     def action_reset(self) -> None:
         if not self.edited and not self.editing:
@@ -138,7 +140,7 @@ class SnippetBlock(Vertical, can_focus=True):
             self.stop_editing()
         else:
             self.query_one(".snippet-code", Static).update(self._highlighted())
-            self.watch_state(self.state)
+            self._draw_title(self.state)
 
     # -- running ------------------------------------------------------------------------------
     def action_run(self) -> None:
@@ -161,7 +163,7 @@ class SnippetBlock(Vertical, can_focus=True):
             return
         self.state = "running"
         out.update("")
-        self.watch_state(self.state)
+        self._draw_title(self.state)
         self._run(self.code)
 
     @background(thread=True, exclusive=True, group="snippet", what="Running the snippet")
@@ -183,4 +185,4 @@ class SnippetBlock(Vertical, can_focus=True):
         self.output_text = text[-MAX_SHOWN_CHARS:]
         out.update(Text(f"{self.output_text}\n[{took:.1f} s]"))
         self.state = "done" if result.ok else "failed"
-        self.watch_state(self.state)
+        self._draw_title(self.state)
