@@ -187,15 +187,17 @@ class QuizScreen(Screen):
         self.refresh_bindings()
 
     def round_title(self) -> str:
+        """The lesson's title in a chapter quiz (the header says "Chapter quiz"), else the mode."""
         if self.mode == "chapter" and self.lesson:
-            return f"{MODES['chapter']}: {self.title_of(self.lesson)}"
+            return self.title_of(self.lesson)
         return MODES[self.mode]
 
     def update_status(self) -> None:
         """One line at 80 columns: the round's title is shortened to make room for the rest."""
+        self.sub_title = "Chapter quiz" if self.mode == "chapter" else "Quiz"
         fmt = (f" · {SHORT_FORMATS[self.questions[self.index].format]}"
                if self.mode == "chapter" else "")
-        rest = f" · question {self.index + 1}/{len(self.questions)}{fmt} · score {self.score}"
+        rest = f" · {self.index + 1}/{len(self.questions)}{fmt} · score {self.score}"
         room = max(20, (self.size.width or 80) - 4 - len(rest))
         self.set_status(f"[b]{escape(_short(self.round_title(), room))}[/b]{rest}")
 

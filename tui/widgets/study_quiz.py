@@ -19,7 +19,7 @@ from minigpt.study import quiz as q
 FORMAT_TITLES = {"choice": "Multiple choice", "type": "Type the term", "numeric": "Numbers",
                  "explain": "Explain in your own words"}
 # Examples of what the number box reads; tests check that none equals an answer in the decks.
-NUMBER_EXAMPLES = ("7/9", "0.0625", "1.5e3", "12k", "40%")
+NUMBER_EXAMPLES = ("7/9", "0.0625", "1.5e3", "12k", "45%")
 
 
 def diff_markup(pieces: list[tuple[str, str]]) -> str:
