@@ -45,10 +45,11 @@ async def test_a_thread_worker_that_raises_is_reported_and_the_app_keeps_running
 async def test_an_async_worker_that_raises_is_reported_and_the_app_keeps_running(tmp_path, monkeypatch):
     import tui.widgets.snippet as snippet_module
 
-    def boom(_code):
+    def boom(_code, timeout=None):
         raise OSError("injected failure starting python")
 
-    monkeypatch.setattr(snippet_module, "snippet_command", boom)
+    # The snippet runs the lessons' bounded runner in a guarded background worker.
+    monkeypatch.setattr(snippet_module, "run_snippet", boom)
     lesson = next(lesson for lesson in load_lessons() if lesson.snippets())
     app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
     async with app.run_test(size=(80, 24)) as pilot:
