@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Iterable
 
@@ -137,7 +138,37 @@ class TutorApp(App):
             )
 
 
+def background_runs_message() -> str:
+    """What to tell the learner on quitting while runs train: which continue, how to reattach or
+    stop each one ("" when none trains)."""
+    from minigpt.runs import listing
+
+    try:
+        running = [r for r in listing.list_runs() if str(getattr(r.status, "value", r.status)) == "running"]
+    except OSError:
+        return ""
+    if not running:
+        return ""
+    data_dir = os.environ.get("MINIGPT_DATA_DIR")
+    flag = f" --data-dir {shlex.quote(data_dir)}" if data_dir else ""
+    lines = [f"{len(running)} training run{'s' * (len(running) != 1)} continue{'s' * (len(running) == 1)} "
+             "in the background:"]
+    for run in running:
+        label = (getattr(run, "label", "") or "").strip()
+        title = f"{label} ({run.name})" if label and label != run.name else run.name
+        total = f"/{run.total:g}s" if run.total_unit == "seconds" and run.total else (
+            f"/{run.total}" if run.total else "")
+        name = shlex.quote(run.name)
+        lines += [f"  {title}: step {run.step}{total}",
+                  f"    watch it:  minigpt{flag} watch {name}",
+                  f"    stop it:   minigpt{flag} stop {name}"]
+    return "\n".join(lines)
+
+
 def run_app(data_dir: str | Path | None = None, initial: str | None = None) -> None:
     if data_dir is not None:
         os.environ["MINIGPT_DATA_DIR"] = str(Path(data_dir).expanduser())
     TutorApp(initial=initial).run()
+    message = background_runs_message()
+    if message:
+        print(message)

@@ -35,16 +35,16 @@ class AttentionStepperScreen(Screen):
         Binding("n", "stage(1)", "Next", show=True),
         Binding("p", "stage(-1)", "Prev", show=True),
         Binding("tab", "next_matrix", "Matrix", show=True),
-        Binding("m", "toggle_mask", "Mask", show=True),
+        Binding("m", "toggle_mask", "Mask", show=False),
         Binding("e", "edit", "Edit", show=True),
-        Binding("1", "bug(0)", "Bugs", show=True, key_display="1-5"),
+        Binding("1", "bug(0)", "Bug: " + BUGS[BUG_ORDER[0]], show=False),
         Binding("2", "bug(1)", "Bug: " + BUGS[BUG_ORDER[1]], show=False),
         Binding("3", "bug(2)", "Bug: " + BUGS[BUG_ORDER[2]], show=False),
         Binding("4", "bug(3)", "Bug: " + BUGS[BUG_ORDER[3]], show=False),
         Binding("5", "bug(4)", "Bug: " + BUGS[BUG_ORDER[4]], show=False),
         Binding("h", "next_head", "Next head", show=False),
         Binding("k", "toggle_predict", "Predict", show=True),
-        Binding("x", "export", "Export", show=True),
+        Binding("x", "export", "Export", show=False),
         Binding("o", "explorers", "Explore", show=True),
         Binding("left_square_bracket", "preset(-1)", "Prev preset", show=False, key_display="["),
         Binding("right_square_bracket", "preset(1)", "Next preset", show=False, key_display="]"),
@@ -80,7 +80,7 @@ class AttentionStepperScreen(Screen):
             yield Static(id="att-checks")
             yield Input(id="att-input")
             yield Static(id="att-message")
-        yield Footer(compact=True)
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#att-input").display = False

@@ -1,69 +1,116 @@
-"""Compare runs: val-loss curves overlaid, and the bigram / MLP / GPT table from the learner's runs.
+"""Compare runs: loss curves overlaid, and the bigram / MLP / GPT table from the learner's runs.
 
 The course's chapter 9 comparison, made from runs the learner trained: which model reaches the
-lowest validation loss, and with how many parameters. Space adds or removes a run's curve.
+lowest validation loss, and with how many parameters. Space adds or removes a run's curve; like
+TensorBoard, the chart can show train or val loss (m), smooth it (s) and use a log axis (l). The
+legend sits beside the chart and every row names the settings that tell runs apart.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from rich.markup import escape
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from minigpt.control import workers as rc
 from minigpt.runs import listing as runs
 from tui.widgets.loss_chart import LossChart
-from tui.widgets.training_panel import state_label
+from tui.widgets.run_summary import (budget_cell, loss_cell, lr_cell, model_cell, params_cell, read_config,
+                                     run_note, run_title, seed_cell, settings_line, state_glyph, state_name)
 
 # Distinct markers so curves stay apart without colour (NO_COLOR, ansi themes).
 MARKERS = ("●", "x", "+", "■", "◆", "o", "*", "#")
 MAX_CURVES = len(MARKERS)
+SMOOTHING = (0.0, 0.6, 0.8, 0.9, 0.95)  # s cycles through TensorBoard's usual weights
+METRICS = {"val": "val loss", "train": "train loss"}
+MODEL_ORDER = {"bigram": 0, "mlp": 1, "gpt": 2}
+
+
+def curve_label(info: runs.RunInfo, width: int = 24) -> str:
+    """A run in one short line: its own name, or its key settings when it has none."""
+    title = run_title(info)
+    if title == info.name:  # only a timestamp: the settings say more
+        cfg = read_config(info.path)
+        lr = lr_cell(cfg)
+        title = f"{model_cell(info, cfg)}{f' lr {lr}' if lr != '–' else ''} seed {seed_cell(cfg)}"
+    return title if len(title) <= width else title[: width - 1] + "…"
 
 
 class CompareRunsScreen(Screen):
     BINDINGS = [
-        Binding("space", "toggle", "Show/hide curve", show=True),
+        Binding("space", "toggle", "Show", show=True),
+        Binding("m", "metric", "Metric", show=True),
+        Binding("s", "smooth", "Smooth", show=True),
+        Binding("l", "log_axis", "Log", show=True),
         Binding("escape", "back", "Back", show=True),
     ]
 
     def __init__(self):
         super().__init__()
         self.shown: list[str] = []  # run paths whose curve is drawn, in marker order
-        self.rows: list[rc.ComparisonRow] = []
-        self._paths: dict[str, str] = {}
+        self.infos: list[runs.RunInfo] = []
+        self.metric = "val"
+        self.smoothing = 0.0
+        self.log_axis = False
+        self.curves: dict[str, rc.RunSeries] = {}  # read in a worker, drawn from here
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield LossChart("val loss by run (lower is better)", id="compare-chart")
-        yield Static(id="compare-hint")
+        with Horizontal(id="compare-top"):
+            yield LossChart("val loss (lower is better)", legend=False, id="compare-chart")
+            yield Static(id="compare-legend")
+        yield Static(id="compare-options")
         yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
+        yield Static(id="compare-detail")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = "Compare runs"
-        infos = runs.list_runs()
-        self._paths = {i.name: str(i.path) for i in infos}
-        self.rows = rc.comparison_rows(infos)
+        found = runs.list_runs()
+        self.infos = sorted(found, key=lambda i: (MODEL_ORDER.get((i.model or "").lower(), 3),
+                                                  i.best_val if i.best_val is not None else 1e9))
         # Start with the best run of each kind, then others, as long as they have val points.
-        with_val = [r for r in self.rows if r.best_val is not None]
-        best_per_kind = {}
-        for r in with_val:
-            best_per_kind.setdefault(r.model, r)
-        ordered = list(best_per_kind.values()) + [r for r in with_val if r not in best_per_kind.values()]
-        self.shown = [self._paths[r.name] for r in ordered[:4]]
+        with_val = [i for i in self.infos if i.best_val is not None]
+        best_per_kind: dict[str, runs.RunInfo] = {}
+        for i in with_val:
+            best_per_kind.setdefault(i.model or "?", i)
+        ordered = list(best_per_kind.values()) + [i for i in with_val if i not in best_per_kind.values()]
+        self.shown = [str(i.path) for i in ordered[:4]]
         table = self.query_one(DataTable)
-        table.add_columns("curve", "model", "run", "params", "steps", "best val", "test", "status")
+        table.add_columns("", "model", "run", "lr", "steps", "seed", "best val", "test")
         self._fill_table()
-        self._draw()
+        self._show_options()
         table.focus()
-        if not self.rows:
-            self.query_one("#compare-hint", Static).update(
+        if not self.infos:
+            self.query_one("#compare-legend", Static).update(
                 "No runs yet. Train a bigram, an MLP and a GPT (Training → n) to compare them here.")
-        else:
-            self.query_one("#compare-hint", Static).update(
-                "Space shows/hides the highlighted run's curve; markers in the chart match the first column.")
+        self.load_curves(list(self.shown))
 
+    # -- data -------------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="curves")
+    def load_curves(self, paths: list[str]) -> None:
+        """Read the metrics files off the event loop (a long run's file is megabytes)."""
+        loaded = {}
+        for path in paths:
+            series = self.curves.get(path) or rc.RunSeries(Path(path))
+            series.poll()
+            loaded[path] = series
+        self.app.call_from_thread(self._curves_loaded, loaded)
+
+    def _curves_loaded(self, loaded: dict[str, rc.RunSeries]) -> None:
+        self.curves.update(loaded)
+        self._draw()
+
+    def _info(self, path: str) -> runs.RunInfo | None:
+        return next((i for i in self.infos if str(i.path) == path), None)
+
+    # -- drawing ----------------------------------------------------------------------------------
     def _marker(self, path: str) -> str:
         return MARKERS[self.shown.index(path)] if path in self.shown else " "
 
@@ -71,30 +118,65 @@ class CompareRunsScreen(Screen):
         table = self.query_one(DataTable)
         keep = table.cursor_row
         table.clear()
-        for r in self.rows:
-            path = self._paths[r.name]
-            table.add_row(self._marker(path), r.model.upper(), r.name,
-                          f"{r.n_params:,}" if r.n_params else "–", str(r.steps),
-                          f"{r.best_val:.4f}" if r.best_val is not None else "–",
-                          f"{r.test_loss:.4f}" if r.test_loss is not None else "–", state_label(r.status),
-                          key=path)
-        if self.rows:
-            table.move_cursor(row=min(keep, len(self.rows) - 1))
+        for info in self.infos:
+            cfg = read_config(info.path)
+            title = run_title(info)
+            table.add_row(self._marker(str(info.path)), model_cell(info, cfg),
+                          title if len(title) <= 16 else title[:15] + "…", lr_cell(cfg), budget_cell(info, cfg),
+                          seed_cell(cfg), loss_cell(info.best_val), loss_cell(info.test_loss), key=str(info.path))
+        if self.infos:
+            table.move_cursor(row=min(keep, len(self.infos) - 1))
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        table = self.query_one(DataTable)
+        if not self.infos:
+            self.query_one("#compare-detail", Static).update("")
+            return
+        info = self.infos[min(max(table.cursor_row, 0), len(self.infos) - 1)]
+        note = run_note(info)
+        self.query_one("#compare-detail", Static).update(
+            f"[b]{escape(run_title(info))}[/b]  {state_glyph(info)} {state_name(info)} · "
+            f"{params_cell(info.n_params)} params · test {loss_cell(info.test_loss)}\n"
+            f"{escape(settings_line(info, read_config(info.path)))}" + (f"\n[i]{escape(note)}[/i]" if note else ""))
+
+    def _show_options(self) -> None:
+        smooth = f"{self.smoothing:g}" if self.smoothing else "off"
+        self.query_one("#compare-options", Static).update(
+            f"[b]{METRICS[self.metric]}[/b] (m) · smoothing [b]{smooth}[/b] (s) · "
+            f"log axis [b]{'on' if self.log_axis else 'off'}[/b] (l) · space shows/hides a run")
 
     def _draw(self) -> None:
         chart = self.query_one(LossChart)
+        chart.chart_title = f"{METRICS[self.metric]} (lower is better)"
+        chart.smoothing = self.smoothing
+        chart.log_y = self.log_axis
         chart.clear_series()
-        names = {v: k for k, v in self._paths.items()}
+        legend = []
         for i, path in enumerate(self.shown):
-            steps, vals = rc.val_curve(path)
-            chart.set_series(path, steps, vals, label=names.get(path, path)[-16:],
-                             marker=MARKERS[i], scatter=len(steps) < 30)
+            series = self.curves.get(path)
+            info = self._info(path)
+            label = curve_label(info) if info is not None else Path(path).name
+            legend.append(f"{MARKERS[i]} {escape(label)}")
+            if series is None:
+                continue
+            steps, values = ((series.val_steps, series.val_loss) if self.metric == "val"
+                             else (series.steps, series.train_loss))
+            chart.set_series(path, steps, values, label=label, marker=MARKERS[i], scatter=len(steps) < 30)
+        if legend:
+            self.query_one("#compare-legend", Static).update("\n".join(legend))
+        elif self.infos:
+            self.query_one("#compare-legend", Static).update("No curve shown: space adds the highlighted run.")
+
+    # -- actions ----------------------------------------------------------------------------------
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail()
 
     def action_toggle(self) -> None:
         table = self.query_one(DataTable)
-        if not self.rows:
+        if not self.infos:
             return
-        path = self._paths[self.rows[table.cursor_row].name]
+        path = str(self.infos[table.cursor_row].path)
         if path in self.shown:
             self.shown.remove(path)
         elif len(self.shown) >= MAX_CURVES:
@@ -104,9 +186,29 @@ class CompareRunsScreen(Screen):
             self.shown.append(path)
         self._fill_table()
         self._draw()
+        if path in self.shown and path not in self.curves:
+            self.load_curves([path])
+
+    def action_metric(self) -> None:
+        self.metric = "train" if self.metric == "val" else "val"
+        self._show_options()
+        self._draw()
+
+    def action_smooth(self) -> None:
+        self.smoothing = SMOOTHING[(SMOOTHING.index(self.smoothing) + 1) % len(SMOOTHING)]
+        self._show_options()
+        self._draw()
+
+    def action_log_axis(self) -> None:
+        self.log_axis = not self.log_axis
+        self._show_options()
+        self._draw()
 
     def action_back(self) -> None:
         self.app.pop_screen()
 
     def palette_commands(self):
-        yield "Compare: show/hide the highlighted run", "Overlay its val-loss curve", self.action_toggle
+        yield "Compare: show/hide the highlighted run", "Overlay its loss curve", self.action_toggle
+        yield "Compare: train or val loss", "Switch the metric the chart shows", self.action_metric
+        yield "Compare: smoothing", "Cycle the moving-average weight (0, 0.6 … 0.95)", self.action_smooth
+        yield "Compare: log axis", "A logarithmic loss axis on or off", self.action_log_axis

@@ -34,12 +34,12 @@ class NormsExplorerScreen(Screen):
             yield Static(id="n-error", classes="explorer-error")
             yield Static(id="n-steps", classes="explorer-text")
             with Horizontal(classes="explorer-row"):
-                yield MatrixView(id="n-batch", show_cursor=False)
-                yield MatrixView(id="n-ln", show_cursor=False)
+                yield MatrixView(id="n-batch", show_cursor=False, auto_fit=True, classes="half")
+                yield MatrixView(id="n-ln", show_cursor=False, auto_fit=True, classes="half")
             with Horizontal(classes="explorer-row"):
-                yield MatrixView(id="n-bn", show_cursor=False)
-                yield MatrixView(id="n-rms", show_cursor=False)
-        yield Footer(compact=True)
+                yield MatrixView(id="n-bn", show_cursor=False, auto_fit=True, classes="half")
+                yield MatrixView(id="n-rms", show_cursor=False, auto_fit=True, classes="half")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#n-x").focus()

@@ -45,10 +45,10 @@ class PositionsExplorerScreen(Screen):
                 yield Label("RoPE m n")
                 yield Input("2 5", id="pe-mn")
             yield Static(id="pe-error", classes="explorer-error")
-            yield MatrixView(id="pe-table")
+            yield MatrixView(id="pe-table", auto_fit=True)
             yield Static(id="pe-row", classes="explorer-text")
             yield Static(id="pe-rope", classes="explorer-text")
-        yield Footer(compact=True)
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#pe-table").focus()

@@ -25,9 +25,12 @@ def available_checkpoints() -> list[tuple[str, Path]]:
 
 
 class TrainedAttentionScreen(Screen):
+    # The grid has the focus on arrival, so the arrows pick a head at once; n and m reach the fields.
     BINDINGS = [Binding("escape", "back", "Back", show=True),
-                Binding("f6", "focus_grid", "Grid", show=True),
-                Binding("g", "glyphs", "Glyphs", show=False)]
+                Binding("n", "edit_name", "Name", show=True),
+                Binding("m", "choose_model", "Model", show=True),
+                Binding("f6", "focus_grid", "Grid", show=False),
+                Binding("g", "glyphs", "Glyphs", show=True)]
 
     def __init__(self, checkpoints: list[tuple[str, Path]] | None = None, name: str = "emma") -> None:
         super().__init__()
@@ -49,11 +52,12 @@ class TrainedAttentionScreen(Screen):
                 yield Input(self.initial_name, id="tr-name")
             yield Static(id="tr-status", classes="explorer-muted")
             yield AttentionGrid(id="tr-grid")
-            yield MatrixView(id="tr-focus", show_cursor=True)
-        yield Footer(compact=True)
+            yield MatrixView(id="tr-focus", show_cursor=True, auto_fit=True)
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#tr-focus").display = False
+        self.query_one(AttentionGrid).focus()
         if self.checkpoints:
             self.load(self.checkpoints[0][1])
         else:
@@ -110,7 +114,8 @@ class TrainedAttentionScreen(Screen):
         self.maps, self.labels = maps, labels
         cfg = self.checkpoint.model_config
         self.status(f"{cfg.n_layers} layers × {cfg.n_heads} heads on {''.join(labels)!r} "
-                    f"(rows: query, columns: key) · arrows pick a head, enter focuses it")
+                    f"(rows: query, columns: key) · arrows pick a head, enter focuses it, "
+                    f"n edits the name")
         self.query_one(AttentionGrid).set_maps(maps)
         if self.query_one("#tr-focus").display:
             self.focus_head(*self.query_one(AttentionGrid).cursor)
@@ -129,13 +134,32 @@ class TrainedAttentionScreen(Screen):
     def action_focus_grid(self) -> None:
         self.query_one(AttentionGrid).focus()
 
+    def action_edit_name(self) -> None:
+        self.query_one("#tr-name", Input).focus()
+
+    def action_choose_model(self) -> None:
+        select = self.query_one("#tr-ckpt", Select)
+        select.focus()
+        select.expanded = True
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        # Letters belong to the name while it is being typed.
+        if action in ("edit_name", "choose_model", "glyphs") and isinstance(self.focused, Input):
+            return False
+        return True
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one(AttentionGrid).focus()
+
     def action_glyphs(self) -> None:
         self.query_one(AttentionGrid).glyphs = not self.query_one(AttentionGrid).glyphs
         self.query_one("#tr-focus", MatrixView).glyphs = self.query_one(AttentionGrid).glyphs
 
     def action_back(self) -> None:
         view = self.query_one("#tr-focus", MatrixView)
-        if view.display:
+        if isinstance(self.focused, (Input, Select)):
+            self.query_one(AttentionGrid).focus()
+        elif view.display:
             view.display = False
             self.query_one(AttentionGrid).focus()
         else:

@@ -19,6 +19,7 @@ from textual.widgets import Footer, Header, Markdown, Static
 from minigpt.teaching.examples.catalog import render_example
 from minigpt.lessons import Lesson, load_lessons
 from tui.widgets.snippet import SnippetBlock
+from tui.workers import background
 from tui import navigation
 
 
@@ -96,6 +97,7 @@ class LessonScreen(Screen):
         self._restoring = True
         self._settle: Timer | None = None
         self.seen = SeenRanges()
+        self.has_quiz = False  # until the decks say otherwise (_check_quiz)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -121,6 +123,7 @@ class LessonScreen(Screen):
 
     def on_mount(self) -> None:
         self.sub_title = self.lesson.title
+        self._check_quiz()
         body = self.query_one("#lesson-body", VerticalScroll)
         body.focus()
         self.watch(body, "scroll_y", self._on_scroll, init=False)
@@ -214,7 +217,27 @@ class LessonScreen(Screen):
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "open_explorer":  # only lessons that name an explorer offer the key
             return bool(self.explorers)
+        if action == "next_snippet":  # only lessons with a runnable snippet
+            return bool(self.query(SnippetBlock))
+        if action == "chapter_quiz":  # only lessons that have quiz questions
+            return self.has_quiz
         return True
+
+    @background(thread=True, exclusive=True, group="quiz-check")
+    def _check_quiz(self) -> None:
+        """Whether any card is tagged with this lesson (reading the decks takes a second: not on
+        the event loop)."""
+        from minigpt.study.decks import DeckError, load_decks
+
+        try:
+            found = self.lesson.id in load_decks().lessons()
+        except (DeckError, OSError):
+            found = False
+        self.app.call_from_thread(self._quiz_checked, found)
+
+    def _quiz_checked(self, found: bool) -> None:
+        self.has_quiz = found
+        self.refresh_bindings()
 
     @property
     def explorers(self) -> list[str]:

@@ -61,10 +61,9 @@ class LessonsScreen(Screen):
         )
         if keep is not None and keep < len(self.lessons):
             ol.highlighted = keep
-        elif last:
+        else:  # where the learner left off, or the first lesson (so enter opens it at once)
             ids = [l.id for l in self.lessons]
-            if last in ids:
-                ol.highlighted = ids.index(last)
+            ol.highlighted = ids.index(last) if last in ids else (0 if ids else None)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.app.open_lesson(event.option.id)

@@ -88,8 +88,8 @@ class PlaygroundScreen(Screen):
         Binding("o", "score", "Score", show=True),
         Binding("w", "sweep", "Sweep", show=True),
         Binding("c", "compare", "Compare", show=True),
-        Binding("y", "copy", "Copy", show=True),
-        Binding("e", "save", "Save", show=True),
+        Binding("y", "copy", "Copy", show=False),
+        Binding("e", "save", "Save", show=False),
         Binding("t", "nudge('temperature', -1)", "Temperature −0.1", show=False),
         Binding("T", "nudge('temperature', 1)", "Temperature +0.1", show=False),
         Binding("k", "nudge('top_k', -1)", "Top-k −1 (1 → off)", show=False),
@@ -143,9 +143,9 @@ class PlaygroundScreen(Screen):
             yield Input(str(s.seed), compact=True, id="pg-seed", classes="pg-num")
             yield Label("max", classes="pg-label")
             yield Input("off", compact=True, id="pg-max_len", classes="pg-num")
-        yield Static("[b]t/T[/b] temp  [b]k/K[/b] top-k  [b]p/P[/b] top-p  [b]n/N[/b] names  "
-                     "[b]s/S[/b] seed  [b]l/L[/b] max  [b]m[/b] model  [b]f[/b] prefix  [b]enter[/b] apply",
-                     id="pg-hint")
+        # One line at 80 columns; enter (apply a typed value), y (copy) and e (save) are in ? help.
+        yield Static("[b]t/T[/b] temp [b]k/K[/b] top-k [b]p/P[/b] top-p [b]n/N[/b] count [b]s/S[/b] seed "
+                     "[b]l/L[/b] max [b]m[/b] model [b]f[/b] prefix", id="pg-hint")
         yield Static("", id="pg-message")
         yield DataTable(id="pg-names", cursor_type="row", zebra_stripes=True)
         yield Static("", id="pg-summary")

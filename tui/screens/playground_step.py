@@ -28,11 +28,12 @@ class StepScreen(Screen):
     PALETTE_PREFIX = "Step mode"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", show=True),
-        Binding("space,right", "sample", "Sample next", key_display="space", show=True),
+        Binding("space,right", "sample", "Sample", key_display="space", show=True),
         Binding("backspace,left", "undo", "Undo", key_display="⌫", show=True),
         Binding("enter", "restart", "New name", show=True),
-        Binding("minus", "temperature(-1)", "T −0.1", key_display="-", show=True),
-        Binding("plus,equals_sign", "temperature(1)", "T +0.1", key_display="+", show=True),
+        # One footer entry for the pair; ? help lists both.
+        Binding("minus", "temperature(-1)", "Temp", key_display="-/+", show=True),
+        Binding("plus,equals_sign", "temperature(1)", "Temperature +0.1", key_display="+", show=False),
     ]
 
     def __init__(self, loaded, settings):

@@ -19,11 +19,14 @@ from minigpt.control import form as run_form
 from minigpt.control import workers as rc
 from minigpt.runs import listing as runs
 from minigpt.models.config import ConfigError
+from tui.widgets.run_summary import (budget_cell, loss_cell, lr_cell, model_cell, params_cell, read_config,
+                                     run_note, run_title, seed_cell, settings_line, state_glyph, state_name)
 from tui.widgets.training_confirm import ConfirmScreen
-from tui.widgets.training_panel import state_label
 from tui import navigation
 
-COLUMNS = ("status", "run", "model", "params", "device", "step", "best val", "age")
+# Fits 80 columns: the state as a glyph (legend above the table), the settings that tell runs apart.
+COLUMNS = ("", "run", "model", "params", "lr", "steps", "seed", "best val", "age")
+RUN_WIDTH = 18
 
 
 def _age(seconds: float | None) -> str:
@@ -35,31 +38,55 @@ def _age(seconds: float | None) -> str:
     return f"{seconds:.0f}s"
 
 
-def row_for(info: runs.RunInfo) -> tuple[str, ...]:
-    state = rc.run_state(info.path)
-    total = f"/{info.total:g}s" if info.total_unit == "seconds" and info.total else (
-        f"/{info.total}" if info.total else "")
-    return (state_label(state.status), info.name, (info.model or "?").upper(),
-            f"{info.n_params:,}" if info.n_params else "–", info.device or "–", f"{info.step}{total}",
-            f"{info.best_val:.4f}" if info.best_val is not None else "–", _age(info.age))
+def _short(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def row_for(info: runs.RunInfo, stopping: bool = False) -> tuple[str, ...]:
+    cfg = read_config(info.path)
+    return ("■…" if stopping else state_glyph(info), _short(run_title(info), RUN_WIDTH), model_cell(info, cfg), params_cell(info.n_params),
+            lr_cell(cfg), budget_cell(info, cfg), seed_cell(cfg), loss_cell(info.best_val), _age(info.age))
+
+
+def detail_for(info: runs.RunInfo, stopping: bool = False) -> str:
+    """The highlighted run in full: name, state, every key setting, its note."""
+    cfg = read_config(info.path)
+    title = run_title(info)
+    folder = f"  [dim]({escape(info.name)})[/dim]" if title != info.name else ""
+    state = ("■ stopping… (finishing its step, saving a checkpoint)" if stopping
+             else f"{state_glyph(info)} {state_name(info)}")
+    lines = [f"[b]{escape(title)}[/b]{folder}  {state}",
+             escape(settings_line(info, cfg))]
+    note = run_note(info)
+    if note:
+        lines.append(f"[i]{escape(note)}[/i]")
+    return "\n".join(lines)
 
 
 class RunsScreen(Screen):
     BINDINGS = [
-        Binding("enter", "open", "Watch", show=True),
+        # priority: the table's own enter (select, hidden) would otherwise hide this one in the footer
+        Binding("enter", "open", "Watch", show=True, priority=True),
         Binding("s", "stop", "Stop", show=True),
         Binding("r", "resume", "Resume", show=True),
-        Binding("d", "delete", "Delete", show=True),
-        Binding("c", "duplicate", "Copy settings", show=True),
-        Binding("n", "new_run", "New run", show=True),
+        Binding("n", "new_run", "New", show=True),
         Binding("v", "compare", "Compare", show=True),
+        Binding("c", "duplicate", "Copy settings", show=False),
+        Binding("d", "delete", "Delete", show=False),
         Binding("escape", "back", "Back", show=True),
     ]
+
+    def __init__(self):
+        super().__init__()
+        self.infos: dict[str, runs.RunInfo] = {}
+        self.stopping: set[str] = set()  # runs asked to stop whose worker has not confirmed yet
+        self._fast = None  # the quick refresh while a stop is pending
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="runs-summary")
         yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+        yield Static(id="runs-detail")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -74,16 +101,54 @@ class RunsScreen(Screen):
         table = self.query_one(DataTable)
         keep = self.selected_path()
         found = runs.list_runs()
-        table.clear()
-        for info in found:
-            table.add_row(*row_for(info), key=str(info.path))
-        if keep is not None and str(keep) in {str(i.path) for i in found}:
-            table.move_cursor(row=table.get_row_index(str(keep)))
+        self.infos = {str(i.path): i for i in found}
+        self.stopping &= {p for p, i in self.infos.items() if state_name(i) in ("running", "starting")}
+        if not self.stopping and self._fast is not None:
+            self._fast.stop()
+            self._fast = None
+        rows = [(str(info.path), row_for(info, str(info.path) in self.stopping)) for info in found]
+        if rows != getattr(self, "_shown_rows", None):  # redraw only what changed: no flicker
+            self._shown_rows = rows
+            table.clear()
+            for key, row in rows:
+                table.add_row(*row, key=key)
+            if keep is not None and str(keep) in self.infos:
+                table.move_cursor(row=table.get_row_index(str(keep)))
         summary = self.query_one("#runs-summary", Static)
         if found:
-            summary.update(f"{len(found)} run(s) in {escape(str(paths.runs_dir()))}")
+            summary.update(f"{len(found)} run{'s' * (len(found) != 1)} in {escape(str(paths.runs_dir()))}\n"
+                           "[dim]▶ running  ✓ finished  ■ stopped  ✗ failed · model: width×layers[/dim]")
         else:
             summary.update("No runs yet: press [b]n[/b] to configure one, or run [b]minigpt train[/b] in a terminal.")
+        self._show_detail()
+        self.refresh_bindings()
+
+    def _show_detail(self) -> None:
+        path = self.selected_path()
+        info = self.infos.get(str(path)) if path is not None else None
+        self.query_one("#runs-detail", Static).update(
+            detail_for(info, str(path) in self.stopping) if info is not None else "")
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail()
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        """Stop, resume, delete and copy only where they can do something for the highlighted run."""
+        if action not in ("stop", "resume", "delete", "duplicate", "open"):
+            return True
+        path = self.selected_path() if self.is_mounted else None
+        info = self.infos.get(str(path)) if path is not None else None
+        if info is None:
+            return False
+        state = state_name(info)
+        if action == "stop":
+            return state in ("running", "starting") and str(path) not in self.stopping
+        if action == "resume":
+            return state in ("stopped", "failed")
+        if action == "delete":
+            return state not in ("running", "starting")
+        return True
 
     def selected_path(self) -> Path | None:
         table = self.query_one(DataTable)
@@ -130,6 +195,10 @@ class RunsScreen(Screen):
             self.notify(f"Stop requested for {path.name}")
         except rc.RunControlError as e:
             self.notify(str(e), severity="warning")
+            return
+        self.stopping.add(str(path))
+        self.refresh_runs()
+        self._fast = self._fast or self.set_interval(0.1, self.refresh_runs)  # the stop shows at once
 
     async def action_resume(self) -> None:
         path = self._selected_or_say()

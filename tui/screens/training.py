@@ -142,6 +142,7 @@ class TrainingScreen(Screen):
         except rc.RunControlError as e:
             self.notify(str(e), severity="warning")
             return
+        self.panel.stop_requested()
         self.notify("Stop requested: the worker finishes its step, saves a checkpoint and stops")
 
     async def action_resume(self) -> None:

@@ -4,18 +4,38 @@ Redraws are throttled: new points only mark the chart dirty, and a timer rebuild
 ``MAX_REDRAWS_PER_S`` times a second, downsampled (min/max per bucket, by minigpt.control.workers) to
 about twice the chart's width, so 100k points cost no more to draw than 200.
 Series are told apart by marker and legend label, not only by colour (NO_COLOR, ansi themes).
+The legend sits in the title line, outside the plot, so it never hides a point; step axes get
+whole-number ticks and value axes round ones (engineering notation for learning rates), from
+``tui.widgets.chart_axes``. ``smoothing`` (TensorBoard's debiased moving average) and ``log_y``
+change how the series are drawn, never the series themselves.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
 from textual_plotext import PlotextPlot
 
 from minigpt.control.workers import downsample
+from tui.widgets.chart_axes import smooth, step_label, step_ticks, tick_labels, value_ticks
 
 MAX_REDRAWS_PER_S = 3
+LEGEND_LINE = "──"  # how a line series (braille marker) is shown in the legend
+
+
+def log_ticks(lo: float, hi: float, count: int) -> list[float]:
+    """Ticks for a log axis: 1-2-5 multiples of powers of ten across wide ranges, round values
+    otherwise; all inside [lo, hi]."""
+    if hi / lo > 10:
+        ticks = [m * 10 ** k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+                 for m in (1, 2, 5)]
+        ticks = [t for t in ticks if lo <= t <= hi]
+        if len(ticks) > count:
+            ticks = [t for t in ticks if f"{t:e}".startswith("1")] or ticks
+        return ticks or [lo]
+    return [t for t in value_ticks(lo, hi, count) if lo <= t <= hi and t > 0] or [lo]
 
 
 @dataclass
@@ -30,10 +50,13 @@ class Series:
 class LossChart(PlotextPlot):
     """Several named series on one chart; ``set_series`` / ``extend`` then the timer redraws."""
 
-    def __init__(self, title: str, *, xlabel: str = "step", ylabel: str = "", **kwargs):
+    def __init__(self, title: str, *, xlabel: str = "step", ylabel: str = "", legend: bool = True, **kwargs):
         super().__init__(**kwargs)
         self.chart_title = title
         self.xlabel, self.ylabel = xlabel, ylabel
+        self.legend = legend  # False: the screen shows its own legend beside the chart
+        self.smoothing = 0.0  # 0 … <1: weight of TensorBoard's moving average
+        self.log_y = False
         self.series: dict[str, Series] = {}
         self.drawn: dict[str, tuple[list, list]] = {}  # what the last redraw plotted (tests read it)
         self.redraws = 0
@@ -70,28 +93,59 @@ class LossChart(PlotextPlot):
         if self._dirty or self.size != self._last_size:
             self._redraw()
 
+    def legend_text(self) -> str:
+        return "  ".join(f"{LEGEND_LINE if s.marker == 'braille' else s.marker} {s.label}"
+                         for s in self.series.values() if s.xs)
+
     def _redraw(self) -> None:
         """Rebuild the plot from downsampled series and refresh this widget (render builds it)."""
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.title(self.chart_title)
+        legend = self.legend_text() if self.legend else ""
+        plt.title(f"{self.chart_title}   {legend}" if legend else self.chart_title)
         plt.xlabel(self.xlabel)
         if self.ylabel:
             plt.ylabel(self.ylabel)
         self.drawn = {}
         budget = self.points_budget()
+        log_y = self.log_y and all(y > 0 for s in self.series.values() for y in s.ys)
         for name, s in self.series.items():
             if not s.xs:
                 continue
-            xs, ys = downsample(s.xs, s.ys, budget)
+            ys = smooth(s.ys, self.smoothing) if self.smoothing and not s.scatter else s.ys
+            xs, ys = downsample(s.xs, ys, budget)
             self.drawn[name] = (xs, ys)
             draw = plt.scatter if s.scatter else plt.plot
-            draw(xs, ys, label=s.label, marker=s.marker)
+            draw(xs, [math.log10(y) for y in ys] if log_y else ys, marker=s.marker)  # no label: legend above
+        self._set_ticks(log_y)
         self._dirty = False
         self._last_size = self.size
         self.redraws += 1
         self.refresh()
+
+    def _set_ticks(self, log_y: bool) -> None:
+        """Whole-number step ticks and round value ticks in place of plotext's even divisions."""
+        points = [(x, y) for xs, ys in self.drawn.values() for x, y in zip(xs, ys)]
+        if not points:
+            return
+        plt = self.plt
+        width, height = max(self.size.width, 20), max(self.size.height, 6)
+        # Steps start at 0 on the axis, so runs of different lengths line up and one point shows.
+        x_lo, x_hi = min(0, min(p[0] for p in points)), max(p[0] for p in points)
+        if x_hi > x_lo:
+            plt.xlim(x_lo, x_hi)
+        xt = step_ticks(x_lo, x_hi, max(2, width // 14))
+        xt = [t for t in xt if x_lo <= t <= x_hi] or [round(x_lo)]
+        plt.xticks(xt, [step_label(t) for t in xt])
+        y_lo, y_hi = min(p[1] for p in points), max(p[1] for p in points)
+        count = max(2, (height - 4) // 3)
+        if log_y:
+            yt = log_ticks(y_lo, y_hi, count)
+            plt.yticks([math.log10(t) for t in yt], tick_labels(yt))
+        else:
+            yt = [t for t in value_ticks(y_lo, y_hi, count) if y_lo <= t <= y_hi] or [y_lo]
+            plt.yticks(yt, tick_labels(yt))
 
     def render(self):
         key = (self.redraws, self.size, self.app.theme)

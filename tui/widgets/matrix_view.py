@@ -1,9 +1,15 @@
 """A matrix as a grid of value-coloured cells: number in every cell, legend, cell cursor.
 
 Colours come from the active theme (negative → $primary, positive → $error, weights → $accent),
-blended with the background by a level from ``minigpt.teaching.heatmap``. ansi themes get a few discrete
-ANSI shades. The same level can be printed as a glyph (on by default under NO_COLOR), so
-nothing depends on colour alone. Arrow keys move the cursor and post ``CursorMoved``.
+blended with the background by a level from ``minigpt.teaching.heatmap``. Where colour cannot show
+four levels apart (NO_COLOR, 16 colours, ansi themes) each level gets a distinct ANSI shade and the
+glyph ramp is printed before the number, so nothing depends on colour alone. Arrow keys move the
+cursor and post ``CursorMoved``.
+
+Cells come in three widths: 3 decimals (8 columns), 2 decimals (7) and a tight 2-decimal form (6,
+the selected cell marked by reverse video instead of brackets). With ``auto_fit`` the widest that
+fits the space is used, so a 10-column attention map fits 80 columns; beyond that the explorer
+scrolls sideways.
 """
 
 from __future__ import annotations
@@ -21,14 +27,50 @@ from textual.widget import Widget
 from minigpt.teaching import heatmap
 from minigpt.teaching.stepper import Panel, fmt, row_sums
 
-LABEL_W = 6
+LABEL_W = 6  # the widest row-label column (5 characters and a space)
+
+
+ANSI_NAMES = ["black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"]
 
 
 def rich_colour(c: Color) -> str:
     if c.ansi is not None:
-        names = ["black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"]
-        return names[c.ansi] if c.ansi < 8 else f"bright_{names[c.ansi - 8]}"
+        return ANSI_NAMES[c.ansi] if c.ansi < 8 else f"bright_{ANSI_NAMES[c.ansi - 8]}"
     return c.hex
+
+
+def sixteen_colours(app) -> bool:
+    """Whether colours reach the screen as the 16 ANSI ones (an ansi theme, or a 16-colour terminal)."""
+    theme = app.current_theme
+    ansi_theme = Color.parse(theme.accent or theme.primary or "#888888").ansi is not None
+    return ansi_theme or app.console.color_system not in ("truecolor", "256")
+
+
+def glyphs_wanted(app) -> bool:
+    theme = app.current_theme
+    return heatmap.glyphs_needed(app.console.color_system, no_color=app.no_color,
+                                 ansi_theme=Color.parse(theme.accent or "#888888").ansi is not None)
+
+
+def _nearest_ansi(c: Color) -> int:
+    """The ANSI colour (0–7) nearest to a truecolour hue, for 16-colour terminals."""
+    from rich.color import Color as RichColor, ColorSystem
+
+    return RichColor.from_rgb(c.r, c.g, c.b).downgrade(ColorSystem.STANDARD).number % 8
+
+
+def ansi_style(shade: str, hue: Color) -> Style:
+    """One of the five shades of ``minigpt.teaching.heatmap.ANSI_SHADES`` in the 16 ANSI colours."""
+    base = hue.ansi % 8 if hue.ansi is not None else _nearest_ansi(hue)
+    dark, bright = ANSI_NAMES[base], f"bright_{ANSI_NAMES[base]}"
+    on_dark = "black" if base in (2, 3, 6, 7) else "bright_white"  # green, yellow, cyan, white are light
+    return {
+        "plain": Style(),
+        "text": Style(color=dark),
+        "bright text": Style(color=bright, bold=True),
+        "fill": Style(bgcolor=dark, color=on_dark),
+        "bright fill": Style(bgcolor=bright, color="black", bold=True),
+    }[shade]
 
 
 class MatrixView(Widget, can_focus=True):
@@ -40,7 +82,9 @@ class MatrixView(Widget, can_focus=True):
     ]
 
     cursor: reactive[tuple[int, int]] = reactive((0, 0))
-    glyphs: reactive[bool] = reactive(bool(os.environ.get("NO_COLOR")))
+    # None: decided by the terminal (on where colour cannot show four levels apart); the learner's
+    # g key sets True or False.
+    glyphs: reactive[bool | None] = reactive(None)
 
     class CursorMoved(Message):
         def __init__(self, view: "MatrixView", row: int, col: int):
@@ -48,7 +92,7 @@ class MatrixView(Widget, can_focus=True):
             self.view, self.row, self.col = view, row, col
 
     def __init__(self, panel: Panel | None = None, *, title: str = "", show_cursor: bool = True,
-                 show_sums: bool = False, **kwargs):
+                 show_sums: bool = False, auto_fit: bool = False, **kwargs):
         super().__init__(**kwargs)
         self.panel = panel
         self.title = title
@@ -56,7 +100,25 @@ class MatrixView(Widget, can_focus=True):
         self.show_sums = show_sums
         self.hidden = False  # predict-then-reveal: numbers shown as "?"
         self.error = ""
-        self.compact = False  # narrow screens: 2 decimals, narrower cells
+        self.density = 0  # 0: 3 decimals; 1: 2 decimals; 2: 2 decimals in tight cells
+        self._text_w = None  # (panel and decimals, widest number) cached for the width sums
+        self.auto_fit = auto_fit  # pick the density from the space available
+
+    @property
+    def compact(self) -> bool:
+        """Narrow screens: 2 decimals, narrower cells (the stepper sets it from its own layout)."""
+        return self.density > 0
+
+    @compact.setter
+    def compact(self, value: bool) -> None:
+        self.density = 1 if value else 0
+
+    @property
+    def show_glyphs(self) -> bool:
+        """The glyph ramp is printed: asked for with g, or needed because colour cannot carry it."""
+        if self.glyphs is not None:
+            return self.glyphs
+        return glyphs_wanted(self.app)
 
     # -- state ------------------------------------------------------------------------------------
     def set_panel(self, panel: Panel | None, *, title: str = "", show_sums: bool = False,
@@ -76,7 +138,7 @@ class MatrixView(Widget, can_focus=True):
 
     @property
     def decimals(self) -> int:
-        return 2 if self.compact else 3
+        return 2 if self.density else 3
 
     def action_move(self, dr: int, dc: int) -> None:
         if not self.panel or not self.panel.values:
@@ -95,15 +157,41 @@ class MatrixView(Widget, can_focus=True):
     # -- drawing ----------------------------------------------------------------------------------
     @property
     def cell_w(self) -> int:
-        # " 0.124 " or "[0.124]" when selected
-        return (7 if self.compact else 8) + (1 if self.glyphs else 0)
+        return self._cell_w(self.density)
 
-    def get_content_width(self, container, viewport) -> int:
+    def _cell_w(self, density: int) -> int:
+        # " 0.124 " or "[0.124]" when selected; tight: " 0.12" with the selection in reverse video.
+        # As wide as the widest number needs (weights have no minus sign), at least 6 + 2.
+        decimals = 2 if density else 3
+        key = (id(self.panel), decimals)
+        if self._text_w is None or self._text_w[0] != key:
+            widths = [len(fmt(v, decimals)) for row in self.panel.values for v in row] if self.panel else []
+            self._text_w = (key, max(widths, default=4))
+        text = max(self._text_w[1], 4 if density else 6)
+        return text + (1 if self.show_glyphs else 0) + (1 if density == 2 else 2)
+
+    def _width(self, density: int) -> int:
         if not self.panel or not self.panel.values:
             return max(20, len(self.title))
         cols = len(self.panel.values[0])
-        grid = LABEL_W + cols * self.cell_w + (8 if self.show_sums else 0)
-        return max(grid, min(len(self._legend()), 60), len(self._header()))
+        grid = self.label_w + cols * self._cell_w(density) + (8 if self.show_sums else 0)
+        return max(grid, min(len(self._legend()), 40), min(len(self._header()), 40))
+
+    @property
+    def label_w(self) -> int:
+        """As wide as the longest row label needs (short labels leave room for one more column)."""
+        if not self.panel or not self.panel.row_labels:
+            return LABEL_W
+        return min(LABEL_W, max(len(label) for label in self.panel.row_labels) + 1)
+
+    def _fit_to(self, width: int) -> None:
+        """The widest cells that fit ``width`` columns (the tightest when none does)."""
+        self.density = next((d for d in (0, 1, 2) if self._width(d) <= width), 2)
+
+    def get_content_width(self, container, viewport) -> int:
+        if self.auto_fit and container is not None:
+            self._fit_to(container.width)
+        return self._width(self.density)
 
     def get_content_height(self, container, viewport, width) -> int:
         if not self.panel or not self.panel.values:
@@ -135,40 +223,48 @@ class MatrixView(Widget, can_focus=True):
         top = heatmap.UNIT_MAX if self.panel.scale == "unit" else heatmap.DIVERGING_MAX
         hue = theme.accent if self.panel.scale == "unit" else (theme.error if level > 0 else theme.primary)
         hue_c = Color.parse(hue or "#888888")
-        frac = abs(level) / top
-        if hue_c.ansi is not None:  # 16-colour themes: a coloured number, then a coloured cell
-            if frac > 0.5:
-                return Style(bgcolor=rich_colour(hue_c), color="bright_white", bold=True)
-            return Style(color=rich_colour(hue_c), bold=True)
+        if sixteen_colours(self.app):
+            return ansi_style(heatmap.ansi_shade(level, self.panel.scale), hue_c)
         base = Color.parse(theme.background or "#1e1e1e")
-        bg = base.blend(hue_c, 0.25 + 0.75 * frac)
+        bg = base.blend(hue_c, 0.25 + 0.75 * abs(level) / top)
         return Style(bgcolor=bg.hex, color=bg.get_contrast_text(1.0).hex)
 
     def render(self) -> Text:
+        if self.auto_fit and self.size.width:
+            self._fit_to(self.size.width)
         out = Text()
         out.append(self._header() + "\n", style="bold")
         if not self.panel or not self.panel.values:
             return out
         p, cw = self.panel, self.cell_w
-        out.append(" " * LABEL_W + "".join(" " + c[: cw - 2].rjust(cw - 2) + " " for c in p.col_labels), style="dim")
+        tight = self.density == 2
+        pad = 1 if tight else 2  # the columns around a cell's text: " x " or, tight, " x"
+        glyphs = self.show_glyphs
+        lw = self.label_w
+        out.append(" " * lw + "".join(" " + c[: cw - pad].rjust(cw - pad) + ("" if tight else " ")
+                                           for c in p.col_labels), style="dim")
         if self.show_sums:
             out.append("      Σ", style="dim")
         out.append("\n")
         vmax = self._vmax()
         sums = row_sums(p.values)
         for i, row in enumerate(p.values):
-            out.append(p.row_labels[i][: LABEL_W - 1].ljust(LABEL_W), style="dim")
+            out.append(p.row_labels[i][: lw - 1].ljust(lw), style="dim")
             for j, v in enumerate(row):
                 level = self._level(v, vmax)
                 text = self.cell_text(i, j)
-                if self.glyphs:
+                if glyphs:
                     text = ("" if self.hidden else heatmap.glyph(level, p.scale)) + text
                 style = Style() if self.hidden else self._style(level)
                 selected = self.show_cursor and (i, j) == self.cursor
                 if selected:
                     style = style + Style(reverse=True, underline=True)
+                if tight:
+                    out.append(" ")
+                    out.append(text.rjust(cw - pad), style=style)
+                    continue
                 out.append("[" if selected else " ", style="bold")
-                out.append(text.rjust(cw - 2), style=style)
+                out.append(text.rjust(cw - pad), style=style)
                 out.append("]" if selected else " ", style="bold")
             if self.show_sums:
                 out.append(" Σ" + ("?" if self.hidden else fmt(sums[i], 3)).rjust(6))

@@ -16,9 +16,10 @@ from textual.widgets import ProgressBar, Static
 from minigpt.control import workers as rc
 from tui.widgets.loss_chart import LossChart
 from tui.workers import background
+from tui.widgets.run_summary import STATE_GLYPHS, lr_cell, model_cell, read_config, run_title, seed_cell
 
 POLL_S = 0.4  # a dead worker shows within 2 s
-STATE_GLYPHS = {"starting": "…", "running": "▶", "finished": "✓", "stopped": "■", "failed": "✗", "unknown": "?"}
+STOPPING_POLL_S = 0.1  # after a stop request: the stopped state shows as soon as the worker writes it
 
 
 def state_label(status: str) -> str:
@@ -35,6 +36,8 @@ class RunPanel(Vertical):
         self.state: rc.RunState | None = None
         self.samples: list[str] = []
         self._sampled_evals = -1
+        self.stopping = False  # a stop was asked for and the worker has not written "stopped" yet
+        self._fast_poll = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-title")
@@ -57,15 +60,31 @@ class RunPanel(Vertical):
         self.run_dir = Path(run_dir)
         self.series = rc.RunSeries(self.run_dir)
         self.samples, self._sampled_evals = [], -1
+        self._end_stopping()
         loss, lr = self.query_one("#loss-chart", LossChart), self.query_one("#lr-chart", LossChart)
         loss.clear_series()
         loss.set_series("train", self.series.steps, self.series.train_loss, label="train", marker="braille")
         loss.set_series("val", self.series.val_steps, self.series.val_loss, label="val", marker="●",
                          scatter=True)
         lr.clear_series()
+        lr.legend = False  # one curve: the title names it
         lr.set_series("lr", self.series.steps, self.series.lr, label="lr", marker="braille")
         self.query_one("#run-samples", Static).update("[b]Samples[/b]\n[dim]after the first evaluation[/dim]")
         self.poll()
+
+    def stop_requested(self) -> None:
+        """Say at once that the run is stopping, and look at its status ten times a second until
+        the worker confirms (it finishes its step and saves a checkpoint first)."""
+        self.stopping = True
+        if self._fast_poll is None:
+            self._fast_poll = self.set_interval(STOPPING_POLL_S, self.poll)
+        self._show_status()
+
+    def _end_stopping(self) -> None:
+        self.stopping = False
+        if self._fast_poll is not None:
+            self._fast_poll.stop()
+            self._fast_poll = None
 
     def poll(self) -> None:
         if self.run_dir is None or self.series is None:
@@ -73,6 +92,8 @@ class RunPanel(Vertical):
         arrived = self.series.poll()
         before = self.state.status if self.state is not None else None
         self.state = rc.run_state(self.run_dir)
+        if self.stopping and str(self.state.status) not in ("running", "starting"):
+            self._end_stopping()
         if self.state.status != before:
             self.screen.refresh_bindings()  # stop / resume appear and disappear with the state
         if arrived:
@@ -88,8 +109,11 @@ class RunPanel(Vertical):
         st, s = self.state, self.series
         info, last = st.info, s.last
         params = f"{info.n_params:,} params" if info.n_params else "size pending"
+        cfg = read_config(self.run_dir)
+        lr = lr_cell(cfg)
         self.query_one("#run-title", Static).update(
-            f"[b]{self.run_dir.name}[/b]  {(info.model or '?').upper()} · {params} · device {info.device or '…'}")
+            f"[b]{_escape(run_title(info))}[/b]  {model_cell(info, cfg)}{f' · lr {lr}' if lr != '–' else ''}"
+            f" · seed {seed_cell(cfg)} · {params} · {info.device or '…'}")
         frac, eta = rc.progress(info, last)
         step = max(info.step, int(last.get("step") or 0))
         total = f"/{info.total:g}s" if info.total_unit == "seconds" and info.total else (
@@ -98,8 +122,9 @@ class RunPanel(Vertical):
         tps = last.get("tokens_per_s")
         tps_text = f"{tps / 1000:.1f}k" if tps else "–"
         eta_text = rc.format_duration(eta) if st.status == "running" else "–"
+        state = "■ stopping…" if self.stopping else state_label(st.status)
         self.query_one("#run-stats", Static).update(
-            f"[b]{state_label(st.status)}[/b]  step {step}{total}  {frac * 100:3.0f}%  ETA {eta_text}  "
+            f"[b]{state}[/b]  step {step}{total}  {frac * 100:3.0f}%  ETA {eta_text}  "
             f"best val {best}  tok/s {tps_text}")
         self.query_one("#run-progress", ProgressBar).update(total=1.0, progress=frac)
         for name in ("running", "finished", "stopped", "failed", "starting"):

@@ -1,0 +1,64 @@
+"""Run folders written by hand for screen tests: fixed numbers, fixed times, no training.
+
+A run folder is the only channel between a trainer and the app (config.json, status.json,
+metrics.jsonl), so a test can stand in for any trainer by writing those files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from minigpt.training.options import TrainConfig
+from dataclasses import asdict
+
+STARTED = "2026-01-05T10:00:00+00:00"
+
+
+def write_run(root: Path, folder: str, *, model: str = "gpt", steps: int = 300, lr: float = 5e-3, seed: int = 1337,
+              d_model: int = 64, n_layers: int = 4, state: str = "finished", best_val: float = 2.1,
+              eval_every: int = 50, log_every: int = 10, start_loss: float = 3.3, n_params: int = 204_544,
+              label: str | None = None, note: str | None = None, step: int | None = None) -> Path:
+    """A run folder with a smooth, deterministic loss curve that ends near ``best_val``."""
+    run = root / folder
+    run.mkdir(parents=True, exist_ok=True)
+    cfg = asdict(TrainConfig(model=model, d_model=d_model, n_layers=n_layers, lr=lr, seed=seed, steps=steps,
+                             eval_interval=eval_every))
+    cfg["data"] = "embedded"
+    (run / "config.json").write_text(json.dumps(cfg, indent=2), encoding="utf-8")
+    done = steps if step is None else step
+    lines = []
+    for s in [1] + list(range(log_every, done + 1, log_every)):
+        frac = s / steps
+        train = best_val - 0.05 + (start_loss - best_val) * math.exp(-6 * frac) + 0.03 * math.sin(s / 7)
+        rec = {"step": s, "train_loss": round(train, 5), "lr": lr * min(1.0, s / (0.02 * steps + 1)) *
+               (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac))), "tokens_per_s": 30000.0,
+               "elapsed_s": round(s * 0.03, 3)}
+        if s % eval_every == 0:
+            rec["val_loss"] = round(best_val + (start_loss - best_val) * math.exp(-6 * frac), 5)
+        lines.append(json.dumps(rec))
+    (run / "metrics.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    status = {"state": state, "pid": None, "pid_start": None, "step": done, "total_steps": steps,
+              "time_budget_s": None, "best_val": best_val, "model": model, "n_params": n_params, "device": "cpu",
+              "started_at": STARTED, "updated_at": STARTED, "error": None,
+              "val_loss": best_val if state == "finished" else None,
+              "test_loss": round(best_val - 0.02, 4) if state == "finished" else None, "block_size": 16}
+    if label is not None:
+        status["name"] = label
+    if note is not None:
+        status["note"] = note
+    (run / "status.json").write_text(json.dumps(status, indent=2), encoding="utf-8")
+    return run
+
+
+def write_course_runs(root: Path) -> list[Path]:
+    """Four runs a learner might have after chapter 9: a bigram, an MLP and two MiniGPTs."""
+    return [
+        write_run(root, "20260105-100000", model="bigram", steps=1, best_val=2.454, start_loss=2.454, n_params=729,
+                  eval_every=1, log_every=1),
+        write_run(root, "20260105-100100", model="mlp", steps=3000, best_val=2.115, n_params=11_897),
+        write_run(root, "20260105-100200", steps=3000, lr=5e-3, best_val=1.996),
+        write_run(root, "20260105-100300", steps=3000, lr=3e-3, seed=7, d_model=32, n_layers=2, state="stopped",
+                  best_val=2.08, n_params=27_712, step=1200),
+    ]
