@@ -219,3 +219,65 @@ def test_one_thread_restores_the_thread_count():
             assert torch.get_num_threads() == 1
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before
+
+
+# ------------------------------------------------------------------ log p under the model, case, your runs
+def test_model_log_p_is_the_models_own_even_when_top_k_1_makes_the_sampled_one_zero(gpt):
+    from minigpt.sampling import score_word
+
+    batch = run_batch(gpt, Settings(n=6, seed=5, top_k=1))
+    assert all(s.logprob == pytest.approx(0.0) for s in batch.samples)  # greedy: p = 1 after the filter
+    for s, lp in zip(batch.samples, batch.model_logprob):
+        if s.finished:
+            assert lp == pytest.approx(score_word(gpt.model, gpt.vocab, s.text)[1], abs=1e-4)
+            assert lp < 0
+    assert batch.summary.filtered and "as sampled 0.000" in batch.summary.line()
+
+
+def test_model_log_p_equals_the_sampled_one_at_t1_without_filters_prefix_excluded(gpt):
+    batch = run_batch(gpt, Settings(n=8, seed=2, prefix="a"))
+    for s, lp in zip(batch.samples, batch.model_logprob):
+        assert lp == pytest.approx(s.logprob, abs=1e-4)  # same tokens, same distribution
+    assert not batch.summary.filtered and "as sampled" not in batch.summary.line()
+
+
+def test_model_log_p_of_a_name_cut_at_max_length_counts_only_its_characters(gpt):
+    batch = run_batch(gpt, Settings(n=10, seed=1, max_len=2))
+    cut = [(s, lp) for s, lp in zip(batch.samples, batch.model_logprob) if not s.finished]
+    assert cut, "expected some names cut at two characters"
+    for s, lp in cut:
+        assert lp == pytest.approx(s.logprob, abs=1e-4) and s.n_tokens == len(s.text) == 2
+
+
+def test_names_typed_in_any_case_fit_a_lower_case_vocabulary(gpt):
+    from minigpt.playground.generation import fit_case
+
+    assert fit_case(gpt.vocab, "Ava") == "ava"
+    assert score_name(gpt, "AVA").total_logprob == pytest.approx(score_name(gpt, "ava").total_logprob)
+
+    class Mixed:
+        chars = (".", "A", "a")
+
+    assert fit_case(Mixed, "Aa") == "Aa"  # a vocabulary with capitals keeps them apart
+
+
+def test_checkpoint_labels_name_the_key_settings(ckpts):
+    choices = find_checkpoints(ckpts["default"].parent, runs_root=Path("/nonexistent"))
+    gpt_choice = next(c for c in choices if c.kind == "gpt")
+    assert "16×1" in gpt_choice.label and "seed 1337" in gpt_choice.label and "val " in gpt_choice.label
+
+
+def test_compare_adds_a_column_for_the_learners_own_run(ckpts, gpt, tmp_path):
+    from minigpt.playground.generation import CheckpointChoice
+
+    import shutil
+
+    shipped = find_checkpoints(ckpts["default"].parent, runs_root=Path("/nonexistent"))
+    own = shutil.copytree(ckpts["default"], tmp_path / "run" / "checkpoint")
+    mine = CheckpointChoice("your run tiny (MiniGPT 16×1)", own, "gpt", 9.9, "run", "MiniGPT 16×1")
+    cols = compare_models(shipped + [mine], Settings(n=3, seed=2), reference=gpt)
+    assert [c.slot for c in cols] == ["bigram", "mlp", "gpt", "yours"]
+    assert cols[3].label == "MiniGPT · yours" and cols[3].batch is not None
+    assert cols[2].label == "MiniGPT · shipped"
+    # No run of their own: the three references only.
+    assert [c.slot for c in compare_models(shipped, Settings(n=3, seed=2), reference=gpt)] == ["bigram", "mlp", "gpt"]

@@ -53,7 +53,7 @@ async def test_generate_nudge_and_bad_input(tmp_path, ckpt_root):
         # each nudge key changes its control and regenerates at once
         for key, check in [("T", lambda s: s.temperature == pytest.approx(1.1)),
                            ("t", lambda s: s.temperature == pytest.approx(1.0)),
-                           ("K", lambda s: s.top_k == 1), ("p", lambda s: s.top_p == pytest.approx(0.95)),
+                           ("K", lambda s: s.top_k == 2), ("p", lambda s: s.top_p == pytest.approx(0.95)),
                            ("P", lambda s: s.top_p is None), ("k", lambda s: s.top_k is None),
                            ("n", lambda s: s.n == 20), ("S", lambda s: s.seed == 43),
                            ("l", lambda s: s.max_len == loaded.model.config.block_size - 2)]:
@@ -151,7 +151,16 @@ async def test_score_sweep_compare_copy_save(tmp_path, ckpt_root, isolated_data_
         await pilot.press("enter")
         await pilot.pause()
         assert "'3' not in the model's vocabulary" in str(score.query_one("#score-total").render())
-        await pilot.press("escape", "escape")
+        assert score.query_one("#score-table").row_count == 0  # no rows left over from "ava"
+        score.query_one("#score-input").value = "Ava"  # a capital: the model's names are lower case
+        await pilot.press("enter")
+        await pilot.pause()
+        assert score.query_one("#score-table").row_count == 4
+        assert f"{expected.total_logprob:.3f}" in str(score.query_one("#score-total").render())
+        score.query_one("#score-input").value = "av3"
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("escape")  # nothing left to look at: straight back
         assert app.screen is screen
 
         await pilot.press("w")

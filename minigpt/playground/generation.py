@@ -54,6 +54,14 @@ class Settings:
         return f"T {self.temperature:g} · top-k {k} · top-p {p} · seed {self.seed} · max len {m}{pre}"
 
 
+def fit_case(vocab, text: str) -> str:
+    """``text`` in lower case when the vocabulary has no capital letters (names typed "Xavier"
+    mean "xavier" to a model trained on lower-case names); unchanged otherwise."""
+    if text != text.lower() and not any(c.isupper() for c in vocab.chars):
+        return text.lower()
+    return text
+
+
 @dataclass
 class CheckpointChoice:
     label: str
@@ -61,6 +69,26 @@ class CheckpointChoice:
     kind: str
     val_loss: float | None = None
     source: str = "bundled"  # bundled | run
+    details: str = ""  # kind and key settings, e.g. "MiniGPT 64×4 lr 0.005 seed 1337"
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def key_settings(kind: str, model_config: dict, train_config: dict) -> str:
+    """What tells two checkpoints of one kind apart, in a few characters: 64×4 lr 0.005 seed 7."""
+    parts = []
+    if kind == "gpt" and isinstance(model_config.get("d_model"), int) and isinstance(model_config.get("n_layers"), int):
+        parts.append(f"{model_config['d_model']}×{model_config['n_layers']}")
+    elif kind == "mlp" and isinstance(model_config.get("n_hidden", model_config.get("hidden")), int):
+        parts.append(f"{model_config.get('n_hidden', model_config.get('hidden'))} hidden")
+    lr = _number(train_config.get("lr"))
+    if lr is not None and kind != "bigram":
+        parts.append(f"lr {lr:g}")
+    if isinstance(train_config.get("seed"), int) and not isinstance(train_config.get("seed"), bool):
+        parts.append(f"seed {train_config['seed']}")
+    return " ".join(parts)
 
 
 def _choice(path: Path, label: str, source: str) -> CheckpointChoice | None:
@@ -70,9 +98,12 @@ def _choice(path: Path, label: str, source: str) -> CheckpointChoice | None:
         return None
     metrics = cfg.get("metrics") or {}
     kind = cfg.get("kind", "?")
-    val = metrics.get("val_loss")
-    return CheckpointChoice(f"{label} ({KIND_LABELS.get(kind, kind)})", path, kind,
-                            float(val) if isinstance(val, (int, float)) else None, source)
+    val = _number(metrics.get("val_loss"))
+    model_config = cfg.get("model_config") if isinstance(cfg.get("model_config"), dict) else {}
+    train_config = cfg.get("train_config") if isinstance(cfg.get("train_config"), dict) else {}
+    details = " ".join(x for x in (KIND_LABELS.get(kind, kind), key_settings(kind, model_config, train_config)) if x)
+    val_text = f" val {val:.3f}" if val is not None else ""
+    return CheckpointChoice(f"{label} ({details}{val_text})", path, kind, val, source, details)
 
 
 def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None) -> list[CheckpointChoice]:
@@ -89,8 +120,9 @@ def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None)
     from minigpt.runs.listing import list_runs
 
     for run in list_runs(runs_root):
-        if run.status in ("finished", "stopped") and run.checkpoint.exists():
-            c = _choice(run.checkpoint, f"run {run.name}", "run")
+        if str(getattr(run.status, "value", run.status)) in ("finished", "stopped") and run.checkpoint.exists():
+            label = (getattr(run, "label", "") or "").strip()  # the run's own name, where it has one
+            c = _choice(run.checkpoint, f"your run {label or run.name}", "run")
             if c:
                 found.append(c)
     return found
@@ -146,22 +178,33 @@ class Summary:
     count: int
     new: int
     mean_length: float
-    mean_logprob_per_char: float  # per predicted token, end token included
+    mean_logprob_per_char: float  # per predicted token, end token included, as sampled (filtered)
     unfinished: int
     known: bool  # membership was checked against the training data
+    mean_model_logprob_per_char: float | None = None  # the same tokens under the model itself
 
     @property
     def share_new(self) -> float:
         return self.new / self.count if self.count else 0.0
 
+    @property
+    def filtered(self) -> bool:
+        """The sampling settings changed the probabilities (so the two log p differ)."""
+        m = self.mean_model_logprob_per_char
+        return m is not None and abs(m - self.mean_logprob_per_char) > 5e-4
+
     def line(self) -> str:
         new = f"new {self.share_new:.0%} ({self.new}/{self.count})" if self.known else "new: unknown"
         cut = f" · {self.unfinished} cut at max len (…)" if self.unfinished else ""
-        return (f"{new} · mean length {self.mean_length:.1f} · "
-                f"mean log p/char {self.mean_logprob_per_char:.3f}{cut}")
+        if self.filtered:
+            lp = (f"log p/char {self.mean_model_logprob_per_char:.3f} "
+                  f"(as sampled {self.mean_logprob_per_char:.3f})")
+        else:
+            lp = f"log p/char {self.mean_logprob_per_char:.3f}"
+        return f"{new} · length {self.mean_length:.1f} · {lp}{cut}"
 
 
-def summarize(samples: list[Sample], known: bool = True) -> Summary:
+def summarize(samples: list[Sample], known: bool = True, model_logprob: list[float] | None = None) -> Summary:
     n = len(samples)
     tokens = sum(s.n_tokens for s in samples)
     return Summary(
@@ -171,6 +214,8 @@ def summarize(samples: list[Sample], known: bool = True) -> Summary:
         mean_logprob_per_char=sum(s.logprob for s in samples) / tokens if tokens else 0.0,
         unfinished=sum(not s.finished for s in samples),
         known=known,
+        mean_model_logprob_per_char=(sum(model_logprob) / tokens if tokens else 0.0)
+        if model_logprob is not None else None,
     )
 
 
@@ -179,6 +224,43 @@ class Batch:
     samples: list[Sample]
     summary: Summary
     seconds: float
+    model_logprob: list[float] | None = None  # each name under the model itself (T = 1, no filter)
+
+
+def _device(model) -> torch.device:
+    for t in list(model.parameters()) + list(model.buffers()):
+        return t.device
+    return torch.device("cpu")
+
+
+@torch.no_grad()
+def model_logprobs(model, vocab, samples: list[Sample], prefix: str = "") -> list[float]:
+    """Each sample's log-probability under the model itself: temperature 1, no top-k or top-p.
+
+    ``Sample.logprob`` is measured under the distribution it was drawn from; with top-k 1 that is
+    0.00 for every name, which says nothing about the model. Here the same tokens (the sampled
+    characters after ``prefix``, and the end token where the name finished) are scored by one
+    batched forward pass.
+    """
+    if not samples:
+        return []
+    rows = []
+    for s in samples:
+        full = [0] + vocab.encode(s.text) + ([0] if s.finished else [])
+        rows.append(full)
+    width = max(len(r) for r in rows) - 1
+    inputs = torch.zeros((len(rows), max(width, 1)), dtype=torch.long)
+    for i, r in enumerate(rows):
+        inputs[i, : len(r) - 1] = torch.tensor(r[:-1])
+    model.eval()
+    logits, _ = model(inputs.to(_device(model)))
+    logp = torch.log_softmax(logits.float().cpu(), dim=-1)
+    out = []
+    for i, r in enumerate(rows):
+        first = len(prefix)  # the prefix was given, not sampled: its characters are not counted
+        positions = range(first, len(r) - 1)
+        out.append(float(sum(logp[i, t, r[t + 1]] for t in positions)))
+    return out
 
 
 _threads_lock = threading.Lock()
@@ -216,7 +298,9 @@ def run_batch(loaded: Loaded, s: Settings) -> Batch:
         samples = generate(loaded.model, loaded.vocab, s.n, temperature=s.temperature, top_k=s.top_k,
                            top_p=s.top_p, prefix=s.prefix, max_len=s.max_len, seed=s.seed,
                            dataset=loaded.dataset)
-    return Batch(samples, summarize(samples, loaded.dataset is not None), time.perf_counter() - t0)
+        model_lp = model_logprobs(loaded.model, loaded.vocab, samples, s.prefix)
+    return Batch(samples, summarize(samples, loaded.dataset is not None, model_lp), time.perf_counter() - t0,
+                 model_lp)
 
 
 @dataclass

@@ -14,8 +14,8 @@ import torch
 from minigpt.checkpoint import CheckpointError
 from minigpt.data import BOUNDARY, DatasetError
 from minigpt.models.config import MODEL_LABELS as KIND_LABELS
-from minigpt.playground.generation import (Batch, CheckpointChoice, Loaded, Settings, load_for_playground,
-                                run_batch)
+from minigpt.playground.generation import (Batch, CheckpointChoice, Loaded, Settings, fit_case,
+                                           load_for_playground, run_batch)
 from minigpt.sampling import (Distribution, SamplingError, greedy_continuation, next_distribution,
                               score_word)
 from minigpt.training.loop import evaluate
@@ -127,7 +127,7 @@ class Score:
 
 
 def score_name(loaded: Loaded, word: str) -> Score:
-    word = word.strip()
+    word = fit_case(loaded.vocab, word.strip())
     if not word:
         raise SamplingError("type a name to score")
     if BOUNDARY in word:
@@ -149,6 +149,10 @@ class ModelColumn:
     test_loss: float | None = None
     batch: Batch | None = None
     note: str | None = None  # why there is nothing to show, or where the model came from
+    slot: str = ""  # which column: the kind for the three reference models, "yours" for the learner's
+
+    def __post_init__(self) -> None:
+        self.slot = self.slot or self.kind
 
 
 def fit_bigram(loaded: Loaded):
@@ -162,27 +166,55 @@ def fit_bigram(loaded: Loaded):
     return model.eval()
 
 
-def compare_models(choices: list[CheckpointChoice], settings: Settings,
-                   reference: Loaded | None = None) -> list[ModelColumn]:
-    """One column per model kind (bigram, MLP, GPT), each sampled with the same settings.
-
-    A kind with no checkpoint gets a note saying how to train one, except the bigram, which is
-    counted on the spot from ``reference``'s training split when none was saved.
-    """
+def _best(choices: list[CheckpointChoice]) -> dict[str, CheckpointChoice]:
     by_kind: dict[str, CheckpointChoice] = {}
     for c in choices:  # the best validation loss of each kind
         best = by_kind.get(c.kind)
         if best is None or (c.val_loss is not None and (best.val_loss is None or c.val_loss < best.val_loss)):
             by_kind[c.kind] = c
-    columns = []
+    return by_kind
+
+
+def learners_model(choices: list[CheckpointChoice], current: CheckpointChoice | None = None) -> CheckpointChoice | None:
+    """The learner's own model to set beside the references: the one open in the playground if it
+    is a run's, else their run with the best validation loss (None when they have no run)."""
+    if current is not None and current.source == "run":
+        return current
+    runs = [c for c in choices if c.source == "run"]
+    scored = [c for c in runs if c.val_loss is not None]
+    return min(scored, key=lambda c: c.val_loss) if scored else (runs[0] if runs else None)
+
+
+def _sample_column(col: ModelColumn, choice: CheckpointChoice, settings: Settings,
+                   reference: Loaded | None) -> None:
+    same = reference is not None and Path(reference.checkpoint.path) == Path(choice.path)
+    loaded = reference if same else load_for_playground(choice.path)
+    who = "yours" if choice.source == "run" else "shipped"
+    col.label = f"{KIND_LABELS.get(choice.kind, choice.kind)} · {who}"
+    col.note = choice.details
+    col.val_loss, col.test_loss = loaded.loss
+    col.batch = run_batch(loaded, settings)
+
+
+def compare_models(choices: list[CheckpointChoice], settings: Settings,
+                   reference: Loaded | None = None, current: CheckpointChoice | None = None) -> list[ModelColumn]:
+    """One column per model kind (bigram, MLP, GPT), each sampled with the same settings, then one
+    for the learner's own model (``learners_model``) when they have trained one.
+
+    The three reference columns take the shipped checkpoints (a run of that kind when nothing of
+    it was shipped). A kind with no checkpoint gets a note saying how to train one, except the
+    bigram, which is counted on the spot from ``reference``'s training split when none was saved.
+    """
+    shipped = _best([c for c in choices if c.source != "run"])
+    runs = _best([c for c in choices if c.source == "run"])
+    columns, used = [], set()
     for kind in MODEL_ORDER:
         col = ModelColumn(kind, KIND_LABELS[kind])
-        choice = by_kind.get(kind)
+        choice = shipped.get(kind) or runs.get(kind)
+        used.add(choice.path if choice is not None else None)
         try:
             if choice is not None:
-                loaded = load_for_playground(choice.path)
-                col.label = choice.label
-                col.val_loss, col.test_loss = loaded.loss
+                _sample_column(col, choice, settings, reference)
             elif kind == "bigram" and reference is not None and reference.dataset is not None:
                 from minigpt.checkpoint import Checkpoint
 
@@ -192,12 +224,18 @@ def compare_models(choices: list[CheckpointChoice], settings: Settings,
                 col.label = "Bigram (counted now)"
                 col.val_loss = evaluate(model, reference.dataset.val)
                 col.test_loss = evaluate(model, reference.dataset.test)
+                col.batch = run_batch(loaded, settings)
             else:
                 col.note = (f"no {KIND_LABELS[kind]} checkpoint yet: train one with "
                             f"`minigpt train --model {kind} --time 60`")
-                columns.append(col)
-                continue
-            col.batch = run_batch(loaded, settings)
+        except (CheckpointError, SamplingError, DatasetError) as e:
+            col.note = str(e)
+        columns.append(col)
+    mine = learners_model(choices, current)
+    if mine is not None and mine.path not in used:
+        col = ModelColumn(mine.kind, mine.label, slot="yours")
+        try:
+            _sample_column(col, mine, settings, reference)
         except (CheckpointError, SamplingError, DatasetError) as e:
             col.note = str(e)
         columns.append(col)

@@ -19,7 +19,8 @@ from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Sta
 from minigpt import paths
 from minigpt.checkpoint import CheckpointError
 from minigpt.data import DatasetError
-from minigpt.playground.generation import Settings, find_checkpoints, load_for_playground, run_batch, save_names
+from minigpt.playground.generation import (Settings, find_checkpoints, fit_case, load_for_playground, run_batch,
+                                           save_names)
 from minigpt.sampling import SamplingError
 from tui import navigation
 from tui.workers import background
@@ -71,6 +72,8 @@ def parse_settings(fields: dict[str, str], vocab=None) -> Settings:
     s = Settings(n=n, temperature=temperature, top_k=_int_or_none(fields["top_k"], "top-k", 1),
                  top_p=top_p, prefix=fields["prefix"].strip(), seed=seed,
                  max_len=_int_or_none(fields["max_len"], "max length", 1))
+    if vocab is not None:
+        s.prefix = fit_case(vocab, s.prefix)  # "Ma" means "ma" to a lower-case model
     s.check()
     missing = vocab.unknown(s.prefix) if vocab is not None else []
     if missing:
@@ -92,8 +95,8 @@ class PlaygroundScreen(Screen):
         Binding("e", "save", "Save", show=False),
         Binding("t", "nudge('temperature', -1)", "Temperature −0.1", show=False),
         Binding("T", "nudge('temperature', 1)", "Temperature +0.1", show=False),
-        Binding("k", "nudge('top_k', -1)", "Top-k −1 (1 → off)", show=False),
-        Binding("K", "nudge('top_k', 1)", "Top-k +1", show=False),
+        Binding("k", "nudge('top_k', -1)", "Top-k −1 (2 → off)", show=False),
+        Binding("K", "nudge('top_k', 1)", "Top-k +1 (off → 2)", show=False),
         Binding("p", "nudge('top_p', -1)", "Top-p −0.05", show=False),
         Binding("P", "nudge('top_p', 1)", "Top-p +0.05 (1 → off)", show=False),
         Binding("n", "nudge('n', -1)", "Fewer names", show=False),
@@ -153,7 +156,7 @@ class PlaygroundScreen(Screen):
 
     def on_mount(self) -> None:
         table = self.query_one("#pg-names", DataTable)
-        table.add_columns("#", "name", "where", "log p", "per char")
+        table.add_columns(*self.COLUMNS)
         table.focus()
         if not self.choices:
             self.show_message(
@@ -218,22 +221,34 @@ class PlaygroundScreen(Screen):
         self.batch = batch
         table = self.query_one("#pg-names", DataTable)
         row = table.cursor_row
-        table.clear()
-        for i, s in enumerate(batch.samples, start=1):
+        # log p is the model's own (T = 1, nothing filtered); when the settings reshape the
+        # distribution, a second column gives it as sampled (top-k 1: 0.00 for every name).
+        filtered = batch.summary.filtered
+        columns = self.COLUMNS + (("as sampled",) if filtered else ())
+        if len(table.columns) != len(columns):
+            table.clear(columns=True)
+            table.add_columns(*columns)
+        else:
+            table.clear()
+        model_lp = batch.model_logprob or [s.logprob for s in batch.samples]
+        for i, (s, lp) in enumerate(zip(batch.samples, model_lp), start=1):
             name = s.text if s.finished else f"{s.text}…"
             where = WHERE.get(s.membership, s.membership) if self.loaded.dataset is not None else "?"
-            table.add_row(str(i), name or "(empty)", where, f"{s.logprob:.2f}", f"{s.mean_logprob:.2f}",
-                          key=str(i))
+            cells = [str(i), name or "(empty)", where, f"{lp:.2f}", f"{lp / max(s.n_tokens, 1):.2f}"]
+            if filtered:
+                cells.append(f"{s.logprob:.2f}")
+            table.add_row(*cells, key=str(i))
         if batch.samples:
             table.move_cursor(row=min(row, len(batch.samples) - 1))
         self.query_one("#pg-summary", Static).update(
-            f"[b]{len(batch.samples)} names[/b] · {batch.summary.line()} · {batch.seconds * 1000:.0f} ms\n"
+            f"{batch.summary.line()} · {batch.seconds * 1000:.0f} ms\n"
             f"[$text-muted]{settings.describe()}[/]")
         if not self.loaded.dataset_note and not self.query(".-invalid"):
             self.show_message("")
 
     # -- controls -------------------------------------------------------------------------------
     FIELDS = ("n", "temperature", "top_k", "top_p", "prefix", "seed", "max_len")
+    COLUMNS = ("#", "name", "where", "log p", "per char")
 
     def _fields(self) -> dict[str, str]:
         return {f: self.query_one(f"#pg-{f}", Input).value for f in self.FIELDS}
@@ -279,9 +294,11 @@ class PlaygroundScreen(Screen):
         if field == "temperature":
             s.temperature = max(0.1, round(s.temperature + direction * TEMPERATURE_STEP, 2))
         elif field == "top_k":
-            k = (s.top_k or 0) + direction
+            # off → 2 → 3 …: top-k 1 is greedy (every name the same), a jump no nudge should make;
+            # typing 1 in the field still gives it. The whole vocabulary is off again.
             vocab = self.loaded.vocab.size if self.loaded else 27
-            s.top_k = None if k < 1 or k >= vocab else k  # top-k of the whole vocabulary = off
+            k = (s.top_k or 1) + direction
+            s.top_k = None if k < 2 or k >= vocab else k
         elif field == "top_p":
             p = round((s.top_p or 1.0) + direction * TOP_P_STEP, 2)
             s.top_p = None if p >= 1 else max(TOP_P_STEP, p)
@@ -345,7 +362,9 @@ class PlaygroundScreen(Screen):
 
     def action_compare(self) -> None:
         if self._ready():
-            navigation.open_screen(self.app, "playground.compare", self.choices, self.loaded, replace(self.settings))
+            current = self.choices[self.current] if self.current is not None else None
+            navigation.open_screen(self.app, "playground.compare", self.choices, self.loaded, replace(self.settings),
+                                   current=current)
 
     def action_copy(self) -> None:
         if not self.batch:

@@ -31,43 +31,49 @@ class CompareScreen(Screen):
         Binding("S", "seed(-1)", "Previous seed", show=True),
     ]
 
-    def __init__(self, choices, reference, settings):
+    def __init__(self, choices, reference, settings, current=None):
         super().__init__()
-        self.choices, self.reference = choices, reference
+        self.choices, self.reference, self.current = choices, reference, current
         self.settings = replace(settings, n=min(settings.n, COMPARE_NAMES))
         self.columns = []
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static("Loading the three models…", id="pg-columns-note")
+        yield Static("Loading the models…", id="pg-columns-note")
         with Horizontal(classes="pg-columns"):
-            for kind in MODEL_ORDER:
-                yield Static(classes="pg-column", id=f"compare-{kind}")
+            for slot in MODEL_ORDER + ("yours",):  # the learner's own model last, when they have one
+                yield Static(classes="pg-column", id=f"compare-{slot}")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = "compare models"
+        self.query_one("#compare-yours").display = False
         self.compute()
 
     @background(thread=True, exclusive=True)
     def compute(self) -> None:
-        cols = compare_models(self.choices, self.settings, self.reference)
+        cols = compare_models(self.choices, self.settings, self.reference, self.current)
         self.app.call_from_thread(self._show, cols)
 
     def _show(self, cols) -> None:
         self.columns = cols
         self.query_one("#pg-columns-note", Static).update(
             f"{self.settings.describe()} · ● train ◐ val ◑ test ★ new · lower loss = better model")
+        self.query_one("#compare-yours").display = any(c.slot == "yours" for c in cols)
         for c in cols:
-            widget = self.query_one(f"#compare-{c.kind}", Static)
+            widget = self.query_one(f"#compare-{c.slot}", Static)
             widget.border_title = escape(c.label)
             lines = [f"val loss  [b]{_loss(c.val_loss)}[/b]", f"test loss {_loss(c.test_loss)}"]
+            if c.batch is not None and c.note:  # the model's key settings
+                lines.insert(0, f"[$text-muted]{escape(c.note)}[/]")
             if c.batch is None:
                 lines += ["", f"[$warning]{escape(c.note or '')}[/]"]
             else:
                 sm = c.batch.summary
                 new = f"new {sm.share_new:.0%}" if sm.known else "new ?"
-                lines += [new, f"log p/char {sm.mean_logprob_per_char:.2f}", ""]
+                lp = sm.mean_model_logprob_per_char if sm.mean_model_logprob_per_char is not None else \
+                    sm.mean_logprob_per_char
+                lines += [new, f"log p/char {lp:.2f}", ""]
                 lines += [f"{GLYPH.get(x.membership, '?') if sm.known else ' '} {escape(x.text)}"
                           for x in c.batch.samples]
             widget.update("\n".join(lines))

@@ -64,6 +64,8 @@ class ScoreScreen(Screen):
         except SamplingError as e:  # the typed name stays in the field to be fixed
             total.update(f"[b $error]⚠ {escape(str(e))}[/]")
             total.add_class("pg-error")
+            table.clear()  # the last name's rows would read as this one's
+            self.score = None
             return
         total.remove_class("pg-error")
         self.score = sc

@@ -63,13 +63,20 @@ class SweepScreen(Screen):
     def _show(self, cols) -> None:
         self.columns = cols
         s = self.settings
-        self._note(f"seed {s.seed} · {s.n} names each · ● train ◐ val ◑ test ★ new · "
-                   f"H = entropy of the first character (nats) · lp/ch = mean log p per character")
+        # Everything but the temperature is the same in every column: say what it is.
+        k = "off" if s.top_k is None else str(s.top_k)
+        p = "off" if s.top_p is None else f"{s.top_p:g}"
+        prefix = f" · prefix {escape(repr(s.prefix))}" if s.prefix else ""
+        self._note(f"seed {s.seed} · top-k {k} · top-p {p}{prefix} · {s.n} names each · "
+                   f"● train ◐ val ◑ test ★ new · H = entropy of the first character (nats) · "
+                   f"lp/ch = mean log p per character under the model")
         for c in cols:
             widget = self.query_one(f"#sweep-{str(c.temperature).replace('.', '_')}", Static)
             sm = c.batch.summary
+            lp = sm.mean_model_logprob_per_char if sm.mean_model_logprob_per_char is not None else \
+                sm.mean_logprob_per_char
             lines = [f"[b]H {c.entropy:.2f}[/b]", f"new {sm.share_new:.0%}" if sm.known else "new ?",
-                     f"{sm.mean_logprob_per_char:.2f} lp/ch", ""]
+                     f"{lp:.2f} lp/ch", ""]
             lines += [f"{GLYPH.get(x.membership, '?') if sm.known else ' '} {escape(x.text)}"
                       for x in c.batch.samples]
             widget.update("\n".join(lines))
