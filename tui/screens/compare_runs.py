@@ -32,14 +32,13 @@ METRICS = {"val": "val loss", "train": "train loss"}
 MODEL_ORDER = {"bigram": 0, "mlp": 1, "gpt": 2}
 
 
-def curve_label(info: runs.RunInfo, width: int = 24) -> str:
-    """A run in one short line: its own name, or its key settings when it has none."""
+def curve_label(info: runs.RunInfo, width: int = 27) -> tuple[str, str]:
+    """A run in the legend: its name (as in the table's run column), then its key settings."""
+    cfg = read_config(info.path)
+    lr = lr_cell(cfg)
+    settings = f"{model_cell(info, cfg)}{f' lr {lr}' if lr != '–' else ''} seed {seed_cell(cfg)}"
     title = run_title(info)
-    if title == info.name:  # only a timestamp: the settings say more
-        cfg = read_config(info.path)
-        lr = lr_cell(cfg)
-        title = f"{model_cell(info, cfg)}{f' lr {lr}' if lr != '–' else ''} seed {seed_cell(cfg)}"
-    return title if len(title) <= width else title[: width - 1] + "…"
+    return (title if len(title) <= width else title[: width - 1] + "…"), settings[:width]
 
 
 class CompareRunsScreen(Screen):
@@ -156,8 +155,10 @@ class CompareRunsScreen(Screen):
         for i, path in enumerate(self.shown):
             series = self.curves.get(path)
             info = self._info(path)
-            label = curve_label(info) if info is not None else Path(path).name
+            label, settings = curve_label(info) if info is not None else (Path(path).name, "")
             legend.append(f"{MARKERS[i]} {escape(label)}")
+            if len(self.shown) <= 5:  # room for a second line each: the settings
+                legend.append(f"  [dim]{escape(settings)}[/dim]")
             if series is None:
                 continue
             steps, values = ((series.val_steps, series.val_loss) if self.metric == "val"

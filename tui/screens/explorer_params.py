@@ -38,7 +38,7 @@ class ParamsExplorerScreen(Screen):
             yield Static(id="p-error", classes="explorer-error")
             yield DataTable(id="p-table", cursor_type="row", zebra_stripes=True)
             yield Static(id="p-total", classes="explorer-text")
-        yield Footer(compact=True)
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("component", "formula", "count")

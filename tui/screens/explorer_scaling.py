@@ -14,10 +14,11 @@ from textual_plotext import PlotextPlot
 
 from minigpt.teaching.attention import scaling_demo
 from tui.workers import background
+from tui.widgets.chart_axes import tick_labels, value_ticks
 
 D_KS = [2, 4, 8, 16, 32, 64, 128, 256, 512]
-METRICS = [("max_weight", "largest softmax weight (1/T = 0.125 is uniform, 1 is one-hot)"),
-           ("entropy", "entropy of the weights in nats (ln 8 = 2.08 is uniform)"),
+METRICS = [("max_weight", "largest weight (0.125 uniform, 1 one-hot)"),
+           ("entropy", "entropy in nats (2.08 uniform)"),
            ("std", "std of the scores q·k")]
 
 
@@ -40,7 +41,7 @@ class ScalingExplorerScreen(Screen):
                          "saturates the softmax. 8 keys, 2000 trials per d_k.", classes="explorer-text")
             yield Static("computing…", id="sc-table", classes="explorer-text")
             yield PlotextPlot(id="sc-plot", classes="explorer-plot")
-        yield Footer(compact=True)
+        yield Footer()
 
     def on_mount(self) -> None:
         self.compute()
@@ -84,11 +85,15 @@ class ScalingExplorerScreen(Screen):
         plt.clear_data()
         plt.clear_figure()
         xs = [math.log2(v) for v in D_KS]
-        # Markers differ (x vs o) and the legend names them, so no-colour terminals still tell them apart.
-        plt.plot(xs, raw, label="without ÷√d_k (x)", marker="x")
-        plt.plot(xs, scaled, label="with ÷√d_k (o)", marker="o")
+        # Markers differ (x vs o) and the legend in the title names them, so no-colour terminals
+        # still tell them apart and no curve hides under a legend box.
+        plt.plot(xs, raw, marker="x")
+        plt.plot(xs, scaled, marker="o")
         plt.vline(math.log2(d.d_k))
         plt.xticks(xs, [str(v) for v in D_KS])
-        plt.title(f"{title}  (v: next plot)")
+        lo, hi = min(raw + scaled), max(raw + scaled)
+        ticks = [t for t in value_ticks(lo, hi, 4) if lo <= t <= hi]
+        plt.yticks(ticks, tick_labels(ticks))
+        plt.title(f"{title}   x without ÷√d_k  o with ÷√d_k")
         plt.xlabel("d_k")
         plot.refresh()

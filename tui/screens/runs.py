@@ -54,7 +54,7 @@ def detail_for(info: runs.RunInfo, stopping: bool = False) -> str:
     title = run_title(info)
     folder = f"  [dim]({escape(info.name)})[/dim]" if title != info.name else ""
     state = ("■ stopping… (finishing its step, saving a checkpoint)" if stopping
-             else f"{state_glyph(info)} {state_name(info)}")
+             else f"{state_glyph(info)} {state_name(info)}") + (f" · {info.device}" if info.device else "")
     lines = [f"[b]{escape(title)}[/b]{folder}  {state}",
              escape(settings_line(info, cfg))]
     note = run_note(info)

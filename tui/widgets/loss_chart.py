@@ -139,7 +139,7 @@ class LossChart(PlotextPlot):
         xt = [t for t in xt if x_lo <= t <= x_hi] or [round(x_lo)]
         plt.xticks(xt, [step_label(t) for t in xt])
         y_lo, y_hi = min(p[1] for p in points), max(p[1] for p in points)
-        count = max(2, (height - 4) // 3)
+        count = max(3, (height - 4) // 3)
         if log_y:
             yt = log_ticks(y_lo, y_hi, count)
             plt.yticks([math.log10(t) for t in yt], tick_labels(yt))

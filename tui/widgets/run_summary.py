@@ -46,14 +46,21 @@ def state_glyph(info) -> str:
     return STATE_GLYPHS.get(state_name(info), "?")
 
 
+def _status_field(info, name: str) -> str:
+    # RunInfo.label / .note where the listing provides them; older listings keep the raw status.
+    value = getattr(info, "label" if name == "name" else name, None)
+    if value is None:
+        value = (getattr(info, "raw", None) or {}).get(name)
+    return value.strip() if isinstance(value, str) else ""
+
+
 def run_title(info) -> str:
     """The run's own name when it has one (a renamed or newer run), else its folder's name."""
-    label = getattr(info, "label", "") or ""
-    return label.strip() or info.name
+    return _status_field(info, "name") or info.name
 
 
 def run_note(info) -> str:
-    return (getattr(info, "note", "") or "").strip()
+    return _status_field(info, "note")
 
 
 def model_cell(info, cfg: dict) -> str:
@@ -121,8 +128,6 @@ def settings_line(info, cfg: dict) -> str:
     if isinstance(cfg.get("time_s"), (int, float)) and cfg.get("time_s"):
         parts.append(f"{cfg['time_s']:g} s budget")
     elif isinstance(cfg.get("steps"), int):
-        parts.append(f"{cfg['steps']} steps")
+        parts.append(f"{cfg['steps']} step{'s' * (cfg['steps'] != 1)}")
     parts.append(f"seed {seed_cell(cfg)}")
-    if info.device:
-        parts.append(info.device)
     return " · ".join(parts)

@@ -1,0 +1,175 @@
+"""Runs you can tell apart and background runs you can see: the runs list and the compare view
+show each run's key settings, compare switches metric, smoothing and axis with the legend beside
+the chart, a stop shows within a second, and quitting names the runs that keep training."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from minigpt import paths
+from minigpt.runs.files import process_start_time
+from minigpt.store import Store
+from tests.run_fixtures import write_course_runs, write_run
+from tests.screen_checks import screen_lines
+from tests.test_tui_fit import settle
+from tui import navigation
+from tui.app import TutorApp, background_runs_message
+from tui.widgets.loss_chart import LossChart
+
+
+def footer_text(app) -> str:
+    return screen_lines(app)[-1]
+
+
+@pytest.fixture
+def app(tmp_path):
+    write_course_runs(paths.runs_dir())
+    write_run(paths.runs_dir(), "20260105-100400", lr=2.5e-3, seed=11, best_val=2.01, label="wide lr 2.5e-3",
+              note="after the warmup change")
+    return TutorApp(store=Store(tmp_path / "progress.sqlite3"))
+
+
+async def test_runs_list_shows_the_settings_that_tell_runs_apart(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "runs")
+        await settle(pilot)
+        table = app.screen.query_one("#runs-table")
+        rows = {table.get_row_at(i)[1]: table.get_row_at(i) for i in range(table.row_count)}
+        named = rows["wide lr 2.5e-3"]
+        assert list(named[2:7]) == ["GPT 64×4", "205k", "2.5e-3", "300/300", "11"]
+        stopped = rows["20260105-100300"]
+        assert list(stopped[:7]) == ["■", "20260105-100300", "GPT 32×2", "28k", "3e-3", "1200/3000", "7"]
+        assert rows["20260105-100000"][4] == "–"  # a bigram is counted: no learning rate
+        # The highlighted run in full underneath, with its note.
+        table.move_cursor(row=list(rows).index("wide lr 2.5e-3"))
+        await pilot.pause()
+        detail = "\n".join(screen_lines(app)[-5:])
+        assert "wide lr 2.5e-3" in detail and "(20260105-100400)" in detail
+        assert "lr 2.5e-3" in detail and "seed 11" in detail and "after the warmup change" in detail
+        # Only keys that work: nothing runs, so no Stop; a stopped run offers Resume.
+        assert "Stop" not in footer_text(app) and "Resume" not in footer_text(app)
+        table.move_cursor(row=list(rows).index("20260105-100300"))
+        await pilot.pause()
+        assert "Resume" in footer_text(app) and "Stop" not in footer_text(app)
+
+
+async def test_compare_metric_smoothing_log_axis_and_legend_beside_the_chart(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "compare_runs")
+        scr = app.screen
+        await settle(pilot, lambda: len(scr.curves) == len(scr.shown))
+        chart = scr.query_one(LossChart)
+        await pilot.pause(0.5)
+        assert not chart.legend and all(not s.label or s.label for s in chart.series.values())
+        legend = str(scr.query_one("#compare-legend").render())
+        # The best of each kind, then the next best: each by its name, then its settings.
+        assert "● 20260105-100000\n  BIGRAM seed 1337" in legend
+        assert "+ 20260105-100200\n  GPT 64×4 lr 5e-3 seed 1337" in legend
+        assert "■ wide lr 2.5e-3\n  GPT 64×4 lr 2.5e-3 seed 11" in legend
+        # Val points at steps 50, 100 …; the axis starts at 0 and every tick is a whole step.
+        xticks = sorted(chart.plt.monitor.xticks[0])
+        assert xticks[0] == 0 and len(xticks) >= 3 and all(float(t).is_integer() for t in xticks)
+        gpt = str(paths.runs_dir() / "20260105-100200")
+        assert chart.drawn[gpt][0][:2] == [50, 100]
+        await pilot.press("m")  # train loss, logged every 10 steps
+        await pilot.pause(0.5)
+        assert chart.drawn[gpt][0][:2] == [1, 10]
+        raw = list(chart.drawn[gpt][1])
+        await pilot.press("s")  # smoothing 0.6
+        await pilot.pause(0.5)
+        smoothed = chart.drawn[gpt][1]
+        assert smoothed[0] == pytest.approx(raw[0]) and smoothed[2] != pytest.approx(raw[2])
+        await pilot.press("l")
+        await pilot.pause(0.5)
+        assert chart.log_y and "log axis on" in str(scr.query_one("#compare-options").render())
+        yticks, ylabels = chart.plt.monitor.yticks[0], chart.plt.monitor.ylabels[0]
+        assert all(float(lab) == pytest.approx(10 ** t) for t, lab in zip(yticks, ylabels))
+        # Hide the named run, then show it again: space on its row.
+        table = scr.query_one("#compare-table")
+        names = [table.get_row_at(i)[2] for i in range(table.row_count)]
+        table.move_cursor(row=names.index("wide lr 2.5e-3"))
+        await pilot.press("space")
+        await pilot.pause()
+        assert "wide lr 2.5e-3" not in str(scr.query_one("#compare-legend").render())
+        await pilot.press("space")
+        await settle(pilot, lambda: len(scr.curves) >= len(scr.shown))
+        assert "wide lr 2.5e-3" in str(scr.query_one("#compare-legend").render())
+        assert "lr 2.5e-3" in str(scr.query_one("#compare-detail").render())
+
+
+FAKE_WORKER = textwrap.dedent("""
+    import json, os, signal, sys, time
+    from minigpt.runs.files import process_start_time, write_json_atomic
+    run = sys.argv[1]
+    def status(state):
+        st = json.load(open(os.path.join(run, "status.json")))
+        st.update(state=state, pid=os.getpid(), pid_start=process_start_time(os.getpid()))
+        write_json_atomic(os.path.join(run, "status.json"), st)
+    def stop(*_):
+        time.sleep(0.3)  # finishing the step and saving, as the trainer does
+        status("stopped")
+        sys.exit(0)
+    signal.signal(signal.SIGTERM, stop)
+    status("running")
+    while True:
+        time.sleep(0.05)
+""")
+
+
+async def test_a_stop_shows_within_a_second(app, tmp_path):
+    run = write_run(paths.runs_dir(), "20260105-100500", state="running", step=120)
+    worker = subprocess.Popen([sys.executable, "-c", FAKE_WORKER, str(run)],
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        deadline = time.monotonic() + 30
+        while '"running"' not in (run / "status.json").read_text() or str(worker.pid) not in (
+                run / "status.json").read_text():
+            assert time.monotonic() < deadline, "the fake worker did not start"
+            time.sleep(0.05)
+        async with app.run_test(size=(80, 24)) as pilot:
+            navigation.open_screen(app, "training", run_dir=run)
+            await settle(pilot, lambda: app.screen.panel.state is not None)
+            assert "Stop" in footer_text(app)
+            await pilot.press("s")
+            await pilot.pause()
+            assert "stopping" in str(app.screen.query_one("#run-stats").render())  # at once
+            seen_at = None
+
+            def stopped() -> bool:
+                nonlocal seen_at
+                if str(app.screen.panel.state.status) == "stopped" and seen_at is None:
+                    seen_at = time.time()
+                return seen_at is not None
+
+            await settle(pilot, stopped, timeout=20)
+            assert seen_at is not None, "the panel never showed the stop"
+            # The panel noticed the worker's "stopped" within a second of the file being written
+            # (it polls ten times a second while a stop is pending, not every 0.4 s).
+            assert seen_at - (run / "status.json").stat().st_mtime < 1.0
+            assert "■ stopped" in str(app.screen.query_one("#run-stats").render())
+            assert "Resume" in footer_text(app) or "Stop" not in footer_text(app)
+    finally:
+        worker.kill()
+        worker.wait()
+
+
+def test_quitting_names_the_runs_that_keep_training(tmp_path):
+    assert background_runs_message() == ""  # nothing trains: nothing to say
+    run = write_run(paths.runs_dir(), "20260105-100600", state="running", step=812)
+    status = (run / "status.json").read_text()
+    pid = os.getpid()  # a live process stands in for the worker
+    status = status.replace('"pid": null', f'"pid": {pid}').replace('"pid_start": null',
+                                                                      f'"pid_start": {process_start_time(pid)}')
+    (run / "status.json").write_text(status)
+    message = background_runs_message()
+    assert "1 training run continues in the background" in message
+    assert "20260105-100600: step 812/300" in message
+    data_dir = os.environ["MINIGPT_DATA_DIR"]
+    assert f"minigpt --data-dir {data_dir} watch 20260105-100600" in message
+    assert f"minigpt --data-dir {data_dir} stop 20260105-100600" in message
