@@ -15,7 +15,10 @@ from tui.widgets.matrix_view import MatrixView
 
 
 def _text(widget) -> str:
-    return str(widget.render())
+    """What the widget shows, as plain text (whatever it renders: markup, a Rich table, a matrix)."""
+    if not widget.size.area:
+        return str(widget.render())
+    return "\n".join(strip.text for strip in widget.render_lines(widget.size.region))
 
 
 def _row(view: MatrixView, i: int) -> list[str]:

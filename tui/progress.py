@@ -36,8 +36,10 @@ def _last_run() -> str | None:
         return None
     if run is None:
         return None
-    best = f", best val {run.best_val:.3f}" if getattr(run, "best_val", None) else ""
-    return f"{run.name}: {run.status}, step {run.step}{best}"
+    label = (getattr(run, "label", "") or "").strip()  # the run's own name, where it has one
+    best = f" · val {run.best_val:.3f}" if getattr(run, "best_val", None) else ""
+    status = getattr(run.status, "value", run.status)
+    return f"{label or run.name}\n{status} · step {run.step}{best}"
 
 
 def glance(store: Store) -> Glance:

@@ -12,7 +12,7 @@ import random
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import ScrollableContainer, Vertical
+from textual.containers import Horizontal, ScrollableContainer, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
@@ -77,7 +77,9 @@ class AttentionStepperScreen(Screen):
                 yield MatrixView(id="att-prev", show_cursor=False)
                 yield MatrixView(id="att-current")
             yield Static(id="att-explain")
-            yield Static(id="att-checks")
+            with Horizontal(id="att-checks-row"):  # the label in its own column: wrapped checks stay indented
+                yield Static("[b]Checks[/b]", id="att-checks-label")
+                yield Static(id="att-checks")
             yield Input(id="att-input")
             yield Static(id="att-message")
         yield Footer()
@@ -159,7 +161,7 @@ class AttentionStepperScreen(Screen):
     def render_checks(self) -> None:
         checks = check_trace(self.mh.heads[self.head])
         self.query_one("#att-checks", Static).update(
-            "[b]Checks[/b] " + "  ".join(f"{CHECK_GLYPH[c.status]} {c.name}" for c in checks))
+            "  ".join(f"{CHECK_GLYPH[c.status]} {c.name}" for c in checks))
 
     def render_explain(self) -> None:
         cur = self.query_one("#att-current", MatrixView)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from rich.console import Group
+from rich.padding import Padding
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
@@ -18,7 +21,9 @@ class ExplorerMenu(ModalScreen):
 
     def compose(self) -> ComposeResult:
         yield Static("[b]Maths explorers[/b]  (number or enter opens, escape closes)", id="explorer-menu-title")
-        yield OptionList(*[Option(f"[b]{e.key}[/b]  {e.title}\n   [dim]{e.description}[/dim]", id=e.id)
+        # The description sits in a padded block, so its wrapped lines keep their indent.
+        yield OptionList(*[Option(Group(Text.from_markup(f"[b]{e.key}[/b]  {e.title}"),
+                                        Padding(Text(e.description, style="dim"), (0, 0, 0, 3))), id=e.id)
                            for e in EXPLORERS], id="explorer-menu")
 
     def on_mount(self) -> None:

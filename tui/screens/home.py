@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -15,7 +17,8 @@ from tui.progress import glance
 
 class HomeScreen(Screen):
     # The area keys are printed in the list itself; the footer keeps the few that are not.
-    BINDINGS = [Binding("enter", "open", "Open", show=True),
+    # enter has priority so the footer names it (the list's own enter is hidden there).
+    BINDINGS = [Binding("enter", "open", "Open", show=True, priority=True),
                 Binding("ctrl+q", "app.quit", "Quit")] + [
         Binding(a.key, f"open_area('{a.id}')", a.title, show=False) for a in AREAS
     ]
@@ -36,22 +39,29 @@ class HomeScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#area-list", OptionList).focus()
+        self.query_one("#glance", Static).update("[b]Your progress[/b]\n\n[dim]counting…[/dim]")
         self.refresh_glance()
 
     def on_screen_resume(self) -> None:
         self.refresh_glance()
 
+    @work(thread=True, exclusive=True, group="glance")
     def refresh_glance(self) -> None:
+        """Count in a worker: the card queue reads every deck (about a second on a busy machine),
+        which must not hold back the first frame or the return to this screen."""
         g = glance(self.app.store)
+        self.app.call_from_thread(self._show_glance, g)
+
+    def _show_glance(self, g) -> None:
         lines = ["[b]Your progress[/b]", "",
                  f"Lessons read   {g.lessons_read} / {g.lessons_total}"]
         if g.cards_due is not None:
             lines.append(f"Cards to study {g.cards_due}")
         if g.last_run is not None:
-            lines.append(f"Last run       {g.last_run}")
+            lines += ["", "Last run", *(f"  {escape(part)}" for part in g.last_run.split("\n"))]
         if g.last_lesson:
-            lines += ["", f"[dim]Last lesson: {g.last_lesson}[/dim]"]
-        lines += ["", "[dim]ctrl+p: jump anywhere · ?: keys[/dim]"]
+            lines += ["", "[dim]Last lesson[/dim]", f"[dim]  {escape(g.last_lesson)}[/dim]"]
+        lines += ["", "[dim]ctrl+p jump anywhere[/dim]", "[dim]?      every key[/dim]"]
         self.query_one("#glance", Static).update("\n".join(lines))
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:

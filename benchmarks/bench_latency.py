@@ -1,0 +1,233 @@
+"""How quickly the tutor answers, in a real terminal, against a bare Textual app on the same machine.
+
+Both apps run in tmux at 80×24; the script polls ``tmux capture-pane`` until the expected text is
+on the screen, so each figure is what a learner sees, drawing included:
+
+- launch to first frame: ``minigpt`` until its home screen shows, vs a bare Textual app until its
+  one line shows;
+- keypress to screen: ``?`` (help), ``enter`` on the lesson list (a lesson) and ``n`` in the
+  attention stepper (its next stage), vs the bare app pushing a screen (help, lesson) or updating
+  a line (the stepper's stage);
+
+first idle, then while a training run (``minigpt train``, niced like the app's workers) keeps both
+cores busy. It prints medians and the ratios ours / bare; targets: first frame ≤ 2×, keypress
+≤ 1.5× while training. The figures move with the machine's load: compare ratios, rerun to trust.
+
+    python benchmarks/bench_latency.py [--trials 10] [--no-training]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SIZE = ("80", "24")
+POLL_S = 0.005
+
+BARE_APP = textwrap.dedent('''
+    from textual.app import App
+    from textual.binding import Binding
+    from textual.screen import Screen
+    from textual.widgets import Footer, Header, Static
+
+
+    class Pushed(Screen):
+        BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+
+        def compose(self):
+            yield Header()
+            yield Static("BARE PUSHED SCREEN")
+            yield Footer()
+
+
+    class Bare(App):
+        BINDINGS = [Binding("question_mark", "push", "Push"), Binding("n", "stage", "Stage")]
+
+        def compose(self):
+            yield Header()
+            yield Static("BARE READY")
+            yield Static("stage 1", id="stage")
+            yield Footer()
+
+        def action_push(self):
+            self.push_screen(Pushed())
+
+        def action_stage(self):
+            stage = self.query_one("#stage")
+            stage.update("stage 2" if "1" in str(stage.render()) else "stage 1")
+
+
+    Bare().run()
+''')
+
+
+class Pane:
+    """One app in a detached tmux session; ``wait_for`` polls what the terminal shows."""
+
+    def __init__(self, name: str, command: str, env: dict[str, str]):
+        self.name = name
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        self.started = time.perf_counter()
+        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", SIZE[0], "-y", SIZE[1],
+                        f"env {exports} {command}"], check=True)
+
+    def text(self) -> str:
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True,
+                              text=True).stdout
+
+    def wait_for(self, marker: str, timeout: float = 60.0, gone: bool = False) -> float:
+        """Seconds until ``marker`` is on screen (or, with ``gone``, off it)."""
+        start = time.perf_counter()
+        while time.perf_counter() - start < timeout:
+            if (marker in self.text()) != gone:
+                return time.perf_counter() - start
+            time.sleep(POLL_S)
+        raise TimeoutError(f"{self.name}: {marker!r} {'still' if gone else 'not'} on screen after {timeout:.0f}s:\n"
+                           f"{self.text()}")
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
+def timed_press(pane: Pane, key: str, marker: str, gone: bool = False) -> float:
+    """Seconds from sending ``key`` until ``marker`` shows (or, with ``gone``, leaves)."""
+    start = time.perf_counter()
+    subprocess.run(["tmux", "send-keys", "-t", pane.name, key], check=True)
+    pane.wait_for(marker, gone=gone)
+    return time.perf_counter() - start
+
+
+def first_frames(command: str, marker: str, env: dict[str, str], trials: int) -> list[float]:
+    times = []
+    for i in range(trials):
+        pane = Pane(f"bench-first-{i}", command, env)
+        try:
+            pane.wait_for(marker)
+            times.append(time.perf_counter() - pane.started)
+        finally:
+            pane.close()
+        time.sleep(0.3)
+    return times
+
+
+def ours_keypresses(env: dict[str, str], trials: int) -> dict[str, list[float]]:
+    """Help, a lesson and the stepper's next stage in one running tutor."""
+    pane = Pane("bench-ours", f"{shlex.quote(sys.executable)} -m tui", env)
+    out = {"help": [], "lesson": [], "stage": []}
+    try:
+        pane.wait_for("Learn how GPT works")
+        time.sleep(1.5)
+        for i in range(trials + 1):  # the first round warms imports and caches: not counted
+            t = timed_press(pane, "?", "(escape closes)")
+            timed_press(pane, "Escape", "(escape closes)", gone=True)
+            if i:
+                out["help"].append(t)
+        timed_press(pane, "l", "of 24 read")
+        for i in range(trials + 1):
+            t = timed_press(pane, "Enter", "You will learn to")
+            timed_press(pane, "Escape", "of 24 read")
+            if i:
+                out["lesson"].append(t)
+        timed_press(pane, "Escape", "Learn how GPT works")
+        timed_press(pane, "a", "1/7")
+        for i in range(trials + 1):
+            t = timed_press(pane, "n", "2/7")
+            timed_press(pane, "p", "1/7")
+            if i:
+                out["stage"].append(t)
+    finally:
+        pane.close()
+    return out
+
+
+def bare_keypresses(script: Path, env: dict[str, str], trials: int) -> dict[str, list[float]]:
+    pane = Pane("bench-bare", f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}", env)
+    out = {"push": [], "stage": []}
+    try:
+        pane.wait_for("BARE READY")
+        time.sleep(1.0)
+        for i in range(trials + 1):
+            t = timed_press(pane, "?", "BARE PUSHED SCREEN")
+            timed_press(pane, "Escape", "BARE READY")
+            if i:
+                out["push"].append(t)
+        for i in range(trials + 1):
+            t = timed_press(pane, "n", "stage 2")
+            timed_press(pane, "n", "stage 1")
+            if i:
+                out["stage"].append(t)
+    finally:
+        pane.close()
+    return out
+
+
+def start_training(data_dir: Path) -> subprocess.Popen:
+    """A GPT run on both cores, at the app's worker priority, until stopped."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MINIGPT_DATA_DIR": str(data_dir), "OMP_NUM_THREADS": "2"}
+    return subprocess.Popen([sys.executable, "-m", "tui.cli", "train", "--time", "3600", "--quiet", "--nice", "5",
+                             "--device", "cpu"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def load_average() -> str:
+    try:
+        return " ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return "?"
+
+
+def measure(label: str, trials: int, bare_script: Path, env: dict[str, str]) -> dict[str, float]:
+    print(f"\n[{label}] load average {load_average()} on {os.cpu_count()} cores", flush=True)
+    ours_first = first_frames(f"{shlex.quote(sys.executable)} -m tui", "Learn how GPT works", env, trials)
+    bare_first = first_frames(f"{shlex.quote(sys.executable)} {shlex.quote(str(bare_script))}", "BARE READY", env,
+                              trials)
+    ours = ours_keypresses(env, trials)
+    bare = bare_keypresses(bare_script, env, trials)
+    rows = [("first frame", ours_first, bare_first, 2.0),
+            ("help (?)", ours["help"], bare["push"], 1.5),
+            ("a lesson (enter)", ours["lesson"], bare["push"], 1.5),
+            ("stepper next stage (n)", ours["stage"], bare["stage"], 1.5)]
+    print(f"{'what':<24}{'ours (median)':>15}{'bare (median)':>15}{'ratio':>8}  target", flush=True)
+    ratios = {}
+    for what, a, b, target in rows:
+        ma, mb = statistics.median(a), statistics.median(b)
+        ratios[what] = ma / mb
+        print(f"{what:<24}{ma * 1000:>12.0f} ms{mb * 1000:>12.0f} ms{ma / mb:>7.2f}×  ≤ {target:g}×", flush=True)
+    print(f"load average after: {load_average()}", flush=True)
+    return ratios
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=10)
+    parser.add_argument("--no-training", action="store_true", help="only the idle measurements")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
+        tmp = Path(tmp)
+        bare_script = tmp / "bare_app.py"
+        bare_script.write_text(BARE_APP, encoding="utf-8")
+        # A fresh profile (first lesson highlighted), 256 colours, the repository's code first.
+        env = {"PYTHONPATH": str(REPO), "MINIGPT_DATA_DIR": str(tmp / "data"), "TERM": "xterm-256color"}
+        measure("idle", args.trials, bare_script, env)
+        if args.no_training:
+            return
+        worker = start_training(tmp / "train-data")
+        try:
+            time.sleep(5)  # past the data loading: the steps themselves keep the cores busy
+            measure("while a run trains on both cores", args.trials, bare_script, env)
+        finally:
+            worker.terminate()
+            worker.wait(timeout=60)
+
+
+if __name__ == "__main__":
+    main()
