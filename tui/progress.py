@@ -37,9 +37,9 @@ def _last_run() -> str | None:
     if run is None:
         return None
     label = (getattr(run, "label", "") or "").strip()  # the run's own name, where it has one
-    best = f" · val {run.best_val:.3f}" if getattr(run, "best_val", None) else ""
     status = getattr(run.status, "value", run.status)
-    return f"{label or run.name}\n{status} · step {run.step}{best}"
+    best = f"\nbest val {run.best_val:.3f}" if getattr(run, "best_val", None) else ""
+    return f"{label or run.name}\n{status} at step {run.step}{best}"
 
 
 def glance(store: Store) -> Glance:

@@ -24,8 +24,12 @@ from tui.widgets.loss_chart import LossChart
 from tui.widgets.run_summary import (budget_cell, loss_cell, lr_cell, model_cell, params_cell, read_config,
                                      run_note, run_title, seed_cell, settings_line, state_glyph, state_name)
 
-# Distinct markers so curves stay apart without colour (NO_COLOR, ansi themes).
+# Distinct markers so curves stay apart without colour (NO_COLOR, ansi themes); the colours (plotext
+# name, the same colour for the legend's marker) are a second cue.
 MARKERS = ("●", "x", "+", "■", "◆", "o", "*", "#")
+COLOURS = (("magenta+", "bright_magenta"), ("green+", "bright_green"), ("red+", "bright_red"),
+           ("cyan+", "bright_cyan"), ("yellow+", "bright_yellow"), ("blue+", "bright_blue"), ("white", "white"),
+           ("magenta", "magenta"))
 MAX_CURVES = len(MARKERS)
 SMOOTHING = (0.0, 0.6, 0.8, 0.9, 0.95)  # s cycles through TensorBoard's usual weights
 METRICS = {"val": "val loss", "train": "train loss"}
@@ -156,14 +160,15 @@ class CompareRunsScreen(Screen):
             series = self.curves.get(path)
             info = self._info(path)
             label, settings = curve_label(info) if info is not None else (Path(path).name, "")
-            legend.append(f"{MARKERS[i]} {escape(label)}")
+            legend.append(f"[{COLOURS[i][1]}]{MARKERS[i]}[/] {escape(label)}")
             if len(self.shown) <= 5:  # room for a second line each: the settings
                 legend.append(f"  [dim]{escape(settings)}[/dim]")
             if series is None:
                 continue
             steps, values = ((series.val_steps, series.val_loss) if self.metric == "val"
                              else (series.steps, series.train_loss))
-            chart.set_series(path, steps, values, label=label, marker=MARKERS[i], scatter=len(steps) < 30)
+            chart.set_series(path, steps, values, label=label, marker=MARKERS[i], scatter=len(steps) < 30,
+                             color=COLOURS[i][0])
         if legend:
             self.query_one("#compare-legend", Static).update("\n".join(legend))
         elif self.infos:

@@ -43,13 +43,15 @@ class TrainedAttentionScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(classes="explorer-body"):
-            with Horizontal(classes="explorer-row", id="tr-controls"):
-                yield Label("model")
+            # Compact one-line controls: the long checkpoint labels are cut, not wrapped, and the
+            # grid gets the rows.
+            with Horizontal(id="tr-controls"):
+                yield Label("model", classes="tr-label")
                 yield Select([(label, str(p)) for label, p in self.checkpoints], id="tr-ckpt",
-                             allow_blank=not self.checkpoints,
+                             allow_blank=not self.checkpoints, compact=True,
                              prompt="no checkpoint yet: train one in the Training area")
-                yield Label("name")
-                yield Input(self.initial_name, id="tr-name")
+                yield Label("name", classes="tr-label")
+                yield Input(self.initial_name, id="tr-name", compact=True)
             yield Static(id="tr-status", classes="explorer-muted")
             yield AttentionGrid(id="tr-grid")
             yield MatrixView(id="tr-focus", show_cursor=True, auto_fit=True)

@@ -45,6 +45,7 @@ class Series:
     scatter: bool
     xs: list
     ys: list
+    color: str | None = None  # a plotext colour name; None: plotext's own sequence
 
 
 class LossChart(PlotextPlot):
@@ -71,12 +72,12 @@ class LossChart(PlotextPlot):
         self._redraw()
 
     def set_series(self, name: str, xs: list, ys: list, *, label: str | None = None, marker: str = "braille",
-                   scatter: bool = False) -> None:
+                   scatter: bool = False, color: str | None = None) -> None:
         """Replace a series (the lists are kept by reference: extend them and call ``touch``).
 
         ``scatter`` draws points only (sparse series such as val loss, one point per evaluation).
         """
-        self.series[name] = Series(label or name, marker, scatter, xs, ys)
+        self.series[name] = Series(label or name, marker, scatter, xs, ys, color)
         self._dirty = True
 
     def touch(self) -> None:
@@ -117,7 +118,8 @@ class LossChart(PlotextPlot):
             xs, ys = downsample(s.xs, ys, budget)
             self.drawn[name] = (xs, ys)
             draw = plt.scatter if s.scatter else plt.plot
-            draw(xs, [math.log10(y) for y in ys] if log_y else ys, marker=s.marker)  # no label: legend above
+            extra = {"color": s.color} if s.color else {}
+            draw(xs, [math.log10(y) for y in ys] if log_y else ys, marker=s.marker, **extra)  # legend: title
         self._set_ticks(log_y)
         self._dirty = False
         self._last_size = self.size
