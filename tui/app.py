@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from importlib import import_module
 from pathlib import Path
 from typing import Iterable
 
@@ -18,6 +19,9 @@ from tui.areas import AREAS
 from tui.widgets.screen_commands import ScreenCommands
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
+PREWARM_AFTER_S = 1.0  # after the first frame, while the learner reads the home screen
+PREWARM = ("torch", "textual_plotext", "minigpt.teaching.attention", "minigpt.teaching.stepper",
+           "minigpt.playground.generation")
 DEFAULT_THEME = "textual-dark"
 STYLES = Path(__file__).resolve().parent / "styles"
 
@@ -59,6 +63,20 @@ class TutorApp(App):
         if self._initial:
             self.call_after_refresh(self.open_target, self._initial)
         self.call_after_refresh(self._check_size)
+        self.set_timer(PREWARM_AFTER_S, self._prewarm)
+
+    def _prewarm(self) -> None:
+        """Import what the heavier screens need (torch, the charts) in a thread once the home
+        screen is up, so the first visit to the stepper, the playground or training does not
+        freeze the event loop for the second or two that importing torch takes."""
+        def load() -> None:
+            for module in PREWARM:
+                try:
+                    import_module(module)
+                except Exception:  # noqa: BLE001 - the screen that needs it reports the error
+                    pass
+
+        self.run_worker(load, thread=True, group="prewarm", exclusive=True)
 
     def watch_theme(self, theme: str) -> None:
         # Remember the learner's choice (the palette's "Change theme" sets it too), but not the

@@ -1,0 +1,70 @@
+"""The home screen never waits on the slow parts of its glance (the card queue reads every deck),
+and the heavy imports are warmed in a thread once it is up."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+from minigpt.store import Store
+from tui.app import TutorApp
+from tui.progress import Glance
+
+
+async def test_first_frame_and_keys_do_not_wait_for_the_card_count(monkeypatch, tmp_path):
+    release = threading.Event()
+
+    def slow_glance(store):
+        release.wait(10)  # the decks take their time
+        return Glance(lessons_read=0, lessons_total=24, cards_due=20, last_run=None)
+
+    monkeypatch.setattr("tui.screens.home.glance", slow_glance)
+    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        started = time.monotonic()
+        await pilot.pause()
+        glance = app.screen.query_one("#glance")
+        assert "counting" in str(glance.render())  # shown at once, counted later
+        await pilot.press("l")  # the keys answer meanwhile
+        await pilot.pause()
+        assert type(app.screen).__name__ == "LessonsScreen"
+        assert time.monotonic() - started < 5
+        release.set()
+        await pilot.press("escape")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if "Cards to study 20" in str(glance.render()):
+                break
+        assert "Cards to study 20" in str(glance.render())
+
+
+PREWARM_CHECK = """
+import asyncio, sys
+from minigpt.store import Store
+from tui.app import TutorApp
+
+async def main():
+    app = TutorApp(store=Store(sys.argv[1]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(600):
+            await pilot.pause(0.05)
+            if "minigpt.teaching.attention" in sys.modules and "textual_plotext" in sys.modules:
+                break
+        print("warmed:", "minigpt.teaching.attention" in sys.modules and "textual_plotext" in sys.modules)
+
+asyncio.run(main())
+"""
+
+
+def test_heavy_modules_are_imported_after_the_first_frame(tmp_path):
+    import os
+    import subprocess
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", PREWARM_CHECK, str(tmp_path / "p.sqlite3")], capture_output=True,
+                         text=True, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    # (That the path to the first frame imports no torch is tests/test_architecture.py's check.)
+    assert "warmed: True" in out.stdout, out.stdout
