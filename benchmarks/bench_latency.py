@@ -5,9 +5,10 @@ on the screen, so each figure is what a learner sees, drawing included:
 
 - launch to first frame: ``minigpt`` until its home screen shows, vs a bare Textual app until its
   one line shows;
-- keypress to screen: ``?`` (help), ``enter`` on the lesson list (a lesson) and ``n`` in the
-  attention stepper (its next stage), vs the bare app pushing a screen (help, lesson) or updating
-  a line (the stepper's stage);
+- keypress to screen: ``?`` (help), ``enter`` on the lesson list (the first lesson) and ``n`` in
+  the attention stepper (its next stage), vs the bare app doing the same kind of change: pushing a
+  screenful of text in a box (help), pushing a screen with the same lesson's Markdown and nothing
+  else (a lesson), updating a block of numbers (a stage);
 
 first idle, then while a training run (``minigpt train``, niced like the app's workers) keeps both
 cores busy. It prints medians and the ratios ours / bare; targets: first frame ≤ 2×, keypress
@@ -34,36 +35,66 @@ SIZE = ("80", "24")
 POLL_S = 0.005
 
 BARE_APP = textwrap.dedent('''
+    import sys
+
     from textual.app import App
     from textual.binding import Binding
+    from textual.containers import VerticalScroll
     from textual.screen import Screen
-    from textual.widgets import Footer, Header, Static
+    from textual.widgets import Footer, Header, Markdown, Static
+
+    LESSON = open(sys.argv[1], encoding="utf-8").read().split("+++")[-1]  # the body, front matter off
+    KEYS = "\\n".join(f"  [b]{k:<14}[/b] {d}" for k, d in [("key " + str(i), "what it does " * 3)
+                                                          for i in range(40)])
 
 
-    class Pushed(Screen):
+    class TextScreen(Screen):
+        """A screenful of key descriptions in a box: the kind of screen the tutor's help is."""
         BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
         def compose(self):
             yield Header()
-            yield Static("BARE PUSHED SCREEN")
+            with VerticalScroll():
+                yield Static("[b]BARE PUSHED SCREEN[/b]\\n\\n" + KEYS)
+            yield Footer()
+
+
+    class MarkdownScreen(Screen):
+        """The same lesson's Markdown, nothing else: the kind of screen a lesson is."""
+        BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+
+        def compose(self):
+            yield Header()
+            with VerticalScroll():
+                yield Static("BARE LESSON")
+                yield Markdown(LESSON)
             yield Footer()
 
 
     class Bare(App):
-        BINDINGS = [Binding("question_mark", "push", "Push"), Binding("n", "stage", "Stage")]
+        BINDINGS = [Binding("question_mark", "push_text", "Text"), Binding("l", "push_lesson", "Lesson"),
+                    Binding("n", "stage", "Stage")]
 
         def compose(self):
             yield Header()
             yield Static("BARE READY")
-            yield Static("stage 1", id="stage")
+            yield Static(self.table(1), id="stage")
             yield Footer()
 
-        def action_push(self):
-            self.push_screen(Pushed())
+        @staticmethod
+        def table(stage):
+            rows = [" ".join(f"{(r * 7 + c * 3 + stage) % 10 / 10:6.3f}" for c in range(6)) for r in range(8)]
+            return f"stage {stage}\\n" + "\\n".join(rows)
+
+        def action_push_text(self):
+            self.push_screen(TextScreen())
+
+        def action_push_lesson(self):
+            self.push_screen(MarkdownScreen())
 
         def action_stage(self):
             stage = self.query_one("#stage")
-            stage.update("stage 2" if "1" in str(stage.render()) else "stage 1")
+            stage.update(self.table(2 if "stage 1" in str(stage.render()) else 1))
 
 
     Bare().run()
@@ -151,8 +182,8 @@ def ours_keypresses(env: dict[str, str], trials: int) -> dict[str, list[float]]:
 
 
 def bare_keypresses(script: Path, env: dict[str, str], trials: int) -> dict[str, list[float]]:
-    pane = Pane("bench-bare", f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}", env)
-    out = {"push": [], "stage": []}
+    pane = Pane("bench-bare", bare_command(script), env)
+    out = {"push": [], "lesson": [], "stage": []}
     try:
         pane.wait_for("BARE READY")
         time.sleep(1.0)
@@ -162,6 +193,11 @@ def bare_keypresses(script: Path, env: dict[str, str], trials: int) -> dict[str,
             if i:
                 out["push"].append(t)
         for i in range(trials + 1):
+            t = timed_press(pane, "l", "BARE LESSON")
+            timed_press(pane, "Escape", "BARE READY")
+            if i:
+                out["lesson"].append(t)
+        for i in range(trials + 1):
             t = timed_press(pane, "n", "stage 2")
             timed_press(pane, "n", "stage 1")
             if i:
@@ -169,6 +205,12 @@ def bare_keypresses(script: Path, env: dict[str, str], trials: int) -> dict[str,
     finally:
         pane.close()
     return out
+
+
+def bare_command(script: Path) -> str:
+    """The bare app, given the first lesson's file for its Markdown screen."""
+    lesson = sorted((REPO / "lessons" / "chapters").glob("*.md"))[0]
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {shlex.quote(str(lesson))}"
 
 
 def start_training(data_dir: Path) -> subprocess.Popen:
@@ -188,13 +230,12 @@ def load_average() -> str:
 def measure(label: str, trials: int, bare_script: Path, env: dict[str, str]) -> dict[str, float]:
     print(f"\n[{label}] load average {load_average()} on {os.cpu_count()} cores", flush=True)
     ours_first = first_frames(f"{shlex.quote(sys.executable)} -m tui", "Learn how GPT works", env, trials)
-    bare_first = first_frames(f"{shlex.quote(sys.executable)} {shlex.quote(str(bare_script))}", "BARE READY", env,
-                              trials)
+    bare_first = first_frames(bare_command(bare_script), "BARE READY", env, trials)
     ours = ours_keypresses(env, trials)
     bare = bare_keypresses(bare_script, env, trials)
     rows = [("first frame", ours_first, bare_first, 2.0),
             ("help (?)", ours["help"], bare["push"], 1.5),
-            ("a lesson (enter)", ours["lesson"], bare["push"], 1.5),
+            ("a lesson (enter)", ours["lesson"], bare["lesson"], 1.5),
             ("stepper next stage (n)", ours["stage"], bare["stage"], 1.5)]
     print(f"{'what':<24}{'ours (median)':>15}{'bare (median)':>15}{'ratio':>8}  target", flush=True)
     ratios = {}

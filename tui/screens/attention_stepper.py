@@ -159,7 +159,10 @@ class AttentionStepperScreen(Screen):
                 str(st.W_V), str(st.W_O))
 
     def render_checks(self) -> None:
-        checks = check_trace(self.mh.heads[self.head])
+        trace = self.mh.heads[self.head]
+        if getattr(self, "_checked", (None,))[0] is not trace:  # the same trace on every stage: check once
+            self._checked = (trace, check_trace(trace))
+        checks = self._checked[1]
         self.query_one("#att-checks", Static).update(
             "  ".join(f"{CHECK_GLYPH[c.status]} {c.name}" for c in checks))
 
@@ -182,6 +185,7 @@ class AttentionStepperScreen(Screen):
         prev = self.query_one("#att-prev", MatrixView)
         cur = self.query_one("#att-current", MatrixView)
         avail = box.size.width - 2
+        was = (box.has_class("-stacked"), cur.compact)
         prev.compact = cur.compact = False
         width = cur.get_content_width(None, None) + 2
         side = width + (prev.get_content_width(None, None) + 2 if prev.display else 0)
@@ -191,8 +195,9 @@ class AttentionStepperScreen(Screen):
         box.set_class(stacked, "-stacked")
         if stacked != (box.children[0] is cur):
             box.move_child(cur, before=prev) if stacked else box.move_child(prev, before=cur)
-        prev.refresh(layout=True)
-        cur.refresh(layout=True)
+        if (stacked, cur.compact) != was:  # only a changed arrangement needs a new layout
+            prev.refresh(layout=True)
+            cur.refresh(layout=True)
 
     def on_matrix_view_cursor_moved(self, event: MatrixView.CursorMoved) -> None:
         if event.view.id == "att-current":

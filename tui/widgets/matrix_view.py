@@ -31,6 +31,7 @@ LABEL_W = 6  # the widest row-label column (5 characters and a space)
 
 
 ANSI_NAMES = ["black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"]
+_STYLES: dict[tuple, Style] = {}  # (level, scale, theme, colour system) -> cell style: a stage has many cells
 
 
 def rich_colour(c: Color) -> str:
@@ -123,11 +124,18 @@ class MatrixView(Widget, can_focus=True):
     # -- state ------------------------------------------------------------------------------------
     def set_panel(self, panel: Panel | None, *, title: str = "", show_sums: bool = False,
                   hidden: bool = False, error: str = "") -> None:
+        before = self._size_key()
         self.panel, self.title, self.show_sums, self.hidden, self.error = panel, title, show_sums, hidden, error
         if panel is not None and panel.values:
             r, c = self.cursor
             self.cursor = (min(r, len(panel.values) - 1), min(c, len(panel.values[0]) - 1))
-        self.refresh(layout=True)
+        # A new layout only when the size changes: stepping through stages of one shape is a repaint.
+        self.refresh(layout=self._size_key() != before)
+
+    def _size_key(self) -> tuple:
+        if not self.panel or not self.panel.values:
+            return (None, self.title, bool(self.error))
+        return (self._width(self.density), len(self.panel.values), bool(self.error))
 
     def value(self, row: int, col: int) -> float:
         return self.panel.values[row][col]
@@ -217,6 +225,13 @@ class MatrixView(Widget, can_focus=True):
         return heatmap.diverging_level(v, vmax)
 
     def _style(self, level: int) -> Style:
+        key = (level, self.panel.scale, self.app.theme, self.app.console.color_system)
+        style = _STYLES.get(key)
+        if style is None:
+            style = _STYLES[key] = self._make_style(level)
+        return style
+
+    def _make_style(self, level: int) -> Style:
         theme = self.app.current_theme
         if level == 0:
             return Style()
