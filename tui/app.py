@@ -20,8 +20,8 @@ from tui.widgets.screen_commands import ScreenCommands
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 PREWARM_AFTER_S = 1.0  # after the first frame, while the learner reads the home screen
-PREWARM = ("torch", "textual_plotext", "minigpt.teaching.attention", "minigpt.teaching.stepper",
-           "minigpt.playground.generation")
+PREWARM = ("torch", "textual_plotext", "tui.widgets.plot_theme", "minigpt.teaching.attention",
+           "minigpt.teaching.stepper", "minigpt.playground.generation")
 DEFAULT_THEME = "textual-dark"
 STYLES = Path(__file__).resolve().parent / "styles"
 

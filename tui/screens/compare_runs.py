@@ -27,9 +27,9 @@ from tui.widgets.run_summary import (budget_cell, loss_cell, lr_cell, model_cell
 # Distinct markers so curves stay apart without colour (NO_COLOR, ansi themes); the colours (plotext
 # name, the same colour for the legend's marker) are a second cue.
 MARKERS = ("●", "x", "+", "■", "◆", "o", "*", "#")
-COLOURS = (("magenta+", "bright_magenta"), ("green+", "bright_green"), ("red+", "bright_red"),
-           ("cyan+", "bright_cyan"), ("yellow+", "bright_yellow"), ("blue+", "bright_blue"), ("white", "white"),
-           ("magenta", "magenta"))
+COLOURS = (("magenta+", "ansi_bright_magenta"), ("green+", "ansi_bright_green"), ("red+", "ansi_bright_red"),
+           ("cyan+", "ansi_bright_cyan"), ("yellow+", "ansi_bright_yellow"), ("blue+", "ansi_bright_blue"),
+           ("white", "ansi_white"), ("magenta", "ansi_magenta"))
 MAX_CURVES = len(MARKERS)
 SMOOTHING = (0.0, 0.6, 0.8, 0.9, 0.95)  # s cycles through TensorBoard's usual weights
 METRICS = {"val": "val loss", "train": "train loss"}

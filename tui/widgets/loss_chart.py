@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from textual_plotext import PlotextPlot
 
 from minigpt.control.workers import downsample
+from tui.widgets import plot_theme  # noqa: F401 - readable axes in the ANSI themes
 from tui.widgets.chart_axes import smooth, step_label, step_ticks, tick_labels, value_ticks
 
 MAX_REDRAWS_PER_S = 3
