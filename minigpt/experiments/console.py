@@ -142,7 +142,7 @@ def steer(name: str | None, action: str, jobs: int) -> int:
     exp_dir = ef.find_experiment(name)
     if action == "resume":
         res = results.collect(exp_dir)
-        if res.state == "finished":
+        if res.state == "finished" and ef.read_scheduler(exp_dir).get("state") == "finished":
             click.echo(f"{exp_dir.name}: every run has finished; nothing to resume")
             return 0
         pid = asyncio.run(scheduler.start(exp_dir, jobs))

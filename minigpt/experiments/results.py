@@ -132,10 +132,12 @@ def run_result(exp: ef.Experiment, planned, curve: RunCurve | None = None) -> Ru
 
 def experiment_state(exp_dir: Path, runs: list[RunResult]) -> str:
     sched = ef.read_scheduler(exp_dir)
-    if runs and all(r.finished for r in runs):
-        return "finished"
+    all_done = bool(runs) and all(r.finished for r in runs)
     if ef.scheduler_alive(exp_dir) is not None:
-        return sched.get("state", "running")
+        # Every run done but the scheduler alive: it is measuring the last extras and exports.
+        return "finishing" if all_done else sched.get("state", "running")
+    if all_done:
+        return "finished"
     want = ef.read_control(exp_dir)
     if want == "stop":
         return "stopped"

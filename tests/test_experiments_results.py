@@ -1,0 +1,135 @@
+"""Results read back from run folders written by hand: the table, partial results, the plot (finished
+runs only), the fit, the exports and the text charts."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from minigpt.experiments import folder as ef
+from minigpt.experiments import plots, results
+from minigpt.experiments.chart import ChartSeries, bar_chart, number, scatter_chart
+from minigpt.experiments.spec import Axis, Budget, ExperimentSpec
+from minigpt.runs import listing
+from minigpt.runs.files import process_start_time, write_json_atomic
+
+WORDS = ["abcd", "bcda", "cdab", "dabc", "aabb", "bbcc", "ccdd", "ddaa", "abab", "cdcd"]
+
+
+@pytest.fixture
+def data(tmp_path):
+    path = tmp_path / "w.txt"
+    path.write_text("\n".join(WORDS), encoding="utf-8")
+    return str(path)
+
+
+def fake_run(exp, name, state, step, val, train=None, long=None, pid=None):
+    run_dir = exp.run_dir(name)
+    run_dir.mkdir()
+    write_json_atomic(run_dir / "config.json", exp.run(name).config)
+    status = {"state": state, "step": step, "total_steps": exp.run(name).steps, "best_val": val,
+              "val_loss": val if state == "finished" else None, "model": "gpt",
+              "pid": pid or 2 ** 22 + 5, "pid_start": process_start_time(pid) if pid else None}
+    write_json_atomic(run_dir / "status.json", status)
+    with open(run_dir / "metrics.jsonl", "w", encoding="utf-8") as f:
+        for s in range(10, step + 1, 10):
+            f.write(json.dumps({"step": s, "train_loss": val + 0.05, "tokens_per_s": 1000.0 * s,
+                                **({"val_loss": val + (step - s) * 0.001} if s % 20 == 0 else {})}) + "\n")
+    if train is not None:
+        extras = {"train_loss": train, **({"long_loss": long} if long is not None else {})}
+        write_json_atomic(run_dir / "extras.json", extras)
+
+
+def size_experiment(tmp_path, data):
+    spec = ExperimentSpec(name="size", axes=[Axis("d_model", (8, 16, 32, 64, 128))], budget=Budget("steps", 40),
+                          kind="size", derive="scaling")
+    return ef.create_experiment(spec, root=tmp_path / "runs", data=data)
+
+
+def test_partial_results_show_every_run_and_plot_only_finished_ones(tmp_path, data):
+    exp = size_experiment(tmp_path, data)
+    names = [r.name for r in exp.runs]
+    fake_run(exp, names[0], "finished", 40, 2.60, train=2.55)
+    fake_run(exp, names[1], "finished", 40, 2.40, train=2.38)
+    fake_run(exp, names[2], "running", 20, 2.35, pid=os.getpid())  # alive: this test process
+    fake_run(exp, names[3], "failed", 10, 2.90)
+    res = results.collect(exp.dir)
+    assert [r.status for r in res.runs] == ["finished", "finished", "running", "failed", "pending"]
+    assert res.state == "not started"
+    rows = results.table_rows(res)
+    assert rows[2][-1] == "running" and rows[2][5] == "2.3500"  # a running run's best val so far
+    assert rows[2][4].startswith("~")  # its train loss is the log's (dropout on): marked as such
+    assert rows[0][6] == "+0.0500" and rows[4][2:4] == ["0/40", "0"]
+    plot = plots.plot_data(res)
+    drawn = [p for s in plot.series if not s.line for p in s.points]
+    assert sorted(drawn) == sorted([(exp.runs[0].n_params, 2.60), (exp.runs[1].n_params, 2.40)])
+    assert any("no fit yet" in n for n in plot.notes) and any("3 run(s) not finished" in n for n in plot.notes)
+    # The chart marks exactly the finished runs.
+    text = plots.render(plot, width=78, height=20)
+    assert sum(line.count("●") for line in text.splitlines()[:-1]) == 2
+
+
+def test_fit_appears_with_three_finished_sizes_and_reads_the_exponent(tmp_path, data):
+    exp = size_experiment(tmp_path, data)
+    n = [r.n_params for r in exp.runs]
+    for run, params in zip(exp.runs, n):
+        fake_run(exp, run.name, "finished", 40, 3.0 * params ** -0.3 + 2.0, train=2.0)
+    res = results.collect(exp.dir)
+    plot = plots.plot_data(res)
+    assert plot.numbers["fit"]["alpha"] == pytest.approx(0.3, abs=1e-3)
+    assert plot.numbers["fit"]["c"] == pytest.approx(2.0, abs=1e-3) and plot.numbers["fit"]["points"] == 5
+    assert any(s.line for s in plot.series) and "α=0.300" in plots.render(plot)
+    assert any(note.startswith("log-log slope") for note in plot.notes)
+
+
+def test_exports_and_listing(tmp_path, data, monkeypatch):
+    exp = size_experiment(tmp_path, data)
+    fake_run(exp, exp.runs[0].name, "finished", 40, 2.6, train=2.5)
+    written = results.write_exports(exp)
+    assert {p.name for p in written} == set(results.EXPORTS)
+    csv_lines = (exp.dir / "results.csv").read_text().splitlines()
+    assert csv_lines[0].startswith("name,axis.d_model,status,n_params") and len(csv_lines) == 6
+    md = (exp.dir / "results.md").read_text()
+    assert "| d_model | params |" in md and "finished" in md
+    assert json.loads((exp.dir / "results.json").read_text())["runs"][0]["val_loss"] == 2.6
+    # Runs inside an experiment are ordinary runs: the runs listing finds them.
+    found = listing.list_runs(tmp_path / "runs")
+    assert [r.name for r in found] == [exp.runs[0].name]
+
+
+def test_dropout_and_positions_plots(tmp_path, data):
+    spec = ExperimentSpec(name="drop", axes=[Axis("dropout", (0.0, 0.2, 0.5))], budget=Budget("steps", 20),
+                          base={"d_model": 16, "n_heads": 2, "n_layers": 1}, kind="dropout")
+    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=data)
+    for run, (train, val) in zip(exp.runs, [(2.0, 2.3), (2.1, 2.25), (2.4, 2.45)]):
+        fake_run(exp, run.name, "finished", 20, val, train=train)
+    plot = plots.plot_data(results.collect(exp.dir))
+    assert plot.numbers["gaps"] == pytest.approx({"0": 0.3, "0.2": 0.15, "0.5": 0.05})
+    assert "largest gap at dropout 0 " in " ".join(plot.notes)
+    spec = ExperimentSpec(name="pos", axes=[Axis("pos_encoding", ("learned", "rope"))], budget=Budget("steps", 20),
+                          base={"d_model": 16, "n_heads": 2, "n_layers": 1}, kind="positions", length_split=3)
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_text("abc\nbca\ncab\nabcab\nbcabc\n", encoding="utf-8")
+    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=str(mixed))
+    fake_run(exp, exp.runs[0].name, "finished", 20, 2.3, train=2.2, long=3.1)
+    fake_run(exp, exp.runs[1].name, "finished", 20, 2.31, train=2.2, long=2.6)
+    plot = plots.plot_data(results.collect(exp.dir))
+    assert "best on longer names: rope (2.6000)" in plot.notes
+    text = plots.render(plot)
+    assert "learned" in text and "names > 3" in text and "3.1000" in text
+
+
+def test_scatter_chart_places_points_on_log_axes():
+    text = scatter_chart([ChartSeries("runs", "●", [(1e3, 3.0), (1e5, 2.0)])], width=40, height=12, xlog=True,
+                         ylog=True, title="t")
+    lines = text.splitlines()
+    grid = [ln[9:] for ln in lines[1:-3]]
+    plot_w = 40 - 9
+    # The smaller model's higher loss: top row, at the left; the bigger model: bottom row, right.
+    assert grid[0].index("●") <= 1 and grid[-1].index("●") >= plot_w - 2
+    assert sum(row.count("●") for row in grid) == 2
+    assert number(12000) == "1.2e4" and number(0.005) == "5e-3" and number(2.134) == "2.134"
+    assert "(no finished runs to plot yet)" in scatter_chart([ChartSeries("x", "●", [])])
+    assert "(no finished runs" in bar_chart([("a", [("val", None)])])
