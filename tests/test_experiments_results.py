@@ -9,7 +9,7 @@ import os
 import pytest
 
 from minigpt.experiments import folder as ef
-from minigpt.experiments import plots, results
+from minigpt.experiments import exports, plots, results
 from minigpt.experiments.chart import ChartSeries, bar_chart, number, scatter_chart
 from minigpt.experiments.spec import Axis, Budget, ExperimentSpec
 from minigpt.runs import listing
@@ -87,8 +87,8 @@ def test_fit_appears_with_three_finished_sizes_and_reads_the_exponent(tmp_path, 
 def test_exports_and_listing(tmp_path, data, monkeypatch):
     exp = size_experiment(tmp_path, data)
     fake_run(exp, exp.runs[0].name, "finished", 40, 2.6, train=2.5)
-    written = results.write_exports(exp)
-    assert {p.name for p in written} == set(results.EXPORTS)
+    written = exports.write_exports(exp)
+    assert {p.name for p in written} == set(exports.EXPORTS)
     csv_lines = (exp.dir / "results.csv").read_text().splitlines()
     assert csv_lines[0].startswith("name,axis.d_model,status,n_params") and len(csv_lines) == 6
     md = (exp.dir / "results.md").read_text()

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from minigpt import paths
 from minigpt.control import workers as rc
 from minigpt.experiments import folder as ef
-from minigpt.experiments import results, scheduler
+from minigpt.experiments import exports, results, scheduler
 from minigpt.experiments.presets import custom_spec, parse_grid_text
 from tui.cli import main
 
@@ -85,7 +85,7 @@ def test_cli_runs_a_2x2_sweep_to_the_end_and_prints_table_plot_and_fit():
     data = json.loads(status.output)
     assert [r["steps"] for r in data["runs"]] == [30] * 4 and {r["status"] for r in data["runs"]} == {"finished"}
     assert [r["axis.d_model"] for r in data["runs"]] == [8, 8, 16, 16]
-    for name in results.EXPORTS:
+    for name in exports.EXPORTS:
         assert (exp_dir / name).exists(), name
     listed = CliRunner().invoke(main, ["runs"])
     assert listed.output.count("grid-d") == 4

@@ -63,7 +63,7 @@ def scatter_chart(series: list[ChartSeries], width: int = 72, height: int = 16, 
         return "\n".join(head + ["(no finished runs to plot yet)"])
     margin = 8
     plot_w = max(width - margin - 1, 10)
-    plot_h = max(height - len(head) - 3, 3)
+    plot_h = max(height - len(head) - (1 if ylabel else 0) - 3, 3)
     xs = _Scale([x for x, _ in pts], xlog, plot_w)
     ys = _Scale([y for _, y in pts], ylog, plot_h)
     grid = [[" "] * plot_w for _ in range(plot_h)]

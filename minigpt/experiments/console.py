@@ -16,7 +16,7 @@ import click
 
 from minigpt.errors import ConfigError
 from minigpt.experiments import folder as ef
-from minigpt.experiments import plots, presets, results, scheduler
+from minigpt.experiments import exports, plots, presets, results, scheduler
 from minigpt.experiments.spec import Budget, ExperimentSpec, load_spec_file
 
 FOLLOW_POLL_S = 1.0
@@ -117,7 +117,7 @@ def follow(exp_dir: Path, as_json: bool = False) -> int:
 
 def print_results(res: results.ExperimentResults, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps(results.to_json(res), indent=2))
+        click.echo(json.dumps(exports.to_json(res), indent=2))
         return
     plot = plots.plot_data(res)
     click.echo(results.summary_line(res))
@@ -155,9 +155,9 @@ def steer(name: str | None, action: str, jobs: int) -> int:
 
 def export(name: str | None, fmt: str, out: Path | None) -> int:
     res = results.collect(ef.find_experiment(name))
-    text = {"csv": results.to_csv, "md": results.to_markdown,
+    text = {"csv": exports.to_csv, "md": exports.to_markdown,
             "txt": lambda r: plots.render(plots.plot_data(r), width=78, height=22) + "\n",
-            "json": lambda r: json.dumps(results.to_json(r), indent=2) + "\n"}[fmt](res)
+            "json": lambda r: json.dumps(exports.to_json(r), indent=2) + "\n"}[fmt](res)
     if out is None:
         sys.stdout.write(text)
     else:

@@ -24,7 +24,7 @@ PRESETS: dict[str, dict] = {
         description="Exercise 4: the 64-wide model with dropout 0 … 0.5, long enough to overfit. "
                     "Train loss, val loss and their gap per rate.",
         base={"d_model": 64, "n_heads": 4, "n_layers": 4},
-        axes={"dropout": [0.0, 0.1, 0.2, 0.3, 0.5]}, budget={"steps": 5000}),
+        axes={"dropout": [rate / 10 for rate in (0, 1, 2, 3, 5)]}, budget={"steps": 5000}),
     "positions": dict(
         title="Position encodings", kind="positions", length_split=8,
         description="Exercise 5: learned, sinusoidal and RoPE positions, trained on names of up to 8 "

@@ -218,10 +218,10 @@ class Scheduler:
         self.export()
 
     def export(self) -> None:
-        from minigpt.experiments import results
+        from minigpt.experiments import exports
 
         try:
-            results.write_exports(self.exp)
+            exports.write_exports(self.exp)
         except Exception as e:  # noqa: BLE001 - exports are a convenience; the runs are what matter
             print(f"exports not written: {e}", file=sys.stderr, flush=True)
 

@@ -70,7 +70,9 @@ class Budget:
             return f"{int(self.value):,} steps a run"
         if self.kind == "time":
             return f"{self.value:g} s a run"
-        return f"{self.value:.3g} FLOPs a run (≈ 6·N·tokens)"
+        mantissa, exp = f"{self.value:.2e}".split("e")
+        mantissa = mantissa.rstrip("0").rstrip(".")
+        return f"{mantissa}e{int(exp)} FLOPs a run (≈ 6·N·tokens)"
 
 
 @dataclass

@@ -86,6 +86,7 @@ class LessonScreen(Screen):
         Binding("p", "previous_lesson", "Prev", show=False),
         Binding("z", "chapter_quiz", "Quiz"),
         Binding("o", "open_explorer", "Explore"),
+        Binding("x", "open_experiments", "Experiments"),
         Binding("g", "top", "Top", show=False),
         Binding("G", "bottom", "End", show=False),
     ]
@@ -214,6 +215,8 @@ class LessonScreen(Screen):
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "open_explorer":  # only lessons that name an explorer offer the key
             return bool(self.explorers)
+        if action == "open_experiments":  # front matter: experiments = ["model_size", ...]
+            return bool(self.lesson.extra.get("experiments"))
         return True
 
     @property
@@ -229,6 +232,10 @@ class LessonScreen(Screen):
                 self.app.open_area("attention")
             else:
                 navigation.open_explorer(self.app, explorer_id)
+    def action_open_experiments(self) -> None:
+        value = self.lesson.extra.get("experiments", [])
+        navigation.open_screen(self.app, "experiments", presets_first=[value] if isinstance(value, str) else list(value))
+
     def action_back(self) -> None:
         self.app.pop_screen()
 
