@@ -133,3 +133,52 @@ def test_scatter_chart_places_points_on_log_axes():
     assert number(12000) == "1.2e4" and number(0.005) == "5e-3" and number(2.134) == "2.134"
     assert "(no finished runs to plot yet)" in scatter_chart([ChartSeries("x", "●", [])])
     assert "(no finished runs" in bar_chart([("a", [("val", None)])])
+
+
+def test_compute_matched_and_learning_rate_plots(tmp_path, data):
+    spec = ExperimentSpec(name="iso", axes=[Axis("d_model", (8, 16, 32))], budget=Budget("compute", 1e9),
+                          kind="size", derive="scaling")
+    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=data)
+    assert exp.runs[0].steps > exp.runs[1].steps > exp.runs[2].steps  # same FLOPs: bigger, fewer steps
+    for run, val in zip(exp.runs, (2.5, 2.3, 2.4)):
+        fake_run(exp, run.name, "finished", run.steps, val, train=val - 0.1)
+    plot = plots.plot_data(results.collect(exp.dir))
+    assert plot.title.startswith("val loss at fixed compute C = 1e9 FLOPs")
+    assert plot.numbers["best"] == [{"n_params": exp.runs[1].n_params, "val_loss": 2.3}]
+    assert any(n.startswith("U-shaped") for n in plot.notes)
+    spec = ExperimentSpec(name="lr", axes=[Axis("lr", (1e-3, 1e-2, 1e-1))], budget=Budget("steps", 20),
+                          base={"d_model": 16, "n_heads": 2, "n_layers": 1}, kind="lr")
+    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=data)
+    for run, val in zip(exp.runs, (2.6, 2.2, 3.3)):
+        fake_run(exp, run.name, "finished", 20, val)
+    plot = plots.plot_data(results.collect(exp.dir))
+    assert plot.xlog and "best: lr = 0.01 (val 2.2000)" in plot.notes
+    assert [p[0] for p in plot.series[0].points] == [1e-3, 1e-2, 1e-1]
+
+
+def test_extras_measure_train_loss_in_eval_mode_and_the_length_check(tmp_path):
+    from minigpt.experiments.evaluation import compute_extras, read_extras
+    from minigpt.training.loop import evaluate, train
+    from minigpt.training.options import TrainConfig
+
+    words = ["ab", "abc", "bca", "cab", "bac", "acb", "abcab", "bcabc", "cabca", "ba", "cb", "ac"] * 3
+    path = tmp_path / "w.txt"
+    path.write_text("\n".join(words), encoding="utf-8")
+    spec = ExperimentSpec(name="pos", axes=[Axis("pos_encoding", ("learned", "rope"))], budget=Budget("steps", 20),
+                          base={"d_model": 16, "n_heads": 2, "n_layers": 1, "batch_size": 8, "device": "cpu"},
+                          kind="positions", length_split=3)
+    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=str(path))
+    run_dir = exp.run_dir(exp.runs[1])
+    train(TrainConfig.from_dict(exp.runs[1].config), run_dir)
+    extras = compute_extras(run_dir, exp.long_data)
+    assert read_extras(run_dir) == extras
+    assert extras["long_names"] == 9 and extras["long_min_length"] == 5  # abcab, bcabc, cabca × 3
+    assert 0 < extras["train_loss"] < 5 and 0 < extras["long_loss"] < 10
+    # The train loss is the best checkpoint's, on the training names, with dropout off.
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.data import EncodedSplit, load_dataset
+
+    ckpt = load_checkpoint(run_dir / "checkpoint")
+    data = load_dataset(exp.dir / ef.SHORT_DATA, vocab=ckpt.vocab, block_size=ckpt.model_config.block_size)
+    split = EncodedSplit(data.splits.train, ckpt.vocab, ckpt.model_config.block_size)
+    assert extras["train_loss"] == evaluate(ckpt.model, split)

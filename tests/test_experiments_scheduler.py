@@ -72,11 +72,15 @@ def assert_complete_and_never_twice(exp_dir: Path) -> None:
 
 @pytest.mark.slow
 def test_cli_runs_a_2x2_sweep_to_the_end_and_prints_table_plot_and_fit():
-    args = ["sweep", "--axis", "d_model=8,16", "--axis", "dropout=0,0.1", "--steps", "30", "--name", "grid", *TINY]
+    args = ["sweep", "--axis", "d_model=8,16", "--axis", "dropout=0,0.1", "--steps", "30", "--name", "grid",
+            "--jobs", "2", *TINY]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     exp_dir = paths.runs_dir() / "grid"
     assert_complete_and_never_twice(exp_dir)
+    if scheduler.max_jobs() >= 2:  # two runs trained side by side: the second began before the first ended
+        starts, ends = events(exp_dir, "start"), events(exp_dir, "finished")
+        assert starts[1]["t"] < ends[0]["t"]
     out = result.output
     assert "grid: finished, 4/4 runs finished" in out
     assert out.count("finished") >= 5 and "d_model  dropout  params" in out
