@@ -16,7 +16,6 @@ the wall times say as much about the neighbours as about the sweep.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
@@ -58,7 +57,7 @@ def main() -> int:
     print(f"{exp.name}: {len(exp.runs)} runs, {spec.budget.describe()}, data {args.data or 'embedded'}; "
           f"load average at start {load_start[0]:.2f} (1 min) on {os.cpu_count()} CPUs", flush=True)
     t0 = time.time()
-    asyncio.run(scheduler.start(exp.dir, args.jobs))
+    scheduler.start_sync(exp.dir, args.jobs)
     state = ""
     while time.time() - t0 < args.timeout:
         res = results.collect(exp.dir)

@@ -7,7 +7,6 @@ generous because the CI machines are shared.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -120,7 +119,7 @@ def test_kill_9_of_the_scheduler_mid_sweep_then_a_restart_finishes_every_run_onc
     grid = parse_grid_text("d_model=8,16 dropout=0,0.1 time=5 n_layers=1 n_heads=2 batch_size=32 device=cpu "
                            "eval_interval=20")
     exp = ef.create_experiment(custom_spec("k9", grid.axes, grid.budget, grid.base))
-    asyncio.run(scheduler.start(exp.dir))
+    scheduler.start_sync(exp.dir)
 
     # 1. Kill the scheduler alone: its worker trains on, and the new scheduler adopts it.
     first = wait_until(lambda: training_with_checkpoint(exp.dir), 90, "the first run to train")
@@ -128,7 +127,7 @@ def test_kill_9_of_the_scheduler_mid_sweep_then_a_restart_finishes_every_run_onc
     os.kill(ef.read_scheduler(exp.dir)["pid"], signal.SIGKILL)
     wait_until(lambda: ef.scheduler_alive(exp.dir) is None, 10, "the scheduler to die")
     assert state_of(exp.dir) == "interrupted"
-    asyncio.run(scheduler.start(exp.dir))
+    scheduler.start_sync(exp.dir)
     wait_until(lambda: rc.run_state(exp.dir / first).status == "finished", 60, "the adopted run to finish")
     assert len(events(exp.dir, "start", first)) == 1 and not events(exp.dir, "resume", first)
     assert runs_pid(exp.dir / first) == worker  # the same worker finished it
@@ -161,3 +160,19 @@ def test_a_second_scheduler_on_the_same_experiment_does_nothing(tmp_path):
     finally:
         held.close()
     assert scheduler.acquire_lock(exp.dir) is not None  # released with its holder
+
+
+@pytest.mark.slow
+def test_a_run_stopped_by_hand_is_left_alone_until_the_experiment_is_resumed():
+    grid = parse_grid_text("d_model=8,16 time=6 n_layers=1 n_heads=2 batch_size=32 device=cpu eval_interval=20")
+    exp = ef.create_experiment(custom_spec("held", grid.axes, grid.budget, grid.base))
+    scheduler.start_sync(exp.dir)
+    first = wait_until(lambda: training_with_checkpoint(exp.dir), 90, "the first run to train")
+    rc.stop_run(exp.dir / first)  # what the runs screen's stop key does
+    wait_until(lambda: state_of(exp.dir) == "paused", 120, "the scheduler to finish the rest and pause")
+    assert rc.run_state(exp.dir / first).status == "stopped"
+    assert [r.status for r in results.collect(exp.dir).runs] == ["stopped", "finished"]
+    assert events(exp.dir, "held", first) and not events(exp.dir, "resume", first)
+    scheduler.start_sync(exp.dir)
+    wait_until(lambda: state_of(exp.dir) == "finished", 90, "the resumed experiment to finish", step=0.3)
+    assert_complete_and_never_twice(exp.dir)

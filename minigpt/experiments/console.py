@@ -6,7 +6,6 @@ starts the scheduler and writes the text, so the command stays a list of options
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import time
@@ -18,6 +17,7 @@ from minigpt.errors import ConfigError
 from minigpt.experiments import folder as ef
 from minigpt.experiments import exports, plots, presets, results, scheduler
 from minigpt.experiments.spec import Budget, ExperimentSpec, load_spec_file
+from minigpt.runs.listing import pid_alive
 
 FOLLOW_POLL_S = 1.0
 
@@ -69,7 +69,7 @@ def start(spec: ExperimentSpec, data: str | None, jobs: int, detach: bool, as_js
     if jobs > usable:
         click.echo(f"note: {usable} core(s) here, so at most {usable} job(s) side by side", err=True)
     exp = ef.create_experiment(spec, data=data)
-    asyncio.run(scheduler.start(exp.dir, jobs))
+    pid = scheduler.start_sync(exp.dir, jobs)
     total_flops = sum(r.flops or 0 for r in exp.runs)
     click.echo(f"experiment {exp.name}: {len(exp.runs)} runs, {spec.budget.describe()}"
                + (f", {total_flops:.2g} FLOPs in all" if total_flops else "") + f"\nfolder: {exp.dir}", err=True)
@@ -79,11 +79,12 @@ def start(spec: ExperimentSpec, data: str | None, jobs: int, detach: bool, as_js
         if as_json:
             click.echo(json.dumps({"experiment": exp.name, "path": str(exp.dir)}))
         return 0
-    return follow(exp.dir, as_json)
+    return follow(exp.dir, as_json, pid)
 
 
-def follow(exp_dir: Path, as_json: bool = False) -> int:
-    """Print each run as it starts and finishes until the sweep ends; Ctrl-C only detaches."""
+def follow(exp_dir: Path, as_json: bool = False, pid: int | None = None) -> int:
+    """Print each run as it starts and finishes until the sweep ends; Ctrl-C only detaches.
+    ``pid``: the scheduler just started, to notice one that died before writing its status."""
     exp = ef.load_experiment(exp_dir)
     seen: dict[str, str] = {}
     curves: dict = {}
@@ -101,6 +102,9 @@ def follow(exp_dir: Path, as_json: bool = False) -> int:
                 seen[r.name] = r.status
             if res.state in ("finished", "paused", "stopped", "interrupted"):
                 break
+            if res.state == "not started" and pid is not None and not pid_alive(pid):
+                click.echo("the scheduler exited before it started:\n" + "\n".join(ef.log_tail(exp_dir)), err=True)
+                return 1
             time.sleep(FOLLOW_POLL_S)
     except KeyboardInterrupt:
         click.echo(f"\ndetached: the sweep goes on in the background (`minigpt sweep --status {exp.name}`)",
@@ -145,7 +149,7 @@ def steer(name: str | None, action: str, jobs: int) -> int:
         if res.state == "finished" and ef.read_scheduler(exp_dir).get("state") == "finished":
             click.echo(f"{exp_dir.name}: every run has finished; nothing to resume")
             return 0
-        pid = asyncio.run(scheduler.start(exp_dir, jobs))
+        pid = scheduler.start_sync(exp_dir, jobs)
         click.echo(f"{exp_dir.name}: " + ("scheduler already running" if pid is None else
                                            f"scheduler {pid} continues the unfinished runs"))
         return 0

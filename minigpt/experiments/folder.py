@@ -102,6 +102,13 @@ def create_experiment(spec: ExperimentSpec, root: Path | str | None = None, data
         base.setdefault("block_size", full_block)  # positions for the long names exist, untrained
     if data:
         base.setdefault("data", str(source))
+    from minigpt.control.form import available_devices
+
+    devices = {str(v) for a in spec.axes if a.name == "device" for v in a.values} | {str(base.get("device", "auto"))}
+    missing = devices - set(available_devices())
+    if missing:
+        raise ConfigError(f"device {', '.join(sorted(missing))} is not available here "
+                          f"({', '.join(available_devices())})")
     probe = replace(spec, base=base)
     info = data_info(short, split_seed=int(base.get("split_seed", 42)), block_size=base.get("block_size"))
     # Plan with a provisional name to validate before any folder exists, then with the real one.
@@ -220,3 +227,12 @@ def read_events(exp_dir: Path | str) -> list[dict]:
         if isinstance(rec, dict):
             out.append(rec)
     return out
+
+
+def log_tail(exp_dir: Path | str, lines: int = 8) -> list[str]:
+    """The scheduler's last words (where a crash leaves its traceback)."""
+    try:
+        text = (Path(exp_dir) / LOG_FILE).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return [ln for ln in text.splitlines() if ln.strip()][-lines:]

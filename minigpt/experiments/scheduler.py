@@ -39,7 +39,7 @@ POLL_S = 0.2  # between a run finishing and the next starting: the scheduler's o
 MAX_FAILURES = 3  # a run that crashes this often is given up (a bad config would loop forever)
 ABANDONED_GRACE_S = 10.0  # a run folder without status this young may belong to a worker still importing
 STOP_TIMEOUT_S = 300.0
-_SPAWNED: list = []  # asyncio process objects of launched schedulers, kept from the collector
+_SPAWNED: list = []  # process objects of launched schedulers, kept from the collector
 
 
 class Scheduler:
@@ -78,11 +78,17 @@ class Scheduler:
                 if want in ("pause", "stop"):
                     await self.wind_down(want)
                     return self.state
-                if await self.tick():
+                outcome = await self.tick()
+                if outcome == "finished":
                     await self.finish_extras()
                     self.write_status("finished")
                     ef.append_event(self.dir, "experiment_finished")
                     return "finished"
+                if outcome == "held":  # only runs a learner stopped by hand are left: wait for a resume
+                    await self.finish_extras()
+                    self.write_status("paused", message="the runs left were stopped by hand: resume continues them")
+                    ef.append_event(self.dir, "pause", reason="held runs only")
+                    return "paused"
                 await asyncio.sleep(POLL_S)
         finally:
             ef.append_event(self.dir, "scheduler_exit", state=self.state)
@@ -90,13 +96,18 @@ class Scheduler:
     def _on_signal(self) -> None:
         self.wish = "pause"  # a clean stop of the workers, resumable later
 
-    async def tick(self) -> bool:
-        """Look at every run, launch what may run; True once every run is done or given up."""
+    async def tick(self) -> str | None:
+        """Look at every run and launch what may run. "finished" once every run is done or given
+        up, "held" when only runs stopped by hand are left, else None."""
         pending, done = [], 0
         previously_active = dict(self.active)
         self.active = {}
         for run in self.exp.runs:
             phase = self.phase(run.name)
+            if run.name in previously_active and phase != "active":
+                self.ended(run.name, phase)
+                if run.name in self.held:
+                    phase = "held"
             if phase == "active":
                 self.active[run.name] = previously_active.get(run.name, self._free_slot())
             elif phase in ("finished", "given_up"):
@@ -107,8 +118,6 @@ class Scheduler:
                 pending.append(None)  # a folder that may still get its worker's status
             else:
                 pending.append((run, phase))
-            if run.name in previously_active and phase != "active":
-                self.ended(run.name, phase)
         for item in pending:
             if len(self.active) >= self.jobs:
                 break
@@ -116,7 +125,9 @@ class Scheduler:
                 await self.launch(*item)
         self.start_extras()
         self.write_status()
-        return done == len(self.exp.runs) and not self.active
+        if self.active or pending:
+            return None
+        return "finished" if done == len(self.exp.runs) else "held"
 
     def phase(self, name: str) -> str:
         run_dir = self.exp.run_dir(name)
@@ -282,27 +293,43 @@ def max_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-async def launch_scheduler(exp_dir: Path | str, jobs: int = 1) -> int:
-    """Start the scheduler process for an experiment in its own session; returns its pid."""
-    exp_dir = Path(exp_dir)
+def _scheduler_command(exp_dir: Path, jobs: int) -> tuple[list[str], dict[str, str]]:
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])  # the scheduler must import this minigpt
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONUNBUFFERED"] = "1"
+    return [sys.executable, "-m", "minigpt.experiments.scheduler", str(exp_dir), "--jobs", str(jobs)], env
+
+
+async def start(exp_dir: Path | str, jobs: int = 1) -> int | None:
+    """From the app: ask for the experiment to run and start a scheduler (an asyncio subprocess in
+    its own session) unless one is alive. Returns its pid, or None."""
+    exp_dir = Path(exp_dir)
+    ef.write_control(exp_dir, "run")
+    if ef.scheduler_alive(exp_dir) is not None:
+        return None
+    argv, env = _scheduler_command(exp_dir, min(jobs, max_jobs()))
     with open(exp_dir / ef.LOG_FILE, "ab") as log:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "minigpt.experiments.scheduler", str(exp_dir), "--jobs", str(jobs),
-            stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, env=env)
+        proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL, stdout=log,
+                                                    stderr=log, start_new_session=True, env=env)
     _SPAWNED.append(proc)
     return proc.pid
 
 
-async def start(exp_dir: Path | str, jobs: int = 1) -> int | None:
-    """Ask for the experiment to run, and start a scheduler unless one is alive (its pid, or None)."""
+def start_sync(exp_dir: Path | str, jobs: int = 1) -> int | None:
+    """The same from a plain process (the CLI): no event loop to outlive the scheduler it starts."""
+    import subprocess
+
+    exp_dir = Path(exp_dir)
     ef.write_control(exp_dir, "run")
     if ef.scheduler_alive(exp_dir) is not None:
         return None
-    return await launch_scheduler(exp_dir, min(jobs, max_jobs()))
+    argv, env = _scheduler_command(exp_dir, min(jobs, max_jobs()))
+    with open(exp_dir / ef.LOG_FILE, "ab") as log:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                                env=env)
+    _SPAWNED.append(proc)
+    return proc.pid
 
 
 def request(exp_dir: Path | str, want: str) -> str:

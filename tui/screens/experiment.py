@@ -98,8 +98,10 @@ class ExperimentScreen(Screen):
                 f"{len(res.finished)}/{len(res.runs)} finished · {escape(spec.budget.describe())}")
         if active:
             line += f"\n[dim]training {escape(', '.join(active))}[/dim]"
-        elif res.state in ("interrupted", "paused", "stopped"):
-            line += "\n[dim]r resumes: unfinished runs continue from their last checkpoint[/dim]"
+        elif res.state in ("interrupted", "paused", "stopped", "not started"):
+            tail = ef.log_tail(self.exp_dir, 1) if res.state in ("interrupted", "not started") else []
+            why = f"scheduler: {escape(tail[-1][:60])} · " if tail else ""
+            line += f"\n[dim]{why}r resumes: unfinished runs continue from their last checkpoint[/dim]"
         self.query_one("#exp-summary", Static).update(line)
 
     def _fill_table(self) -> None:

@@ -42,6 +42,7 @@ class ExperimentsScreen(Screen):
         self.order = first + [p for p in presets.preset_names() if p not in first] + [TEMPERATURE]
         self.initial = preset if preset in self.order else (first[0] if first else None)
         self._info = None
+        self._curves: dict[str, dict] = {}  # per experiment: its runs' metrics, read incrementally
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -109,7 +110,7 @@ class ExperimentsScreen(Screen):
         table.clear()
         for exp_dir in ef.list_experiments():
             try:
-                res = results.collect(exp_dir)
+                res = results.collect(exp_dir, self._curves.setdefault(str(exp_dir), {}))
             except ConfigError:
                 continue
             vals = [r.val_loss for r in res.finished if r.val_loss is not None]
