@@ -89,6 +89,11 @@ def create_experiment(spec: ExperimentSpec, root: Path | str | None = None, data
     from minigpt.data import load_words
     from minigpt.experiments.spec import data_info, plan_runs
 
+    formats = {str(v) for a in spec.axes if a.name == "data_format" for v in a.values} | {
+        str(spec.base.get("data_format", "lines"))}
+    if formats != {"lines"}:
+        raise ConfigError("experiments run on one-item-per-line data (data_format lines): their plans count "
+                          "tokens per name")
     source = Path(data).expanduser().resolve() if data else paths.default_dataset()
     words = load_words(source)
     full_block = max(len(w) for w in words) + 1

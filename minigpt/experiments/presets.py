@@ -7,7 +7,7 @@ Budgets are chosen so that each preset finishes on a 2-core laptop in minutes (m
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from minigpt.errors import ConfigError
 from minigpt.experiments.spec import Axis, Budget, ExperimentSpec
@@ -73,37 +73,17 @@ def preset_spec(name: str, *, experiment_name: str | None = None, budget: Budget
 # ---------------------------------------------------------------------------- custom grids as text
 
 
-def _field_types() -> dict[str, str]:
-    from minigpt.training.options import TrainConfig
-
-    return {f.name: str(f.type) for f in fields(TrainConfig)}
-
-
 def coerce(option: str, text: str):
-    """A value typed as text, as the training option ``option`` expects it (64 → int, 0.1 → float)."""
-    types = _field_types()
-    if option not in types:
-        raise ConfigError(f"{option!r} is not a training option (one of: {', '.join(sorted(types))})")
-    kind, text = types[option], text.strip()
-    if not text:
-        raise ConfigError(f"{option}: a value is empty")
-    if kind.startswith("bool"):
-        if text.lower() in ("1", "true", "yes", "on"):
-            return True
-        if text.lower() in ("0", "false", "no", "off"):
-            return False
-        raise ConfigError(f"{option}: {text!r} is not true or false")
-    if text.lower() == "none" and "None" in kind:
-        return None
-    try:
-        if kind.startswith("int"):
-            return int(text)
-        if kind.startswith("float"):
-            return float(text)
-    except ValueError:
-        what = "a whole number" if kind.startswith("int") else "a number"
-        raise ConfigError(f"{option}: {text!r} is not {what}") from None
-    return text
+    """A value typed as text, as the training option ``option`` expects it (64 → int, 0.1 → float),
+    with the new-run form's own conversion and messages."""
+    from minigpt.control.form import value_of
+    from minigpt.training.options import OPTIONS_BY_NAME
+
+    if option not in OPTIONS_BY_NAME:
+        raise ConfigError(f"{option!r} is not a training option (one of: {', '.join(sorted(OPTIONS_BY_NAME))})")
+    if option in ("steps", "time_s"):
+        raise ConfigError("the budget is the experiment's: give steps=, time= or compute=")
+    return value_of(OPTIONS_BY_NAME[option], text)
 
 
 def parse_axis(text: str) -> Axis:

@@ -19,6 +19,7 @@ from minigpt.errors import ConfigError
 from minigpt.experiments import folder as ef
 from minigpt.experiments import exports, plots, results, scheduler
 from tui import navigation
+from tui.workers import background
 from tui.widgets.experiment_plot import ExperimentPlot
 from tui.widgets.loss_chart import LossChart
 from tui.widgets.training_confirm import ConfirmScreen
@@ -80,7 +81,11 @@ class ExperimentScreen(Screen):
         if self.experiment is None:
             return
         before = self.results.state if self.results is not None else None
-        self.results = results.collect(self.experiment, self.curves)
+        try:
+            self.results = results.collect(self.experiment, self.curves)
+        except Exception as e:  # noqa: BLE001 - a folder changing under us: say so, keep polling
+            self.query_one("#exp-summary", Static).update(f"[red]cannot read the experiment: {escape(str(e))}[/red]")
+            return
         self._show_summary()
         self._fill_table()
         self._draw_curves()
@@ -167,6 +172,7 @@ class ExperimentScreen(Screen):
         self.notify(scheduler.request(self.exp_dir, "pause"))
         self.poll()
 
+    @background(thread=False, group="experiment-resume", what="Resuming the experiment")
     async def action_resume(self) -> None:
         pid = await scheduler.start(self.exp_dir)
         self.notify("Resuming: unfinished runs continue from their checkpoints" if pid else

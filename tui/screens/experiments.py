@@ -21,6 +21,7 @@ from minigpt.experiments import folder as ef
 from minigpt.experiments import plots, presets, results, scheduler
 from minigpt.experiments.spec import Budget, data_info, plan_runs, value_text
 from tui import navigation
+from tui.workers import background
 
 TEMPERATURE = "temperature"  # not a sweep of runs: the playground's sweep of one model
 CUSTOM_HINT = "d_model=16,32 dropout=0,0.1 steps=500"
@@ -162,7 +163,7 @@ class ExperimentsScreen(Screen):
             self.app.open_area("playground")
             self.notify("Temperature sweep: press w in the playground")
             return
-        await self.launch(presets.preset_spec(key))
+        self.launch(presets.preset_spec(key))
 
     async def start_custom(self, text: str) -> None:
         try:
@@ -172,8 +173,9 @@ class ExperimentsScreen(Screen):
         except ConfigError as e:
             self.notify(str(e), severity="error", title="Custom grid")
             return
-        await self.launch(spec)
+        self.launch(spec)
 
+    @background(thread=False, group="experiment-start", what="Starting the experiment")
     async def launch(self, spec) -> None:
         try:
             exp = ef.create_experiment(spec)
