@@ -71,6 +71,10 @@ def test_run_names_say_the_experiment_and_axis_values():
     names = [r.name for r in plan_runs(spec, data_info(WORDS))]
     assert names == ["grid-d8-lr1e-3", "grid-d8-lr0.02", "grid-d16-lr1e-3", "grid-d16-lr0.02"]
     assert value_text(0.0) == "0" and value_text(5e-3) == "5e-3" and value_text("rope") == "rope"
+    spec = ExperimentSpec(name="pos", axes=[Axis("pos_encoding", ("learned", "rope")), Axis("tie_weights", (True,))],
+                          budget=Budget("steps", 10), base={"d_model": 16, "n_heads": 2})
+    assert [r.name for r in plan_runs(spec, data_info(WORDS))] == ["pos-learned-tie_weights=True",
+                                                                    "pos-rope-tie_weights=True"]
 
 
 def test_derived_shapes_follow_the_course():

@@ -229,7 +229,9 @@ def value_text(value) -> str:
 
 
 def run_name(spec: ExperimentSpec, values: dict) -> str:
-    parts = [spec.name] + [f"{_short(axis)}{value_text(v)}" for axis, v in values.items()]
+    """``scaling_law-d64``, ``dropout-drop0.1``, ``positions-rope``: words stand for themselves."""
+    parts = [spec.name] + [value_text(v) if isinstance(v, str) else f"{_short(axis)}{value_text(v)}"
+                           for axis, v in values.items()]
     return "-".join(parts)
 
 
