@@ -403,7 +403,8 @@ def runs_cmd(as_json):
 @main.command()
 @click.argument("target", required=False)
 @click.option("--axis", "axes", multiple=True, metavar="OPTION=V1,V2",
-              help="Sweep a training option over values (repeat for a grid), e.g. --axis d_model=32,64,128.")
+              help="Sweep a training option over values (repeat for a grid), e.g. --axis d_model=32,64,128; "
+                   "--axis compute=1e12,1e13 gives each size several compute budgets (the frontier).")
 @click.option("--set", "sets", multiple=True, metavar="OPTION=VALUE",
               help="A training option every run shares, e.g. --set n_layers=2.")
 @click.option("--steps", type=int, default=None, help="Budget: optimizer steps per run.")

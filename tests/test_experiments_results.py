@@ -182,3 +182,22 @@ def test_extras_measure_train_loss_in_eval_mode_and_the_length_check(tmp_path):
     data = load_dataset(exp.dir / ef.SHORT_DATA, vocab=ckpt.vocab, block_size=ckpt.model_config.block_size)
     split = EncodedSplit(data.splits.train, ckpt.vocab, ckpt.model_config.block_size)
     assert extras["train_loss"] == evaluate(ckpt.model, split)
+
+
+def test_a_compute_axis_gives_loss_against_compute_and_the_frontier(tmp_path, data):
+    from minigpt.experiments.presets import custom_spec, parse_grid_text
+
+    grid = parse_grid_text("d_model=8,16 compute=1e9,4e9")
+    spec = custom_spec("front", grid.axes, grid.budget, grid.base)
+    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=data)
+    assert [r.name for r in exp.runs] == ["front-d8-C1e9", "front-d8-C4e9", "front-d16-C1e9", "front-d16-C4e9"]
+    steps = [r.steps for r in exp.runs]
+    assert steps[1] == pytest.approx(4 * steps[0], abs=3) and steps[0] > steps[2]  # 4× the FLOPs, 4× the steps
+    # Small model best at low compute, the bigger one at high compute: the frontier switches sizes.
+    for run, val in zip(exp.runs, (2.5, 2.4, 2.6, 2.2)):
+        fake_run(exp, run.name, "finished", run.steps, val)
+    plot = plots.plot_data(results.collect(exp.dir))
+    assert plot.xlog and plot.ylog and plot.title.startswith("val loss against training compute")
+    assert [(f["compute"], f["val_loss"]) for f in plot.numbers["frontier"]] == [(1e9, 2.5), (4e9, 2.2)]
+    assert "C = 1e9: best d_model=8" in plot.notes[0] and "C = 4e9: best d_model=16" in plot.notes[1]
+    assert any(s.line and s.points == [(1e9, 2.5), (4e9, 2.2)] for s in plot.series)

@@ -43,6 +43,9 @@ def spec_from(target: str | None, axes: tuple[str, ...], sets: tuple[str, ...], 
         if target is not None:
             raise ConfigError("give a preset, a TOML file or --axis options, not both")
         parsed = [presets.parse_axis(a) for a in axes]
+        compute_axis = next((a for a in parsed if a.name == "compute"), None)
+        if budget is None and compute_axis is not None:
+            budget = Budget("compute", compute_axis.values[0])
         if budget is None:
             raise ConfigError("a custom grid needs a budget: --steps, --time or --compute")
         return presets.custom_spec(name or "sweep", parsed, budget, base)

@@ -19,7 +19,7 @@ import numpy as np
 from minigpt.experiments.chart import ChartSeries, bar_chart, number, scatter_chart
 from minigpt.experiments.fit import FitError, fit_power_law, straight_line
 from minigpt.experiments.results import ExperimentResults, RunResult
-from minigpt.experiments.spec import value_text
+from minigpt.experiments.spec import COMPUTE_AXIS, value_text
 
 MARKERS = ("●", "x", "+", "■", "◆", "o", "*", "#")
 
@@ -63,6 +63,9 @@ def _groups(results: ExperimentResults) -> dict[str, list[RunResult]]:
 def plot_data(results: ExperimentResults) -> PlotData:
     kind = results.experiment.spec.kind
     if kind == "size":
+        axis = next((a for a in results.experiment.spec.axes if a.name == COMPUTE_AXIS), None)
+        if axis is not None and len(axis.values) > 1:
+            return _frontier_plot(results)
         if results.experiment.spec.budget.kind == "compute":
             return _compute_plot(results)
         return _size_plot(results)
@@ -135,6 +138,36 @@ def _compute_plot(results: ExperimentResults) -> PlotData:
                 u_shaped = best.n_params not in (pts[0][0], pts[-1][0])
                 plot.notes.append("U-shaped: smaller models lack capacity, bigger ones see too few tokens"
                                   if u_shaped else "no minimum inside the range yet: extend the sizes or the compute")
+    plot.notes += _pending_note(results)
+    return plot
+
+
+def _frontier_plot(results: ExperimentResults) -> PlotData:
+    """Loss against compute, one series per size, and their lower envelope: the compute-optimal
+    frontier (which size to train for a given compute)."""
+    plot = PlotData("val loss against training compute; dots: the frontier", xlog=True, ylog=True,
+                    xlabel="FLOPs C (≈ 6·N·tokens)", ylabel="best val loss")
+    size_axes = [a for a in results.axes if a != COMPUTE_AXIS]
+    by_size: dict[str, list[RunResult]] = {}
+    for r in results.runs:
+        label = ", ".join(f"{a}={value_text(r.values[a])}" for a in size_axes) or "runs"
+        by_size.setdefault(label, [])
+        if r.finished and r.val_loss is not None:
+            by_size[label].append(r)
+    for i, (label, runs) in enumerate(by_size.items()):
+        plot.series.append(ChartSeries(label, MARKERS[i % len(MARKERS)],
+                                       sorted((r.values[COMPUTE_AXIS], r.val_loss) for r in runs)))
+    finished = [r for runs in by_size.values() for r in runs]
+    frontier = []
+    for c in sorted({r.values[COMPUTE_AXIS] for r in finished}):
+        best = min((r for r in finished if r.values[COMPUTE_AXIS] == c), key=lambda r: r.val_loss)
+        frontier.append((c, best.val_loss))
+        size = ", ".join(f"{a}={value_text(best.values[a])}" for a in size_axes)
+        plot.notes.append(f"C = {number(c)}: best {size} (N = {best.n_params:,}, val {best.val_loss:.4f})")
+        plot.numbers.setdefault("frontier", []).append({"compute": c, "n_params": best.n_params,
+                                                        "val_loss": best.val_loss})
+    if len(frontier) >= 2:
+        plot.series.append(ChartSeries("frontier", "", frontier, line=True))
     plot.notes += _pending_note(results)
     return plot
 

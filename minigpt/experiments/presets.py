@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from minigpt.errors import ConfigError
-from minigpt.experiments.spec import Axis, Budget, ExperimentSpec
+from minigpt.experiments.spec import COMPUTE_AXIS, Axis, Budget, ExperimentSpec
 
 # The course's exercise number for each preset, so the lesson and the lab can say which it is.
 PRESETS: dict[str, dict] = {
@@ -87,11 +87,16 @@ def coerce(option: str, text: str):
 
 
 def parse_axis(text: str) -> Axis:
-    """``d_model=32,64,128`` → Axis("d_model", (32, 64, 128))."""
+    """``d_model=32,64,128`` → Axis("d_model", (32, 64, 128)); ``compute=1e12,1e13`` → budgets."""
     option, sep, values = text.partition("=")
     option = option.strip().replace("-", "_")
     if not sep or not option:
         raise ConfigError(f"axis {text!r}: write it as option=value,value (for example d_model=32,64)")
+    if option == COMPUTE_AXIS:
+        try:
+            return Axis(option, tuple(float(v) for v in values.split(",")))
+        except ValueError:
+            raise ConfigError(f"compute: {values!r} is not a list of numbers of FLOPs") from None
     return Axis(option, tuple(coerce(option, v) for v in values.split(",")))
 
 
@@ -112,7 +117,7 @@ def parse_grid_text(text: str) -> GridText:
         key = key.strip().replace("-", "_")
         if not sep:
             raise ConfigError(f"{token!r}: write option=value or option=v1,v2,…")
-        if key in ("steps", "time", "compute"):
+        if key in ("steps", "time", "compute") and "," not in value:
             try:
                 amount = float(value)
             except ValueError:
@@ -124,6 +129,9 @@ def parse_grid_text(text: str) -> GridText:
             base[key] = coerce(key, value)
     if not axes:
         raise ConfigError("give at least one option with several values, e.g. d_model=16,32")
+    compute = next((a for a in axes if a.name == COMPUTE_AXIS), None)
+    if compute is not None and budget is None:
+        budget = Budget("compute", compute.values[0])  # the axis sets each run's budget
     return GridText(axes, base, budget)
 
 
@@ -137,6 +145,8 @@ def custom_spec(name: str, axes: list[Axis], budget: Budget, base: dict | None =
     """A grid the learner wrote: the plot follows the first axis; a d_model axis derives heads and
     layers as the course's scaling exercise does unless they are fixed in ``base``."""
     base = dict(base or {})
+    if any(a.name == COMPUTE_AXIS for a in axes) and budget.kind != "compute":
+        raise ConfigError("a compute axis sets each run's budget: give no --steps or --time with it")
     kind = infer_kind(axes)
     fixed = set(base) | {a.name for a in axes}
     derive = "scaling" if axes[0].name == "d_model" and not {"n_heads", "n_layers"} & fixed else None

@@ -35,6 +35,9 @@ EXERCISE_SIZES = {32: (2, 2), 64: (4, 4), 128: (4, 6), 256: (8, 8)}
 LR_REFERENCE_WIDTH = 64
 # Each run evaluates about this many times, so its val curve has points to overlay.
 EVALS_PER_RUN = 12
+# An axis of compute budgets (FLOPs per run): each size at several budgets gives the loss against
+# compute of every size and their lower envelope, the compute-optimal frontier.
+COMPUTE_AXIS = "compute"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=-]{0,63}$")
 
 
@@ -102,9 +105,15 @@ class ExperimentSpec:
         if not self.axes:
             raise ConfigError("an experiment needs at least one axis (an option and the values it takes)")
         known = {f.name for f in fields(TrainConfig)} - {"steps", "time_s"}
-        for name in list(self.base) + [a.name for a in self.axes]:
+        for name in list(self.base) + [a.name for a in self.axes if a.name != COMPUTE_AXIS]:
             if name not in known:
                 raise ConfigError(f"{name!r} is not a training option (one of: {', '.join(sorted(known))})")
+        for axis in self.axes:
+            if axis.name == COMPUTE_AXIS:
+                if self.budget.kind != "compute":
+                    raise ConfigError("a compute axis needs a compute budget (--compute, or budget.compute)")
+                for v in axis.values:
+                    Budget("compute", v)  # each level a positive number
         names = [a.name for a in self.axes]
         if len(set(names)) != len(names):
             raise ConfigError("an option appears on two axes")
@@ -236,7 +245,7 @@ def run_name(spec: ExperimentSpec, values: dict) -> str:
 
 
 _SHORT = {"d_model": "d", "n_layers": "L", "n_heads": "h", "dropout": "drop", "pos_encoding": "pos",
-          "lr": "lr", "block_size": "T", "batch_size": "B"}
+          "lr": "lr", "block_size": "T", "batch_size": "B", COMPUTE_AXIS: "C"}
 
 
 def _short(axis: str) -> str:
@@ -259,6 +268,7 @@ def resolve_config(spec: ExperimentSpec, values: dict, budget_steps: int | None 
     """The TrainConfig of one grid point (before a compute budget sets its steps)."""
     from minigpt.training.options import TrainConfig
 
+    values = {k: v for k, v in values.items() if k != COMPUTE_AXIS}
     kw = {**spec.base, **values}
     if spec.derive is not None and "d_model" in values:
         heads, layers = derived_shape(spec.derive, int(kw["d_model"]))
@@ -309,7 +319,8 @@ def plan_runs(spec: ExperimentSpec, info: DataInfo) -> list[PlannedRun]:
         tokens_per_step = cfg.batch_size * info.mean_tokens
         steps = cfg.steps
         if spec.budget.kind == "compute":
-            steps = steps_for_compute(spec.budget.value, n_params, tokens_per_step)
+            flops = float(values.get(COMPUTE_AXIS, spec.budget.value))
+            steps = steps_for_compute(flops, n_params, tokens_per_step)
             cfg = resolve_config(spec, values, budget_steps=steps)
         if steps is not None and "eval_interval" not in spec.base and "eval_interval" not in values:
             # about EVALS_PER_RUN evaluations for the val curve, never more often than every 10 steps
