@@ -201,3 +201,31 @@ def test_a_compute_axis_gives_loss_against_compute_and_the_frontier(tmp_path, da
     assert [(f["compute"], f["val_loss"]) for f in plot.numbers["frontier"]] == [(1e9, 2.5), (4e9, 2.2)]
     assert "C = 1e9: best d_model=8" in plot.notes[0] and "C = 4e9: best d_model=16" in plot.notes[1]
     assert any(s.line and s.points == [(1e9, 2.5), (4e9, 2.2)] for s in plot.series)
+
+
+def test_sweep_command_reports_lists_exports_and_refuses_clearly(tmp_path, data):
+    from click.testing import CliRunner
+
+    from tui.cli import main
+
+    runner = CliRunner()
+    for args, words in [(["sweep", "--status"], "no experiments"), (["sweep", "bogus"], "no preset called 'bogus'"),
+                        (["sweep", "--axis", "d_model=8,16"], "needs a budget"),
+                        (["sweep", "--axis", "d_model=8,x", "--steps", "5"], "not a whole number"),
+                        (["sweep", "model_size", "--steps", "5", "--time", "3"], "one budget"),
+                        (["sweep", str(tmp_path / "nope.toml")], "no such file")]:
+        result = runner.invoke(main, args)
+        assert result.exit_code == 2 and words in result.output and "Traceback" not in result.output, args
+    spec = ExperimentSpec(name="size", axes=[Axis("d_model", (8, 16, 32))], budget=Budget("steps", 40),
+                          kind="size", derive="scaling")
+    exp = ef.create_experiment(spec, data=data)  # in the user's runs folder, where the command looks
+    fake_run(exp, exp.runs[0].name, "finished", 40, 2.6, train=2.5)
+    listed = runner.invoke(main, ["sweep", "--list"]).output
+    assert "scaling_law" in listed and "size" in listed and "1/3 finished" in listed
+    md = runner.invoke(main, ["sweep", "--export", "md", "size"]).output
+    assert md.startswith("# size: ") and "| d_model | params |" in md
+    out = tmp_path / "r.csv"
+    assert runner.invoke(main, ["sweep", "--export", "csv", "size", "--out", str(out)]).exit_code == 0
+    assert out.read_text().count("\n") == 4
+    status = runner.invoke(main, ["sweep", "--status", "size"]).output
+    assert "size: not started, 1/3 runs finished" in status and "no fit yet" in status
