@@ -144,9 +144,8 @@ class Scheduler:
             return "given_up"
         if rc.has_checkpoint(run_dir):
             return "resume"
-        newest = max((p.stat().st_mtime for p in run_dir.iterdir()), default=run_dir.stat().st_mtime)
         if state.info.raw == {} and not (run_dir / rc.LAUNCH_FILE).exists() and \
-                time.time() - newest < ABANDONED_GRACE_S:
+                time.time() - _newest_mtime(run_dir) < ABANDONED_GRACE_S:
             return "wait"  # created by a scheduler killed mid-launch: its worker may yet appear
         return "fresh"
 
@@ -255,6 +254,16 @@ class Scheduler:
         self.active = {}
         self.write_status("paused" if want == "pause" else "stopped")
         ef.append_event(self.dir, want)
+
+
+def _newest_mtime(folder: Path) -> float:
+    newest = 0.0
+    for path in [folder, *folder.iterdir()]:
+        try:
+            newest = max(newest, path.stat().st_mtime)
+        except OSError:
+            pass  # a temporary file renamed away meanwhile
+    return newest
 
 
 def acquire_lock(exp_dir: Path):
