@@ -176,3 +176,38 @@ def test_a_run_stopped_by_hand_is_left_alone_until_the_experiment_is_resumed():
     scheduler.start_sync(exp.dir)
     wait_until(lambda: state_of(exp.dir) == "finished", 90, "the resumed experiment to finish", step=0.3)
     assert_complete_and_never_twice(exp.dir)
+
+
+def test_phases_read_from_the_run_folders():
+    """What a (re)started scheduler decides from disk alone, run folder by run folder."""
+    from minigpt.runs.files import process_start_time, write_json_atomic
+
+    grid = parse_grid_text("d_model=8,16 dropout=0,0.1 steps=5 n_layers=1 n_heads=2")
+    exp = ef.create_experiment(custom_spec("ph", grid.axes, grid.budget, grid.base))
+    sched = scheduler.Scheduler(exp.dir)
+    names = [r.name for r in exp.runs]
+    assert sched.phase(names[0]) == "fresh"  # no folder yet
+    young = exp.dir / names[1]
+    young.mkdir()
+    write_json_atomic(young / "config.json", exp.runs[1].config)
+    assert sched.phase(names[1]) == "wait"  # a scheduler killed mid-launch: its worker may yet appear
+    old = time.time() - 60
+    for p in (young, young / "config.json"):
+        os.utime(p, (old, old))
+    assert sched.phase(names[1]) == "fresh"  # nobody came: start it from scratch
+    alive = exp.dir / names[2]
+    alive.mkdir()
+    write_json_atomic(alive / "status.json", {"state": "running", "pid": os.getpid(),
+                                              "pid_start": process_start_time(os.getpid())})
+    assert sched.phase(names[2]) == "active"  # a live worker, whoever started it: never doubled
+    done = exp.dir / names[3]
+    done.mkdir()
+    write_json_atomic(done / "status.json", {"state": "finished"})
+    assert sched.phase(names[3]) == "finished"
+    (done / "status.json").write_text(json.dumps({"state": "stopped"}))
+    (done / "last").mkdir()
+    (done / "last" / "config.json").write_text("{}")
+    assert sched.phase(names[3]) == "resume"  # stopped with a checkpoint
+    for _ in range(scheduler.MAX_FAILURES):
+        ef.append_event(exp.dir, "failed", names[3])
+    assert sched.phase(names[3]) == "given_up"
