@@ -52,14 +52,18 @@ class Scheduler:
         self.wish: str | None = None  # a signal asked for this (pause), whatever control.json says
         self.extras_task: asyncio.Task | None = None
         self.state = "running"
+        self._written: dict | None = None
 
     # -- status ---------------------------------------------------------------------------------
     def write_status(self, state: str | None = None, message: str | None = None) -> None:
+        """Write scheduler.json when something in it changed (each tick would be 5 fsyncs a second)."""
         self.state = state or self.state
-        write_json_atomic(self.dir / ef.SCHEDULER_FILE, {
-            "pid": os.getpid(), "pid_start": process_start_time(os.getpid()), "state": self.state,
-            "jobs": self.jobs, "active": sorted(self.active), "held": sorted(self.held),
-            "started_at": self.started_at, "updated_at": now_iso(), "message": message})
+        status = {"pid": os.getpid(), "pid_start": process_start_time(os.getpid()), "state": self.state,
+                  "jobs": self.jobs, "active": sorted(self.active), "held": sorted(self.held),
+                  "started_at": self.started_at, "message": message}
+        if status != self._written:
+            write_json_atomic(self.dir / ef.SCHEDULER_FILE, {**status, "updated_at": now_iso()})
+            self._written = status
 
     def failures(self, run: str) -> int:
         return sum(1 for e in ef.read_events(self.dir) if e.get("event") == "failed" and e.get("run") == run)
