@@ -127,3 +127,18 @@ def test_watch_opens_an_experiment_by_name_or_as_the_latest_run(monkeypatch):
     opened.clear()
     assert CliRunner().invoke(main, ["watch", exp.runs[0].name]).exit_code == 0  # one run, by its name
     assert opened["initial"] == f"run:{run_dir.resolve()}"
+
+
+async def test_a_served_session_does_not_start_sweeps(tmp_path, monkeypatch):
+    from minigpt import serving_policy
+
+    monkeypatch.setenv(serving_policy.ENV_SERVED, "1")
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("enter")  # the highlighted preset
+        await pilot.pause(0.5)
+        assert screen_name(app) == "ExperimentsScreen" and ef.list_experiments() == []
+        assert any("browser session" in n.message for n in app._notifications)

@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
+from minigpt import serving_policy
 from minigpt.errors import ConfigError
 from minigpt.experiments import folder as ef
 from minigpt.experiments import exports, plots, results, scheduler
@@ -174,6 +175,10 @@ class ExperimentScreen(Screen):
 
     @background(thread=False, group="experiment-resume", what="Resuming the experiment")
     async def action_resume(self) -> None:
+        if serving_policy.is_served():
+            self.notify("Sweeps are resumed with `minigpt sweep --resume` on the server, not from a browser session",
+                        severity="warning")
+            return
         pid = await scheduler.start(self.exp_dir)
         self.notify("Resuming: unfinished runs continue from their checkpoints" if pid else
                     "The scheduler is already running")

@@ -15,6 +15,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from minigpt import serving_policy
 from minigpt.data import DatasetError
 from minigpt.errors import ConfigError
 from minigpt.experiments import folder as ef
@@ -25,6 +26,9 @@ from tui.workers import background
 
 TEMPERATURE = "temperature"  # not a sweep of runs: the playground's sweep of one model
 CUSTOM_HINT = "d_model=16,32 dropout=0,0.1 steps=500"
+# A sweep trains run after run in the background, outside the served sessions' limit on runs.
+SERVED_REFUSAL = ("Sweeps are not started from a browser session: they train many runs in the background. "
+                  "Run `minigpt sweep` on the server; this lab shows its results.")
 
 
 class ExperimentsScreen(Screen):
@@ -177,6 +181,9 @@ class ExperimentsScreen(Screen):
 
     @background(thread=False, group="experiment-start", what="Starting the experiment")
     async def launch(self, spec) -> None:
+        if serving_policy.is_served():
+            self.notify(SERVED_REFUSAL, severity="warning", title="Not started")
+            return
         try:
             exp = ef.create_experiment(spec)
             await scheduler.start(exp.dir)
