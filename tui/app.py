@@ -45,7 +45,7 @@ class TutorApp(App):
     def __init__(self, store: Store | None = None, initial: str | None = None, **kwargs):
         super().__init__(**kwargs)
         self.store = store or Store(paths.database_path())
-        self._initial = initial  # "lesson:<id>", "area:<id>", "run:<folder>" or None for home
+        self._initial = initial  # "lesson:<id>", "area:<id>", "run:<folder>", "experiment:<folder>" or None
         self._too_small_shown = False
         self._theme_applied = False  # the startup choice is not the learner's: don't store it
 
@@ -107,6 +107,8 @@ class TutorApp(App):
             self.open_area(ident)
         elif kind == "run":  # a training run folder (minigpt watch)
             navigation.open_screen(self, "training", run_dir=Path(ident))
+        elif kind == "experiment":  # an experiment folder (minigpt watch NAME)
+            navigation.open_screen(self, "experiment", Path(ident))
 
     def open_area(self, area_id: str) -> None:
         for a in AREAS:

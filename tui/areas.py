@@ -31,6 +31,8 @@ AREAS: list[Area] = [
     Area("training", "Training", "t", "Train a model in the background and watch its loss live", "training"),
     Area("playground", "Playground", "p", "Generate names, steer them, step through one, compare models",
          "playground"),
+    Area("experiments", "Experiments", "e",
+         "The course's experiments as background sweeps: scaling law, dropout, positions, lr", "experiments"),
 ]
 
 

@@ -38,7 +38,10 @@ main.add_command(serve)
 @main.command()
 @click.argument("run", required=False, type=click.Path(path_type=Path))
 def watch(run):
-    """Open the app on a training run's live panel: RUN (a folder or a run name), or the latest."""
+    """Open the app on a training run's live panel: RUN (a folder or a run name), or the latest.
+
+    An experiment (its folder or name) opens on its results instead, as does the latest run when
+    it belongs to an experiment (`minigpt sweep`)."""
     from minigpt import paths
     from minigpt.runs import listing as runs
 
@@ -47,8 +50,17 @@ def watch(run):
         if latest is None:
             raise UserError(f"no runs in {paths.runs_dir()}: start one with `minigpt train`")
         run = latest.path
+        if (run.parent / runs.EXPERIMENT_FILE).is_file():
+            run = run.parent
     elif not run.exists() and (paths.runs_dir() / run).exists():
         run = paths.runs_dir() / run  # a bare run name, as `minigpt runs` lists it
+    elif not run.exists():  # the name of a run inside an experiment
+        run = next((r.path for r in runs.list_runs() if r.name == str(run)), run)
+    if (run / runs.EXPERIMENT_FILE).is_file():
+        from tui.app import run_app
+
+        run_app(initial=f"experiment:{run.resolve()}")
+        return
     if not ((run / "status.json").exists() or (run / "config.json").exists()):
         raise UserError(f"{run}: not a run folder (no status.json or config.json)")
     from tui.app import run_app

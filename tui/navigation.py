@@ -36,6 +36,8 @@ SCREENS: dict[str, str] = {
     "playground.score": "tui.screens.playground_score:ScoreScreen",
     "playground.sweep": "tui.screens.playground_sweep:SweepScreen",
     "playground.compare": "tui.screens.playground_compare:CompareScreen",
+    "experiments": "tui.screens.experiments:ExperimentsScreen",
+    "experiment": "tui.screens.experiment:ExperimentScreen",
 }
 
 

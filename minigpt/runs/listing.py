@@ -18,6 +18,8 @@ from minigpt import paths
 from minigpt.runs.files import METRICS_FILE, STATUS_FILE, process_start_time
 
 DEAD_WORKER = "worker exited without writing its status"
+# An experiment's folder (minigpt.experiments) holds its runs one level down; listings include them.
+EXPERIMENT_FILE = "experiment.json"
 
 
 @dataclass
@@ -128,8 +130,12 @@ def list_runs(root: Path | str | None = None) -> list[RunInfo]:
     if not root.is_dir():
         return []
     runs = []
-    for d in root.iterdir():
-        if d.is_dir() and not d.name.startswith(".") and ((d / STATUS_FILE).exists() or (d / "config.json").exists()):
+    folders = [d for d in root.iterdir() if d.is_dir() and not d.name.startswith(".")]
+    for d in list(folders):
+        if (d / EXPERIMENT_FILE).is_file():
+            folders += [r for r in d.iterdir() if r.is_dir() and not r.name.startswith(".")]
+    for d in folders:
+        if (d / STATUS_FILE).exists() or (d / "config.json").exists():
             runs.append(read_run(d))
 
     def key(r: RunInfo):

@@ -87,6 +87,7 @@ class LessonScreen(Screen):
         Binding("p", "previous_lesson", "Prev", show=False),
         Binding("z", "chapter_quiz", "Quiz"),
         Binding("o", "open_explorer", "Explore"),
+        Binding("x", "open_experiments", "Experiments"),
         Binding("g", "top", "Top", show=False),
         Binding("G", "bottom", "End", show=False),
     ]
@@ -221,6 +222,8 @@ class LessonScreen(Screen):
             return bool(self.query(SnippetBlock))
         if action == "chapter_quiz":  # only lessons that have quiz questions
             return self.has_quiz
+        if action == "open_experiments":  # front matter: experiments = ["model_size", ...]
+            return bool(self.lesson.extra.get("experiments"))
         return True
 
     @background(thread=True, exclusive=True, group="quiz-check")
@@ -252,6 +255,10 @@ class LessonScreen(Screen):
                 self.app.open_area("attention")
             else:
                 navigation.open_explorer(self.app, explorer_id)
+    def action_open_experiments(self) -> None:
+        value = self.lesson.extra.get("experiments", [])
+        navigation.open_screen(self.app, "experiments", presets_first=[value] if isinstance(value, str) else list(value))
+
     def action_back(self) -> None:
         self.app.pop_screen()
 

@@ -1,0 +1,55 @@
+"""Numbers the trainer does not record, measured once a run has finished: ``extras.json``.
+
+- ``train_loss``: the best checkpoint's loss on (a fixed part of) its training names in eval mode.
+  The training log's loss is measured with dropout on and averaged over a moving model, so the
+  dropout exercise's train/val gap is taken from this one instead.
+- ``long_loss``: for the position-encoding exercise, the loss on names longer than any the run
+  was trained on (the length-generalisation check).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from minigpt.runs.files import BEST_DIR, write_json_atomic
+
+EXTRAS_FILE = "extras.json"
+TRAIN_SAMPLE = 4096  # names: enough for three decimals, a fraction of a second for small models
+
+
+def read_extras(run_dir: Path | str) -> dict:
+    try:
+        value = json.loads((Path(run_dir) / EXTRAS_FILE).read_text(encoding="utf-8"))
+        return value if isinstance(value, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def compute_extras(run_dir: Path | str, long_data: Path | None = None) -> dict:
+    """Measure and write the run's extras (the scheduler calls it in a thread, off its loop)."""
+    import torch
+
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.data import EncodedSplit, load_words
+    from minigpt.training.loop import evaluate
+    from minigpt.training.options import load_data_for, load_run_config
+
+    run_dir = Path(run_dir)
+    torch.set_num_threads(1)  # the next run is already training on the other cores
+    cfg = load_run_config(run_dir)
+    ckpt = load_checkpoint(run_dir / BEST_DIR, device="cpu")
+    block = ckpt.model_config.block_size
+    data = load_data_for(cfg, vocab=ckpt.vocab, block_size=block)
+    words = data.splits.train[:TRAIN_SAMPLE]
+    extras = {"train_loss": evaluate(ckpt.model, EncodedSplit(words, ckpt.vocab, block)),
+              "train_names": len(words)}
+    if long_data is not None and Path(long_data).is_file():
+        known = set(ckpt.vocab.chars)
+        long_words = [w for w in load_words(long_data) if len(w) < block and set(w) <= known]
+        if long_words:
+            extras["long_loss"] = evaluate(ckpt.model, EncodedSplit(long_words, ckpt.vocab, block))
+            extras["long_names"] = len(long_words)
+            extras["long_min_length"] = min(len(w) for w in long_words)
+    write_json_atomic(run_dir / EXTRAS_FILE, extras)
+    return extras

@@ -1,0 +1,144 @@
+"""The experiments lab driven with Pilot at 80×24: a 2×2 sweep of tiny runs started from the app and
+followed to the end (the plot shows finished runs only), the lesson's key, and `minigpt watch`."""
+
+from __future__ import annotations
+
+import time
+
+from click.testing import CliRunner
+
+from minigpt.experiments import folder as ef
+from minigpt.experiments.presets import custom_spec, parse_grid_text
+from minigpt.runs.files import write_json_atomic
+from minigpt.store import Store
+from textual.widgets import DataTable, Footer, Input, OptionList, Static, TabbedContent
+from tui.app import TutorApp
+from tui.widgets.experiment_plot import PlotCanvas
+from tui.widgets.loss_chart import LossChart
+
+GRID = "d_model=8,16 dropout=0,0.1 steps=30 n_layers=1 n_heads=2 batch_size=32 device=cpu"
+
+
+def make_app(tmp_path, **kw) -> TutorApp:
+    return TutorApp(store=Store(tmp_path / "p.sqlite3"), **kw)
+
+
+def screen_name(app) -> str:
+    return type(app.screen).__name__
+
+
+def inside(app, widget) -> bool:
+    """The widget is drawn and lies wholly on an 80×24 screen."""
+    r = widget.region
+    return r.width > 0 and r.height > 0 and r.right <= app.size.width and r.bottom <= app.size.height
+
+
+async def test_a_2x2_sweep_from_the_lab_runs_to_the_end_at_80x24(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        assert screen_name(app) == "ExperimentsScreen"
+        await pilot.press("c")
+        custom = app.screen.query_one("#lab-custom", Input)
+        assert app.focused is custom
+        custom.value = GRID
+        await pilot.press("enter")
+        deadline = time.monotonic() + 20
+        while screen_name(app) != "ExperimentScreen" and time.monotonic() < deadline:
+            await pilot.pause(0.2)
+        screen = app.screen
+        assert screen_name(app) == "ExperimentScreen" and screen.experiment.name == "custom"
+        for widget_id in ("#exp-summary", "#exp-tabs", "#exp-plot-canvas"):
+            assert inside(app, screen.query_one(widget_id)), widget_id
+        assert inside(app, screen.query_one(Footer))
+        canvas = screen.query_one(PlotCanvas)
+        # Until the end, the plot never shows a point for a run that has not finished.
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            await pilot.pause(0.5)
+            res = screen.results
+            finished = len(res.finished)
+            assert canvas.plot is not None and canvas.plot.n_points == finished
+            if res.state == "finished":
+                break
+        assert screen.results.state == "finished", screen.results.state
+        await pilot.pause(1.2)
+        text = canvas.text
+        assert text.count("●") + text.count("x ") >= 2 and "log-log" in text
+        await pilot.press("1")
+        await pilot.pause()
+        assert screen.query_one(TabbedContent).active == "runs"
+        table = screen.query_one("#exp-table", DataTable)
+        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        assert [r[-1] for r in rows] == ["finished"] * 4 and [r[0] for r in rows] == ["8", "8", "16", "16"]
+        assert inside(app, table)
+        await pilot.press("2")
+        await pilot.pause(1.0)
+        chart = screen.query_one("#exp-curves", LossChart)
+        assert len(chart.drawn) == 4 and all(len(xs) >= 2 for xs, _ in chart.drawn.values())
+        await pilot.press("e")
+        await pilot.pause()
+        assert (screen.exp_dir / "results.md").exists() and (screen.exp_dir / "plot.txt").exists()
+        assert screen.check_action("pause", ()) is False  # nothing left to pause
+        await pilot.press("escape")
+        await pilot.pause(2.5)
+        lab_table = app.screen.query_one("#lab-table", DataTable)
+        assert [str(c) for c in lab_table.get_row_at(0)][:3] == ["finished", "custom", "4/4"]
+
+
+async def test_the_exercises_lesson_opens_the_lab_on_its_presets(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.open_lesson("exercises")
+        await pilot.pause()
+        await pilot.press("x")
+        await pilot.pause()
+        assert screen_name(app) == "ExperimentsScreen"
+        assert app.screen.order[:4] == ["model_size", "dropout", "positions", "scaling_law"]
+        await pilot.press("2")
+        await pilot.pause()
+        assert app.screen.query_one(OptionList).highlighted == 1
+        plan = str(app.screen.query_one("#lab-plan", Static).render())
+        assert "Dropout" in plan and "5 runs" in plan
+        await pilot.press("7")  # the temperature sweep stays in the playground: the lab links to it
+        await pilot.pause()
+        assert "playground" in str(app.screen.query_one("#lab-plan", Static).render())
+
+
+def test_watch_opens_an_experiment_by_name_or_as_the_latest_run(monkeypatch):
+    import tui.app
+    from tui.cli import main
+
+    grid = parse_grid_text("d_model=8,16 steps=5 n_layers=1 n_heads=2")
+    exp = ef.create_experiment(custom_spec("w", grid.axes, grid.budget, grid.base))
+    opened = {}
+    monkeypatch.setattr(tui.app, "run_app", lambda **kw: opened.update(kw))
+    assert CliRunner().invoke(main, ["watch", "w"]).exit_code == 0
+    assert opened["initial"] == f"experiment:{exp.dir.resolve()}"
+    run_dir = exp.dir / exp.runs[0].name
+    run_dir.mkdir()
+    write_json_atomic(run_dir / "status.json", {"state": "finished", "started_at": "2099-01-01T00:00:00+00:00"})
+    opened.clear()
+    assert CliRunner().invoke(main, ["watch"]).exit_code == 0
+    assert opened["initial"] == f"experiment:{exp.dir.resolve()}"
+    opened.clear()
+    assert CliRunner().invoke(main, ["watch", exp.runs[0].name]).exit_code == 0  # one run, by its name
+    assert opened["initial"] == f"run:{run_dir.resolve()}"
+
+
+async def test_a_served_session_does_not_start_sweeps(tmp_path, monkeypatch):
+    from minigpt import serving_policy
+
+    monkeypatch.setenv(serving_policy.ENV_SERVED, "1")
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("enter")  # the highlighted preset
+        await pilot.pause(0.5)
+        assert screen_name(app) == "ExperimentsScreen" and ef.list_experiments() == []
+        assert any("browser session" in n.message for n in app._notifications)

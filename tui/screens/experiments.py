@@ -1,0 +1,198 @@
+"""The experiments lab: the course's exercises as presets, a custom grid, and the experiments so far.
+
+Starting one writes its folder and starts its scheduler in the background
+(minigpt.experiments.scheduler); the sweep then outlives the app, and its screen (opened here,
+from the table, or by ``minigpt watch NAME``) follows it from its folder.
+"""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from minigpt import serving_policy
+from minigpt.data import DatasetError
+from minigpt.errors import ConfigError
+from minigpt.experiments import folder as ef
+from minigpt.experiments import plots, presets, results, scheduler
+from minigpt.experiments.spec import Budget, data_info, plan_runs, value_text
+from tui import navigation
+from tui.workers import background
+
+TEMPERATURE = "temperature"  # not a sweep of runs: the playground's sweep of one model
+CUSTOM_HINT = "d_model=16,32 dropout=0,0.1 steps=500"
+# A sweep trains run after run in the background, outside the served sessions' limit on runs.
+SERVED_REFUSAL = ("Sweeps are not started from a browser session: they train many runs in the background. "
+                  "Run `minigpt sweep` on the server; this lab shows its results.")
+
+
+class ExperimentsScreen(Screen):
+    PALETTE_PREFIX = "Experiments"
+    BINDINGS = [
+        Binding("enter", "start", "Start / open", show=True),
+        Binding("c", "custom", "Custom grid", show=True),
+        Binding("tab", "focus_next", "Next list", show=False),
+        Binding("escape", "back", "Back", show=True),
+    ] + [Binding(str(i + 1), f"pick({i})", show=False) for i in range(9)]
+
+    def __init__(self, preset: str | None = None, presets_first: list[str] | None = None):
+        """``presets_first``: the presets a lesson names, listed first; ``preset`` is highlighted."""
+        super().__init__()
+        first = [p for p in (presets_first or []) if p in presets.PRESETS]
+        self.order = first + [p for p in presets.preset_names() if p not in first] + [TEMPERATURE]
+        self.initial = preset if preset in self.order else (first[0] if first else None)
+        self._info = None
+        self._curves: dict[str, dict] = {}  # per experiment: its runs' metrics, read incrementally
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="lab-top"):
+            with Vertical(id="lab-left"):
+                yield OptionList(*[Option(self._label(i, key), id=key) for i, key in enumerate(self.order)],
+                                 id="lab-presets")
+                yield Input(placeholder=CUSTOM_HINT, id="lab-custom")
+            yield Static(id="lab-plan")
+        yield Static("[b]Your experiments[/b] [dim](enter opens one)[/dim]", id="lab-table-title")
+        yield DataTable(id="lab-table", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    @staticmethod
+    def _label(i: int, key: str) -> str:
+        title = "Temperature (playground)" if key == TEMPERATURE else presets.PRESETS[key]["title"]
+        return f"[b]{i + 1}[/b]  {title}" if i < 9 else f"   {title}"
+
+    def on_mount(self) -> None:
+        self.sub_title = "Experiments lab"
+        table = self.query_one("#lab-table", DataTable)
+        table.add_columns("state", "experiment", "runs", "best val", "result")
+        options = self.query_one("#lab-presets", OptionList)
+        options.highlighted = self.order.index(self.initial) if self.initial else 0
+        options.focus()
+        self.refresh_experiments()
+        self.set_interval(2.0, self.refresh_experiments)
+
+    # -- the plan of the highlighted preset -----------------------------------------------------
+    def data_info(self):
+        if self._info is None:
+            from minigpt.data import load_words
+
+            self._info = data_info(load_words())
+        return self._info
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self.show_plan(event.option.id)
+
+    def show_plan(self, key: str) -> None:
+        plan = self.query_one("#lab-plan", Static)
+        if key == TEMPERATURE:
+            plan.update("[b]Temperature[/b] (exercise 3)\nOne trained model sampled at T = 0.5 … 1.5 side by "
+                        "side: no training needed. Enter opens the playground; its [b]w[/b] key runs the sweep.")
+            return
+        spec = presets.preset_spec(key)
+        try:
+            runs = plan_runs(spec, self.data_info())
+        except (ConfigError, DatasetError) as e:
+            plan.update(f"[red]{escape(str(e))}[/red]")
+            return
+        lines = [f"[b]{escape(spec.title)}[/b]", escape(spec.description), "",
+                 f"{len(runs)} runs · {escape(spec.budget.describe())}"]
+        for r in runs[:6]:
+            point = " ".join(f"{a}={value_text(v)}" for a, v in r.values.items())
+            steps = f"  {r.steps:>6,} steps" if spec.budget.kind == "compute" else ""
+            lines.append(f" {escape(point):<16} N {r.n_params:>9,}{steps}")
+        lines.append("[dim]enter starts it in the background[/dim]")
+        plan.update("\n".join(lines))
+
+    # -- experiments so far ---------------------------------------------------------------------
+    def refresh_experiments(self) -> None:
+        table = self.query_one("#lab-table", DataTable)
+        keep = table.cursor_row
+        table.clear()
+        for exp_dir in ef.list_experiments():
+            try:
+                res = results.collect(exp_dir, self._curves.setdefault(str(exp_dir), {}))
+            except ConfigError:
+                continue
+            vals = [r.val_loss for r in res.finished if r.val_loss is not None]
+            fit = plots.plot_data(res).numbers.get("fit")
+            outcome = f"α = {fit['alpha']:.3f}" if fit else res.experiment.spec.title
+            table.add_row(res.state, exp_dir.name, f"{len(res.finished)}/{len(res.runs)}",
+                          f"{min(vals):.4f}" if vals else "–", outcome, key=str(exp_dir))
+        if table.row_count:
+            table.move_cursor(row=min(keep, table.row_count - 1))
+
+    # -- actions --------------------------------------------------------------------------------
+    def action_pick(self, index: int) -> None:
+        if index < len(self.order):
+            options = self.query_one("#lab-presets", OptionList)
+            options.highlighted = index
+            options.focus()
+
+    def action_custom(self) -> None:
+        self.query_one("#lab-custom", Input).focus()
+
+    async def action_start(self) -> None:
+        focused = self.focused
+        if isinstance(focused, DataTable):
+            self.open_selected()
+        elif isinstance(focused, Input):
+            await self.start_custom(focused.value)
+        else:
+            options = self.query_one("#lab-presets", OptionList)
+            if options.highlighted is not None:
+                await self.start_preset(self.order[options.highlighted])
+
+    async def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        await self.start_preset(event.option.id)
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        await self.start_custom(event.value)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.open_selected()
+
+    def open_selected(self) -> None:
+        table = self.query_one("#lab-table", DataTable)
+        if table.row_count:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+            navigation.open_screen(self.app, "experiment", key)
+
+    async def start_preset(self, key: str) -> None:
+        if key == TEMPERATURE:
+            self.app.open_area("playground")
+            self.notify("Temperature sweep: press w in the playground")
+            return
+        self.launch(presets.preset_spec(key))
+
+    async def start_custom(self, text: str) -> None:
+        try:
+            grid = presets.parse_grid_text(text)
+            budget = grid.budget or Budget("steps", 1000)
+            spec = presets.custom_spec("custom", grid.axes, budget, grid.base)
+        except ConfigError as e:
+            self.notify(str(e), severity="error", title="Custom grid")
+            return
+        self.launch(spec)
+
+    @background(thread=False, group="experiment-start", what="Starting the experiment")
+    async def launch(self, spec) -> None:
+        if serving_policy.is_served():
+            self.notify(SERVED_REFUSAL, severity="warning", title="Not started")
+            return
+        try:
+            exp = ef.create_experiment(spec)
+            await scheduler.start(exp.dir)
+        except (ConfigError, DatasetError, OSError) as e:
+            self.notify(str(e), severity="error", title="Not started")
+            return
+        self.notify(f"{exp.name}: {len(exp.runs)} runs started in the background")
+        self.refresh_experiments()
+        navigation.open_screen(self.app, "experiment", exp.dir)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
