@@ -90,3 +90,23 @@ def test_a_short_run_learns_below_the_unigram_entropy_and_continues_a_prompt(tmp
     generated = " ".join(s["text"] for s in samples).replace(".", " ").split()
     known = set(" ".join(words).split())
     assert sum(w in known for w in generated) >= len(generated) // 2
+
+
+@pytest.mark.slow
+def test_the_playground_continues_a_prompt_with_a_text_model(tmp_path):
+    from minigpt.playground.generation import Settings, load_for_playground, run_batch
+    from minigpt.training.loop import train
+    from minigpt.training.options import TrainConfig
+
+    f = tmp_path / "t.txt"
+    f.write_text("the cat sat on the mat. " * 60)
+    cfg = TrainConfig(data=str(f), data_format="text", block_size=16, d_model=16, n_heads=2, n_layers=1,
+                      steps=40, eval_interval=40, device="cpu")
+    train(cfg, tmp_path / "run")
+    loaded = load_for_playground(tmp_path / "run" / "checkpoint")
+    assert loaded.is_text and loaded.dataset is None and "prompt" in loaded.dataset_note
+    batch = run_batch(loaded, Settings(n=3, prefix="the ", max_len=30, seed=2, top_k=5))
+    assert len(batch.samples) == 3
+    assert all(s.text.startswith("the ") and len(s.text) == 34 for s in batch.samples)
+    again = run_batch(loaded, Settings(n=3, prefix="the ", max_len=30, seed=2, top_k=5))
+    assert [s.text for s in again.samples] == [s.text for s in batch.samples]  # same seed, same text

@@ -20,8 +20,9 @@ from minigpt import paths
 from minigpt.checkpoint import CheckpointError, load_checkpoint, read_checkpoint_config
 from minigpt.data import DatasetError, load_dataset
 from minigpt.models.config import MODEL_LABELS as KIND_LABELS
-from minigpt.sampling import Sample, SamplingError, generate, next_distribution
+from minigpt.sampling import Sample, SamplingError, continue_text, generate, is_text_model, next_distribution
 
+TEXT_CHARS = 120  # a text model's continuation when no length is set
 SWEEP_TEMPERATURES = tuple(t / 10 for t in (5, 8, 10, 12, 15))  # the course's exercise 3: 0.5 … 1.5
 
 
@@ -149,6 +150,11 @@ class Loaded:
         return self.checkpoint.kind
 
     @property
+    def is_text(self) -> bool:
+        """Trained on one long text: it continues a prompt instead of making names."""
+        return is_text_model(self.checkpoint.train_config)
+
+    @property
     def loss(self) -> tuple[float | None, float | None]:
         m = self.checkpoint.metrics or {}
         return m.get("val_loss"), m.get("test_loss")
@@ -166,6 +172,8 @@ def dataset_for(checkpoint):
 
 def load_for_playground(path: Path | str) -> Loaded:
     ckpt = load_checkpoint(path)
+    if is_text_model(ckpt.train_config):  # a text model continues prompts: no names to mark
+        return Loaded(ckpt, None, "a text model: it continues the prefix as a prompt")
     try:
         return Loaded(ckpt, dataset_for(ckpt))
     except (DatasetError, ValueError, OSError) as e:
@@ -294,6 +302,8 @@ def one_thread():
 def run_batch(loaded: Loaded, s: Settings) -> Batch:
     s.check()
     t0 = time.perf_counter()
+    if loaded.is_text:
+        return _continue_prompt(loaded, s, t0)
     with one_thread():
         samples = generate(loaded.model, loaded.vocab, s.n, temperature=s.temperature, top_k=s.top_k,
                            top_p=s.top_p, prefix=s.prefix, max_len=s.max_len, seed=s.seed,
@@ -301,6 +311,16 @@ def run_batch(loaded: Loaded, s: Settings) -> Batch:
         model_lp = model_logprobs(loaded.model, loaded.vocab, samples, s.prefix)
     return Batch(samples, summarize(samples, loaded.dataset is not None, model_lp), time.perf_counter() - t0,
                  model_lp)
+
+
+def _continue_prompt(loaded: Loaded, s: Settings, t0: float) -> Batch:
+    """A text model's batch: ``n`` continuations of the prefix (a newline when it is empty)."""
+    with one_thread():
+        outs = continue_text(loaded.model, loaded.vocab, s.prefix or "\n", s.max_len or TEXT_CHARS, n=s.n,
+                             temperature=s.temperature, top_k=s.top_k, top_p=s.top_p, seed=s.seed)
+    samples = [Sample(o.prompt.lstrip("\n") + o.text, o.logprob, len(o.text), True) for o in outs]
+    model_lp = [o.logprob for o in outs]
+    return Batch(samples, summarize(samples, False, model_lp), time.perf_counter() - t0, model_lp)
 
 
 @dataclass
