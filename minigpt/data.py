@@ -4,63 +4,50 @@ Every sequence is a whole word. The input is the start token followed by the wor
 the word followed by the end token (the same ``.`` character, index 0), and shorter words are
 padded: inputs with 0, targets with ``IGNORE`` so padding never reaches the loss. Every real
 position therefore contributes a prediction, unlike a fixed window with a single target.
+
+Memory stays a small multiple of the file (``minigpt.corpus``): a split keeps one flat array of
+token ids shared by all its words plus each word's start and length, and builds the padded rows
+of a batch when asked. Items longer than the block size are cut there; the dataset counts them
+(:attr:`Dataset.cut_items`) so the trainer can say so.
 """
 
 from __future__ import annotations
 
-from minigpt.errors import DatasetError
-
 import random
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from minigpt import paths
+from minigpt.corpus import BOUNDARY, Items, WordList, read_items
+from minigpt.errors import DatasetError
 
-BOUNDARY = "."  # start and end token, index 0
 IGNORE = -1  # target index that cross-entropy skips
+MIN_ITEMS = 3  # one each for training, validation and test
+MAX_VOCAB = 30_000  # more distinct characters than any alphabet: a binary or random file
+MAX_AUTO_BLOCK = 256  # without --block-size, longer items are cut here (attention grows as T²)
+PY_SHUFFLE_MAX = 1_000_000  # splits up to this size keep the standard library's seeded shuffle
+
+__all__ = ["BOUNDARY", "IGNORE", "DatasetError", "Dataset", "EncodedSplit", "PackedBatch", "Splits",
+           "Vocab", "WordList", "load_dataset", "load_words", "pack_rows", "split_words"]
 
 
+def _too_few(path, n: int) -> DatasetError:
+    return DatasetError(f"{path}: {n} item{'s' if n != 1 else ''}; need at least {MIN_ITEMS} (one "
+                        f"each for training, validation and test), one per line")
 
 
-def load_words(path: Path | str | None = None) -> list[str]:
-    """Read one item per line; blank lines and surrounding whitespace are ignored."""
+def load_words(path: Path | str | None = None) -> WordList:
+    """Every non-blank line, stripped; refuses what training cannot use (``minigpt.corpus``)."""
     path = Path(path) if path is not None else paths.default_dataset()
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise DatasetError(f"{path}: is a folder, expected a text file with one item per line") from None
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read ({e.strerror})") from None
-    if not raw.strip():
-        raise DatasetError(f"{path}: the file is empty; expected one item per line")
-    if b"\x00" in raw:
-        line = raw[: raw.index(b"\x00")].count(b"\n") + 1
-        raise DatasetError(f"{path}: line {line} contains a NUL byte; this looks like a binary file, not text")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        raise DatasetError(
-            f"{path}: line {line} is not valid UTF-8 (byte 0x{raw[e.start]:02x}); save the file as UTF-8"
-        ) from None
-    words = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        item = line.strip()
-        if not item:
-            continue
-        if BOUNDARY in item:
-            raise DatasetError(
-                f"{path}: line {number} ({item!r}) contains {BOUNDARY!r}, which is reserved as the "
-                f"start/end token"
-            )
-        words.append(item)
-    if not words:
-        raise DatasetError(f"{path}: no usable line (every line is blank)")
-    return words
+    items = read_items(path)
+    if len(items) < MIN_ITEMS:
+        raise _too_few(path, len(items))
+    return WordList(items.points, items.starts, items.lengths, present=items.alphabet)
 
 
 @dataclass(frozen=True)
@@ -70,26 +57,39 @@ class Vocab:
     chars: tuple[str, ...]  # index -> character, chars[0] == BOUNDARY
 
     @classmethod
-    def from_words(cls, words: list[str]) -> "Vocab":
-        return cls((BOUNDARY, *sorted(set("".join(words)) - {BOUNDARY})))
+    def from_words(cls, words) -> "Vocab":
+        if isinstance(words, WordList) and words.present is not None:  # counted while reading
+            return cls._checked((BOUNDARY, *(chr(c) for c in words.present.tolist() if chr(c) != BOUNDARY)))
+        return cls._checked((BOUNDARY, *sorted(set("".join(words)) - {BOUNDARY})))
 
     @classmethod
     def from_list(cls, chars: list[str]) -> "Vocab":
-        if not chars or chars[0] != BOUNDARY or len(set(chars)) != len(chars):
-            raise DatasetError(f"invalid vocabulary {chars!r}: must start with {BOUNDARY!r}, no repeats")
-        return cls(tuple(chars))
+        if (not isinstance(chars, (list, tuple)) or not chars or chars[0] != BOUNDARY
+                or not all(isinstance(c, str) and len(c) == 1 for c in chars)
+                or len(set(chars)) != len(chars)):
+            shown = repr(chars)[:80]
+            raise DatasetError(f"invalid vocabulary {shown}: must be single characters starting with "
+                               f"{BOUNDARY!r}, no repeats")
+        return cls._checked(tuple(chars))
+
+    @classmethod
+    def _checked(cls, chars: tuple[str, ...]) -> "Vocab":
+        if len(chars) > MAX_VOCAB:
+            raise DatasetError(f"{len(chars) - 1:,} different characters (at most {MAX_VOCAB - 1:,}); "
+                               f"this looks like binary or random data, not one item per line")
+        return cls(chars)
 
     @property
     def size(self) -> int:
         return len(self.chars)
 
-    @property
+    @cached_property
     def stoi(self) -> dict[str, int]:
         return {c: i for i, c in enumerate(self.chars)}
 
     def unknown(self, text: str) -> list[str]:
         """Characters of ``text`` that the vocabulary lacks (in order, without repeats)."""
-        known = set(self.chars)
+        known = self.stoi
         return list(dict.fromkeys(c for c in text if c not in known))
 
     def encode(self, text: str) -> list[int]:
@@ -97,13 +97,42 @@ class Vocab:
         if missing:
             raise ValueError(
                 f"{', '.join(repr(c) for c in missing)} not in the model's vocabulary "
-                f"({''.join(self.chars[1:])})"
+                f"({''.join(self.chars[1:])!r})"
             )
         s = self.stoi
         return [s[c] for c in text]
 
     def decode(self, ids) -> str:
         return "".join(self.chars[int(i)] for i in ids)
+
+    def ids_of(self, points: np.ndarray, where: str = "") -> np.ndarray:
+        """Code points to token ids (uint8 or int16); unknown characters raise a DatasetError."""
+        codes = [ord(c) for c in self.chars]
+        if points.dtype == np.uint8 and self.size < 256:  # one C pass: bytes.translate
+            table = bytearray(b"\xff" * 256)
+            for i, c in enumerate(codes):
+                if c < 256:
+                    table[c] = i
+            translated = bytearray(points.tobytes().translate(table))
+            ids = np.frombuffer(translated, dtype=np.uint8)
+            if b"\xff" in translated:
+                self._refuse(points[ids == 0xFF], where)
+            return ids
+        table = np.full(max(max(codes), int(points.max(initial=0))) + 1, -1, dtype=np.int32)
+        table[codes] = np.arange(self.size, dtype=np.int32)
+        ids = np.empty(len(points), dtype=np.uint8 if self.size <= 256 else np.int16)
+        step = 1 << 22
+        for i in range(0, len(points), step):  # in slices: a full int32 copy would be 4× the text
+            mapped = table[points[i : i + step]]
+            if (mapped < 0).any():
+                self._refuse(points[i : i + step][mapped < 0], where)
+            ids[i : i + step] = mapped
+        return ids
+
+    @staticmethod
+    def _refuse(unknown: np.ndarray, where: str):
+        missing = "".join(sorted({chr(c) for c in np.unique(unknown).tolist()}))
+        raise DatasetError(f"{where}characters {missing!r} are not in the model's vocabulary")
 
 
 @dataclass
@@ -113,42 +142,106 @@ class Splits:
     test: list[str]
 
 
+def split_sizes(n: int, fractions=(0.8, 0.1)) -> tuple[int, int, int]:
+    """80/10/10, but from ``MIN_ITEMS`` items up validation and test get at least one each."""
+    n_train, n_val = int(fractions[0] * n), int(fractions[1] * n)
+    if n >= MIN_ITEMS:
+        n_val = max(n_val, 1)
+        n_train = min(n_train, n - n_val - 1)
+    return n_train, n_val, n - n_train - n_val
+
+
+def split_order(n: int, seed: int = 42) -> np.ndarray:
+    """A seeded permutation of ``range(n)``: the standard library's shuffle (as every earlier
+    version) up to ``PY_SHUFFLE_MAX`` items, torch's above (the former needs ~40 bytes an item)."""
+    if n <= PY_SHUFFLE_MAX:
+        order = list(range(n))
+        random.Random(seed).shuffle(order)
+        return np.array(order, dtype=np.int32)
+    return torch.randperm(n, generator=torch.Generator().manual_seed(seed), dtype=torch.int32).numpy()
+
+
 def split_words(words: list[str], seed: int = 42, fractions=(0.8, 0.1)) -> Splits:
     """Deterministic 80/10/10 split: a seeded shuffle of the list, then cut."""
-    order = list(range(len(words)))
-    random.Random(seed).shuffle(order)
+    order = split_order(len(words), seed).tolist()
     shuffled = [words[i] for i in order]
-    n_train = int(fractions[0] * len(words))
-    n_val = int(fractions[1] * len(words))
+    n_train, n_val, _ = split_sizes(len(words), fractions)
     return Splits(shuffled[:n_train], shuffled[n_train : n_train + n_val], shuffled[n_train + n_val :])
 
 
 class EncodedSplit:
-    """A split as padded (N, block_size) input/target tensors plus each word's length."""
+    """A split's words as token ids; padded (rows, width) input/target tensors per batch.
 
-    def __init__(self, words: list[str], vocab: Vocab, block_size: int):
-        n = len(words)
+    ``tokens`` is one flat id array (shared between splits), ``starts`` and ``n_chars`` locate
+    each word in it, ``lengths`` counts its real positions: the start token plus the characters
+    kept (at most ``block_size - 1``).
+    """
+
+    def __init__(self, words, vocab: Vocab, block_size: int):
+        words = list(words)
         vocab.encode("".join(dict.fromkeys("".join(words))))  # one clear error for unknown characters
         stoi = vocab.stoi
-        ids = [[stoi[c] for c in w[: block_size - 1]] for w in words]
-        k = torch.tensor([len(row) for row in ids], dtype=torch.long)
-        flat = torch.tensor([i for row in ids for i in row], dtype=torch.long)
-        pos = torch.arange(block_size)
-        self.x = torch.zeros(n, block_size, dtype=torch.long)
-        self.y = torch.full((n, block_size), IGNORE, dtype=torch.long)
-        # Row-major boolean assignment fills each row's characters in order.
-        self.x[(pos[None, :] >= 1) & (pos[None, :] <= k[:, None])] = flat
-        self.y[pos[None, :] < k[:, None]] = flat
-        self.y[torch.arange(n), k] = 0
-        self.lengths = k + 1  # real positions = len(word) + 1
+        flat = np.array([stoi[c] for w in words for c in w], dtype=np.int64)
+        n_chars = np.array([len(w) for w in words], dtype=np.int32)
+        starts = np.zeros(len(words), dtype=np.int32)
+        np.cumsum(n_chars[:-1], out=starts[1:])
+        self._setup(flat.astype(np.uint8 if vocab.size <= 256 else np.int16), starts, n_chars, vocab,
+                    block_size)
+
+    @classmethod
+    def from_arrays(cls, tokens: np.ndarray, starts: np.ndarray, n_chars: np.ndarray, vocab: Vocab,
+                    block_size: int) -> "EncodedSplit":
+        split = cls.__new__(cls)
+        split._setup(tokens, starts, n_chars, vocab, block_size)
+        return split
+
+    def _setup(self, tokens, starts, n_chars, vocab: Vocab, block_size: int) -> None:
+        self.vocab, self.block_size = vocab, block_size
+        self._np_tokens, self._np_starts, self._np_chars = tokens, starts, n_chars
+        self.tokens = torch.from_numpy(tokens)
+        self.starts = torch.from_numpy(starts)
+        lengths = np.empty(len(n_chars), dtype=np.int16 if block_size < 2**15 else np.int32)
+        np.minimum(n_chars, block_size - 1, out=lengths, casting="unsafe")
+        lengths += 1
+        self.lengths = torch.from_numpy(lengths)
 
     def __len__(self) -> int:
-        return self.x.shape[0]
+        return len(self._np_chars)
+
+    @property
+    def words(self) -> WordList:
+        return WordList(self._np_tokens, self._np_starts, self._np_chars, self.vocab.chars)
+
+    def _rows(self, index: torch.Tensor, width: int) -> tuple[torch.Tensor, torch.Tensor]:
+        n = (self.lengths[index].long() - 1)[:, None]  # characters kept per word
+        pos = torch.arange(width)[None, :]
+        if self.tokens.numel() == 0:
+            chars = torch.zeros(len(index), width, dtype=torch.long)
+        else:
+            at = (self.starts[index][:, None] + pos).clamp_(max=self.tokens.numel() - 1)
+            chars = self.tokens[at].long()  # chars[:, j] is character j of the word (where j < n)
+        y = torch.where(pos < n, chars, torch.full_like(chars, IGNORE))
+        y = torch.where(pos == n, torch.zeros_like(y), y)
+        x = torch.zeros_like(chars)
+        x[:, 1:] = torch.where(pos[:, 1:] <= n, chars[:, :-1], torch.zeros_like(chars[:, :-1]))
+        return x, y
+
+    @cached_property
+    def _padded(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self._rows(torch.arange(len(self)), self.block_size)
+
+    @property
+    def x(self) -> torch.Tensor:
+        """Every word's input row, padded to the block size (built on first use)."""
+        return self._padded[0]
+
+    @property
+    def y(self) -> torch.Tensor:
+        return self._padded[1]
 
     def batch(self, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Rows ``index``, trimmed to the longest word among them (most positions are padding)."""
-        t = int(self.lengths[index].max())
-        return self.x[index, :t], self.y[index, :t]
+        return self._rows(index, int(self.lengths[index].max()))
 
     def packed_batch(self, index: torch.Tensor) -> "PackedBatch":
         """The words ``index`` packed several to a row, with each token's position and word.
@@ -158,22 +251,39 @@ class EncodedSplit:
         the words apart with a mask (``segments``) and restarts positions at each word, so the
         loss and gradients equal those of :meth:`batch` on the same words.
         """
-        lens = self.lengths[index]
-        row, offset, n_rows = pack_rows(lens.tolist(), self.x.shape[1])
+        lens = self.lengths[index].long()
+        row, offset, n_rows = pack_rows(lens.tolist(), self.block_size)
         row, offset = torch.tensor(row), torch.tensor(offset)
         width = int((offset + lens).max())
         # One entry per real token: which word it belongs to and its position j within it.
         word = torch.repeat_interleave(torch.arange(len(lens)), lens)
         j = torch.arange(int(lens.sum())) - torch.repeat_interleave(torch.cumsum(lens, 0) - lens, lens)
         r, c = row[word], offset[word] + j
+        start, n = self.starts[index][word], (lens - 1)[word]
+        last = max(self.tokens.numel() - 1, 0)
+        here = self.tokens[(start + j).clamp(max=last)].long()  # character j
+        before = self.tokens[(start + j - 1).clamp(min=0, max=last)].long()  # character j - 1
         x = torch.zeros(n_rows, width, dtype=torch.long)
         y = torch.full((n_rows, width), IGNORE, dtype=torch.long)
         positions = torch.zeros(n_rows, width, dtype=torch.long)
         segments = torch.full((n_rows, width), -1, dtype=torch.long)
-        source = index[word]
-        x[r, c], y[r, c] = self.x[source, j], self.y[source, j]
+        x[r, c] = torch.where(j == 0, torch.zeros_like(before), before)
+        y[r, c] = torch.where(j < n, here, torch.zeros_like(here))
         positions[r, c], segments[r, c] = j, word
         return PackedBatch(x, y, positions, segments)
+
+    def find(self, word: str) -> bool:
+        """Whether ``word`` (uncut) is one of this split's words: a vectorised scan, no set."""
+        try:
+            ids = self.vocab.encode(word)
+        except ValueError:
+            return False
+        candidates = np.flatnonzero(self._np_chars == len(ids))
+        for j, token in enumerate(ids):
+            if not len(candidates):
+                break
+            candidates = candidates[self._np_tokens[self._np_starts[candidates] + j] == token]
+        return bool(len(candidates))
 
 
 @dataclass
@@ -206,9 +316,34 @@ def pack_rows(lengths: list[int], capacity: int) -> tuple[list[int], list[int], 
     return row, offset, n_rows
 
 
+class Chained(Sequence[str]):
+    """Several word lists read as one, without copying them."""
+
+    def __init__(self, *parts):
+        self._parts = parts
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self._parts)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        for part in self._parts:
+            if 0 <= index < len(part):
+                return part[index]
+            index -= len(part)
+        raise IndexError("index out of range")
+
+    def __iter__(self) -> Iterator[str]:
+        for part in self._parts:
+            yield from part
+
+
 @dataclass
 class Dataset:
-    words: list[str]
+    words: Sequence[str]  # every item (split order: train, val, test)
     vocab: Vocab
     splits: Splits
     block_size: int
@@ -216,6 +351,8 @@ class Dataset:
     val: EncodedSplit
     test: EncodedSplit
     source: str
+    cut_items: int = 0  # items longer than block_size - 1 characters, cut to fit
+    longest: int = field(default=0)  # the longest item's length in characters
 
     def split(self, name: str) -> EncodedSplit:
         return {"train": self.train, "val": self.val, "test": self.test}[name]
@@ -223,34 +360,42 @@ class Dataset:
     def membership(self, word: str) -> str:
         """'train', 'val', 'test' or 'new': where a generated word stands."""
         for name in ("train", "val", "test"):
-            if word in self._sets[name]:
+            if self.split(name).find(word):
                 return name
         return "new"
 
     @property
-    def _sets(self) -> dict[str, set[str]]:
-        if not hasattr(self, "_cached_sets"):
-            self._cached_sets = {n: set(getattr(self.splits, n)) for n in ("train", "val", "test")}
-        return self._cached_sets
+    def cut_note(self) -> str | None:
+        """One sentence for the learner when some items do not fit the block size."""
+        if not self.cut_items:
+            return None
+        return (f"{self.cut_items:,} item{'s are' if self.cut_items > 1 else ' is'} longer than "
+                f"{self.block_size - 1} characters (the longest has {self.longest:,}) and "
+                f"{'are' if self.cut_items > 1 else 'is'} cut at the block size {self.block_size}")
 
 
 def load_dataset(path: Path | str | None = None, seed: int = 42, vocab: Vocab | None = None,
                  block_size: int | None = None) -> Dataset:
     """Load, build (or reuse) the vocabulary, split and encode."""
-    words = load_words(path)
-    vocab = vocab or Vocab.from_words(words)
-    missing = vocab.unknown("".join(words))
-    if missing:
-        raise DatasetError(
-            f"{path}: characters {''.join(missing)!r} are not in the model's vocabulary"
-        )
-    longest = max(len(w) for w in words) + 1
-    block_size = block_size or longest
-    splits = split_words(words, seed)
-    return Dataset(
-        words=words, vocab=vocab, splits=splits, block_size=block_size,
-        train=EncodedSplit(splits.train, vocab, block_size),
-        val=EncodedSplit(splits.val, vocab, block_size),
-        test=EncodedSplit(splits.test, vocab, block_size),
-        source=str(path if path is not None else paths.default_dataset()),
-    )
+    path = Path(path) if path is not None else paths.default_dataset()
+    items: Items = read_items(path)
+    if len(items) < MIN_ITEMS:
+        raise _too_few(path, len(items))
+    if vocab is None:
+        vocab = Vocab.from_words(WordList(items.points, items.starts, items.lengths, present=items.alphabet))
+    tokens = vocab.ids_of(items.points, f"{path}: ")
+    starts, n_chars = items.starts, items.lengths
+    del items  # the code points: the ids replace them
+    longest = int(n_chars.max())
+    block_size = block_size or min(longest + 1, MAX_AUTO_BLOCK)
+    order = split_order(len(n_chars), seed)
+    n_train, n_val, _ = split_sizes(len(n_chars))
+    parts = []
+    for chosen in (order[:n_train], order[n_train : n_train + n_val], order[n_train + n_val :]):
+        parts.append(EncodedSplit.from_arrays(tokens, starts[chosen], n_chars[chosen], vocab, block_size))
+    del order
+    train, val, test = parts
+    splits = Splits(train.words, val.words, test.words)
+    return Dataset(words=Chained(splits.train, splits.val, splits.test), vocab=vocab, splits=splits, block_size=block_size,
+                   train=train, val=val, test=test, source=str(path),
+                   cut_items=int(np.count_nonzero(n_chars > block_size - 1)), longest=longest)

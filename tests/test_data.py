@@ -122,6 +122,6 @@ def test_load_dataset_embedded():
 
 
 def test_dataset_characters_outside_given_vocab(tmp_path):
-    p = write(tmp_path, "abc\nxyz\n")
+    p = write(tmp_path, "abc\nxyz\nab\n")
     with pytest.raises(DatasetError, match="not in the model's vocabulary"):
         load_dataset(p, vocab=Vocab.from_words(["abc"]))

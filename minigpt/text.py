@@ -1,0 +1,74 @@
+"""Text from files and models made safe to show on a terminal.
+
+A dataset line, a generated name, an imported card, a run folder's name or a status file's error
+message can hold control characters. Written raw, ``ESC ] 52`` rewrites the clipboard, ``ESC ] 0``
+the window title, ``CSI 2 J`` clears the screen, and a carriage return overwrites what a line
+seemed to say. Every such string passes through :func:`printable` before it reaches the terminal,
+in the CLI and in the app; the app's markup strings use :func:`markup_escape` on top.
+
+Nothing is removed, only made visible, so a learner can still see (and fix) what the file holds:
+C0 controls become the matching symbol of the U+2400 block (ESC shows as ``␛``), DEL as ``␡``;
+C1 controls, Unicode line separators, bidirectional overrides and lone surrogates (bytes that
+were not UTF-8 in a file name) become backslash escapes such as ``\\x9b`` or ``\\u202e``.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# Characters that move the cursor, start an escape sequence, break a line where Python or a
+# terminal would, or reorder the text around them.
+_UNSAFE = (
+    "\x00-\x1f\x7f-\x9f"  # C0, DEL, C1 (0x9b alone is a CSI on many terminals)
+    "\u2028\u2029"  # line and paragraph separators: str.splitlines breaks on them
+    "\u202a-\u202e\u2066-\u2069"  # bidirectional embeddings, overrides and isolates
+    "\ud800-\udfff"  # lone surrogates: os.fsdecode's stand-ins for bytes that are not UTF-8
+)
+
+
+def _visible(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x20:
+        return chr(0x2400 + code)  # ␀ … ␟
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"  # the byte the file name really held
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}"
+
+
+@lru_cache(maxsize=16)
+def _pattern(keep: str) -> re.Pattern[str]:
+    allowed = "".join(re.escape(c) for c in sorted(set(keep)))
+    if not allowed:
+        return re.compile(f"[{_UNSAFE}]")
+    return re.compile(f"(?![{allowed}])[{_UNSAFE}]")
+
+
+def printable(text: object, *, keep: str = "") -> str:
+    """``text`` with every control character made visible; ``keep`` lists the ones to let through.
+
+    ``keep="\\n"`` suits a multi-line message, ``keep="\\n\\t"`` program output shown as a block.
+    Anything not a string is converted with ``str`` first, so a path or an exception can be given.
+    """
+    return _pattern(keep).sub(lambda m: _visible(m.group()), str(text))
+
+
+def markup_escape(text: object, *, keep: str = "") -> str:
+    """:func:`printable`, then safe to put inside Textual content markup (``Static``, ``notify``).
+
+    Textual treats every ``[`` after a backslash as literal, so escaping each ``[`` is enough; a
+    trailing backslash would escape the caller's next tag, so a zero-width space follows it.
+    (Rich console markup, as in ``DataTable`` string cells, is another dialect: pass a
+    ``rich.text.Text`` of :func:`printable` there instead of markup.)
+    """
+    escaped = printable(text, keep=keep).replace("[", "\\[")
+    return escaped + "\u200b" if escaped.endswith("\\") else escaped
+
+
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a character :func:`printable` would change (with nothing kept)."""
+    return _pattern("").search(text) is not None
