@@ -21,12 +21,16 @@ import click  # noqa: E402
 
 from minigpt.errors import CheckpointError, ConfigError, DatasetError, SamplingError  # noqa: E402
 from minigpt.training.options import OPTIONS, OPTIONS_BY_NAME  # noqa: E402  (no torch)
+from minigpt.text import printable  # noqa: E402
 
 USER_ERRORS = (ConfigError, DatasetError, CheckpointError, SamplingError)
 
 
 class UserError(click.ClickException):
     exit_code = 2
+
+    def __init__(self, message: str):
+        super().__init__(printable(message))  # paths and file contents end up in messages
 
 
 def _fail(e: Exception) -> UserError:
@@ -188,7 +192,9 @@ def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
                 cfg.processes = int(os.environ["LOCAL_WORLD_SIZE"])
             # Read the data now so a bad file fails before a run folder is created.
             from minigpt.training.options import load_data_for
-            load_data_for(cfg)
+            note = getattr(load_data_for(cfg), "cut_note", None)
+            if note:  # even with -q: the data is not what the file says
+                click.echo(f"note: {printable(note)}", err=True)
             if out is not None:
                 # torchrun's ranks and the launchers of other nodes share the folder of node 0
                 if (out / "status.json").exists() and "RANK" not in os.environ and node_rank == 0:
@@ -198,7 +204,7 @@ def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
             else:
                 run_dir = runs.new_run_dir()
         if not quiet:
-            click.echo(f"run folder: {run_dir}", err=True)
+            click.echo(f"run folder: {printable(run_dir)}", err=True)
             click.echo(f"cpu: {policy.describe()}", err=True)
         from minigpt.training import distributed
 
@@ -230,7 +236,7 @@ def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
     click.echo(f"{status['state']} at step {status['step']}: {status.get('n_params') or 0:,} parameters on "
                f"{status.get('device')}")
     click.echo(f"val loss {status['val_loss']:.4f}  test loss {status['test_loss']:.4f}")
-    click.echo(f"checkpoint: {Path(run_dir) / 'checkpoint'}")
+    click.echo(f"checkpoint: {printable(Path(run_dir) / 'checkpoint')}")
 
 
 def _is_main_rank() -> bool:
@@ -269,11 +275,6 @@ def _run_under_torchrun(launch: list[str], run_dir: Path) -> int:
 
 
 # ---------------------------------------------------------------------------- sample / eval
-
-
-def printable(text: str) -> str:
-    """Text from a model, with control characters other than newline and tab made visible."""
-    return "".join(c if c in "\n\t" or c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
 def _load(checkpoint: Path | None):
@@ -328,13 +329,13 @@ def sample(checkpoint, n, temperature, top_k, top_p, prefix, max_len, seed, as_j
                 click.echo(json.dumps([{"prompt": o.prompt, "text": o.text, "logprob": round(o.logprob, 4)}
                                        for o in outs], indent=2))
             else:
-                click.echo("\n---\n".join(printable(o.prompt + o.text) for o in outs))
+                click.echo("\n---\n".join(printable(o.prompt + o.text, keep="\n\t") for o in outs))
             return
         try:
             dataset = _dataset_for(ckpt)
         except DatasetError as e:
             dataset = None
-            click.echo(f"note: no membership labels ({e})", err=True)
+            click.echo(f"note: no membership labels ({printable(e)})", err=True)
         if max_len is not None and max_len < 1:
             raise SamplingError(f"--max-len must be at least 1, got {max_len}")
         samples = generate(ckpt.model, ckpt.vocab, n, temperature=temperature, top_k=top_k, top_p=top_p,
@@ -348,7 +349,7 @@ def sample(checkpoint, n, temperature, top_k, top_p, prefix, max_len, seed, as_j
         return
     for s in samples:
         label = s.membership if dataset is not None else ""
-        click.echo(f"{s.text:<18} {label}")
+        click.echo(f"{printable(s.text):<18} {label}")
 
 
 @main.command(name="eval")
@@ -370,7 +371,7 @@ def eval_cmd(checkpoint, data, as_json):
     if as_json:
         click.echo(json.dumps({"checkpoint": str(ckpt.path), "data": dataset.source, **losses}, indent=2))
         return
-    click.echo(f"checkpoint {ckpt.path}  data {dataset.source}")
+    click.echo(f"checkpoint {printable(ckpt.path)}  data {printable(dataset.source)}")
     for name, loss in losses.items():
         click.echo(f"{name:<6} {loss:.4f}")
 
@@ -387,14 +388,14 @@ def runs_cmd(as_json):
         click.echo(json.dumps([r.to_dict() for r in found], indent=2))
         return
     if not found:
-        click.echo(f"no runs in {paths.runs_dir()}")
+        click.echo(f"no runs in {printable(paths.runs_dir())}")
         return
     click.echo(f"{'run':<24} {'status':<9} {'model':<6} {'step':>11} {'best val':>9}  note")
     for r in found:
         total = f"/{r.total:g}s" if r.total_unit == "seconds" and r.total else (f"/{r.total}" if r.total else "")
         best = f"{r.best_val:.4f}" if r.best_val is not None else "-"
-        click.echo(f"{r.name:<24} {r.status:<9} {r.model or '-':<6} {str(r.step) + total:>11} {best:>9}  "
-                   f"{r.reason or ''}")
+        click.echo(printable(f"{r.name:<24} {r.status:<9} {r.model or '-':<6} {str(r.step) + total:>11} "
+                             f"{best:>9}  {r.reason or ''}"))
 
 
 # ---------------------------------------------------------------------------- sweep

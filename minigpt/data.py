@@ -32,9 +32,6 @@ MAX_VOCAB = 30_000  # more distinct characters than any alphabet: a binary or ra
 MAX_AUTO_BLOCK = 256  # without --block-size, longer items are cut here (attention grows as T²)
 PY_SHUFFLE_MAX = 1_000_000  # splits up to this size keep the standard library's seeded shuffle
 
-__all__ = ["BOUNDARY", "IGNORE", "DatasetError", "Dataset", "EncodedSplit", "PackedBatch", "Splits",
-           "Vocab", "WordList", "load_dataset", "load_words", "pack_rows", "split_words"]
-
 
 def _too_few(path, n: int) -> DatasetError:
     return DatasetError(f"{path}: {n} item{'s' if n != 1 else ''}; need at least {MIN_ITEMS} (one "
@@ -367,11 +364,27 @@ class Dataset:
     @property
     def cut_note(self) -> str | None:
         """One sentence for the learner when some items do not fit the block size."""
-        if not self.cut_items:
-            return None
-        return (f"{self.cut_items:,} item{'s are' if self.cut_items > 1 else ' is'} longer than "
-                f"{self.block_size - 1} characters (the longest has {self.longest:,}) and "
-                f"{'are' if self.cut_items > 1 else 'is'} cut at the block size {self.block_size}")
+        return _cut_sentence(self.cut_items, self.longest, self.block_size)
+
+
+def auto_block_size(longest: int) -> int:
+    """The block size when none is given: the longest item and its end token, at most 256."""
+    return min(longest + 1, MAX_AUTO_BLOCK)
+
+
+def cut_note(words: WordList, block_size: int | None = None) -> str | None:
+    """What :attr:`Dataset.cut_note` will say for ``words``, before encoding them."""
+    longest = int(words.lengths.max())
+    block_size = block_size or auto_block_size(longest)
+    return _cut_sentence(int(np.count_nonzero(words.lengths > block_size - 1)), longest, block_size)
+
+
+def _cut_sentence(cut: int, longest: int, block_size: int) -> str | None:
+    if not cut:
+        return None
+    return (f"{cut:,} item{'s are' if cut > 1 else ' is'} longer than {block_size - 1} characters "
+            f"(the longest has {longest:,}) and {'are' if cut > 1 else 'is'} cut at the block "
+            f"size {block_size}")
 
 
 def load_dataset(path: Path | str | None = None, seed: int = 42, vocab: Vocab | None = None,
@@ -387,7 +400,7 @@ def load_dataset(path: Path | str | None = None, seed: int = 42, vocab: Vocab | 
     starts, n_chars = items.starts, items.lengths
     del items  # the code points: the ids replace them
     longest = int(n_chars.max())
-    block_size = block_size or min(longest + 1, MAX_AUTO_BLOCK)
+    block_size = block_size or auto_block_size(longest)
     order = split_order(len(n_chars), seed)
     n_train, n_val, _ = split_sizes(len(n_chars))
     parts = []

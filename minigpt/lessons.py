@@ -8,11 +8,16 @@ output it shows). This module never imports Textual, so the tests and the CLI ca
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
+import selectors
+import signal
 import subprocess
 import sys
+import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -180,18 +185,41 @@ def lesson_by_id(lesson_id: str, directory: Path | str | None = None) -> Lesson:
 
 # ---------------------------------------------------------------------------------------------
 # Runnable snippets
+#
+# A snippet runs in a fresh interpreter in its own process group (its own session), so that one
+# signal reaches everything it started. The group is killed when the time limit passes, when the
+# output passes OUTPUT_LIMIT bytes, when the caller is cancelled (the learner left the lesson or
+# quit the app) and, in every case, once the snippet's own process has ended: a grandchild left
+# behind holding the output pipe can neither stretch the limit nor outlive the run. (A process
+# that calls setsid() itself leaves the group; containing that needs an OS sandbox.)
+
+TIME_LIMIT_S = 20.0
+OUTPUT_LIMIT = 64 * 1024  # bytes kept; a snippet printing more is stopped there
+_DRAIN_S = 0.3  # after the snippet's process ends, how long its last output may take to arrive
+_live_groups: set[int] = set()  # process groups still running, killed at interpreter exit too
 
 
 @dataclass(frozen=True)
 class SnippetResult:
     stdout: str
     stderr: str
-    returncode: int | None  # None when the snippet was killed for running too long
+    returncode: int | None  # None when the snippet was stopped (time limit, output limit)
     timed_out: bool
+    truncated: bool = False  # the output passed OUTPUT_LIMIT bytes and the snippet was stopped
+    seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
+        return self.returncode == 0 and not self.timed_out and not self.truncated
+
+    @property
+    def note(self) -> str | None:
+        """Why the snippet was stopped, for the learner; None when it ended by itself."""
+        if self.truncated:
+            return f"output cut at {OUTPUT_LIMIT // 1024} KiB: the snippet printed more and was stopped"
+        if self.timed_out:
+            return f"stopped: ran longer than {self.seconds:.0f} s"
+        return None
 
 
 def snippet_command(code: str) -> list[str]:
@@ -214,14 +242,125 @@ def snippet_env() -> dict[str, str]:
     return env
 
 
-def run_snippet(code: str, timeout: float = 20) -> SnippetResult:
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group led by ``pid`` (a snippet and everything it started)."""
+    _live_groups.discard(pid)
     try:
-        proc = subprocess.run(
-            snippet_command(code), capture_output=True, text=True, timeout=timeout,
-            env=snippet_env(), cwd=str(_IMPORT_ROOT), stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired as e:
-        def _s(x):
-            return x.decode("utf-8", "replace") if isinstance(x, bytes) else (x or "")
-        return SnippetResult(_s(e.stdout), _s(e.stderr), None, True)
-    return SnippetResult(proc.stdout, proc.stderr, proc.returncode, False)
+        if hasattr(os, "killpg"):
+            os.killpg(pid, signal.SIGKILL)
+        else:  # Windows has no process groups: the snippet's own process is all we can reach
+            os.kill(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass  # already gone
+
+
+@atexit.register
+def _kill_live_groups() -> None:
+    for pid in list(_live_groups):
+        kill_group(pid)
+
+
+def _popen_options() -> dict:
+    return dict(stdin=subprocess.DEVNULL, env=snippet_env(), cwd=str(_IMPORT_ROOT),
+                start_new_session=True)
+
+
+def _text(data: bytes | bytearray) -> str:
+    return bytes(data).decode("utf-8", "replace")
+
+
+def run_snippet(code: str, timeout: float = TIME_LIMIT_S, limit: int = OUTPUT_LIMIT) -> SnippetResult:
+    """Run ``code`` and wait (at most ``timeout`` seconds); stdout and stderr apart."""
+    start = time.monotonic()
+    proc = subprocess.Popen(snippet_command(code), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            **_popen_options())
+    _live_groups.add(proc.pid)
+    buffers = {proc.stdout: bytearray(), proc.stderr: bytearray()}
+    timed_out = truncated = False
+    ended_at = None
+    try:
+        with selectors.DefaultSelector() as sel:
+            for stream in buffers:
+                sel.register(stream, selectors.EVENT_READ)
+            while sel.get_map() and not truncated:
+                now = time.monotonic()
+                if ended_at is None and proc.poll() is not None:
+                    ended_at = now
+                if ended_at is not None and now - ended_at > _DRAIN_S:
+                    break  # the snippet ended; whoever still holds the pipe is a leftover
+                if now - start >= timeout:
+                    timed_out = True
+                    break
+                for key, _ in sel.select(min(0.1, timeout - (now - start))):
+                    chunk = os.read(key.fd, 65536)
+                    if not chunk:
+                        sel.unregister(key.fileobj)
+                        continue
+                    room = limit - sum(len(b) for b in buffers.values())
+                    buffers[key.fileobj] += chunk[: max(room, 0)]
+                    truncated = truncated or len(chunk) > room
+    finally:
+        kill_group(proc.pid)
+        proc.wait()
+        for stream in buffers:
+            stream.close()
+    return SnippetResult(_text(buffers[proc.stdout]), _text(buffers[proc.stderr]),
+                         None if timed_out or truncated else proc.returncode, timed_out, truncated,
+                         time.monotonic() - start)
+
+
+async def run_snippet_async(code: str, timeout: float = TIME_LIMIT_S, limit: int = OUTPUT_LIMIT,
+                            on_output: Callable[[str], None] | None = None) -> SnippetResult:
+    """Run ``code`` without blocking the event loop; stderr merged into stdout, in order.
+
+    ``on_output`` gets all the (capped) output so far each time more arrives. Cancelling the
+    awaiting task kills the snippet's process group before the cancellation goes on.
+    """
+    import asyncio
+
+    start = time.monotonic()
+    proc = await asyncio.create_subprocess_exec(
+        *snippet_command(code), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        **_popen_options())
+    _live_groups.add(proc.pid)
+    out = bytearray()
+    timed_out = truncated = False
+    exited = asyncio.ensure_future(proc.wait())
+    reading = None
+    try:
+        while True:
+            left = timeout - (time.monotonic() - start)
+            if left <= 0:
+                timed_out = True
+                break
+            reading = reading or asyncio.ensure_future(proc.stdout.read(65536))
+            done, _ = await asyncio.wait({reading, exited}, timeout=left,
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if reading not in done:
+                if exited in done:  # the snippet ended: a moment for its last output, no more
+                    done, _ = await asyncio.wait({reading}, timeout=_DRAIN_S)
+                if reading not in done:
+                    timed_out = exited not in done
+                    break
+            chunk, reading = reading.result(), None
+            if not chunk:
+                break
+            room = limit - len(out)
+            out += chunk[: max(room, 0)]
+            if on_output is not None:
+                on_output(_text(out))
+            if len(chunk) > room:
+                truncated = True
+                break
+    finally:
+        kill_group(proc.pid)
+        for task in (reading, exited):
+            if task is not None and not task.done():
+                task.cancel()
+        try:
+            await asyncio.wait_for(proc.wait(), 5)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            pass
+    code_ = proc.returncode if exited.done() and not exited.cancelled() else None
+    return SnippetResult(_text(out), "", None if truncated or timed_out else code_, timed_out,
+                         truncated, time.monotonic() - start)

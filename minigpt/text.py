@@ -57,8 +57,11 @@ def printable(text: object, *, keep: str = "") -> str:
     return _pattern(keep).sub(lambda m: _visible(m.group()), str(text))
 
 
-def markup_escape(text: object, *, keep: str = "") -> str:
+def markup_escape(text: object, *, keep: str = "\n\t") -> str:
     """:func:`printable`, then safe to put inside Textual content markup (``Static``, ``notify``).
+
+    Newlines and tabs are kept by default: Textual lays them out itself, they never reach the
+    terminal as such; pass ``keep=""`` where a string must stay on one line.
 
     Textual treats every ``[`` after a backslash as literal, so escaping each ``[`` is enough; a
     trailing backslash would escape the caller's next tag, so a zero-width space follows it.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 from importlib import import_module
 from pathlib import Path
 from typing import Iterable
@@ -13,7 +14,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from minigpt import paths
-from minigpt.store import Store
+from minigpt.store import Store, StoreError
+from minigpt.text import markup_escape, printable
 from tui import navigation
 from tui.areas import AREAS
 from tui.widgets.screen_commands import ScreenCommands
@@ -24,6 +26,8 @@ PREWARM = ("torch", "textual_plotext", "tui.widgets.plot_theme", "minigpt.teachi
            "minigpt.teaching.stepper", "minigpt.playground.generation")
 DEFAULT_THEME = "textual-dark"
 STYLES = Path(__file__).resolve().parent / "styles"
+# The UI waits this long for another instance's write lock, then says so (the library waits 10 s).
+BUSY_TIMEOUT_S = 3.0
 
 
 class TutorApp(App):
@@ -44,7 +48,7 @@ class TutorApp(App):
 
     def __init__(self, store: Store | None = None, initial: str | None = None, **kwargs):
         super().__init__(**kwargs)
-        self.store = store or Store(paths.database_path())
+        self.store = store or Store(paths.database_path(), busy_timeout_s=BUSY_TIMEOUT_S)
         self._initial = initial  # "lesson:<id>", "area:<id>", "run:<folder>", "experiment:<folder>" or None
         self._too_small_shown = False
         self._theme_applied = False  # the startup choice is not the learner's: don't store it
@@ -60,6 +64,8 @@ class TutorApp(App):
             self.theme = DEFAULT_THEME
         self._theme_applied = True
         navigation.open_screen(self, "home")
+        if self.store.notice:  # a damaged file moved aside, a read-only database
+            self.notify(markup_escape(self.store.notice), title="Progress", severity="warning", timeout=20)
         if self._initial:
             self.call_after_refresh(self.open_target, self._initial)
         self.call_after_refresh(self._check_size)
@@ -82,7 +88,10 @@ class TutorApp(App):
         # Remember the learner's choice (the palette's "Change theme" sets it too), but not the
         # automatic one at startup, so a 16-colour terminal keeps getting ansi-dark by default.
         if getattr(self, "_theme_applied", False):
-            self.store.set_setting("theme", theme)
+            try:
+                self.store.set_setting("theme", theme)
+            except StoreError as e:  # the theme still changes, for this session
+                self.notify(markup_escape(e), title="Not saved", severity="warning")
 
     def on_resize(self, event) -> None:
         self._check_size(event.size)  # self.size is updated only after this handler
@@ -122,7 +131,7 @@ class TutorApp(App):
         try:
             lesson = lesson_by_id(lesson_id)
         except (KeyError, LessonError) as e:
-            self.notify(str(e), severity="error")
+            self.notify(markup_escape(e), severity="error")
             return
         navigation.open_screen(self, "lesson", lesson)
 
@@ -188,7 +197,12 @@ def background_runs_message() -> str:
 def run_app(data_dir: str | Path | None = None, initial: str | None = None) -> None:
     if data_dir is not None:
         os.environ["MINIGPT_DATA_DIR"] = str(Path(data_dir).expanduser())
-    TutorApp(initial=initial).run()
+    try:
+        store = Store(paths.database_path(), busy_timeout_s=BUSY_TIMEOUT_S)
+    except StoreError as e:  # busy while it needed upgrading, or written by a newer tutor
+        print(f"Error: {printable(e)}", file=sys.stderr)
+        raise SystemExit(2) from None
+    TutorApp(store=store, initial=initial).run()
     message = background_runs_message()
     if message:
         print(message)

@@ -12,9 +12,9 @@ duplicates. ``user_deck(store)`` returns them as StudyCards (kind "user") to mer
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,66 +77,122 @@ def export_apkg(deck: Deck, path: Path | str, *, title: str = "minigpt-tutor") -
 
 
 # -- import -----------------------------------------------------------------------------------
+MAX_IMPORT_BYTES = 5 * 2**20  # a card file is notes, not a dataset
+MAX_SIDE_CHARS = 20_000  # one side of one card
+
+
 class CardImportError(ValueError):
     """A file to import is malformed; the message names the file and line."""
 
 
+_MARKER = re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?([QA])(?:\*\*)?\s*[:：]\s?(.*)$")
+
+
 def parse_markdown(text: str, source: str = "<text>") -> list[tuple[str, str]]:
-    """``Q: ...`` then ``A: ...`` (either may continue on following lines), blocks in any order."""
-    pairs: list[tuple[str, str]] = []
-    q: list[str] | None = None
-    a: list[str] | None = None
-    cur = None
-    qline = 0
+    """``Q: ...`` then ``A: ...`` (either may continue on following lines), blocks in any order.
 
-    def flush(lineno: int):
-        if q is None:
-            return
-        if a is None:
-            raise CardImportError(f"{source}: line {qline}: question has no 'A:' answer")
-        pairs.append(("\n".join(q).strip(), "\n".join(a).strip()))
-
+    Text before the first ``Q:`` (a title, notes) is ignored; a question without an answer, an
+    answer without a question and an empty side are refused with their line.
+    """
+    cards: list[tuple[int, list[str], list[str] | None]] = []  # (line of Q:, question, answer)
     for lineno, line in enumerate(text.splitlines(), 1):
-        m = re.match(r"^\s*(?:[-*]\s*)?(?:\*\*)?([QA])(?:\*\*)?\s*[:：]\s?(.*)$", line)
+        m = _MARKER.match(line)
         if m and m.group(1) == "Q":
-            flush(lineno)
-            q, a, cur, qline = [m.group(2)], None, "q", lineno
-        elif m and m.group(1) == "A":
-            if q is None:
+            cards.append((lineno, [m.group(2)], None))
+        elif m:  # "A:"
+            if not cards or cards[-1][2] is not None:
                 raise CardImportError(f"{source}: line {lineno}: 'A:' without a 'Q:' before it")
-            a, cur = [m.group(2)], "a"
-        elif cur == "q":
-            q.append(line)
-        elif cur == "a":
-            a.append(line)
-    flush(0)
-    return [(f, b) for f, b in pairs if f and b]
+            cards[-1] = (cards[-1][0], cards[-1][1], [m.group(2)])
+        elif cards:
+            (cards[-1][2] if cards[-1][2] is not None else cards[-1][1]).append(line)
+    pairs = []
+    for lineno, question, answer in cards:
+        if answer is None:
+            raise CardImportError(f"{source}: line {lineno}: question has no 'A:' answer")
+        pairs.append(_checked(lineno, "\n".join(question).strip(), "\n".join(answer).strip(), source))
+    return pairs
+
+
+def _unquote(field: str) -> str:
+    """A spreadsheet's quoting removed (a field in double quotes, inner quotes doubled)."""
+    field = field.strip()
+    if len(field) >= 2 and field[0] == field[-1] == '"':
+        return field[1:-1].replace('""', '"')
+    return field
 
 
 def parse_tsv(text: str, source: str = "<text>") -> list[tuple[str, str]]:
+    """One card a line: the front, a tab, the back (which keeps any further tabs); ``#`` comments.
+
+    Lines are never joined (a stray quote cannot swallow the rest of the file).
+    """
     pairs = []
-    for lineno, row in enumerate(csv.reader(text.splitlines(), delimiter="\t"), 1):
-        if not row or not "".join(row).strip() or row[0].startswith("#"):
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
             continue
-        if len(row) < 2 or not row[0].strip() or not row[1].strip():
+        front, tab, back = line.partition("\t")
+        if not tab:
             raise CardImportError(f"{source}: line {lineno}: need front<TAB>back")
-        pairs.append((row[0].strip(), row[1].strip()))
+        pairs.append(_checked(lineno, _unquote(front), _unquote(back), source))
+    return pairs
+
+
+def _checked(lineno: int, front: str, back: str, source: str) -> tuple[str, str]:
+    for side, value in (("question", front), ("answer", back)):
+        if not value:
+            raise CardImportError(f"{source}: line {lineno}: the {side} is empty")
+        if len(value) > MAX_SIDE_CHARS:
+            raise CardImportError(f"{source}: line {lineno}: the {side} has {len(value):,} characters "
+                                  f"(at most {MAX_SIDE_CHARS:,})")
+    return front, back
+
+
+def read_card_file(path: Path | str) -> list[tuple[str, str]]:
+    """The cards of a ``.md``/``.txt`` (Q:/A:) or ``.tsv``/``.tab`` file, checked (not stored)."""
+    path = Path(path)
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise CardImportError(f"{path.name}: not a regular file")
+        if info.st_size > MAX_IMPORT_BYTES:
+            raise CardImportError(f"{path.name}: {info.st_size / 2**20:.1f} MiB is too large for a card "
+                                  f"file (at most {MAX_IMPORT_BYTES >> 20} MiB)")
+        raw = path.read_bytes()
+    except OSError as e:
+        raise CardImportError(f"{path.name}: cannot read ({e.strerror or e})") from None
+    if b"\x00" in raw:
+        raise CardImportError(f"{path.name}: contains NUL bytes; this looks like a binary file, not text")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise CardImportError(f"{path.name}: line {line} is not valid UTF-8; save the file as UTF-8") from None
+    pairs = (parse_tsv(text, path.name) if path.suffix.lower() in (".tsv", ".tab")
+             else parse_markdown(text, path.name))
+    if not pairs:
+        raise CardImportError(f"{path.name}: no cards found (expected Q:/A: blocks or front<TAB>back)")
+    seen: dict[str, int] = {}
+    for number, (front, _) in enumerate(pairs, 1):
+        if front in seen:
+            raise CardImportError(f"{path.name}: cards {seen[front]} and {number} have the same question; "
+                                  f"merge or reword them")
+        seen[front] = number
     return pairs
 
 
 def user_card_id(deck_name: str, front: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", deck_name.lower()).strip("-") or "mine"
-    return f"user.{slug}.{hashlib.sha1(front.strip().encode()).hexdigest()[:10]}"
+    return f"user.{slug}.{hashlib.sha1(front.strip().encode('utf-8', 'surrogatepass')).hexdigest()[:10]}"
 
 
 def import_file(store: Store, path: Path | str, deck_name: str = "mine") -> list[str]:
-    """Import a ``.md``/``.txt`` (Q:/A:) or ``.tsv`` file; returns the card ids written."""
+    """Import a ``.md``/``.txt`` (Q:/A:) or ``.tsv`` file; returns the card ids written.
+
+    All or nothing: a malformed file (CardImportError) or a database that refuses the write
+    (``minigpt.store.StoreError``) leaves the stored cards as they were.
+    """
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    pairs = (parse_tsv(text, path.name) if path.suffix.lower() in (".tsv", ".tab")
-             else parse_markdown(text, path.name))
-    if not pairs:
-        raise CardImportError(f"{path.name}: no cards found (expected Q:/A: blocks or front<TAB>back)")
+    pairs = read_card_file(path)
     now = sch.iso(sch.utc_now())
     ids = []
     with store.transaction() as conn:

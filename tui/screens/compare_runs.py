@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.markup import escape
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,6 +20,8 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from minigpt.control import workers as rc
 from minigpt.runs import listing as runs
+from minigpt.text import markup_escape as escape
+from minigpt.text import printable
 from tui.widgets.loss_chart import LossChart
 from tui.widgets.run_summary import (budget_cell, loss_cell, lr_cell, model_cell, params_cell, read_config,
                                      run_note, run_title, seed_cell, settings_line, state_glyph, state_name)
@@ -124,9 +126,10 @@ class CompareRunsScreen(Screen):
         for info in self.infos:
             cfg = read_config(info.path)
             title = run_title(info)
-            table.add_row(self._marker(str(info.path)), model_cell(info, cfg),
-                          title if len(title) <= 16 else title[:15] + "…", lr_cell(cfg), budget_cell(info, cfg),
-                          seed_cell(cfg), loss_cell(info.best_val), loss_cell(info.test_loss), key=str(info.path))
+            cells = (self._marker(str(info.path)), model_cell(info, cfg),
+                     title if len(title) <= 16 else title[:15] + "…", lr_cell(cfg), budget_cell(info, cfg),
+                     seed_cell(cfg), loss_cell(info.best_val), loss_cell(info.test_loss))
+            table.add_row(*(Text(printable(c)) for c in cells), key=str(info.path))
         if self.infos:
             table.move_cursor(row=min(keep, len(self.infos) - 1))
         self._show_detail()
@@ -167,7 +170,7 @@ class CompareRunsScreen(Screen):
                 continue
             steps, values = ((series.val_steps, series.val_loss) if self.metric == "val"
                              else (series.steps, series.train_loss))
-            chart.set_series(path, steps, values, label=label, marker=MARKERS[i], scatter=len(steps) < 30,
+            chart.set_series(path, steps, values, label=printable(label), marker=MARKERS[i], scatter=len(steps) < 30,
                              color=COLOURS[i][0])
         if legend:
             self.query_one("#compare-legend", Static).update("\n".join(legend))

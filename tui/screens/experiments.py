@@ -21,6 +21,7 @@ from minigpt.errors import ConfigError
 from minigpt.experiments import folder as ef
 from minigpt.experiments import plots, presets, results, scheduler
 from minigpt.experiments.spec import Budget, data_info, plan_runs, value_text
+from minigpt.text import markup_escape
 from tui import navigation
 from tui.workers import background
 
@@ -175,7 +176,7 @@ class ExperimentsScreen(Screen):
             budget = grid.budget or Budget("steps", 1000)
             spec = presets.custom_spec("custom", grid.axes, budget, grid.base)
         except ConfigError as e:
-            self.notify(str(e), severity="error", title="Custom grid")
+            self.notify(markup_escape(e), severity="error", title="Custom grid")
             return
         self.launch(spec)
 
@@ -188,7 +189,7 @@ class ExperimentsScreen(Screen):
             exp = ef.create_experiment(spec)
             await scheduler.start(exp.dir)
         except (ConfigError, DatasetError, OSError) as e:
-            self.notify(str(e), severity="error", title="Not started")
+            self.notify(markup_escape(e), severity="error", title="Not started")
             return
         self.notify(f"{exp.name}: {len(exp.runs)} runs started in the background")
         self.refresh_experiments()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -21,6 +20,8 @@ from minigpt import paths, serving_policy
 from minigpt.study.anki import CardImportError, export_apkg, import_file, with_user_cards
 from minigpt.study.decks import DeckError, load_decks
 from minigpt.study.review import StudySession, UndoError
+from minigpt.text import markup_escape as escape
+from tui.saving import keeps_screen
 from tui.widgets.study_card import CardView, RatingBar
 from tui.workers import background
 
@@ -186,6 +187,7 @@ class FlashcardsScreen(Screen):
     def on_rating_bar_rated(self, event: RatingBar.Rated) -> None:
         self.action_rate(event.rating)
 
+    @keeps_screen
     def action_rate(self, rating: int) -> None:
         if self.current is None or not self.query_one(CardView).revealed:
             return
@@ -203,6 +205,7 @@ class FlashcardsScreen(Screen):
                     timeout=1)
         self.advance()
 
+    @keeps_screen
     def action_undo(self) -> None:
         if self.session is None:
             return
@@ -229,6 +232,7 @@ class FlashcardsScreen(Screen):
         self.current = card_id  # the undone card comes back, answer hidden
         self.show_current()
 
+    @keeps_screen
     def action_suspend(self) -> None:
         if self.current is None:
             return
@@ -239,6 +243,7 @@ class FlashcardsScreen(Screen):
             self.cram_pos += 1
         self.advance()
 
+    @keeps_screen
     def action_suspend_leech(self) -> None:
         if self.leech is None:
             return
@@ -248,6 +253,7 @@ class FlashcardsScreen(Screen):
         self.leech = None
         self.advance()
 
+    @keeps_screen
     def action_bury(self) -> None:
         if self.current is None:
             return
@@ -269,6 +275,7 @@ class FlashcardsScreen(Screen):
             self.notify("Back to the scheduled review")
         self.advance()
 
+    @keeps_screen
     def action_toggle_read_only(self) -> None:
         if self.session is None:
             return
@@ -281,6 +288,7 @@ class FlashcardsScreen(Screen):
         else:
             self.refresh_strip()
 
+    @keeps_screen
     def action_new_limit(self, step: int) -> None:
         if self.session is None:
             return
@@ -317,6 +325,7 @@ class FlashcardsScreen(Screen):
         self.query_one("#fc-import").display = False
         self.query_one(CardView).focus()
 
+    @keeps_screen
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "fc-import-path" or self.session is None:
             return
@@ -341,7 +350,7 @@ class FlashcardsScreen(Screen):
         self.session.deck = with_user_cards(self.session.deck, self.app.store)
         event.input.value = ""
         self.close_import()
-        self.notify(f"Imported {len(ids)} cards from {path.name}; new ones join the queue")
+        self.notify(f"Imported {len(ids)} cards from {escape(path.name)}; new ones join the queue")
         if self.current is None:
             self.advance()
         else:

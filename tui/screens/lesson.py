@@ -18,6 +18,7 @@ from textual.widgets import Footer, Header, Markdown, Static
 
 from minigpt.teaching.examples.catalog import render_example
 from minigpt.lessons import Lesson, load_lessons
+from tui.saving import keeps_screen
 from tui.widgets.snippet import SnippetBlock
 from tui.workers import background
 from tui import navigation
@@ -179,6 +180,7 @@ class LessonScreen(Screen):
             self._settle.stop()
         self._settle = self.set_timer(self.settle_s, self._record)
 
+    @keeps_screen
     def _save_position(self, *, read: bool = False) -> None:
         body = self.query_one("#lesson-body", VerticalScroll)
         maximum = body.max_scroll_y
@@ -191,6 +193,7 @@ class LessonScreen(Screen):
         top = body.scroll_y
         return top / total, (top + body.scrollable_content_region.height) / total
 
+    @keeps_screen
     def _record(self) -> None:
         """Remember the view the learner rests on; mark the lesson read when it has been seen."""
         self._settle = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -22,6 +23,7 @@ from minigpt.data import DatasetError
 from minigpt.playground.generation import (Settings, find_checkpoints, fit_case, load_for_playground, run_batch,
                                            save_names)
 from minigpt.sampling import SamplingError
+from minigpt.text import markup_escape, printable
 from tui import navigation
 from tui.workers import background
 
@@ -128,7 +130,7 @@ class PlaygroundScreen(Screen):
         yield Header()
         with Horizontal(classes="pg-row"):
             yield Label("model", classes="pg-label")
-            yield Select([(c.label, i) for i, c in enumerate(self.choices)], prompt="no checkpoint",
+            yield Select([(markup_escape(c.label), i) for i, c in enumerate(self.choices)], prompt="no checkpoint",
                          allow_blank=not self.choices, value=self.initial if self.choices else Select.NULL,
                          compact=True, id="pg-model")
             yield Label("names", classes="pg-label")
@@ -175,7 +177,7 @@ class PlaygroundScreen(Screen):
     def load_choice(self, index: int) -> None:
         self.current = index
         self.loaded = None
-        self.show_message(f"Loading {self.choices[index].label}…")
+        self.show_message(f"Loading {markup_escape(self.choices[index].label)}…")
         self._load(index)
 
     @background(thread=True, exclusive=True, group="load")
@@ -184,13 +186,13 @@ class PlaygroundScreen(Screen):
         try:
             loaded = load_for_playground(choice.path)
         except (CheckpointError, DatasetError, OSError) as e:
-            self.app.call_from_thread(self.show_message, f"⚠ Cannot load {choice.label}: {e}", True)
+            self.app.call_from_thread(self.show_message, f"⚠ Cannot load {markup_escape(choice.label)}: {markup_escape(e)}", True)
             return
         self.app.call_from_thread(self._loaded, loaded)
 
     def _loaded(self, loaded) -> None:
         self.loaded = loaded
-        self.show_message(loaded.dataset_note or "", error=bool(loaded.dataset_note))
+        self.show_message(markup_escape(loaded.dataset_note or ""), error=bool(loaded.dataset_note))
         # Use what the fields say; if one is invalid its message stays and the last valid
         # settings sample the new model, so the table never mixes two models.
         if not self.apply_fields():
@@ -207,7 +209,7 @@ class PlaygroundScreen(Screen):
         try:
             batch = run_batch(loaded, settings)
         except SamplingError as e:
-            self.app.call_from_thread(self._failed, str(e), request)
+            self.app.call_from_thread(self._failed, markup_escape(e), request)
             return
         self.app.call_from_thread(self._show_batch, batch, settings, request)
 
@@ -234,7 +236,7 @@ class PlaygroundScreen(Screen):
         for i, (s, lp) in enumerate(zip(batch.samples, model_lp), start=1):
             name = s.text if s.finished else f"{s.text}…"
             where = WHERE.get(s.membership, s.membership) if self.loaded.dataset is not None else "?"
-            cells = [str(i), name or "(empty)", where, f"{lp:.2f}", f"{lp / max(s.n_tokens, 1):.2f}"]
+            cells = [str(i), Text(printable(name or "(empty)")), where, f"{lp:.2f}", f"{lp / max(s.n_tokens, 1):.2f}"]
             if filtered:
                 cells.append(f"{s.logprob:.2f}")
             table.add_row(*cells, key=str(i))
@@ -275,7 +277,7 @@ class PlaygroundScreen(Screen):
                 label = {"n": "names", "top_k": "top-k", "top_p": "top-p", "max_len": "max length"}.get(f, f)
                 if text.startswith(label):
                     self.query_one(f"#pg-{f}", Input).add_class("-invalid")
-            self.show_message(f"⚠ {text}", error=True)
+            self.show_message(f"⚠ {markup_escape(text)}", error=True)
             return False
         self.regenerate()
         return True
@@ -383,6 +385,6 @@ class PlaygroundScreen(Screen):
         try:
             path = save_names(self.batch.samples, self.settings, source)
         except OSError as e:
-            self.notify(f"Could not save the names: {e}", severity="error")
+            self.notify(f"Could not save the names: {markup_escape(e)}", severity="error")
             return
-        self.notify(f"Saved {len(self.batch.samples)} names to {path}", timeout=8)
+        self.notify(f"Saved {len(self.batch.samples)} names to {markup_escape(path)}", timeout=8)

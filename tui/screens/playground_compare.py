@@ -8,7 +8,7 @@ from dataclasses import replace
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.markup import escape
+from minigpt.text import markup_escape as escape
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.markup import escape
+from minigpt.text import markup_escape as escape
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 

@@ -12,7 +12,7 @@ import math
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.markup import escape
+from minigpt.text import markup_escape as escape
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 

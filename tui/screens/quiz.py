@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import random
 
-from rich.markup import escape
+from minigpt.text import markup_escape as escape
+from tui.saving import keeps_screen
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -206,6 +207,7 @@ class QuizScreen(Screen):
         views = self.query(QuestionView)
         return views.first() if views else None
 
+    @keeps_screen
     def on_question_view_answered(self, event: QuestionView.Answered) -> None:
         out = event.outcome
         log_mode = f"quiz:{self.mode}"

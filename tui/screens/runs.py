@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.markup import escape
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -18,6 +18,8 @@ from minigpt import paths, serving_policy
 from minigpt.control import form as run_form
 from minigpt.control import workers as rc
 from minigpt.runs import listing as runs
+from minigpt.text import markup_escape as escape
+from minigpt.text import printable
 from minigpt.models.config import ConfigError
 from tui.widgets.run_summary import (budget_cell, loss_cell, lr_cell, model_cell, params_cell, read_config,
                                      run_note, run_title, seed_cell, settings_line, state_glyph, state_name)
@@ -54,7 +56,7 @@ def detail_for(info: runs.RunInfo, stopping: bool = False) -> str:
     title = run_title(info)
     folder = f"  [dim]({escape(info.name)})[/dim]" if title != info.name else ""
     state = ("■ stopping… (finishing its step, saving a checkpoint)" if stopping
-             else f"{state_glyph(info)} {state_name(info)}") + (f" · {info.device}" if info.device else "")
+             else f"{state_glyph(info)} {state_name(info)}") + (f" · {escape(info.device)}" if info.device else "")
     lines = [f"[b]{escape(title)}[/b]{folder}  {state}",
              escape(settings_line(info, cfg))]
     note = run_note(info)
@@ -111,7 +113,7 @@ class RunsScreen(Screen):
             self._shown_rows = rows
             table.clear()
             for key, row in rows:
-                table.add_row(*row, key=key)
+                table.add_row(*(Text(printable(cell)) for cell in row), key=key)
             if keep is not None and str(keep) in self.infos:
                 table.move_cursor(row=table.get_row_index(str(keep)))
         summary = self.query_one("#runs-summary", Static)
@@ -192,9 +194,9 @@ class RunsScreen(Screen):
             return
         try:
             rc.stop_run(path)
-            self.notify(f"Stop requested for {path.name}")
+            self.notify(f"Stop requested for {escape(path.name)}")
         except rc.RunControlError as e:
-            self.notify(str(e), severity="warning")
+            self.notify(escape(e), severity="warning")
             return
         self.stopping.add(str(path))
         self.refresh_runs()
@@ -208,7 +210,7 @@ class RunsScreen(Screen):
             await serving_policy.resume_run(path)
             self.notify(f"Resuming {path.name}")
         except (rc.RunControlError, serving_policy.PolicyRefusal) as e:
-            self.notify(str(e), severity="warning")
+            self.notify(escape(e), severity="warning")
         self.refresh_runs()
 
     def action_delete(self) -> None:
@@ -222,9 +224,9 @@ class RunsScreen(Screen):
                 return
             try:
                 rc.delete_run(path)
-                self.notify(f"Deleted {path.name}")
+                self.notify(f"Deleted {escape(path.name)}")
             except (rc.RunControlError, OSError) as e:
-                self.notify(str(e), severity="error")
+                self.notify(escape(e), severity="error")
             self.refresh_runs()
 
         self.app.push_screen(ConfirmScreen(f"Delete run [b]{escape(path.name)}[/b] and its checkpoints?"), done)
@@ -236,7 +238,7 @@ class RunsScreen(Screen):
         try:
             settings = rc.run_settings(path)
         except ConfigError as e:
-            self.notify(str(e), severity="error")
+            self.notify(escape(e), severity="error")
             return
         self._open_training(settings=settings)
 

@@ -20,6 +20,7 @@ from minigpt.control import form as run_form
 from minigpt.control import workers as rc
 from minigpt.errors import ConfigError, DatasetError
 from minigpt.runs import listing as runs
+from minigpt.text import markup_escape
 from minigpt.training.options import TrainConfig
 from tui.widgets.training_confirm import StartRunScreen
 from tui.widgets.training_form import TrainingForm
@@ -133,14 +134,14 @@ class TrainingScreen(Screen):
         except (ConfigError, DatasetError, OSError) as e:
             self.form.show_error("data" if isinstance(e, DatasetError) else getattr(e, "field", None), str(e))
             return
-        self.notify(f"Training started in the background: {run_dir.name}")
+        self.notify(f"Training started in the background: {markup_escape(run_dir.name)}")
         self.show_run(run_dir)
 
     def action_stop(self) -> None:
         try:
             rc.stop_run(self.panel.run_dir)
         except rc.RunControlError as e:
-            self.notify(str(e), severity="warning")
+            self.notify(markup_escape(e), severity="warning")
             return
         self.panel.stop_requested()
         self.notify("Stop requested: the worker finishes its step, saves a checkpoint and stops")
@@ -149,7 +150,7 @@ class TrainingScreen(Screen):
         try:
             await serving_policy.resume_run(self.panel.run_dir)
         except (rc.RunControlError, serving_policy.PolicyRefusal) as e:
-            self.notify(str(e), severity="warning")
+            self.notify(markup_escape(e), severity="warning")
             return
         self.notify("Resuming from the last checkpoint")
         self.panel.poll()
@@ -162,7 +163,7 @@ class TrainingScreen(Screen):
         try:
             settings = rc.run_settings(self.panel.run_dir)
         except ConfigError as e:
-            self.notify(str(e), severity="error")
+            self.notify(markup_escape(e), severity="error")
             return
         self.form.fill(run_form.form_from_config(settings))
         self._set_mode("form")

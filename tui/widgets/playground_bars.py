@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from textual.markup import escape
+from minigpt.text import markup_escape as escape
 from textual.widgets import Static
 
 BLOCKS = " ▏▎▍▌▋▊▉█"

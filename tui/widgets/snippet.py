@@ -58,7 +58,7 @@ class SnippetBlock(Vertical, can_focus=True):
         Binding("x", "reset", "Original code", show=True),
     ]
 
-    state = reactive("idle")  # idle | running | done | failed | timeout
+    state = reactive("idle")  # idle | running | done | failed | timeout | truncated
 
     def __init__(self, code: str, index: int, **kwargs):
         super().__init__(classes="snippet", **kwargs)
@@ -99,6 +99,7 @@ class SnippetBlock(Vertical, can_focus=True):
             "done": "✓ ran — Enter runs it again · e: edit",
             "failed": "✗ failed — see the error below",
             "timeout": f"✗ stopped after {TIME_LIMIT_S:.0f} s",
+            "truncated": "✗ stopped: too much output",
         }
         if self.editing:
             label = "editing — ctrl+s: run your version · escape: stop editing"

@@ -5,7 +5,7 @@ They only draw what ``minigpt.study`` computed; the screen decides what happens 
 
 from __future__ import annotations
 
-from rich.markup import escape
+from minigpt.text import markup_escape as escape
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from rich.markup import escape
+from minigpt.text import markup_escape as escape
 from textual_plotext import PlotextPlot
 
 from minigpt.study.stats import Activity, Retention

@@ -12,7 +12,7 @@ Enter moves to the next field; only ctrl+s or the Start button submit, and a val
 
 from __future__ import annotations
 
-from rich.markup import escape
+from minigpt.text import markup_escape as escape
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding

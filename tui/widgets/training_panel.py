@@ -148,9 +148,9 @@ class RunPanel(Vertical):
     def _sample(self, run_dir: Path, evals: int) -> None:
         try:
             names = rc.sample_names(run_dir, 6)
-            text = "\n".join(f"  {n or '(empty)'}" for n in names)
+            text = "\n".join(f"  {_escape(n) or '(empty)'}" for n in names)
         except Exception as e:  # noqa: BLE001 - a checkpoint mid-swap or damaged: say so, keep going
-            names, text = [], f"  [dim]no samples: {_escape(str(e))[:60]}[/dim]"
+            names, text = [], f"  [dim]no samples: {_escape(str(e)[:60])}[/dim]"
         self.app.call_from_thread(self._show_samples, run_dir, evals, names, text)
 
     def _show_samples(self, run_dir: Path, evals: int, names: list[str], text: str) -> None:
@@ -161,6 +161,6 @@ class RunPanel(Vertical):
 
 
 def _escape(text: str) -> str:
-    from rich.markup import escape
+    from minigpt.text import markup_escape as escape
 
     return escape(text)
