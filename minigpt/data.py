@@ -105,21 +105,22 @@ class Vocab:
     def ids_of(self, points: np.ndarray, where: str = "") -> np.ndarray:
         """Code points to token ids (uint8 or int16); unknown characters raise a DatasetError."""
         codes = [ord(c) for c in self.chars]
-        if points.dtype == np.uint8 and self.size < 256:  # one C pass: bytes.translate
+        ids = np.empty(len(points), dtype=np.uint8 if self.size <= 256 else np.int16)
+        step = 1 << 22  # in slices: a whole copy (or an int32 one) would be 1–4× the text again
+        if points.dtype == np.uint8 and self.size < 256:  # bytes.translate: one C pass
             table = bytearray(b"\xff" * 256)
             for i, c in enumerate(codes):
                 if c < 256:
                     table[c] = i
-            translated = bytearray(points.tobytes().translate(table))
-            ids = np.frombuffer(translated, dtype=np.uint8)
-            if b"\xff" in translated:
-                self._refuse(points[ids == 0xFF], where)
+            for i in range(0, len(points), step):
+                part = points[i : i + step].tobytes().translate(table)
+                if b"\xff" in part:
+                    self._refuse(points[i : i + step][np.frombuffer(part, np.uint8) == 0xFF], where)
+                ids[i : i + step] = np.frombuffer(part, dtype=np.uint8)
             return ids
         table = np.full(max(max(codes), int(points.max(initial=0))) + 1, -1, dtype=np.int32)
         table[codes] = np.arange(self.size, dtype=np.int32)
-        ids = np.empty(len(points), dtype=np.uint8 if self.size <= 256 else np.int16)
-        step = 1 << 22
-        for i in range(0, len(points), step):  # in slices: a full int32 copy would be 4× the text
+        for i in range(0, len(points), step):
             mapped = table[points[i : i + step]]
             if (mapped < 0).any():
                 self._refuse(points[i : i + step][mapped < 0], where)
@@ -402,12 +403,14 @@ def load_dataset(path: Path | str | None = None, seed: int = 42, vocab: Vocab | 
     longest = int(n_chars.max())
     block_size = block_size or auto_block_size(longest)
     order = split_order(len(n_chars), seed)
-    n_train, n_val, _ = split_sizes(len(n_chars))
-    parts = []
-    for chosen in (order[:n_train], order[n_train : n_train + n_val], order[n_train + n_val :]):
-        parts.append(EncodedSplit.from_arrays(tokens, starts[chosen], n_chars[chosen], vocab, block_size))
+    # Put the words in split order once; each split is then a slice (a view), not a copy.
+    starts = starts[order]
+    n_chars = n_chars[order]
     del order
-    train, val, test = parts
+    n_train, n_val, _ = split_sizes(len(n_chars))
+    train, val, test = (EncodedSplit.from_arrays(tokens, starts[cut], n_chars[cut], vocab, block_size)
+                        for cut in (slice(0, n_train), slice(n_train, n_train + n_val),
+                                    slice(n_train + n_val, None)))
     splits = Splits(train.words, val.words, test.words)
     return Dataset(words=Chained(splits.train, splits.val, splits.test), vocab=vocab, splits=splits, block_size=block_size,
                    train=train, val=val, test=test, source=str(path),

@@ -1,0 +1,33 @@
+"""The hostile-input suite: what a careless or hostile user can feed the tutor, class by class.
+
+Every case asserts an outcome, never only "no exception": a one-line ``Error:`` with exit status 2
+from the CLI, or a message shown in the app with the screen still working; no traceback, no hang
+past a stated bound, nothing lost (reviews, progress, the user's files), and no control character
+from a file or a model reaching the terminal.
+
+Input classes and where they are tested (add a file here for a new class, and a line below):
+
+- terminal strings: OSC 52 / OSC 0 / CSI / C1 / BEL in dataset lines, generated names, card text,
+  run folder names, status error messages, snippet output
+  (``test_terminal_strings.py`` for the library and the CLI, ``test_terminal_app.py`` for the app);
+- datasets: empty, blank, binary, not UTF-8, a byte-order mark, 1 / 2 / 3–9 lines, a 1 MB line,
+  a 200 MB file (peak memory measured), FIFOs and devices, folders, symlinks, unreadable files,
+  huge alphabets (``test_datasets.py``);
+- vocabularies: junk stored in a checkpoint's vocabulary list (``test_datasets.py``);
+- the progress database: damaged, read-only, locked by another writer, full, newer schema, the
+  round-1 file (``test_database.py``);
+- lesson snippets: endless output, endless runs, grandchildren holding the pipe, the learner
+  leaving or quitting mid-run (``test_snippets.py``);
+- card imports: Markdown and TSV parsing (property-based), binary / huge / non-UTF-8 files,
+  duplicates, stray quotes, FIFOs (``test_card_import.py``);
+- run files: text fields of status.json and lines of metrics.jsonl (``test_run_files.py``);
+- CLI options: absurd numbers, unicode, symlinks, permission-denied and special paths
+  (``test_cli_options.py``).
+
+``conftest.py`` holds the shared pieces: the escape sequences, an assertion that text is free of
+control characters, the CLI run in a real subprocess, the app's rendered screen as text, and the
+large generated files (made once per session, in a temporary folder).
+
+Run it alone with ``pytest tests/hostile``; ``make test`` runs it with everything else. It is
+kept under a minute on two cores: big files are generated once, every wait is bounded.
+"""
