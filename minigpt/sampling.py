@@ -20,9 +20,16 @@ from minigpt.data import Vocab
 
 
 
+MIN_TEMPERATURE = 1e-3  # below this the scaled float32 logits overflow (and the choice is greedy anyway)
+MAX_SAMPLES = 10_000  # one batch; more would only exhaust memory
+
+
 def validate_options(temperature: float, top_k: int | None, top_p: float | None) -> None:
     if not (temperature > 0 and math.isfinite(temperature)):
         raise SamplingError(f"temperature must be > 0, got {temperature}")
+    if temperature < MIN_TEMPERATURE:
+        raise SamplingError(f"temperature must be at least {MIN_TEMPERATURE:g} (smaller is the same as "
+                            f"always taking the most likely character), got {temperature:g}")
     if top_k is not None and top_k < 1:
         raise SamplingError(f"top-k must be at least 1, got {top_k}")
     if top_p is not None and not (0 < top_p <= 1):
@@ -75,6 +82,8 @@ class Distribution:
 
 
 def _encode_prefix(vocab: Vocab, prefix: str) -> list[int]:
+    if "." in prefix:
+        raise SamplingError(f"prefix {prefix!r}: '.' is the start/end token, not a character of a name")
     missing = vocab.unknown(prefix)
     if missing:
         raise SamplingError(
@@ -126,8 +135,10 @@ def generate(model, vocab: Vocab, n: int = 20, *, temperature: float = 1.0, top_
              seed: int | None = None, use_cache: bool = True, dataset=None) -> list[Sample]:
     """Sample ``n`` words in one batch. Same seed and options → same words."""
     validate_options(temperature, top_k, top_p)
-    if n < 1:
-        raise SamplingError(f"number of samples must be at least 1, got {n}")
+    if not 1 <= n <= MAX_SAMPLES:
+        raise SamplingError(f"number of samples must be between 1 and {MAX_SAMPLES:,}, got {n}")
+    if seed is not None and not -(2**63) <= seed < 2**64:
+        raise SamplingError(f"seed must fit in 64 bits, got {seed}")
     model.eval()
     block = model.config.block_size
     ids = _encode_prefix(vocab, prefix)
