@@ -299,6 +299,11 @@ def run_snippet(code: str, timeout: float = TIME_LIMIT_S, limit: int = OUTPUT_LI
                     room = limit - sum(len(b) for b in buffers.values())
                     buffers[key.fileobj] += chunk[: max(room, 0)]
                     truncated = truncated or len(chunk) > room
+        if not (timed_out or truncated):  # output closed: the snippet may still be finishing
+            try:
+                proc.wait(max(timeout - (time.monotonic() - start), 0))
+            except subprocess.TimeoutExpired:
+                timed_out = True
     finally:
         kill_group(proc.pid)
         proc.wait()
@@ -343,7 +348,9 @@ async def run_snippet_async(code: str, timeout: float = TIME_LIMIT_S, limit: int
                     timed_out = exited not in done
                     break
             chunk, reading = reading.result(), None
-            if not chunk:
+            if not chunk:  # output closed: the snippet may still be finishing (Python's teardown)
+                left = timeout - (time.monotonic() - start)
+                timed_out = not (await asyncio.wait({exited}, timeout=max(left, 0)))[0]
                 break
             room = limit - len(out)
             out += chunk[: max(room, 0)]

@@ -136,7 +136,7 @@ def generate(model, vocab: Vocab, n: int = 20, *, temperature: float = 1.0, top_
     """Sample ``n`` words in one batch. Same seed and options → same words."""
     validate_options(temperature, top_k, top_p)
     if not 1 <= n <= MAX_SAMPLES:
-        raise SamplingError(f"number of samples must be between 1 and {MAX_SAMPLES:,}, got {n}")
+        raise SamplingError(f"number of samples must be at least 1 and at most {MAX_SAMPLES:,}, got {n}")
     if seed is not None and not -(2**63) <= seed < 2**64:
         raise SamplingError(f"seed must fit in 64 bits, got {seed}")
     model.eval()

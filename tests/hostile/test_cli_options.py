@@ -21,9 +21,9 @@ def run(*args: str):
 
 
 @pytest.mark.parametrize("args, pattern", [
-    (("-n", "0"), "between 1 and 10,000"),
-    (("-n", "100000000"), "between 1 and 10,000"),  # was: a memory error from torch
-    (("-n", "99999999999999999999"), "between 1 and 10,000"),
+    (("-n", "0"), "at least 1 and at most 10,000"),
+    (("-n", "100000000"), "at least 1 and at most 10,000"),  # was: a memory error from torch
+    (("-n", "99999999999999999999"), "at least 1 and at most 10,000"),
     (("--temperature", "nan"), "temperature must be > 0"),
     (("--temperature", "-inf"), "temperature must be > 0"),
     (("--temperature", "1e-320"), "temperature must be at least 0.001"),  # was: NaN probabilities
