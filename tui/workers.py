@@ -18,6 +18,7 @@ from typing import Any, Callable
 from textual import work
 
 from minigpt import paths
+from minigpt.text import markup_escape
 
 _log_lock = threading.Lock()
 
@@ -43,7 +44,7 @@ def report_failure(node, what: str, error: BaseException) -> None:
 
     def show() -> None:
         target = node if getattr(node, "is_attached", True) else node.app
-        target.notify(message, title="Something went wrong", severity="error", timeout=12)
+        target.notify(markup_escape(message), title="Something went wrong", severity="error", timeout=12)
 
     app = node.app
     if threading.get_ident() == getattr(app, "_thread_id", None):

@@ -14,6 +14,7 @@ from textual.widgets import Footer, Header, Input, Label, Select, Static
 from minigpt.playground.generation import find_checkpoints
 from minigpt.teaching.stepper import Panel
 from minigpt.teaching.explorers import name_ids
+from minigpt.text import markup_escape
 from tui.widgets.attention_grid import AttentionGrid
 from tui.widgets.matrix_view import MatrixView
 from tui.workers import background
@@ -21,7 +22,7 @@ from tui.workers import background
 
 def available_checkpoints() -> list[tuple[str, Path]]:
     """MiniGPT checkpoints (the shipped ones, then finished runs): only they have attention."""
-    return [(c.label, c.path) for c in find_checkpoints() if c.kind == "gpt"]
+    return [(markup_escape(c.label), c.path) for c in find_checkpoints() if c.kind == "gpt"]
 
 
 class TrainedAttentionScreen(Screen):
@@ -66,7 +67,7 @@ class TrainedAttentionScreen(Screen):
             self.status("No checkpoint found: the shipped default is missing and no run has finished.")
 
     def status(self, text: str) -> None:
-        self.query_one("#tr-status", Static).update(text.replace("[", "\\["))
+        self.query_one("#tr-status", Static).update(markup_escape(text))
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.value is not Select.BLANK and (self.checkpoint is None or str(self.checkpoint.path) != event.value):

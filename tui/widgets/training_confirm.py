@@ -6,7 +6,6 @@ buttons and opens with "Back" focused, so a stray Enter never starts anything.
 
 from __future__ import annotations
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -14,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from minigpt.control.workers import format_duration
+from minigpt.text import markup_escape as escape
 from minigpt.training.options import TrainConfig
 from tui.workers import background
 

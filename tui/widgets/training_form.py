@@ -12,7 +12,6 @@ Enter moves to the next field; only ctrl+s or the Start button submit, and a val
 
 from __future__ import annotations
 
-from minigpt.text import markup_escape as escape
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -24,6 +23,7 @@ from textual.widgets import Button, Collapsible, Input, Label, Select, Static
 from minigpt import serving_policy
 from minigpt.control import form as run_form
 from minigpt.errors import ConfigError
+from minigpt.text import markup_escape as escape
 from minigpt.training.options import OPTIONS_BY_NAME, Option, TrainConfig
 
 PRESET_NAMES = [("course: d=64, 4 heads, 4 layers", "course"), ("tiny: d=16, 1 layer", "tiny"),
