@@ -100,7 +100,9 @@ def _decode(symbols: np.ndarray, alphabet: tuple[str, ...] | None) -> str:
     return symbols.astype("<u4").tobytes().decode("utf-32-le")
 
 
-def _open_checked(path: Path):
+def check_file(path: Path) -> None:
+    """Refuse, with a DatasetError naming ``path``, what no reader should open: a missing path, a
+    folder, a device or pipe (reading ``/dev/zero`` never ends), a file over MAX_FILE_BYTES."""
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -108,13 +110,17 @@ def _open_checked(path: Path):
     except OSError as e:
         raise DatasetError(f"{path}: cannot read ({e.strerror or e})") from None
     if stat.S_ISDIR(info.st_mode):
-        raise DatasetError(f"{path}: is a folder, expected a text file with one item per line")
+        raise DatasetError(f"{path}: is a folder, expected a text file")
     if not stat.S_ISREG(info.st_mode):
         raise DatasetError(f"{path}: not a regular file (a device or a pipe); give a text file")
     if info.st_size > MAX_FILE_BYTES:
         raise DatasetError(
             f"{path}: {info.st_size / 2**20:,.0f} MiB is more than the {MAX_FILE_BYTES >> 20:,} MiB "
             f"this tutor reads; train on a sample of the file")
+
+
+def _open_checked(path: Path):
+    check_file(path)
     try:
         return path.open("rb")
     except OSError as e:

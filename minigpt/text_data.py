@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 
+from minigpt.corpus import check_file
 from minigpt.data import BOUNDARY, Vocab
 from minigpt.errors import DatasetError
 
@@ -25,6 +26,7 @@ MAX_EVAL_WINDOWS = 2048  # a fixed, bounded evaluation set: enough for a stable 
 def load_text(path: Path | str) -> str:
     """The whole file as text, with a clear error for what cannot be trained on."""
     path = Path(path)
+    check_file(path)  # not a device, a pipe or a folder; not over the size limit
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

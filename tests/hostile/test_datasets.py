@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from minigpt import corpus
 from minigpt.data import (MAX_AUTO_BLOCK, DatasetError, EncodedSplit, Vocab, load_dataset,
                           load_words)
+from minigpt.text_data import load_text
 from tests.hostile.conftest import REPO, bounded, denied, write_names
 from tui.cli import main
 
@@ -90,8 +91,9 @@ def test_special_paths_refused_without_waiting(tmp_path):
     with bounded(10):
         for path, pattern in [(fifo, "not a regular file"), ("/dev/zero", "not a regular file"),
                               (tmp_path, "is a folder"), (tmp_path / "missing.txt", "no such file")]:
-            with pytest.raises(DatasetError, match=pattern):
-                load_words(path)
+            for reader in (load_words, load_text):  # one item per line, and one long text
+                with pytest.raises(DatasetError, match=pattern):
+                    reader(path)
             assert_one_line_error(*cli_train(path), pattern)
 
 
