@@ -41,6 +41,13 @@ def apply_data_dir(data_dir: Path | None) -> None:
     """Point the per-user folders (progress, settings, runs) at ``data_dir`` for this process."""
     if data_dir is not None:
         os.environ["MINIGPT_DATA_DIR"] = str(data_dir.expanduser().resolve())
+    from minigpt import paths
+
+    try:  # one clear line now, rather than a traceback from whichever command first needs it
+        paths.user_data_dir()
+    except OSError as e:
+        raise UserError(f"cannot use {os.environ.get('MINIGPT_DATA_DIR') or 'the data folder'} "
+                        f"for progress and runs: {e.strerror or e}") from None
 
 
 data_dir_option = click.option(

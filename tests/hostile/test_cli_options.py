@@ -79,3 +79,11 @@ def test_train_output_folder_that_cannot_be(tmp_path):
     for out_dir in (blocker / "run", "/dev/null"):
         code, out = run("train", "--data", str(data), "--model", "bigram", "-q", "--out", str(out_dir))
         assert code == 2 and out.startswith("Error: ") and out.count("\n") == 1, out
+
+
+def test_a_data_folder_that_cannot_exist(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for args in (["--data-dir", str(blocker / "sub"), "runs"], ["--data-dir", str(blocker / "sub"), "sample"]):
+        code, out = run(*args)
+        assert code == 2 and out.startswith("Error: cannot use ") and out.count("\n") == 1, out

@@ -184,3 +184,18 @@ async def test_rating_while_locked_keeps_the_card_and_retries(tmp_path, quick_de
         await pilot.pause()
         assert [r["card_id"] for r in history(app.store)] == [card]
         assert isinstance(app.screen, FlashcardsScreen) and screen.current != card
+
+
+def test_an_upgrade_keeps_a_copy_of_the_file_as_it_was(tmp_path):
+    path = tmp_path / "progress.sqlite3"
+    old = sqlite3.connect(path)
+    old.executescript(MIGRATIONS[0])  # a schema-1 database, as the first release wrote it
+    old.execute("INSERT INTO settings VALUES ('theme', 'old')")
+    old.execute("PRAGMA user_version = 1")
+    old.commit()
+    old.close()
+    store = Store(path)
+    assert store.version == len(MIGRATIONS) and store.get_setting("theme") == "old"
+    copy = sqlite3.connect(tmp_path / "progress.sqlite3.schema-1.bak")
+    assert copy.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert copy.execute("SELECT value FROM settings").fetchall() == [("old",)]
