@@ -244,7 +244,7 @@ class PlaygroundScreen(Screen):
             table.move_cursor(row=min(row, len(batch.samples) - 1))
         self.query_one("#pg-summary", Static).update(
             f"{batch.summary.line()} · {batch.seconds * 1000:.0f} ms\n"
-            f"[$text-muted]{settings.describe()}[/]")
+            f"[$text-muted]{markup_escape(settings.describe())}[/]")
         if not self.loaded.dataset_note and not self.query(".-invalid"):
             self.show_message("")
 

@@ -9,6 +9,7 @@ in a worker thread so the app stays responsive; the output shows under the code.
 
 from __future__ import annotations
 
+import threading
 import time
 
 from rich.syntax import Syntax
@@ -21,6 +22,7 @@ from textual.widgets import Static, TextArea
 
 from minigpt import serving_policy
 from minigpt.lessons import run_snippet
+from minigpt.text import printable
 from tui.workers import background
 
 TIME_LIMIT_S = 20.0
@@ -67,6 +69,7 @@ class SnippetBlock(Vertical, can_focus=True):
         self.index = index
         self.output_text = ""
         self.editing = False
+        self._stop = threading.Event()  # set when this block goes away: the run is killed at once
 
     @property
     def edited(self) -> bool:
@@ -165,25 +168,33 @@ class SnippetBlock(Vertical, can_focus=True):
         self.state = "running"
         out.update("")
         self._draw_title(self.state)
+        self._stop.clear()
         self._run(self.code)
+
+    def on_unmount(self) -> None:
+        self._stop.set()  # the learner left the lesson or quit: stop the snippet and what it started
 
     @background(thread=True, exclusive=True, group="snippet", what="Running the snippet")
     def _run(self, code: str) -> None:
         start = time.monotonic()
-        result = run_snippet(code, timeout=TIME_LIMIT_S)
+        result = run_snippet(code, timeout=TIME_LIMIT_S, stop=self._stop)
         took = time.monotonic() - start
         self.app.call_from_thread(self._show, result, took)
 
     def _show(self, result, took: float) -> None:
+        if not self.is_attached:
+            return  # left while it ran
         out = self.query_one(".snippet-output", Static)
+        # Program output is shown, never interpreted: control characters made visible.
         if result.timed_out:
             self.output_text = (result.stdout + result.stderr).rstrip()
-            out.update(Text(f"{self.output_text[-MAX_SHOWN_CHARS:]}\n"
+            out.update(Text(printable(f"{self.output_text[-MAX_SHOWN_CHARS:]}\n", keep="\n\t") +
                             f"stopped: ran longer than {TIME_LIMIT_S:.0f} s".lstrip()))
             self.state = "timeout"
             return
         text = (result.stdout + result.stderr).rstrip() or "(no output)"
         self.output_text = text[-MAX_SHOWN_CHARS:]
-        out.update(Text(f"{self.output_text}\n[{took:.1f} s]"))
-        self.state = "done" if result.ok else "failed"
+        footer = result.note if result.truncated else f"{took:.1f} s"
+        out.update(Text(printable(self.output_text, keep="\n\t") + f"\n[{footer}]"))
+        self.state = "truncated" if result.truncated else "done" if result.ok else "failed"
         self._draw_title(self.state)

@@ -112,8 +112,8 @@ class RunPanel(Vertical):
         cfg = read_config(self.run_dir)
         lr = lr_cell(cfg)
         self.query_one("#run-title", Static).update(
-            f"[b]{_escape(run_title(info))}[/b]  {model_cell(info, cfg)}{f' · lr {lr}' if lr != '–' else ''}"
-            f" · seed {seed_cell(cfg)} · {params} · {info.device or '…'}")
+            f"[b]{_escape(run_title(info))}[/b]  {_escape(model_cell(info, cfg))}{f' · lr {lr}' if lr != '–' else ''}"
+            f" · seed {seed_cell(cfg)} · {params} · {_escape(info.device or '…')}")
         frac, eta = rc.progress(info, last)
         step = max(info.step, int(last.get("step") or 0))
         total = f"/{info.total:g}s" if info.total_unit == "seconds" and info.total else (
