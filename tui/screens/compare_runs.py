@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.markup import escape
 from rich.text import Text
-from textual import work
+from tui.workers import background
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -98,7 +99,7 @@ class CompareRunsScreen(Screen):
         self.load_curves(list(self.shown))
 
     # -- data -------------------------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="curves")
+    @background(thread=True, exclusive=True, group="curves")
     def load_curves(self, paths: list[str]) -> None:
         """Read the metrics files off the event loop (a long run's file is megabytes)."""
         loaded = {}

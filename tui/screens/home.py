@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from textual import work
+from rich.markup import escape
+from tui.workers import background
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -45,7 +46,7 @@ class HomeScreen(Screen):
     def on_screen_resume(self) -> None:
         self.refresh_glance()
 
-    @work(thread=True, exclusive=True, group="glance")
+    @background(thread=True, exclusive=True, group="glance")
     def refresh_glance(self) -> None:
         """Count in a worker: the card queue reads every deck (about a second on a busy machine),
         which must not hold back the first frame or the return to this screen."""

@@ -84,7 +84,7 @@ class LessonScreen(Screen):
         Binding("j", "line_down", "Line down", show=False),
         Binding("k", "line_up", "Line up", show=False),
         Binding("tab", "next_snippet", "Snippet", show=True),
-        Binding("n", "next_lesson", "Next"),
+        Binding("n", "next_lesson", "Next", show=False),  # 80 columns: the end of the lesson says n
         Binding("p", "previous_lesson", "Prev", show=False),
         Binding("z", "chapter_quiz", "Quiz"),
         Binding("o", "open_explorer", "Explore"),
