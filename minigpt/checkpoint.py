@@ -1,9 +1,17 @@
 """Checkpoints: a folder with ``model.safetensors`` and ``config.json``, written atomically.
 
 Nothing here unpickles: weights and optimizer tensors are safetensors, everything else is JSON.
-A save writes a complete new folder beside the old one, fsyncs it, then swaps the two with
-renames. A process killed at any moment leaves either the old or the new checkpoint loadable
-(``load_checkpoint`` also looks at the ``.old`` folder left by a swap cut short).
+``config.json`` carries a format version and is read through one typed reader
+(``read_checkpoint_meta``): it migrates older versions and checks every field's type, so a
+damaged file ends in one ``CheckpointError`` that names the field. Before a model is built, its
+size is measured on torch's meta device (refused past ``MAX_PARAMS``) and its tensors' shapes are
+checked against the weights file's header, so a small file cannot ask for gigabytes.
+
+The save protocol survives a kill at any point, any number of times in a row. The new checkpoint
+is written complete into ``NAME.tmp`` (never read by the loader), then ``NAME`` is renamed to
+``NAME.old`` and ``NAME.tmp`` to ``NAME``. ``NAME.old`` is deleted only while ``NAME`` exists, and
+a save that finds ``NAME`` missing first puts ``NAME.old`` back: so at every instant ``NAME`` or
+``NAME.old`` holds a complete checkpoint, and the loader reads ``NAME``, else ``NAME.old``.
 
 ``model.safetensors`` always holds the weights to use (the run's weight average when it keeps
 one). A checkpoint meant for resuming also holds the optimizer state and, beside an average,
@@ -12,29 +20,47 @@ the raw weights the optimizer was moving (``training.safetensors``).
 
 from __future__ import annotations
 
-from minigpt.errors import CheckpointError
-
 import hashlib
 import json
+import math
 import os
 import shutil
-from dataclasses import dataclass, field
+import struct
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from minigpt.models.config import ConfigError, config_from_dict, config_to_dict
 from minigpt.data import Vocab
-from minigpt.models.build import build_model
+from minigpt.errors import CheckpointError, ConfigError, DatasetError
+from minigpt.models.build import MAX_PARAMS, build_model, planned_size
+from minigpt.models.config import MODEL_CONFIGS, config_from_dict, config_to_dict
 
 FORMAT = "minigpt-checkpoint"
 FORMAT_VERSION = 1
 WEIGHTS, CONFIG, OPTIMIZER = "model.safetensors", "config.json", "optimizer.safetensors"
 TRAINING_WEIGHTS = "training.safetensors"
+MAX_CONFIG_BYTES = 16 << 20  # a checkpoint's JSON holds a vocabulary and a few settings
+MAX_HEADER_BYTES = 16 << 20
+FLOAT_DTYPES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8}
 
 
+@dataclass
+class CheckpointMeta:
+    """``config.json`` of a checkpoint, migrated to the current format and checked."""
+
+    path: Path  # the folder it was read from (``NAME`` or, after a cut save, ``NAME.old``)
+    kind: str
+    model_config: object
+    vocab: Vocab
+    train_config: dict = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)
+    state: dict = field(default_factory=dict)
+    weights_sha256: str | None = None
+    training_weights_sha256: str | None = None
+    optimizer: dict | None = None
 
 
 @dataclass
@@ -47,6 +73,9 @@ class Checkpoint:
     train_config: dict = field(default_factory=dict)
     metrics: dict = field(default_factory=dict)
     state: dict = field(default_factory=dict)  # trainer state for resume (step, …)
+
+
+# ---------------------------------------------------------------------------- saving
 
 
 def _fsync_dir(path: Path) -> None:
@@ -64,7 +93,7 @@ def _fsync_dir(path: Path) -> None:
 
 def _write_json(path: Path, obj) -> None:
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=2, sort_keys=True)
+        json.dump(obj, f, indent=2, sort_keys=True, allow_nan=False)
         f.write("\n")
         f.flush()
         os.fsync(f.fileno())
@@ -100,6 +129,28 @@ def _weights(model) -> dict:
     return weights
 
 
+def _tensor_shapes(model) -> dict[str, tuple[int, ...]]:
+    """What ``_weights`` saves, as names and shapes only (works on the meta device)."""
+    shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    if getattr(model.config, "tie_weights", False):
+        shapes.pop("head.weight", None)
+    return shapes
+
+
+def _finite_or_none(values: dict) -> dict:
+    """JSON has no NaN: a non-finite metric is saved as null."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in values.items()}
+
+
+def recover_interrupted_save(path: Path | str) -> None:
+    """Undo a save cut between its two renames: ``NAME`` is gone, ``NAME.old`` is complete."""
+    path = Path(path)
+    old = path.with_name(path.name + ".old")
+    if not path.exists() and (old / CONFIG).exists():
+        os.rename(old, path)
+        _fsync_dir(path.parent)
+
+
 def save_checkpoint(path: Path | str, model, vocab: Vocab, *, train_config: dict | None = None,
                     metrics: dict | None = None, optimizer=None, state: dict | None = None,
                     training_model=None) -> Path:
@@ -109,14 +160,15 @@ def save_checkpoint(path: Path | str, model, vocab: Vocab, *, train_config: dict
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     old = path.with_name(path.name + ".old")
+    recover_interrupted_save(path)
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     save_file(_weights(model), tmp / WEIGHTS)
     cfg = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "kind": model.kind,
         "model_config": config_to_dict(model.config), "vocab": list(vocab.chars),
-        "train_config": train_config or {}, "metrics": metrics or {}, "state": state or {},
-        "weights_sha256": _sha256(tmp / WEIGHTS),
+        "train_config": train_config or {}, "metrics": _finite_or_none(metrics or {}),
+        "state": _finite_or_none(state or {}), "weights_sha256": _sha256(tmp / WEIGHTS),
     }
     if optimizer is not None:
         tensors, meta = _optimizer_tensors(optimizer)
@@ -130,13 +182,17 @@ def save_checkpoint(path: Path | str, model, vocab: Vocab, *, train_config: dict
         with open(f, "rb") as fh:
             os.fsync(fh.fileno())
     _fsync_dir(tmp)
-    shutil.rmtree(old, ignore_errors=True)
     if path.exists():
+        if old.exists():
+            shutil.rmtree(old)  # safe: NAME is complete; raises rather than leave a half-deleted .old
         os.rename(path, old)
     os.rename(tmp, path)
     _fsync_dir(path.parent)
     shutil.rmtree(old, ignore_errors=True)
     return path
+
+
+# ---------------------------------------------------------------------------- reading config.json
 
 
 def _resolve(path: Path) -> Path:
@@ -152,30 +208,180 @@ def _resolve(path: Path) -> Path:
     raise CheckpointError(f"{path}: not a checkpoint (no {CONFIG})")
 
 
-def read_checkpoint_config(path: Path | str) -> dict:
-    """The checkpoint's JSON, validated, without loading the weights."""
-    path = _resolve(Path(path))
+# Format 1 is the first versioned one (round 1 wrote it); a step per older version goes here.
+_MIGRATIONS: dict = {}
+
+
+def _json_kind(default) -> tuple[tuple[type, ...], str]:
+    """The JSON types a model-config field accepts, from its default value."""
+    if isinstance(default, bool):
+        return (bool,), "true or false"
+    if isinstance(default, int):
+        return (int,), "a whole number"
+    if isinstance(default, float):
+        return (int, float), "a number"
+    return (str,), "text"
+
+
+def _model_config(kind, values, where: str):
+    if kind not in MODEL_CONFIGS:
+        raise CheckpointError(f"{where}: kind should be one of {', '.join(MODEL_CONFIGS)}, got {kind!r:.40}")
+    if not isinstance(values, dict):
+        raise CheckpointError(f"{where}: model_config should be an object, got {type(values).__name__}")
+    for f in fields(MODEL_CONFIGS[kind]):
+        if f.name not in values:
+            continue
+        value, (types, wanted) = values[f.name], _json_kind(f.default)
+        if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
+            raise CheckpointError(f"{where}: model_config.{f.name} should be {wanted}, got {value!r:.40}")
     try:
+        return config_from_dict(kind, values)
+    except (ConfigError, TypeError, ValueError) as e:
+        raise CheckpointError(f"{where}: invalid model description ({e})") from None
+
+
+def _vocab(chars, model_config, where: str) -> Vocab:
+    if not isinstance(chars, list) or not all(isinstance(c, str) and len(c) == 1 for c in chars):
+        raise CheckpointError(f"{where}: vocab should be a list of single characters")
+    try:
+        vocab = Vocab.from_list(chars)
+    except DatasetError as e:
+        raise CheckpointError(f"{where}: {e}") from None
+    if vocab.size != model_config.vocab_size:
+        raise CheckpointError(f"{where}: the vocabulary has {vocab.size} characters but the model expects "
+                              f"{model_config.vocab_size}")
+    return vocab
+
+
+def _object(cfg: dict, key: str, where: str) -> dict:
+    value = cfg.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise CheckpointError(f"{where}: {key} should be an object, got {type(value).__name__}")
+    return value
+
+
+def _check_value(value, test, name: str, wanted: str, where: str) -> None:
+    if value is not None and not test(value):
+        raise CheckpointError(f"{where}: {name} should be {wanted}, got {value!r:.40}")
+
+
+def _whole(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def read_checkpoint_meta(path: Path | str) -> CheckpointMeta:
+    """The checkpoint's ``config.json``, migrated and checked, without touching the weights."""
+    path = _resolve(Path(path))
+    where = str(path / CONFIG)
+    try:
+        if (path / CONFIG).stat().st_size > MAX_CONFIG_BYTES:
+            raise CheckpointError(f"{where}: larger than {MAX_CONFIG_BYTES >> 20} MB: not a minigpt checkpoint")
         cfg = json.loads((path / CONFIG).read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CheckpointError(f"{path / CONFIG}: not valid JSON ({e}); the file is damaged") from None
+    except IsADirectoryError:
+        raise CheckpointError(f"{where}: a folder where a file should be") from None
+    except OSError as e:
+        raise CheckpointError(f"{where}: cannot be read ({e.strerror or e})") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise CheckpointError(f"{where}: not valid JSON ({str(e)[:80]}); the file is damaged") from None
     if not isinstance(cfg, dict) or cfg.get("format") != FORMAT:
-        raise CheckpointError(f"{path / CONFIG}: not a minigpt checkpoint (format field missing)")
-    if cfg.get("format_version", 0) > FORMAT_VERSION:
-        raise CheckpointError(f"{path}: written by a newer minigpt (format {cfg['format_version']})")
-    return cfg
+        raise CheckpointError(f"{where}: not a minigpt checkpoint (format field missing)")
+    version = cfg.get("format_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise CheckpointError(f"{where}: format_version should be a whole number ≥ 1, got {version!r:.40}")
+    if version > FORMAT_VERSION:
+        raise CheckpointError(f"{path}: written by a newer minigpt (format {version})")
+    while version < FORMAT_VERSION:
+        cfg, version = _MIGRATIONS[version](cfg), version + 1
+    model_config = _model_config(cfg.get("kind"), cfg.get("model_config"), where)
+    vocab = _vocab(cfg.get("vocab"), model_config, where)
+    train_config, metrics, state = (_object(cfg, k, where) for k in ("train_config", "metrics", "state"))
+    _check_value(train_config.get("data"), lambda v: isinstance(v, str), "train_config.data", "text", where)
+    _check_value(train_config.get("split_seed"), _whole, "train_config.split_seed", "a whole number", where)
+    _check_value(state.get("step"), _whole, "state.step", "a whole number", where)
+    hashes = [cfg.get(k) for k in ("weights_sha256", "training_weights_sha256")]
+    for name, value in zip(("weights_sha256", "training_weights_sha256"), hashes):
+        _check_value(value, lambda v: isinstance(v, str) and len(v) == 64, name, "a SHA-256 hex digest", where)
+    optimizer = cfg.get("optimizer")
+    if optimizer is not None and not (isinstance(optimizer, dict) and isinstance(optimizer.get("state"), dict)
+                                      and isinstance(optimizer.get("param_groups"), list)):
+        raise CheckpointError(f"{where}: optimizer should be an object with state and param_groups")
+    return CheckpointMeta(path, cfg["kind"], model_config, vocab, train_config, metrics, state,
+                          hashes[0], hashes[1], optimizer)
+
+
+# ---------------------------------------------------------------------------- weights
+
+
+def _header(weights_file: Path) -> dict:
+    """The JSON header of a safetensors file (names, dtypes, shapes), checked against its size."""
+    try:
+        size = weights_file.stat().st_size
+        with open(weights_file, "rb") as f:
+            raw = f.read(8)
+            n = struct.unpack("<Q", raw)[0] if len(raw) == 8 else -1
+            if not 0 < n <= min(size - 8, MAX_HEADER_BYTES):
+                raise CheckpointError(f"{weights_file}: not a safetensors file (bad header length)")
+            header = json.loads(f.read(n))
+    except IsADirectoryError:
+        raise CheckpointError(f"{weights_file}: a folder where a file should be") from None
+    except FileNotFoundError:
+        raise CheckpointError(f"{weights_file.parent}: {weights_file.name} is missing") from None
+    except OSError as e:
+        raise CheckpointError(f"{weights_file}: cannot be read ({e.strerror or e})") from None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise CheckpointError(f"{weights_file}: not a safetensors file (damaged header)") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{weights_file}: not a safetensors file (damaged header)")
+    header.pop("__metadata__", None)
+    for name, entry in header.items():
+        shape = entry.get("shape") if isinstance(entry, dict) else None
+        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+        if (not isinstance(shape, list) or not all(_whole(d) for d in shape)
+                or entry.get("dtype") not in FLOAT_DTYPES or not isinstance(offsets, list) or len(offsets) != 2
+                or not all(_whole(o) for o in offsets)
+                or offsets[1] - offsets[0] != math.prod(shape) * FLOAT_DTYPES[entry["dtype"]]
+                or offsets[1] > size - 8 - n):
+            raise CheckpointError(f"{weights_file}: tensor {name!r:.40} has a damaged entry in the header")
+    return header
+
+
+def expected_tensors(meta: CheckpointMeta) -> dict[str, tuple[int, ...]]:
+    """Names and shapes the weights file must hold, from a model built on the meta device
+    (nothing allocated); CheckpointError when the model is larger than the tutor loads."""
+    n_params, elements = planned_size(meta.kind, meta.model_config)
+    if n_params > MAX_PARAMS or elements > 2 * MAX_PARAMS:
+        raise CheckpointError(f"{meta.path / CONFIG}: describes a model of {n_params:,} parameters: more than "
+                              f"this tutor loads (at most {MAX_PARAMS:,})")
+    with torch.device("meta"):
+        model = build_model(meta.kind, meta.model_config)
+    return _tensor_shapes(model)
+
+
+def _check_header(weights_file: Path, expected: dict[str, tuple[int, ...]]) -> None:
+    header = _header(weights_file)
+    missing, extra = sorted(set(expected) - set(header)), sorted(set(header) - set(expected))
+    if missing or extra:
+        what = f"missing {', '.join(missing[:3])}" if missing else f"unexpected {', '.join(extra[:3])}"
+        raise CheckpointError(f"{weights_file}: weights do not fit the model in {CONFIG} ({what})")
+    for name, shape in expected.items():
+        if tuple(header[name]["shape"]) != shape:
+            raise CheckpointError(f"{weights_file}: {name} has shape {tuple(header[name]['shape'])} but the model "
+                                  f"in {CONFIG} needs {shape}")
 
 
 def _load_weights(weights_file: Path, sha256: str | None, model, device) -> None:
-    name = weights_file.name
-    if not weights_file.exists():
-        raise CheckpointError(f"{weights_file.parent}: {name} is missing")
+    _check_header(weights_file, _tensor_shapes(model))
     if sha256 and _sha256(weights_file) != sha256:
         raise CheckpointError(f"{weights_file}: contents do not match {CONFIG} (truncated or replaced)")
     try:
         weights = load_file(weights_file, device=str(device))
-    except (SafetensorError, OSError, ValueError) as e:
+    except (SafetensorError, OSError, ValueError, RuntimeError) as e:
         raise CheckpointError(f"{weights_file}: not a readable safetensors file ({e})") from None
+    if not all(torch.isfinite(t).all() for t in weights.values()):
+        raise CheckpointError(f"{weights_file}: holds NaN or infinite weights (the run that saved them "
+                              f"diverged); these weights cannot be used")
     if getattr(model.config, "tie_weights", False) and "tok_emb.weight" in weights:
         weights["head.weight"] = weights["tok_emb.weight"]
     try:
@@ -185,44 +391,36 @@ def _load_weights(weights_file: Path, sha256: str | None, model, device) -> None
 
 
 def load_checkpoint(path: Path | str, device: str | torch.device = "cpu") -> Checkpoint:
-    path = _resolve(Path(path))
-    cfg = read_checkpoint_config(path)
-    try:
-        vocab = Vocab.from_list(cfg["vocab"])
-        model_config = config_from_dict(cfg["kind"], cfg["model_config"])
-    except (KeyError, TypeError, ValueError, ConfigError) as e:
-        raise CheckpointError(f"{path / CONFIG}: invalid model description ({e})") from None
-    model = build_model(cfg["kind"], model_config)
-    _load_weights(path / WEIGHTS, cfg.get("weights_sha256"), model, device)
+    meta = read_checkpoint_meta(path)
+    _check_header(meta.path / WEIGHTS, expected_tensors(meta))  # before anything is allocated
+    model = build_model(meta.kind, meta.model_config)
+    _load_weights(meta.path / WEIGHTS, meta.weights_sha256, model, device)
     model.to(device).eval()
-    return Checkpoint(path=path, kind=cfg["kind"], model=model, vocab=vocab, model_config=model_config,
-                      train_config=cfg.get("train_config", {}), metrics=cfg.get("metrics", {}),
-                      state=cfg.get("state", {}))
+    return Checkpoint(path=meta.path, kind=meta.kind, model=model, vocab=meta.vocab,
+                      model_config=meta.model_config, train_config=meta.train_config, metrics=meta.metrics,
+                      state=meta.state)
 
 
 def load_optimizer_state(path: Path | str, optimizer: torch.optim.Optimizer) -> bool:
     """Restore optimizer state saved with the checkpoint; False when there is none."""
-    path = _resolve(Path(path))
-    cfg = read_checkpoint_config(path)
-    meta = cfg.get("optimizer")
-    if not meta or not (path / OPTIMIZER).exists():
+    meta = read_checkpoint_meta(path)
+    if not meta.optimizer or not (meta.path / OPTIMIZER).exists():
         return False
     try:
-        tensors = load_file(path / OPTIMIZER)
-    except (SafetensorError, OSError) as e:
-        raise CheckpointError(f"{path / OPTIMIZER}: unreadable ({e})") from None
-    state = {int(pid): {k: tensors[f"{pid}.{k}"] for k in keys} for pid, keys in meta["state"].items()}
-    optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+        tensors = load_file(meta.path / OPTIMIZER)
+        state = {int(pid): {k: tensors[f"{pid}.{k}"] for k in keys} for pid, keys in meta.optimizer["state"].items()}
+        optimizer.load_state_dict({"state": state, "param_groups": meta.optimizer["param_groups"]})
+    except (SafetensorError, OSError, KeyError, TypeError, ValueError, RuntimeError) as e:
+        raise CheckpointError(f"{meta.path / OPTIMIZER}: does not fit this run's optimizer ({e})") from None
     return True
 
 
 def load_training_weights(path: Path | str, model) -> bool:
     """Load the raw training weights saved beside a weight average; False when there are none
     (the run kept no average, or the checkpoint was not meant for resuming)."""
-    path = _resolve(Path(path))
-    cfg = read_checkpoint_config(path)
-    if not (path / TRAINING_WEIGHTS).exists():
+    meta = read_checkpoint_meta(path)
+    if not (meta.path / TRAINING_WEIGHTS).exists():
         return False
-    _load_weights(path / TRAINING_WEIGHTS, cfg.get("training_weights_sha256"), model,
+    _load_weights(meta.path / TRAINING_WEIGHTS, meta.training_weights_sha256, model,
                   next(model.parameters()).device)
     return True

@@ -30,3 +30,15 @@ class CheckpointError(ValueError):
 
 class SamplingError(ValueError):
     """A sampling option that cannot work (the message says which and why)."""
+
+
+class RunError(ValueError):
+    """A run folder that cannot be used for what was asked: not a run, damaged, or busy."""
+
+
+class RunBusyError(RunError):
+    """Another live process is training this run (it holds the run's lock)."""
+
+
+class TrainingDiverged(ValueError):
+    """The loss or the gradients stopped being finite numbers: the run is marked failed."""

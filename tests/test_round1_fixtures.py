@@ -75,5 +75,5 @@ def test_round1_stopped_run_resumes(round1):
     (run / "config.json").write_text(json.dumps(config))
     status = train(None, run, resume=True)
     assert (str(status["state"]), status["step"]) == ("finished", 50)
-    steps = [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
-    assert steps[-1] == 50 and 36 in steps
+    steps = [r["step"] for r in runs.read_metrics(run)[0]]
+    assert steps[-1] == 50 and 36 in steps and steps == sorted(steps)

@@ -166,7 +166,7 @@ def test_failure_is_written(tmp_path, names):
     with pytest.raises(RuntimeError):
         train(tiny_cfg(names), run, on_log=boom)
     st = read_status(run)
-    assert st["state"] == "failed" and "disk on fire" in st["error"]
+    assert st["state"] == "failed" and "disk on fire" in st["failure_reason"]
     assert runs.read_run(run).reason.endswith("disk on fire")
 
 

@@ -23,3 +23,20 @@ def count_parameters(model) -> int:
     if model.kind == "bigram":
         return model.counts.numel()
     return sum(p.numel() for p in model.parameters())
+
+
+# The largest model the tutor builds, trains or loads (the form, `minigpt train` and checkpoint
+# loading all refuse more): ~200 MB of float32 weights, far beyond what its lessons need.
+MAX_PARAMS = 50_000_000
+
+
+def planned_size(kind: str, config) -> tuple[int, int]:
+    """(parameters, tensor elements including buffers) of the model ``config`` describes,
+    measured on torch's "meta" device: shapes only, nothing allocated. Lets a caller refuse a
+    model too large before building it."""
+    import torch
+
+    with torch.device("meta"):
+        model = build_model(kind, config)
+    elements = sum(t.numel() for t in model.parameters()) + sum(b.numel() for b in model.buffers())
+    return count_parameters(model), elements

@@ -2,7 +2,9 @@
 
 The training panel follows a run through these functions alone: ``list_runs`` for the table,
 ``read_metrics`` to tail ``metrics.jsonl`` incrementally. A run whose status says "running" but
-whose process is gone (killed, crashed before writing its status) is reported as failed.
+whose process is gone (killed, crashed before writing its status) is reported as failed; a run
+whose status cannot be read is listed as broken, with the reason, and never stops the others
+from being listed.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from datetime import datetime
 from pathlib import Path
 
 from minigpt import paths
-from minigpt.runs.files import METRICS_FILE, STATUS_FILE, process_start_time
+from minigpt.errors import RunError
+from minigpt.runs.files import CONFIG_FILE, METRICS_FILE, STATUS_FILE, process_start_time
+from minigpt.runs.schema import RunState, RunStatus, default_run_name, metrics_record, read_json_file
 
 DEAD_WORKER = "worker exited without writing its status"
 # An experiment's folder (minigpt.experiments) holds its runs one level down; listings include them.
@@ -25,9 +29,11 @@ EXPERIMENT_FILE = "experiment.json"
 @dataclass
 class RunInfo:
     path: Path
-    name: str
-    status: str  # running | finished | failed | stopped | unknown
-    reason: str | None = None  # error message or why the state was inferred
+    name: str  # the folder's name: what commands take to mean this run
+    status: RunState
+    reason: str | None = None  # why it failed or is broken, or why the state was inferred
+    label: str = ""  # the run's own name from its status (editable, e.g. "gpt d64 L4 lr5e-3")
+    note: str = ""
     model: str | None = None
     n_params: int | None = None
     device: str | None = None
@@ -40,7 +46,8 @@ class RunInfo:
     started_at: str | None = None
     updated_at: str | None = None
     pid: int | None = None
-    raw: dict = field(default_factory=dict, repr=False)
+    world_size: int = 1
+    raw: dict = field(default_factory=dict, repr=False)  # status.json as read ({} when none could be read)
 
     @property
     def age(self) -> float | None:
@@ -53,25 +60,26 @@ class RunInfo:
         return self.path / "checkpoint"
 
     def to_dict(self) -> dict:
-        return {"path": str(self.path), "name": self.name, "status": self.status, "reason": self.reason,
-                "model": self.model, "n_params": self.n_params, "device": self.device, "step": self.step,
-                "total": self.total, "total_unit": self.total_unit, "best_val": self.best_val,
-                "val_loss": self.val_loss, "test_loss": self.test_loss, "started_at": self.started_at,
-                "updated_at": self.updated_at, "age_s": self.age, "pid": self.pid}
+        return {"path": str(self.path), "name": self.name, "label": self.label, "note": self.note,
+                "status": str(self.status), "reason": self.reason, "model": self.model,
+                "n_params": self.n_params, "device": self.device, "step": self.step, "total": self.total,
+                "total_unit": self.total_unit, "best_val": self.best_val, "val_loss": self.val_loss,
+                "test_loss": self.test_loss, "started_at": self.started_at, "updated_at": self.updated_at,
+                "age_s": self.age, "pid": self.pid, "world_size": self.world_size}
 
 
-def _parse_time(value: str | None) -> float | None:
-    if not value:
+def _parse_time(value) -> float | None:
+    if not isinstance(value, str) or not value:
         return None
     try:
         return datetime.fromisoformat(value).timestamp()
-    except ValueError:
+    except (ValueError, OverflowError, OSError):
         return None
 
 
 def pid_alive(pid: int | None, start_time: int | None = None) -> bool:
     """Whether ``pid`` is a live (non-zombie) process, and the same one when ``start_time`` is known."""
-    if not isinstance(pid, int) or pid <= 0:
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
         return False
     try:
         os.kill(pid, 0)
@@ -79,7 +87,7 @@ def pid_alive(pid: int | None, start_time: int | None = None) -> bool:
         return False
     except PermissionError:
         return True  # exists, owned by someone else
-    except OSError:
+    except (OSError, OverflowError):
         return False
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
@@ -95,33 +103,80 @@ def pid_alive(pid: int | None, start_time: int | None = None) -> bool:
     return True
 
 
-def read_run(run_dir: Path | str) -> RunInfo:
-    run_dir = Path(run_dir)
-    info = RunInfo(path=run_dir, name=run_dir.name, status="unknown")
+def _config_or_none(run_dir: Path) -> dict | None:
     try:
-        st = json.loads((run_dir / STATUS_FILE).read_text(encoding="utf-8"))
-        if not isinstance(st, dict):
-            raise ValueError("not an object")
+        return read_json_file(run_dir / CONFIG_FILE, "config.json")
+    except (OSError, RunError):
+        return None
+
+
+def read_run(run_dir: Path | str) -> RunInfo:
+    """What the run folder says about its run. Never raises: an unreadable status gives a
+    BROKEN run with the reason."""
+    run_dir = Path(run_dir)
+    info = RunInfo(path=run_dir, name=run_dir.name, status=RunState.STARTING)
+    try:
+        raw = read_json_file(run_dir / STATUS_FILE, "status.json")
+        config = _config_or_none(run_dir) if "name" not in raw else None  # round 1 had no names
+        st = RunStatus.from_dict(raw, "status.json", config)
+        info.raw = raw
     except FileNotFoundError:
         info.reason = "no status.json yet"
+        info.label = default_run_name(_config_or_none(run_dir))
         return info
-    except (OSError, ValueError) as e:
-        info.reason = f"unreadable status.json ({e})"
+    except RunError as e:
+        info.status, info.reason = RunState.BROKEN, str(e).replace(str(run_dir) + os.sep, "")
         return info
-    info.raw = st
-    info.status = st.get("state", "unknown")
-    info.reason = st.get("error")
-    info.model, info.n_params, info.device = st.get("model"), st.get("n_params"), st.get("device")
-    info.step = st.get("step") or 0
-    if st.get("total_steps") is not None:
-        info.total, info.total_unit = st["total_steps"], "steps"
-    elif st.get("time_budget_s") is not None:
-        info.total, info.total_unit = st["time_budget_s"], "seconds"
-    info.best_val, info.val_loss, info.test_loss = st.get("best_val"), st.get("val_loss"), st.get("test_loss")
-    info.started_at, info.updated_at, info.pid = st.get("started_at"), st.get("updated_at"), st.get("pid")
-    if info.status == "running" and not pid_alive(info.pid, st.get("pid_start")):
-        info.status, info.reason = "failed", DEAD_WORKER
+    except OSError as e:  # permission denied, an I/O error
+        info.status, info.reason = RunState.BROKEN, f"status.json cannot be read ({e.strerror or e})"
+        return info
+    info.status, info.reason, info.label, info.note = st.state, st.failure_reason, st.name, st.note
+    info.model, info.n_params, info.device, info.step = st.model, st.n_params, st.device, st.step
+    if st.total_steps is not None:
+        info.total, info.total_unit = st.total_steps, "steps"
+    elif st.time_budget_s is not None:
+        info.total, info.total_unit = st.time_budget_s, "seconds"
+    info.best_val, info.val_loss, info.test_loss = st.best_val, st.val_loss, st.test_loss
+    info.started_at, info.updated_at, info.pid, info.world_size = st.started_at, st.updated_at, st.pid, st.world_size
+    if info.status == RunState.RUNNING and not pid_alive(info.pid, st.pid_start):
+        info.status, info.reason = RunState.FAILED, DEAD_WORKER
     return info
+
+
+def is_run_folder(path: Path) -> bool:
+    """A folder a trainer wrote (status.json, or a run's config.json: not a checkpoint's)."""
+    try:
+        if (path / STATUS_FILE).exists():
+            return True
+        if not (path / CONFIG_FILE).is_file():
+            return False
+    except OSError:
+        return False
+    config = _config_or_none(path)
+    return config is None or config.get("format") != "minigpt-checkpoint"
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    """The visible folders in ``folder``; one that cannot be looked at is left out, not fatal."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    found = []
+    for d in entries:
+        try:
+            if not d.name.startswith(".") and d.is_dir():
+                found.append(d)
+        except OSError:
+            continue
+    return found
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def list_runs(root: Path | str | None = None) -> list[RunInfo]:
@@ -129,13 +184,13 @@ def list_runs(root: Path | str | None = None) -> list[RunInfo]:
     root = Path(root) if root is not None else paths.runs_dir()
     if not root.is_dir():
         return []
-    runs = []
-    folders = [d for d in root.iterdir() if d.is_dir() and not d.name.startswith(".")]
+    folders = _subfolders(root)
     for d in list(folders):
-        if (d / EXPERIMENT_FILE).is_file():
-            folders += [r for r in d.iterdir() if r.is_dir() and not r.name.startswith(".")]
+        if _is_file(d / EXPERIMENT_FILE):
+            folders += _subfolders(d)
+    runs = []
     for d in folders:
-        if (d / STATUS_FILE).exists() or (d / "config.json").exists():
+        if is_run_folder(d):
             runs.append(read_run(d))
 
     def key(r: RunInfo):
@@ -158,15 +213,16 @@ def latest_run(root: Path | str | None = None) -> RunInfo | None:
 def read_metrics(run_dir: Path | str, since_offset: int = 0) -> tuple[list[dict], int]:
     """Records appended to ``metrics.jsonl`` since byte ``since_offset``, and the new offset.
 
-    Only complete lines are read: a line still being written is left for the next call. A
-    damaged complete line is skipped.
+    Only complete lines are read: a line still being written is left for the next call. The
+    format header and damaged lines are skipped; each record is checked by
+    ``minigpt.runs.schema.metrics_record`` (a step, and finite numbers).
     """
     path = Path(run_dir) / METRICS_FILE
     try:
         with open(path, "rb") as f:
             f.seek(since_offset)
             data = f.read()
-    except FileNotFoundError:
+    except OSError:  # not there yet, or not a readable file
         return [], since_offset
     end = data.rfind(b"\n")
     if end < 0:
@@ -176,10 +232,10 @@ def read_metrics(run_dir: Path | str, since_offset: int = 0) -> tuple[list[dict]
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
-        except (UnicodeDecodeError, ValueError):
+            rec = metrics_record(json.loads(line))
+        except (UnicodeDecodeError, ValueError, RecursionError):
             continue
-        if isinstance(rec, dict):
+        if rec is not None:
             records.append(rec)
     return records, since_offset + end + 1
 

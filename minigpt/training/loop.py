@@ -1,15 +1,19 @@
 """Training loop for the three models, writing a run folder another process can follow.
 
-A run folder holds:
+A run folder holds (its schema, versioned, in ``minigpt.runs.schema``):
 
-- ``config.json``: the :class:`TrainConfig` of the run;
-- ``metrics.jsonl``: one JSON object per log line (step, train_loss, val_loss when evaluated,
-  lr, tokens_per_s, elapsed_s), appended and flushed line by line;
-- ``status.json``: state (running / finished / failed / stopped), pid, step, budget, best val,
-  written atomically (temp file + fsync + rename);
+- ``config.json``: the :class:`TrainConfig` of the run, its data path absolute;
+- ``metrics.jsonl``: a format header, then one JSON object per log line (step, train_loss, val_loss
+  when evaluated, lr, tokens_per_s, elapsed_s), appended and flushed line by line;
+- ``status.json``: state (a ``RunState``), the run's name and note, pid, step, budget, best val,
+  why it failed, written atomically (temp file + fsync + rename);
 - ``checkpoint/``: the best-val model (weights, vocabulary, final val/test metrics), and
   ``last/``: the latest state with optimizer and trainer state, which ``resume=True`` continues
-  from.
+  from (``metrics.jsonl`` is first cut back to that step);
+- ``trainer.lock``: held by the one live trainer of the run (``minigpt.runs.lock``).
+
+A loss, gradient or validation loss that is not a finite number stops the run as failed with the
+reason (or, with ``nonfinite="skip"``, skips that batch): a diverged model is never saved.
 
 The options live in ``minigpt.training.options``, the run-folder writer in ``minigpt.runs.files`` and
 device choice in ``minigpt.training.devices``; this module is the loop itself.
@@ -23,28 +27,31 @@ exponential moving average of the weights (decay 0.999) as the model that is eva
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
-import signal
-import threading
 import time
 from pathlib import Path
 from typing import Callable
 
 import torch
 
-from minigpt.checkpoint import load_checkpoint, load_optimizer_state, load_training_weights, save_checkpoint
-from minigpt.models.config import ConfigError
+from minigpt.checkpoint import (CheckpointMeta, load_checkpoint, load_optimizer_state, load_training_weights,
+                                save_checkpoint)
 from minigpt.data import IGNORE, Dataset, EncodedSplit
+from minigpt.errors import ConfigError, TrainingDiverged
+from minigpt.models.build import build_model, count_parameters
+from minigpt.runs.files import BEST_DIR, LAST_DIR, RunWriter, truncate_metrics, write_run_config
+from minigpt.runs.lock import RunLock
+from minigpt.runs.schema import RunState
 from minigpt.training import cpu_policy, distributed
 from minigpt.training.devices import autocast_for, resolve_device
 from minigpt.training.ema import WeightAverage
-from minigpt.models.build import build_model, count_parameters
-from minigpt.runs.files import (BEST_DIR, CONFIG_FILE, LAST_DIR, METRICS_FILE, STATUS_FILE, RunWriter,
-                               now_iso, process_start_time, write_json_atomic)
-from minigpt.training.options import (DEVICES, DTYPES, EMBEDDED, MODEL_KINDS, TrainConfig, load_data_for,
-                                  load_run_config)
+from minigpt.training.options import TrainConfig, load_run_config
+from minigpt.training.session import (StopFlag, data_for_run, previous_status, refuse_too_large, resume_checkpoint,
+                                      write_exit)
+
+# With nonfinite="skip", this many bad steps in a row mean the weights themselves are gone.
+MAX_SKIPPED_IN_A_ROW = 20
 
 # ---------------------------------------------------------------------------- helpers
 
@@ -111,82 +118,63 @@ def evaluate(model, split: EncodedSplit, device: torch.device | str = "cpu", bat
 # ---------------------------------------------------------------------------- the run
 
 
-class _StopFlag:
-    """SIGINT/SIGTERM set a flag; the loop finishes its step, saves and stops."""
-
-    def __init__(self):
-        self.signal: int | None = None
-        self._previous = {}
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def _handle(self, signum, frame):
-        if self.signal is not None and signum == signal.SIGINT:
-            raise KeyboardInterrupt  # a second Ctrl-C: stop right away
-        self.signal = signum
-
-    def __exit__(self, *exc):
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-        return False
-
-
 def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
-          on_log: Callable[[dict], None] | None = None, dataset: Dataset | None = None) -> dict:
-    """Train into ``run_dir``; return the final status dict.
+          on_log: Callable[[dict], None] | None = None, dataset: Dataset | None = None,
+          name: str | None = None, note: str | None = None) -> dict:
+    """Train into ``run_dir``; return the final status (``RunStatus.to_dict()``).
 
     ``dataset`` replaces the one described by ``cfg`` (benchmarks use it for other splits).
+    ``name`` and ``note`` describe the run in lists (default name: its model and key settings).
 
     With ``resume=True`` the configuration is read from ``run_dir/config.json`` (``cfg`` may be
     None) and training continues the same schedule from the saved step. ``on_log`` is called
     with every metrics record (the CLI draws its progress line from it).
+
+    One trainer per run: a second one is refused (RunBusyError) while the first lives. Nothing
+    in the folder changes until the data, the checkpoint and the model size have been checked.
     """
     run_dir = Path(run_dir)
     if resume:
         cfg = load_run_config(run_dir)
-        if not ((run_dir / LAST_DIR).exists() or (run_dir / BEST_DIR).exists()
-                or (run_dir / (LAST_DIR + ".old")).exists()):
-            raise ConfigError(f"{run_dir}: nothing to resume (no checkpoint saved yet)")
     elif cfg is None:
         raise ConfigError("a training configuration is needed unless resuming")
     else:
         cfg.validate()
+    if cfg.data is not None:  # stored absolute: eval and --resume work from any folder
+        cfg = dataclasses.replace(cfg, data=str(Path(cfg.data).expanduser().resolve()))
+    source = resume_checkpoint(run_dir) if resume else None
     world = distributed.join(resolve_device(cfg.device).type)
-    if not resume and world.is_main:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(run_dir / CONFIG_FILE, cfg.to_dict())
-    if not world.is_main:  # the other ranks of a data-parallel run write nothing
-        try:
-            with _StopFlag() as stop:
-                return _train(cfg, _Silent(run_dir), resume, stop, dataset, world)
-        finally:
-            distributed.leave(world)
-    run = RunWriter(cfg, run_dir, on_log)
-    if resume and (run_dir / STATUS_FILE).exists():
-        try:
-            old = json.loads((run_dir / STATUS_FILE).read_text(encoding="utf-8"))
-            run.status["started_at"] = old.get("started_at", run.status["started_at"])
-        except (OSError, ValueError):
-            pass
-    run.write_status(world_size=world.size)
     try:
-        with _StopFlag() as stop:
-            status = _train(cfg, run, resume, stop, dataset, world)
-        return status
+        if not world.is_main:  # the other ranks of a data-parallel run write nothing
+            with StopFlag() as stop:
+                return _train(cfg, _Silent(run_dir), source, stop, dataset or data_for_run(cfg, source), world)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        with RunLock(run_dir):
+            return _train_main(cfg, run_dir, source, on_log, dataset, name, note, world)
+    finally:
+        distributed.leave(world)
+
+
+def _train_main(cfg: TrainConfig, run_dir: Path, source: CheckpointMeta | None, on_log, dataset: Dataset | None,
+                name: str | None, note: str | None, world: distributed.World) -> dict:
+    """Rank 0 (or the only process), holding the run's lock: check, then write and train."""
+    previous = previous_status(run_dir) if source is not None else None
+    data = dataset or data_for_run(cfg, source)
+    if source is None:
+        refuse_too_large(cfg, data)
+        write_run_config(run_dir, cfg.to_dict())
+    else:
+        truncate_metrics(run_dir, int(source.state.get("step", 0)))
+    run = RunWriter(cfg, run_dir, on_log, previous=previous, name=name, note=note)
+    try:
+        run.write_status(world_size=world.size)
+        with StopFlag() as stop:
+            return _train(cfg, run, source, stop, data, world)
     except BaseException as e:  # noqa: BLE001 - every way out is written down
-        if isinstance(e, KeyboardInterrupt):
-            run.write_status(state="stopped", error="interrupted")
-        else:
-            msg = str(e) or type(e).__name__
-            run.write_status(state="failed", error=f"{type(e).__name__}: {msg}")
+        write_exit(run, e)
         raise
     finally:
         run.close()
-        distributed.leave(world)
 
 
 def _to_device(device: torch.device, x, y, extra: dict):
@@ -213,7 +201,7 @@ class _Silent:
         pass
 
 
-def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, dataset: Dataset | None,
+def _train(cfg: TrainConfig, run: RunWriter, source: CheckpointMeta | None, stop: StopFlag, data: Dataset,
            world: distributed.World = distributed.SINGLE) -> dict:
     device = resolve_device(cfg.device)
     if device.type == "cuda" and world.distributed:
@@ -232,17 +220,8 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
 
-    vocab = None
-    state: dict = {}
-    ckpt = None
-    if resume:
-        src = run.dir / LAST_DIR
-        if not (src.exists() or src.with_name(LAST_DIR + ".old").exists()):
-            src = run.dir / BEST_DIR
-        ckpt = load_checkpoint(src, device="cpu")
-        vocab, state = ckpt.vocab, dict(ckpt.state)
-    data = dataset or load_data_for(cfg, vocab=vocab,
-                                    block_size=ckpt.model_config.block_size if ckpt else None)
+    ckpt = load_checkpoint(source.path, device="cpu") if source is not None else None
+    state: dict = dict(ckpt.state) if ckpt is not None else {}
     torch.manual_seed(cfg.seed)
     if ckpt is not None:
         model = ckpt.model
@@ -313,6 +292,9 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
         if not world.is_main:
             return  # rank 0 evaluates and saves; the others go on to the next collective
         val = evaluate(kept, data.val, device, dtype=cfg.dtype)
+        if not math.isfinite(val):  # never kept, never the best: the last good checkpoints stay
+            raise TrainingDiverged(f"training diverged: the validation loss became {val} at step {step}; "
+                                   f"try a lower --lr (checkpoints saved before stay usable)")
         record["val_loss"] = round(val, 5)
         raw = model if average is not None else None
         if best_val is None or val < best_val:
@@ -322,6 +304,7 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
         model.train()
 
     stopped = False
+    skipped = skipped_in_a_row = 0  # steps whose loss or gradients were not finite (nonfinite="skip")
     first_step = step + 1
     saved_step = step if ckpt is not None else -1
     finished = done()
@@ -343,24 +326,41 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
             _, loss = net(x, y, **extra)
         optimizer.zero_grad(set_to_none=True)
         distributed.scaled_loss(loss, local_tokens, total_tokens, world).backward()
-        if cfg.grad_clip is not None:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        optimizer.step()
-        if average is not None:
-            average.update(model, step)
+        # The norm is computed (clipped or not) to see a non-finite gradient before it reaches the
+        # weights: it is the same on every rank (gradients are averaged first), so every rank
+        # decides alike. Loss and norm come back to the CPU in one sync.
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip or math.inf)
+        loss_value, norm_value = torch.stack([loss.detach().float(), norm.detach().float()]).tolist()
         step += 1
-        interval_loss += loss.item() * local_tokens  # a token-weighted sum, so ranks add up
-        interval_n += local_tokens
+        if math.isfinite(loss_value) and math.isfinite(norm_value):
+            optimizer.step()
+            if average is not None:
+                average.update(model, step - 1)
+            skipped_in_a_row = 0
+            interval_loss += loss_value * local_tokens  # a token-weighted sum, so ranks add up
+            interval_n += local_tokens
+        else:
+            skipped, skipped_in_a_row = skipped + 1, skipped_in_a_row + 1
+            if cfg.nonfinite != "skip" or skipped_in_a_row > MAX_SKIPPED_IN_A_ROW:
+                what = f"loss became {loss_value}" if not math.isfinite(loss_value) else f"gradients became {norm_value}"
+                in_a_row = f" ({skipped_in_a_row} steps in a row)" if skipped_in_a_row > 1 else ""
+                raise TrainingDiverged(f"training diverged: the {what} at step {step}{in_a_row} with learning rate "
+                                       f"{lr:.3g}; try a lower --lr (checkpoints saved before stay usable)")
+            optimizer.zero_grad(set_to_none=True)  # skip this batch: the weights stay as they were
         interval_tokens += local_tokens
         # One agreement per step: a time budget or a signal on any rank stops every rank here.
         finished, stopping = distributed.agree([done(), stop.signal is not None], world, device)
         is_eval = step % cfg.eval_interval == 0 or finished or stopping
         if step % cfg.log_interval == 0 or is_eval or step == first_step:
-            loss_sum, n_tokens = distributed.sum_across([interval_loss, interval_n], world, device)
+            loss_sum, n_tokens, all_tokens = distributed.sum_across([interval_loss, interval_n, interval_tokens],
+                                                                    world, device)
             t = time.monotonic()
-            record = {"step": step, "train_loss": round(loss_sum / max(n_tokens, 1), 5),
-                      "lr": lr, "tokens_per_s": round(n_tokens / max(t - interval_t, 1e-9), 1),
+            record = {"step": step, "lr": lr, "tokens_per_s": round(all_tokens / max(t - interval_t, 1e-9), 1),
                       "elapsed_s": round(elapsed(), 3)}
+            if n_tokens:  # (none when every step of the interval was skipped)
+                record["train_loss"] = round(loss_sum / n_tokens, 5)
+            if skipped:
+                record["skipped_steps"] = skipped
             if cfg.compile and step == first_step:
                 record["tokens_per_s"] = None  # compilation: left out of the throughput
                 record["compile_s"] = round(t - interval_t, 2)
@@ -381,7 +381,7 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
             stopped = True
             break
     if not world.is_main:
-        return {"state": "stopped" if stopped else "finished", "step": step}
+        return {"state": str(RunState.STOPPED if stopped else RunState.FINISHED), "step": step}
     if saved_step != step or not (run.dir / BEST_DIR).exists():
         # a stop arrived after this step's log line, or nothing was evaluated yet
         record = {"step": step, "lr": 0.0, "tokens_per_s": 0.0, "elapsed_s": round(elapsed(), 3)}
@@ -398,13 +398,12 @@ def _train(cfg: TrainConfig, run: RunWriter, resume: bool, stop: _StopFlag, data
     model.load_state_dict(best.model.state_dict())
     save_checkpoint(run.dir / BEST_DIR, model, data.vocab, train_config=train_config, metrics=metrics,
                     optimizer=None, state=best.state)  # resume reads last/
-    state_name = "stopped" if stopped else "finished"
-    return dict(_finish(run, state_name, step, best_val, val, test))
+    return _finish(run, RunState.STOPPED if stopped else RunState.FINISHED, step, best_val, val, test)
 
 
-def _finish(run: RunWriter, state: str, step: int, best_val, val: float, test: float) -> dict:
+def _finish(run: RunWriter, state: RunState, step: int, best_val, val: float, test: float) -> dict:
     run.write_status(state=state, step=step, best_val=best_val, val_loss=val, test_loss=test)
-    return run.status
+    return run.status.to_dict()
 
 
 def _fit_bigram(cfg, run: RunWriter, model, data: Dataset, device, save) -> dict:
@@ -413,6 +412,9 @@ def _fit_bigram(cfg, run: RunWriter, model, data: Dataset, device, save) -> dict
     model.fit(data.train.x.to(device), data.train.y.to(device))
     val = evaluate(model, data.val, device)
     test = evaluate(model, data.test, device)
+    if not math.isfinite(val):
+        raise TrainingDiverged(f"the validation loss is {val}: with smoothing {cfg.smoothing:g}, a pair of "
+                               f"characters never seen in training gets probability 0; use smoothing > 0")
     tokens = int((data.train.y != IGNORE).sum())
     el = time.monotonic() - t0
     run.log({"step": 1, "train_loss": round(evaluate(model, data.train, device), 5), "val_loss": round(val, 5),
@@ -422,4 +424,4 @@ def _fit_bigram(cfg, run: RunWriter, model, data: Dataset, device, save) -> dict
     st = {"step": 1, "elapsed_s": el, "best_val": val, "best_step": 1}
     save(BEST_DIR, metrics, None, st)
     save(LAST_DIR, metrics, None, st)
-    return dict(_finish(run, "finished", 1, val, val, test))
+    return _finish(run, RunState.FINISHED, 1, val, val, test)

@@ -23,7 +23,6 @@ imports no torch, so the command line can build its options before torch loads.
 
 from __future__ import annotations
 
-import json
 import math
 import types
 import typing
@@ -34,6 +33,7 @@ from minigpt import paths
 from minigpt.errors import ConfigError
 from minigpt.models.config import POSITIONAL_ENCODINGS, BigramConfig, GPTConfig, MLPConfig
 from minigpt.runs.files import CONFIG_FILE
+from minigpt.runs.schema import read_config_values
 
 if typing.TYPE_CHECKING:
     from minigpt.data import Dataset
@@ -42,6 +42,7 @@ MODEL_KINDS = ("gpt", "mlp", "bigram")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DTYPES = ("auto", "float32", "bfloat16")
 DATA_FORMATS = ("lines", "text")  # one item per line (names) or one long text
+NONFINITE = ("fail", "skip")  # what a NaN or infinite loss or gradient does to a run
 EMBEDDED = "embedded"
 GRADIENT_MODELS = ("gpt", "mlp")  # the bigram counts: no optimiser, batches or evaluations
 
@@ -210,6 +211,10 @@ class TrainConfig:
     ema: float = option(0.999, "Decay of the weight average (an exponential moving average, EMA) that is "
                         "evaluated and kept; 0 turns it off.", label="EMA decay", advanced=True,
                         models=GRADIENT_MODELS, ge=0, lt=1)
+    nonfinite: str = option("fail", "When the loss or the gradients stop being finite numbers (NaN, inf): fail "
+                            "stops the run as failed with the reason; skip skips that batch (20 in a row "
+                            "still fail).", label="on NaN", advanced=True, models=GRADIENT_MODELS,
+                            choices=NONFINITE, flag="--on-nan")
     pack: bool = option(True, "MiniGPT: several names to a row, kept apart by a mask (same loss, less "
                         "padding to compute).", label="packing", advanced=True, models=("gpt",))
     # Budget: exactly one of steps / time_s
@@ -330,16 +335,15 @@ OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
 
 
 def load_config_file(path: Path | str) -> TrainConfig:
-    """A saved training config: a ``config.json`` file, or a run folder (its ``config.json``)."""
+    """A saved training config: a ``config.json`` file, or a run folder (its ``config.json``), of
+    any saved format version (read through ``minigpt.runs.schema``)."""
     path = Path(path)
     if path.is_dir():
         path = path / CONFIG_FILE
     try:
-        values = json.loads(path.read_text(encoding="utf-8"))
+        values = read_config_values(path)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ConfigError(f"{path}: unreadable ({e})") from None
     return TrainConfig.from_dict(values)
 
 

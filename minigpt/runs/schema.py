@@ -1,0 +1,302 @@
+"""What a run folder saves, as one versioned schema: the run's states, ``status.json``,
+``config.json`` and the records of ``metrics.jsonl``.
+
+Each file carries a format version and is read through one reader here, which migrates older
+versions step by step (``_STATUS_MIGRATIONS``) and checks every field's type, so a damaged or
+hand-edited file gives one clear reason instead of a crash somewhere in a screen. Round 1 wrote
+these files without a version: that is format 1. A later field goes into ``RunStatus`` (with a
+default), its kind into ``_STATUS_FIELDS``, and, when old files need a value other than the
+default, a migration step.
+
+Torch-free, so the app can list runs without loading torch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, fields
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+
+from minigpt.errors import ConfigError, RunError
+
+
+class RunState(StrEnum):
+    """Where a run stands. The trainer writes the middle four; the readers add the other two."""
+
+    STARTING = "starting"  # launched (or its folder just made): the trainer has not written its status
+    RUNNING = "running"
+    STOPPED = "stopped"  # asked to stop (or interrupted): resumable from its last checkpoint
+    FINISHED = "finished"  # spent its budget
+    FAILED = "failed"  # an error, a divergence, or a worker that died without saying why
+    BROKEN = "broken"  # its status file cannot be read: listed with the reason, never opened as a run
+
+    @property
+    def active(self) -> bool:
+        """A process is (or is about to be) training this run."""
+        return self in (RunState.STARTING, RunState.RUNNING)
+
+
+WRITTEN_STATES = (RunState.RUNNING, RunState.STOPPED, RunState.FINISHED, RunState.FAILED)
+
+STATUS_FORMAT, STATUS_VERSION = "minigpt-run-status", 2
+CONFIG_FORMAT, CONFIG_VERSION = "minigpt-run-config", 2
+METRICS_FORMAT, METRICS_VERSION = "minigpt-metrics", 2
+EMBEDDED = "embedded"  # the data field of a run trained on the bundled names
+MAX_FILE_BYTES = 1 << 20  # status.json and config.json are a few hundred bytes
+
+
+# ---------------------------------------------------------------------------- field checks
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_time(value) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+# kind → (test, what the message says a valid value is)
+_KINDS = {
+    "text": (lambda v: isinstance(v, str), "text"),
+    "count": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "a whole number ≥ 0"),
+    "positive": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "a whole number ≥ 1"),
+    "number": (_finite, "a finite number"),
+    "time": (_is_time, "an ISO date and time"),
+}
+
+# Every field of the status but ``state``: its kind, and whether null is allowed.
+_STATUS_FIELDS = {
+    "name": ("text", False), "note": ("text", False), "model": ("text", True),
+    "step": ("count", False), "total_steps": ("positive", True), "time_budget_s": ("number", True),
+    "best_val": ("number", True), "val_loss": ("number", True), "test_loss": ("number", True),
+    "n_params": ("count", True), "device": ("text", True), "block_size": ("positive", True),
+    "world_size": ("positive", False), "cpu_policy": ("text", True), "pid": ("positive", True), "pid_start": ("count", True),
+    "started_at": ("time", True), "updated_at": ("time", True), "failure_reason": ("text", True),
+}
+
+
+def _check(name: str, value, kind: str, nullable: bool, where: str) -> None:
+    if value is None and nullable:
+        return
+    test, wanted = _KINDS[kind]
+    if not test(value):
+        raise RunError(f"{where}: {name} should be {wanted}{' or null' if nullable else ''}, got {value!r:.60}")
+
+
+def read_json_file(path: Path, what: str) -> dict:
+    """A small JSON object from ``path``; RunError (with the reason) for anything else."""
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise RunError(f"{path}: {what} is larger than {MAX_FILE_BYTES} bytes: not a minigpt file")
+        values = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        raise RunError(f"{path}: {what} is a folder, not a file") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise RunError(f"{path}: {what} is unreadable ({e})") from None
+    if not isinstance(values, dict):
+        raise RunError(f"{path}: {what} should hold a JSON object, got {type(values).__name__}")
+    return values
+
+
+# ---------------------------------------------------------------------------- status.json
+
+
+def default_run_name(config: dict | None) -> str:
+    """What a run is called until the learner renames it: its model and the settings that tell
+    it apart, e.g. ``gpt d64 L4 lr5e-3``."""
+    if not isinstance(config, dict):
+        return "run"
+    kind = config.get("model", "gpt")
+    parts = [str(kind)]
+    if kind == "gpt":
+        parts += [f"d{config.get('d_model')}", f"L{config.get('n_layers')}"]
+        if config.get("pos_encoding") not in (None, "learned"):
+            parts.append(str(config["pos_encoding"]))
+        if config.get("tie_weights") is True:
+            parts.append("tied")
+    elif kind == "mlp":
+        parts += [f"ctx{config.get('mlp_context')}", f"h{config.get('mlp_hidden')}"]
+    if kind in ("gpt", "mlp") and _finite(config.get("lr")):
+        parts.append("lr" + short_number(config["lr"]))
+    return " ".join(parts)
+
+
+def short_number(x: float) -> str:
+    """5e-3 rather than 0.005 or 5e-03; plain digits for numbers from 0.1 up."""
+    if x == 0 or 0.1 <= abs(x) < 1e4:
+        return f"{x:g}"
+    mantissa, exponent = f"{x:.2e}".split("e")
+    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+
+
+@dataclass
+class RunStatus:
+    """``status.json``: what the trainer says about its run, and what names and describes it."""
+
+    state: RunState
+    name: str = ""  # what the run is called in lists (editable; defaults to default_run_name)
+    note: str = ""  # the learner's own words about the run
+    model: str | None = None
+    step: int = 0
+    total_steps: int | None = None
+    time_budget_s: float | None = None
+    best_val: float | None = None
+    val_loss: float | None = None
+    test_loss: float | None = None
+    n_params: int | None = None
+    device: str | None = None
+    block_size: int | None = None
+    world_size: int = 1  # processes training together
+    cpu_policy: str | None = None  # how the trainer uses the CPU (OpenMP waiting, threads, why)
+    pid: int | None = None
+    pid_start: int | None = None  # the pid's start time, to tell a reused pid apart
+    started_at: str | None = None
+    updated_at: str | None = None
+    failure_reason: str | None = None  # why it failed, or what cut it short
+
+    def to_dict(self) -> dict:
+        values = {"format": STATUS_FORMAT, "format_version": STATUS_VERSION}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                value = None  # JSON has no NaN: a non-finite number is never written
+            values[f.name] = str(value) if f.name == "state" else value
+        return values
+
+    @classmethod
+    def from_dict(cls, raw: dict, where: str = "status.json", config: dict | None = None) -> "RunStatus":
+        """Migrate ``raw`` to the current format and check every field (RunError says which is
+        wrong). ``config`` (the run's config.json) names runs saved before they had names."""
+        values = migrate_status(raw, where, config)
+        state = values.get("state")
+        if state not in {s.value for s in WRITTEN_STATES}:
+            raise RunError(f"{where}: state should be one of {', '.join(WRITTEN_STATES)}, got {state!r:.60}")
+        for name, (kind, nullable) in _STATUS_FIELDS.items():
+            if name in values:  # a missing field takes its default; a wrong one is refused
+                _check(name, values[name], kind, nullable, where)
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in known} | {"state": RunState(state)})
+
+
+def _status_v1_to_v2(values: dict, config: dict | None) -> dict:
+    """Round 1: no name, note or world size; ``error`` held the failure; a diverged run could be
+    saved as finished with NaN losses (now: failed, with the reason)."""
+    values = dict(values)
+    values["failure_reason"] = values.pop("error", None)
+    diverged = False
+    for key in ("best_val", "val_loss", "test_loss"):
+        value = values.get(key)
+        if isinstance(value, float) and not math.isfinite(value):
+            values[key] = None
+            diverged = True
+    if diverged and values.get("state") == RunState.FINISHED:
+        values["state"] = RunState.FAILED.value
+        values["failure_reason"] = "the loss diverged (not a finite number): the run's weights are not usable"
+    values.setdefault("name", default_run_name(config) if config else str(values.get("model") or "run"))
+    values.setdefault("note", "")
+    values.setdefault("world_size", 1)
+    return values
+
+
+_STATUS_MIGRATIONS = {1: _status_v1_to_v2}
+
+
+def migrate_status(raw: dict, where: str, config: dict | None = None) -> dict:
+    version = raw.get("format_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise RunError(f"{where}: format_version should be a whole number ≥ 1, got {version!r:.60}")
+    if version > STATUS_VERSION:
+        raise RunError(f"{where}: written by a newer minigpt (format {version}, this one reads up to "
+                       f"{STATUS_VERSION})")
+    values = {k: v for k, v in raw.items() if k not in ("format", "format_version")}
+    while version < STATUS_VERSION:
+        values = _STATUS_MIGRATIONS[version](values, config)
+        version += 1
+    return values
+
+
+def read_status(path: Path, config: dict | None = None) -> RunStatus:
+    """The status file at ``path``, migrated and checked. FileNotFoundError when there is none
+    yet; RunError when it cannot be read."""
+    return RunStatus.from_dict(read_json_file(path, "status.json"), str(path), config)
+
+
+# ---------------------------------------------------------------------------- config.json
+
+
+def config_for_file(values: dict) -> dict:
+    """The training options as ``config.json`` stores them: versioned, the data path absolute
+    (so ``eval`` and ``--resume`` work from any folder)."""
+    values = dict(values)
+    data = values.get("data")
+    if isinstance(data, str) and data != EMBEDDED:
+        values["data"] = str(Path(data).expanduser().resolve())
+    return {"format": CONFIG_FORMAT, "format_version": CONFIG_VERSION, **values}
+
+
+def config_from_file(raw: dict, where: str = "config.json") -> dict:
+    """The training options of a ``config.json`` of any version, without the version fields,
+    ready for ``TrainConfig.from_dict`` (ConfigError when it was written by a newer minigpt).
+    Format 1 (round 1) differs only by the missing version; its relative data paths are kept."""
+    version = raw.get("format_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ConfigError(f"{where}: format_version should be a whole number ≥ 1, got {version!r:.60}")
+    if version > CONFIG_VERSION:
+        raise ConfigError(f"{where}: written by a newer minigpt (format {version}, this one reads up to "
+                          f"{CONFIG_VERSION})")
+    return {k: v for k, v in raw.items() if k not in ("format", "format_version")}
+
+
+def read_config_values(path: Path) -> dict:
+    """The training options saved at ``path`` (a run's config.json), migrated. FileNotFoundError
+    when absent; ConfigError when unreadable."""
+    try:
+        raw = read_json_file(path, "config.json")
+    except RunError as e:
+        raise ConfigError(str(e)) from None
+    if raw.get("format") not in (None, CONFIG_FORMAT):
+        raise ConfigError(f"{path}: not a run's config.json (format {raw.get('format')!r:.60})")
+    return config_from_file(raw, str(path))
+
+
+# ---------------------------------------------------------------------------- metrics.jsonl
+
+# Numbers a metrics record may carry (format 2 writes only finite ones).
+METRIC_NUMBERS = ("train_loss", "val_loss", "lr", "tokens_per_s", "elapsed_s")
+METRICS_HEADER = {"format": METRICS_FORMAT, "format_version": METRICS_VERSION}
+
+
+def metrics_record(raw) -> dict | None:
+    """One line of ``metrics.jsonl`` as a record (``step`` and the finite numbers of
+    ``METRIC_NUMBERS``, other keys as they are), or None for the header and damaged lines.
+
+    Format 1 could hold NaN or Infinity (a diverged run): those numbers are dropped."""
+    if not isinstance(raw, dict):
+        return None
+    step = raw.get("step")
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        return None
+    record = {}
+    for key, value in raw.items():
+        if key in METRIC_NUMBERS and not _finite(value):
+            continue
+        record[key] = value
+    return record
+
+
+def metrics_line(record: dict) -> str:
+    """A record as one JSON line; a non-finite number becomes null (never a bare NaN)."""
+    clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
+    return json.dumps(clean, allow_nan=False) + "\n"

@@ -1,0 +1,101 @@
+"""What surrounds the training loop: what a run resumes from, its data, the checks made before
+anything is written, the stop signals, and the status a run leaves when it ends early.
+
+A run resumes from ``last/`` (the latest evaluation, with the optimizer), or from the best
+checkpoint when ``last/`` was never written; a save cut short leaves the previous copy as
+``NAME.old``, which counts too. Records of ``metrics.jsonl`` past that checkpoint's step
+describe work that is lost: they are dropped, so the charts never show steps going backwards.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+
+from minigpt.checkpoint import CheckpointMeta, read_checkpoint_meta
+from minigpt.errors import CheckpointError, ConfigError, DatasetError, RunError, TrainingDiverged
+from minigpt.models.build import MAX_PARAMS, planned_size
+from minigpt.runs.files import BEST_DIR, CONFIG_FILE, LAST_DIR, STATUS_FILE, RunWriter
+from minigpt.runs.schema import RunState, RunStatus, read_json_file, read_status
+from minigpt.training.options import TrainConfig, load_data_for
+
+# Errors whose message is meant for the learner: the failed status shows it as it is.
+USER_FACING = (ConfigError, DatasetError, CheckpointError, RunError, TrainingDiverged)
+
+
+def resume_source(run_dir: Path) -> Path:
+    for name in (LAST_DIR, BEST_DIR):
+        path = run_dir / name
+        if path.exists() or path.with_name(name + ".old").exists():
+            return path
+    raise ConfigError(f"{run_dir}: nothing to resume (no checkpoint saved yet)")
+
+
+def resume_checkpoint(run_dir: Path) -> CheckpointMeta:
+    """The checkpoint to continue from, read (not loaded) to learn its step and vocabulary."""
+    return read_checkpoint_meta(resume_source(run_dir))
+
+
+def previous_status(run_dir: Path) -> RunStatus | None:
+    """The status the resumed run had (its name, note and start carry on); None when missing or
+    unreadable (a broken status is replaced by the resumed run's own)."""
+    try:
+        config = read_json_file(run_dir / CONFIG_FILE, "config.json")
+    except (OSError, RunError):
+        config = None
+    try:
+        return read_status(run_dir / STATUS_FILE, config)
+    except (OSError, RunError):
+        return None
+
+
+def data_for_run(cfg: TrainConfig, source: CheckpointMeta | None):
+    """The run's data; a resumed run keeps its checkpoint's vocabulary and block size."""
+    if source is None:
+        return load_data_for(cfg)
+    return load_data_for(cfg, vocab=source.vocab, block_size=source.model_config.block_size)
+
+
+def refuse_too_large(cfg: TrainConfig, data) -> None:
+    n_params, elements = planned_size(cfg.model, cfg.model_config(data.vocab.size, data.block_size))
+    if n_params > MAX_PARAMS or elements > 2 * MAX_PARAMS:
+        raise ConfigError(f"this model would have {n_params:,} parameters: more than this tutor trains "
+                          f"(at most {MAX_PARAMS:,}); lower d_model or n_layers", field="d_model")
+
+
+def write_exit(run: RunWriter, e: BaseException) -> None:
+    if isinstance(e, KeyboardInterrupt):
+        changes = dict(state=RunState.STOPPED, failure_reason="interrupted")
+    elif isinstance(e, USER_FACING):
+        changes = dict(state=RunState.FAILED, failure_reason=str(e) or type(e).__name__)
+    else:
+        changes = dict(state=RunState.FAILED, failure_reason=f"{type(e).__name__}: {e}")
+    try:
+        run.write_status(**changes)
+    except OSError:  # a full disk: the error being raised says more than this status would
+        pass
+
+
+class StopFlag:
+    """SIGINT/SIGTERM set a flag; the loop finishes its step, saves and stops."""
+
+    def __init__(self):
+        self.signal: int | None = None
+        self._previous = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.signal is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt  # a second Ctrl-C: stop right away
+        self.signal = signum
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        return False
