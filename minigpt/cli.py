@@ -19,11 +19,12 @@ if TYPE_CHECKING:
 
 import click  # noqa: E402
 
-from minigpt.errors import CheckpointError, ConfigError, DatasetError, SamplingError  # noqa: E402
+from minigpt.errors import (CheckpointError, ConfigError, DatasetError, RunError, SamplingError,  # noqa: E402
+                            TrainingDiverged)
 from minigpt.training.options import OPTIONS, OPTIONS_BY_NAME  # noqa: E402  (no torch)
 from minigpt.text import printable  # noqa: E402
 
-USER_ERRORS = (ConfigError, DatasetError, CheckpointError, SamplingError)
+USER_ERRORS = (ConfigError, DatasetError, CheckpointError, SamplingError, RunError, TrainingDiverged)
 
 
 class UserError(click.ClickException):
@@ -180,18 +181,12 @@ def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
             if config_file is not None or changed:
                 raise ConfigError(f"--resume continues a run with its own settings: leave out "
                                   f"{', '.join(['--config'] if config_file is not None else changed)}")
-            if resume:
-                run_dir = Path(resume)
-            elif out is not None:
-                run_dir = out
-            else:
-                latest = runs.latest_run()
-                if latest is None:
-                    raise ConfigError("no run to resume")
-                run_dir = latest.path
-            if not (run_dir / "config.json").exists():
-                raise ConfigError(f"{run_dir}: not a run folder (no config.json)")
+            from minigpt.runs.resolve import resolve_run
             from minigpt.training.options import load_run_config
+
+            # A folder, a run name, --out, or the newest run (broken ones are never picked).
+            run_dir = resolve_run(resume or (str(out) if out is not None else None),
+                                  pick=lambda info: info.status != "broken", none_found="no run to resume")
             cfg = load_run_config(run_dir)
         else:
             cfg = config_from_flags(config_file, given)
@@ -242,7 +237,7 @@ def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
         click.echo("", err=True)
     click.echo(f"{status['state']} at step {status['step']}: {status.get('n_params') or 0:,} parameters on "
                f"{status.get('device')}")
-    click.echo(f"val loss {status['val_loss']:.4f}  test loss {status['test_loss']:.4f}")
+    click.echo(f"val loss {_loss(status['val_loss'])}  test loss {_loss(status['test_loss'])}")
     click.echo(f"checkpoint: {printable(Path(run_dir) / 'checkpoint')}")
 
 
@@ -281,18 +276,19 @@ def _run_under_torchrun(launch: list[str], run_dir: Path) -> int:
             signal.signal(s, handler)
 
 
+def _loss(value) -> str:
+    return f"{value:.4f}" if isinstance(value, (int, float)) else "–"
+
+
 # ---------------------------------------------------------------------------- sample / eval
 
 
-def _load(checkpoint: Path | None):
-    from minigpt import paths
+def _load(checkpoint: str | None):
+    """A checkpoint folder, a run folder or a run's name (its best checkpoint), or the default."""
     from minigpt.checkpoint import load_checkpoint
+    from minigpt.runs.resolve import resolve_checkpoint
 
-    if checkpoint is None:
-        checkpoint = paths.default_checkpoint()
-    elif (checkpoint / "checkpoint" / "config.json").exists():
-        checkpoint = checkpoint / "checkpoint"  # a run folder: its best checkpoint
-    return load_checkpoint(checkpoint)
+    return load_checkpoint(resolve_checkpoint(checkpoint))
 
 
 def _dataset_for(ckpt, data: Path | None = None):
@@ -312,9 +308,11 @@ def _dataset_for(ckpt, data: Path | None = None):
                         block_size=ckpt.model_config.block_size)
 
 
+CHECKPOINT_HELP = "Checkpoint folder, run folder or run name (default: the shipped checkpoints/default)."
+
+
 @main.command()
-@click.option("--checkpoint", type=click.Path(path_type=Path), default=None,
-              help="Checkpoint folder (default: the shipped checkpoints/default).")
+@click.option("--checkpoint", default=None, metavar="CHECKPOINT|RUN", help=CHECKPOINT_HELP)
 @click.option("-n", "--num", "n", type=int, default=20, show_default=True, help="How many names.")
 @click.option("--temperature", type=float, default=1.0, show_default=True)
 @click.option("--top-k", type=int, default=None, help="Keep only the k most likely characters.")
@@ -360,8 +358,7 @@ def sample(checkpoint, n, temperature, top_k, top_p, prefix, max_len, seed, as_j
 
 
 @main.command(name="eval")
-@click.option("--checkpoint", type=click.Path(path_type=Path), default=None,
-              help="Checkpoint folder (default: the shipped checkpoints/default).")
+@click.option("--checkpoint", default=None, metavar="CHECKPOINT|RUN", help=CHECKPOINT_HELP)
 @click.option("--data", type=click.Path(path_type=Path), default=None,
               help="Evaluate on this file instead (split the same way; characters must be in the vocabulary).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -386,7 +383,7 @@ def eval_cmd(checkpoint, data, as_json):
 @main.command(name="runs")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def runs_cmd(as_json):
-    """List training runs, newest first."""
+    """List training runs, newest first (a run with damaged files is listed as broken)."""
     from minigpt import paths
     from minigpt.runs import listing as runs
 
@@ -397,12 +394,61 @@ def runs_cmd(as_json):
     if not found:
         click.echo(f"no runs in {printable(paths.runs_dir())}")
         return
-    click.echo(f"{'run':<24} {'status':<9} {'model':<6} {'step':>11} {'best val':>9}  note")
+    click.echo(f"{'run':<20} {'status':<9} {'name':<22} {'step':>11} {'best val':>9}  reason / note")
     for r in found:
         total = f"/{r.total:g}s" if r.total_unit == "seconds" and r.total else (f"/{r.total}" if r.total else "")
         best = f"{r.best_val:.4f}" if r.best_val is not None else "-"
-        click.echo(printable(f"{r.name:<24} {r.status:<9} {r.model or '-':<6} {str(r.step) + total:>11} "
-                             f"{best:>9}  {r.reason or ''}"))
+        why = r.reason if r.status in ("failed", "broken", "stopped") and r.reason else r.note
+        click.echo(printable(f"{r.name:<20} {r.status:<9} {r.label or '-':<22} {str(r.step) + total:>11} "
+                             f"{best:>9}  {why or ''}"))
+
+
+@main.command()
+@click.argument("run", required=False)
+@click.option("--wait/--no-wait", default=True, show_default=True,
+              help="Wait until the trainer has saved its checkpoint and exited.")
+@click.option("--timeout", type=click.FloatRange(0, 3600), default=120.0, show_default=True,
+              help="Longest wait, in seconds.")
+def stop(run, wait, timeout):
+    """Stop a training run cleanly (it finishes its step and saves): RUN (a folder or a run
+    name), or the newest running one."""
+    from minigpt.control import workers
+    from minigpt.runs.resolve import is_running, resolve_run
+
+    try:
+        run_dir = resolve_run(run, pick=None if run else is_running, none_found="no running run")
+        pid = workers.stop_run(run_dir)
+    except USER_ERRORS as e:
+        raise _fail(e) from None
+    except workers.RunControlError as e:
+        raise UserError(f"{run_dir.name}: {e}") from None
+    click.echo(printable(f"stop requested: {run_dir.name} (pid {pid})"))
+    if not wait:
+        return
+    view = workers.wait_until_stopped(run_dir, timeout)
+    if view.status.active:
+        raise UserError(f"{run_dir.name}: still running after {timeout:g} s (it stops after its current step)")
+    click.echo(printable(f"{run_dir.name}: {view.status} at step {view.info.step}; resume it with "
+                         f"`minigpt train --resume {run_dir.name}`" if view.status == "stopped" else
+                         f"{run_dir.name}: {view.status}"))
+
+
+@main.command()
+@click.argument("run")
+@click.argument("name", required=False)
+@click.option("--note", default=None, help="A line about the run, shown in lists (\"\" clears it).")
+def rename(run, name, note):
+    """Give RUN (a folder or a run name) a new NAME, or a note: what lists show to tell runs apart."""
+    from minigpt.runs.files import edit_status
+    from minigpt.runs.resolve import resolve_run
+
+    if name is None and note is None:
+        raise UserError("give a new NAME, a --note, or both")
+    try:
+        status = edit_status(resolve_run(run), name=name, note=note)
+    except USER_ERRORS as e:
+        raise _fail(e) from None
+    click.echo(printable(status.name + (f" · {status.note}" if status.note else "")))
 
 
 # ---------------------------------------------------------------------------- sweep

@@ -36,36 +36,39 @@ main.add_command(serve)
 
 
 @main.command()
-@click.argument("run", required=False, type=click.Path(path_type=Path))
+@click.argument("run", required=False)
 def watch(run):
     """Open the app on a training run's live panel: RUN (a folder or a run name), or the latest.
 
     An experiment (its folder or name) opens on its results instead, as does the latest run when
     it belongs to an experiment (`minigpt sweep`)."""
     from minigpt import paths
+    from minigpt.errors import RunError
     from minigpt.runs import listing as runs
+    from minigpt.runs.resolve import resolve_run
 
-    if run is None:
-        latest = runs.latest_run()
-        if latest is None:
-            raise UserError(f"no runs in {paths.runs_dir()}: start one with `minigpt train`")
-        run = latest.path
-        if (run.parent / runs.EXPERIMENT_FILE).is_file():
-            run = run.parent
-    elif not run.exists() and (paths.runs_dir() / run).exists():
-        run = paths.runs_dir() / run  # a bare run name, as `minigpt runs` lists it
-    elif not run.exists():  # the name of a run inside an experiment
-        run = next((r.path for r in runs.list_runs() if r.name == str(run)), run)
-    if (run / runs.EXPERIMENT_FILE).is_file():
+    if run:
+        folder = Path(run).expanduser()
+        experiment = folder if folder.is_dir() else paths.runs_dir() / run
+        if "/" not in run or folder.is_dir():
+            if (experiment / runs.EXPERIMENT_FILE).is_file():
+                from tui.app import run_app
+
+                run_app(initial=f"experiment:{experiment.resolve()}")
+                return
+    try:
+        run_dir = resolve_run(run)
+    except RunError as e:
+        hint = "" if run else ": start one with `minigpt train`"
+        raise UserError(f"{e}{hint}") from None
+    if not run and (run_dir.parent / runs.EXPERIMENT_FILE).is_file():
         from tui.app import run_app
 
-        run_app(initial=f"experiment:{run.resolve()}")
+        run_app(initial=f"experiment:{run_dir.parent.resolve()}")
         return
-    if not ((run / "status.json").exists() or (run / "config.json").exists()):
-        raise UserError(f"{run}: not a run folder (no status.json or config.json)")
     from tui.app import run_app
 
-    run_app(initial=f"run:{run.resolve()}")
+    run_app(initial=f"run:{run_dir.resolve()}")
 
 
 if __name__ == "__main__":

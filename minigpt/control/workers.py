@@ -26,8 +26,10 @@ from pathlib import Path
 import minigpt
 from minigpt.runs import listing as runs
 from minigpt.data import load_words
-from minigpt.runs.files import (BEST_DIR, CONFIG_FILE, LAST_DIR, STATUS_FILE, now_iso, process_start_time,
-                               write_json_atomic)
+from minigpt.runs.files import (BEST_DIR, CONFIG_FILE, LAST_DIR, METRICS_FILE, STATUS_FILE, now_iso,
+                                process_start_time, write_json_atomic, write_run_config)
+from minigpt.runs.lock import is_locked, lock_holder
+from minigpt.runs.schema import RunState
 from minigpt.training.options import TrainConfig, load_run_config
 
 LAUNCH_FILE, STDOUT_FILE, STDERR_FILE = "launch.json", "stdout.log", "stderr.log"
@@ -76,7 +78,7 @@ async def start_run(cfg: TrainConfig, root: Path | str | None = None, name: str 
     cfg.validate()
     load_words(cfg.data_path())
     run_dir = runs.new_run_dir(root, name)
-    write_json_atomic(run_dir / CONFIG_FILE, cfg.to_dict())  # listed (and duplicable) from the start
+    write_run_config(run_dir, cfg.to_dict())  # listed (and duplicable) from the start
     await _spawn(run_dir, ["train", "--config", str(run_dir / CONFIG_FILE), "--out", str(run_dir), "--quiet"])
     return run_dir
 
@@ -85,10 +87,10 @@ async def start_run(cfg: TrainConfig, root: Path | str | None = None, name: str 
 
 
 @dataclass
-class RunState:
+class RunView:
     """What the panel shows about a run's process: the trainer's status, corrected by liveness."""
 
-    status: str  # starting | running | finished | failed | stopped | unknown
+    status: RunState
     reason: str | None
     info: runs.RunInfo
     alive_pid: int | None  # the live worker, if any
@@ -98,12 +100,13 @@ def _launch(run_dir: Path) -> dict | None:
     import json
 
     try:
-        return json.loads((run_dir / LAUNCH_FILE).read_text(encoding="utf-8"))
+        launch = json.loads((run_dir / LAUNCH_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    return launch if isinstance(launch, dict) else None
 
 
-def run_state(run_dir: Path | str) -> RunState:
+def run_state(run_dir: Path | str) -> RunView:
     run_dir = Path(run_dir)
     info = runs.read_run(run_dir)
     launch = _launch(run_dir)
@@ -111,14 +114,18 @@ def run_state(run_dir: Path | str) -> RunState:
         status_mtime = (run_dir / STATUS_FILE).stat().st_mtime
     except OSError:
         status_mtime = None
-    if launch is not None and (status_mtime is None or status_mtime < launch.get("launched_ts", 0)):
+    launched_ts = launch.get("launched_ts") if launch else None
+    if launch is not None and (status_mtime is None or status_mtime < (launched_ts if isinstance(launched_ts, (int, float)) else 0)):
         # The latest launch has not written its status yet (or the status is from a previous life).
-        if runs.pid_alive(launch.get("pid"), launch.get("pid_start")):
-            return RunState("starting", None, info, launch["pid"])
+        pid = launch.get("pid")
+        if runs.pid_alive(pid, launch.get("pid_start") if isinstance(launch.get("pid_start"), int) else None):
+            return RunView(RunState.STARTING, None, info, pid)
         tail = stderr_tail(run_dir, 1)
-        return RunState("failed", tail[-1] if tail else "the worker exited before it started training", info, None)
-    alive = info.pid if info.status == "running" else None
-    return RunState(info.status, info.reason, info, alive)
+        return RunView(RunState.FAILED, tail[-1] if tail else "the worker exited before it started training", info, None)
+    if info.status == RunState.STARTING and is_locked(run_dir):
+        return RunView(RunState.STARTING, None, info, lock_holder(run_dir))  # `minigpt train` just began
+    alive = info.pid if info.status == RunState.RUNNING else None
+    return RunView(info.status, info.reason, info, alive)
 
 
 def stderr_tail(run_dir: Path | str, lines: int = 8) -> list[str]:
@@ -145,14 +152,25 @@ class RunSeries:
     val_steps: list[int] = field(default_factory=list)
     val_loss: list[float] = field(default_factory=list)
     last: dict = field(default_factory=dict)
+    file_identity: tuple | None = None  # (device, inode) of the file being followed
 
     def poll(self) -> int:
-        """Read what was appended since the last call; returns how many records arrived."""
+        """Read what was appended since the last call; returns how many records arrived.
+
+        A resume rewrites the file cut back to its checkpoint's step (a new file): the series
+        then starts again from the top, so steps never go backwards in a chart."""
+        try:
+            st = (self.run_dir / METRICS_FILE).stat()
+            identity = (st.st_dev, st.st_ino)
+        except OSError:
+            identity, st = None, None
+        if identity != self.file_identity or (st is not None and st.st_size < self.offset):
+            if self.file_identity is not None or self.offset:
+                self._clear()
+            self.file_identity = identity
         records, self.offset = runs.read_metrics(self.run_dir, self.offset)
         for rec in records:
-            step = rec.get("step")
-            if not isinstance(step, int):
-                continue
+            step = rec["step"]
             if "train_loss" in rec:
                 self.steps.append(step)
                 self.train_loss.append(float(rec["train_loss"]))
@@ -163,12 +181,18 @@ class RunSeries:
             self.last = rec
         return len(records)
 
+    def _clear(self) -> None:
+        self.offset = 0
+        for series in (self.steps, self.train_loss, self.lr, self.val_steps, self.val_loss):
+            series.clear()
+        self.last = {}
+
 
 def progress(info: runs.RunInfo, last: dict) -> tuple[float, float | None]:
     """(fraction done, seconds left or None) from the status and the latest metrics record."""
     elapsed = float(last.get("elapsed_s") or 0.0)
     step = max(info.step, int(last.get("step") or 0))
-    if info.status == "finished":
+    if info.status == RunState.FINISHED:
         return 1.0, 0.0
     if info.total_unit == "seconds" and info.total:
         frac = min(elapsed / info.total, 1.0)
@@ -210,7 +234,7 @@ def has_checkpoint(run_dir: Path | str) -> bool:
 def stop_run(run_dir: Path | str) -> int:
     """Ask the worker to stop cleanly (SIGTERM: it finishes its step and saves); returns its pid."""
     state = run_state(run_dir)
-    if state.alive_pid is None or state.status not in ("running", "starting"):
+    if state.alive_pid is None or not state.status.active:
         raise RunControlError(f"the run is {state.status}, not running: nothing to stop")
     try:
         os.kill(state.alive_pid, signal.SIGTERM)
@@ -219,13 +243,23 @@ def stop_run(run_dir: Path | str) -> int:
     return state.alive_pid
 
 
+def wait_until_stopped(run_dir: Path | str, timeout: float = 60.0, poll: float = 0.1) -> RunView:
+    """Wait (at most ``timeout`` seconds) for a stopped worker to save and exit."""
+    deadline = time.monotonic() + timeout
+    while True:
+        state = run_state(run_dir)
+        if not state.status.active or time.monotonic() > deadline:
+            return state
+        time.sleep(poll)
+
+
 async def resume_run(run_dir: Path | str) -> int:
     """Launch a worker that continues the run from its last checkpoint; returns its pid."""
     run_dir = Path(run_dir)
     state = run_state(run_dir)
-    if state.status in ("running", "starting"):
+    if state.status.active or is_locked(run_dir):
         raise RunControlError("the run is still running")
-    if state.status == "finished":
+    if state.status == RunState.FINISHED:
         raise RunControlError("the run has finished its budget: duplicate it to train again")
     if not has_checkpoint(run_dir):
         raise RunControlError("nothing to resume: the run saved no checkpoint (it stops before its first evaluation)")
@@ -235,9 +269,9 @@ async def resume_run(run_dir: Path | str) -> int:
 def delete_run(run_dir: Path | str) -> None:
     """Remove a run folder (refused while its worker lives, and for folders that are not runs)."""
     run_dir = Path(run_dir)
-    if not ((run_dir / STATUS_FILE).exists() or (run_dir / CONFIG_FILE).exists()):
+    if not runs.is_run_folder(run_dir):
         raise RunControlError(f"{run_dir} is not a run folder")
-    if run_state(run_dir).status in ("running", "starting"):
+    if run_state(run_dir).status.active or is_locked(run_dir):
         raise RunControlError("stop the run before deleting it")
     shutil.rmtree(run_dir)
 

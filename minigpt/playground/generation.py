@@ -119,10 +119,11 @@ def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None)
             if c:
                 found.append(c)
     from minigpt.runs.listing import list_runs
+    from minigpt.runs.schema import RunState
 
     for run in list_runs(runs_root):
-        if str(getattr(run.status, "value", run.status)) in ("finished", "stopped") and run.checkpoint.exists():
-            label = (getattr(run, "label", "") or "").strip()  # the run's own name, where it has one
+        if run.status in (RunState.FINISHED, RunState.STOPPED) and run.checkpoint.exists():
+            label = run.label.strip()  # the run's own name
             c = _choice(run.checkpoint, f"your run {label or run.name}", "run")
             if c:
                 found.append(c)

@@ -19,6 +19,7 @@ from pathlib import Path
 from minigpt import paths
 from minigpt.errors import RunError
 from minigpt.runs.files import CONFIG_FILE, METRICS_FILE, STATUS_FILE, process_start_time
+from minigpt.runs.lock import is_locked
 from minigpt.runs.schema import RunState, RunStatus, default_run_name, metrics_record, read_json_file
 
 DEAD_WORKER = "worker exited without writing its status"
@@ -103,6 +104,17 @@ def pid_alive(pid: int | None, start_time: int | None = None) -> bool:
     return True
 
 
+# A folder whose trainer has not written its status within this long never will.
+STARTUP_GRACE_S = 120.0
+
+
+def _recent(path: Path) -> bool:
+    try:
+        return time.time() - path.stat().st_mtime < STARTUP_GRACE_S
+    except OSError:
+        return False
+
+
 def _config_or_none(run_dir: Path) -> dict | None:
     try:
         return read_json_file(run_dir / CONFIG_FILE, "config.json")
@@ -121,8 +133,12 @@ def read_run(run_dir: Path | str) -> RunInfo:
         st = RunStatus.from_dict(raw, "status.json", config)
         info.raw = raw
     except FileNotFoundError:
-        info.reason = "no status.json yet"
         info.label = default_run_name(_config_or_none(run_dir))
+        if not (is_locked(run_dir) or _recent(run_dir / CONFIG_FILE)):
+            info.status = RunState.FAILED
+            info.reason = "no status.json: the trainer never started, or died before writing it"
+        else:
+            info.reason = "no status.json yet"
         return info
     except RunError as e:
         info.status, info.reason = RunState.BROKEN, str(e).replace(str(run_dir) + os.sep, "")

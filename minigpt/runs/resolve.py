@@ -10,7 +10,7 @@ from pathlib import Path
 
 from minigpt import paths
 from minigpt.errors import RunError
-from minigpt.runs.files import BEST_DIR
+from minigpt.runs.files import BEST_DIR, STATUS_FILE
 from minigpt.runs.listing import RunInfo, is_run_folder, list_runs
 from minigpt.runs.schema import RunState
 
@@ -20,24 +20,28 @@ def _by_name(ref: str, root: Path) -> Path | None:
         candidate = root / ref
         if candidate.is_dir():
             return candidate
-    matches = [r.path for r in list_runs(root) if r.label == ref]
+    listed = list_runs(root)
+    nested = [r.path for r in listed if r.name == ref]  # a run inside an experiment's folder
+    if len(nested) == 1:
+        return nested[0]
+    matches = [r.path for r in listed if r.label == ref]
     if len(matches) > 1:
         raise RunError(f"{len(matches)} runs are named {ref!r}: give the folder name instead "
                        f"({', '.join(p.name for p in matches[:4])})")
     return matches[0] if matches else None
 
 
-def resolve_run(ref: str | Path | None, root: Path | str | None = None,
-                pick=None) -> Path:
+def resolve_run(ref: str | Path | None, root: Path | str | None = None, pick=None,
+                none_found: str = "no run") -> Path:
     """The run folder ``ref`` means: a folder path, a folder name under the runs folder, or a
     run's own name. Without ``ref``, the newest run for which ``pick(info)`` is true (any run
-    when ``pick`` is None). RunError says what was not found."""
+    when ``pick`` is None), else RunError(``none_found`` …). RunError says what was not found."""
     root = Path(root) if root is not None else paths.runs_dir()
     if ref is None or str(ref) == "":
         for info in list_runs(root):
             if pick is None or pick(info):
                 return info.path
-        raise RunError(f"no {'such ' if pick else ''}run in {root}")
+        raise RunError(f"{none_found} in {root}")
     path = Path(ref).expanduser()
     if path.is_dir() and is_run_folder(path):
         return path
@@ -56,8 +60,9 @@ def resolve_checkpoint(ref: str | Path | None, root: Path | str | None = None) -
         return paths.default_checkpoint()
     path = Path(ref).expanduser()
     if path.exists():
-        if path.is_dir() and is_run_folder(path) and not (path / "model.safetensors").exists():
-            return _best_of(path)
+        best = path / BEST_DIR
+        if best.exists() or best.with_name(BEST_DIR + ".old").exists() or (path / STATUS_FILE).exists():
+            return _best_of(path)  # a run folder
         return path  # a checkpoint folder (or something checkpoint loading will explain)
     try:
         run = resolve_run(ref, root)

@@ -18,6 +18,7 @@ from minigpt import paths, serving_policy
 from minigpt.control import form as run_form
 from minigpt.control import workers as rc
 from minigpt.runs import listing as runs
+from minigpt.runs.schema import RunState
 from minigpt.text import markup_escape as escape
 from minigpt.text import printable
 from minigpt.models.config import ConfigError
@@ -59,6 +60,8 @@ def detail_for(info: runs.RunInfo, stopping: bool = False) -> str:
              else f"{state_glyph(info)} {state_name(info)}") + (f" · {escape(info.device)}" if info.device else "")
     lines = [f"[b]{escape(title)}[/b]{folder}  {state}",
              escape(settings_line(info, cfg))]
+    if info.reason and info.status in (RunState.BROKEN, RunState.FAILED):
+        lines.append(f"{info.status}: {escape(info.reason)}")  # why: a damaged file, a divergence, a crash
     note = run_note(info)
     if note:
         lines.append(f"[i]{escape(note)}[/i]")
@@ -104,7 +107,7 @@ class RunsScreen(Screen):
         keep = self.selected_path()
         found = runs.list_runs()
         self.infos = {str(i.path): i for i in found}
-        self.stopping &= {p for p, i in self.infos.items() if state_name(i) in ("running", "starting")}
+        self.stopping &= {p for p, i in self.infos.items() if i.status.active}
         if not self.stopping and self._fast is not None:
             self._fast.stop()
             self._fast = None
@@ -119,7 +122,7 @@ class RunsScreen(Screen):
         summary = self.query_one("#runs-summary", Static)
         if found:
             summary.update(f"{len(found)} run{'s' * (len(found) != 1)} in {escape(str(paths.runs_dir()))}\n"
-                           "[dim]▶ running  ✓ finished  ■ stopped  ✗ failed · model: width×layers[/dim]")
+                           "[dim]▶ running  ✓ finished  ■ stopped  ✗ failed  ! broken · model: width×layers[/dim]")
         else:
             summary.update("No runs yet: press [b]n[/b] to configure one, or run [b]minigpt train[/b] in a terminal.")
         self._show_detail()
@@ -143,13 +146,12 @@ class RunsScreen(Screen):
         info = self.infos.get(str(path)) if path is not None else None
         if info is None:
             return False
-        state = state_name(info)
         if action == "stop":
-            return state in ("running", "starting") and str(path) not in self.stopping
+            return info.status.active and str(path) not in self.stopping
         if action == "resume":
-            return state in ("stopped", "failed")
+            return info.status in (RunState.STOPPED, RunState.FAILED)
         if action == "delete":
-            return state not in ("running", "starting")
+            return not info.status.active
         return True
 
     def selected_path(self) -> Path | None:

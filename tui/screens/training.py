@@ -20,6 +20,7 @@ from minigpt.control import form as run_form
 from minigpt.control import workers as rc
 from minigpt.errors import ConfigError, DatasetError
 from minigpt.runs import listing as runs
+from minigpt.runs.schema import RunState
 from minigpt.text import markup_escape
 from minigpt.training.options import TrainConfig
 from tui.widgets.training_confirm import StartRunScreen
@@ -51,7 +52,7 @@ class TrainingScreen(Screen):
         from home), watch the run in progress if there is one, unless ``new`` asks for the form."""
         super().__init__()
         if run_dir is None and settings is None and not new:
-            running = next((r for r in runs.list_runs() if r.status == "running"), None)
+            running = next((r for r in runs.list_runs() if r.status == RunState.RUNNING), None)
             run_dir = running.path if running else None
         self._run_dir = Path(run_dir) if run_dir is not None else None
         self._settings = settings
@@ -102,9 +103,9 @@ class TrainingScreen(Screen):
             if state is None:
                 return action == "duplicate" and self.panel.run_dir is not None
             if action == "stop":
-                return state.status in ("running", "starting")
+                return state.status.active
             if action == "resume":
-                return state.status in ("stopped", "failed") and rc.has_checkpoint(self.panel.run_dir)
+                return state.status in (RunState.STOPPED, RunState.FAILED) and rc.has_checkpoint(self.panel.run_dir)
         return True
 
     def on_screen_resume(self) -> None:

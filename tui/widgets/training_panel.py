@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Static
 
 from minigpt.control import workers as rc
+from minigpt.runs.schema import RunState
 from tui.widgets.loss_chart import LossChart
 from tui.workers import background
 from tui.widgets.run_summary import STATE_GLYPHS, lr_cell, model_cell, read_config, run_title, seed_cell
@@ -22,7 +23,7 @@ POLL_S = 0.4  # a dead worker shows within 2 s
 STOPPING_POLL_S = 0.1  # after a stop request: the stopped state shows as soon as the worker writes it
 
 
-def state_label(status: str) -> str:
+def state_label(status: RunState) -> str:
     return f"{STATE_GLYPHS.get(status, '?')} {status}"
 
 
@@ -33,7 +34,7 @@ class RunPanel(Vertical):
         super().__init__(**kwargs)
         self.run_dir = run_dir
         self.series: rc.RunSeries | None = None
-        self.state: rc.RunState | None = None
+        self.state: rc.RunView | None = None
         self.samples: list[str] = []
         self._sampled_evals = -1
         self.stopping = False  # a stop was asked for and the worker has not written "stopped" yet
@@ -92,7 +93,7 @@ class RunPanel(Vertical):
         arrived = self.series.poll()
         before = self.state.status if self.state is not None else None
         self.state = rc.run_state(self.run_dir)
-        if self.stopping and str(self.state.status) not in ("running", "starting"):
+        if self.stopping and not self.state.status.active:
             self._end_stopping()
         if self.state.status != before:
             self.screen.refresh_bindings()  # stop / resume appear and disappear with the state
@@ -121,16 +122,20 @@ class RunPanel(Vertical):
         best = f"{info.best_val:.4f}" if info.best_val is not None else "–"
         tps = last.get("tokens_per_s")
         tps_text = f"{tps / 1000:.1f}k" if tps else "–"
-        eta_text = rc.format_duration(eta) if st.status == "running" else "–"
+        eta_text = rc.format_duration(eta) if st.status == RunState.RUNNING else "–"
         state = "■ stopping…" if self.stopping else state_label(st.status)
         self.query_one("#run-stats", Static).update(
             f"[b]{state}[/b]  step {step}{total}  {frac * 100:3.0f}%  ETA {eta_text}  "
             f"best val {best}  tok/s {tps_text}")
         self.query_one("#run-progress", ProgressBar).update(total=1.0, progress=frac)
-        for name in ("running", "finished", "stopped", "failed", "starting"):
-            self.set_class(st.status == name, f"-{name}")
+        for state in RunState:
+            self.set_class(st.status == state, f"-{state}")
         error = self.query_one("#run-error", Static)
-        if st.status == "failed":
+        if st.status == RunState.BROKEN:
+            error.update(f"[b]! This run's files are damaged:[/b] {_escape(st.reason or 'unreadable')}\n"
+                         "Its checkpoints may still load in the playground; n starts a new run")
+            error.display = True
+        elif st.status == RunState.FAILED:
             tail = rc.stderr_tail(self.run_dir, 6)
             lines = [f"[b]✗ The worker failed:[/b] {_escape(st.reason or 'no reason recorded')}"]
             if tail:
