@@ -103,8 +103,8 @@ def read_json_file(path: Path, what: str) -> dict:
         raise
     except IsADirectoryError:
         raise RunError(f"{path}: {what} is a folder, not a file") from None
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise RunError(f"{path}: {what} is unreadable ({e})") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise RunError(f"{path}: {what} is unreadable ({str(e)[:80] or type(e).__name__})") from None
     if not isinstance(values, dict):
         raise RunError(f"{path}: {what} should hold a JSON object, got {type(values).__name__}")
     return values
@@ -181,7 +181,7 @@ class RunStatus:
         wrong). ``config`` (the run's config.json) names runs saved before they had names."""
         values = migrate_status(raw, where, config)
         state = values.get("state")
-        if state not in {s.value for s in WRITTEN_STATES}:
+        if not isinstance(state, str) or state not in {s.value for s in WRITTEN_STATES}:
             raise RunError(f"{where}: state should be one of {', '.join(WRITTEN_STATES)}, got {state!r:.60}")
         for name, (kind, nullable) in _STATUS_FIELDS.items():
             if name in values:  # a missing field takes its default; a wrong one is refused

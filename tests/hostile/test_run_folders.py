@@ -1,0 +1,265 @@
+"""Hostile run folders: damaged status files, two trainers on one run, relative data paths,
+metrics after a resume, stopping from the command line.
+
+Each case asserts the outcome a learner sees: the other runs still listed, one ``Error:`` line
+(exit 2), no traceback, nothing lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from minigpt import paths
+from minigpt.cli import main
+from minigpt.errors import RunBusyError
+from minigpt.runs import listing as runs
+from minigpt.runs.lock import RunLock
+from minigpt.store import Store
+from minigpt.training.loop import train
+from minigpt.training.options import TrainConfig
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "round1" / "runs"
+TINY = ["--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--batch-size", "32"]
+
+# A status.json as a careless hand edit, a full disk or a hostile file leaves it.
+MALFORMED = {
+    "number for a date": json.dumps({"state": "stopped", "step": 3, "started_at": 1700000000}),
+    "string best_val": json.dumps({"state": "finished", "step": 3, "best_val": "low"}),
+    "list model": json.dumps({"state": "stopped", "step": 3, "model": ["gpt"]}),
+    "null state": json.dumps({"state": None, "step": 3}),
+    "unknown state": json.dumps({"state": "exploded", "step": 3}),
+    "negative step": json.dumps({"state": "stopped", "step": -4}),
+    "string pid on a running run": json.dumps({"state": "running", "pid": "1234", "step": 1}),
+    "a list": "[1, 2, 3]",
+    "half written": '{"state": "running", "st',
+    "empty": "",
+    "binary": b"\xff\xfe\x00\x01garbage",
+    "deeply nested": "[" * 100_000 + "]" * 100_000,
+    "from a newer release": json.dumps({"format": "minigpt-run-status", "format_version": 99, "state": "running"}),
+}
+
+
+def one_error_line(result) -> str:
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2, result.output
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+def runs_root_with(broken_status, name: str = "broken") -> tuple[Path, Path]:
+    """The runs folder holding the two round-1 runs and one run with a damaged status."""
+    root = paths.runs_dir()
+    shutil.copytree(FIXTURES, root, dirs_exist_ok=True)
+    bad = root / name
+    shutil.copytree(root / "run-gpt", bad)
+    status = bad / "status.json"
+    if broken_status is None:
+        status.unlink()
+        status.mkdir()  # a folder where the file should be
+    elif isinstance(broken_status, bytes):
+        status.write_bytes(broken_status)
+    else:
+        status.write_text(broken_status, encoding="utf-8")
+    return root, bad
+
+
+@pytest.mark.parametrize("content", [*MALFORMED.values(), None], ids=[*MALFORMED, "a folder"])
+def test_one_damaged_status_is_listed_as_broken_and_the_others_shown(content):
+    root, bad = runs_root_with(content)
+    listed = {r.name: r for r in runs.list_runs(root)}
+    assert set(listed) == {"run-gpt", "run-gpt-stopped", "broken"}
+    assert listed["broken"].status == "broken" and listed["broken"].reason
+    assert listed["run-gpt"].status == "finished" and listed["run-gpt"].best_val == pytest.approx(2.89418, abs=1e-4)
+    result = CliRunner().invoke(main, ["runs"])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    table = {line.split()[0]: line for line in result.output.splitlines()[1:]}
+    assert "broken" in table["broken"] and "finished" in table["run-gpt"] and "stopped" in table["run-gpt-stopped"]
+    as_json = CliRunner().invoke(main, ["runs", "--json"])
+    assert {r["name"]: r["status"] for r in json.loads(as_json.output)}["broken"] == "broken"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(["state", "step", "started_at", "best_val", "model", "pid", "name",
+                                        "total_steps", "time_budget_s", "world_size", "format_version", "error"]),
+                       st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+                                    lambda inner: st.lists(inner, max_size=3), max_leaves=6)))
+def test_any_status_contents_read_without_raising(tmp_path_factory, values):
+    run = tmp_path_factory.mktemp("run")
+    (run / "status.json").write_text(json.dumps(values), encoding="utf-8")
+    info = runs.read_run(run)
+    assert info.status in ("starting", "running", "stopped", "finished", "failed", "broken")
+    info.to_dict(), info.age  # what the lists show is computable
+    assert runs.list_runs(run.parent)
+
+
+def test_watch_opens_a_broken_run_and_resume_replaces_its_status(monkeypatch):
+    import tui.app
+    from tui.cli import main as console
+
+    root, bad = runs_root_with("[1, 2]")
+    opened = {}
+    monkeypatch.setattr(tui.app, "run_app", lambda **kw: opened.update(kw))
+    result = CliRunner().invoke(console, ["watch", "broken"])
+    assert result.exit_code == 0, result.output
+    assert opened["initial"] == f"run:{bad.resolve()}"
+    # The config and checkpoints are fine: resuming the finished budget rewrites a good status.
+    result = CliRunner().invoke(main, ["train", "--resume", "broken", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert runs.read_run(bad).status == "finished"
+
+
+def test_watch_of_a_missing_run_is_one_error_line():
+    from tui.cli import main as console
+
+    one_error_line(CliRunner().invoke(console, ["watch", "no-such-run"]))
+
+
+async def test_screens_show_a_broken_run_beside_the_others(tmp_path):
+    from tui.app import TutorApp
+    from tui.screens.playground import PlaygroundScreen
+    from tui.screens.runs import RunsScreen
+    from tui.screens.training import TrainingScreen
+
+    root, bad = runs_root_with(MALFORMED["string best_val"])
+    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(RunsScreen())
+        await pilot.pause()
+        table = app.screen.query_one("#runs-table")
+        rows = {str(table.get_row_at(i)[1]): str(table.get_row_at(i)[0]) for i in range(table.row_count)}
+        assert rows == {"broken": "! broken", "run-gpt": "✓ finished", "run-gpt-stopped": "■ stopped"}
+        assert "1 broken" in str(app.screen.query_one("#runs-summary").render())
+        table.move_cursor(row=[str(table.get_row_at(i)[1]) for i in range(3)].index("broken"))
+        await pilot.pause()
+        assert "best_val should be a finite number" in str(app.screen.query_one("#run-detail").render())
+        app.push_screen(TrainingScreen(run_dir=bad))
+        await pilot.pause(0.5)
+        panel = app.screen.panel
+        assert panel.state.status == "broken"
+        assert "damaged" in str(panel.query_one("#run-error").render())
+        app.push_screen(PlaygroundScreen(runs_root=root))
+        for _ in range(3):
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+        assert isinstance(app.screen, PlaygroundScreen) and app.screen.batch is not None
+
+
+def test_a_relative_data_path_is_stored_absolute(tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "names.txt").write_text("\n".join((REPO / "data" / "names.txt").read_text().split()[:300]) + "\n")
+    monkeypatch.chdir(work)
+    result = CliRunner().invoke(main, ["train", "--data", "names.txt", *TINY, "--steps", "4", "--eval-interval", "4",
+                                       "--out", str(tmp_path / "run"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["data"] == str(work / "names.txt")
+    monkeypatch.chdir(tmp_path)  # another folder: eval finds the data of the run
+    result = CliRunner().invoke(main, ["eval", "--checkpoint", str(tmp_path / "run"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["data"] == str(work / "names.txt")
+
+
+def test_metrics_after_a_resume_never_go_back(tmp_path):
+    names = tmp_path / "names.txt"
+    names.write_text("\n".join((REPO / "data" / "names.txt").read_text().split()[:300]) + "\n")
+    cfg = TrainConfig(d_model=16, n_heads=2, n_layers=1, batch_size=32, steps=50, eval_interval=20,
+                      log_interval=5, data=str(names))
+    run = tmp_path / "run"
+
+    def killed_at_step_33(record):
+        if record["step"] >= 33:
+            raise KeyboardInterrupt  # the metrics of steps 25-35 outlive the checkpoint of step 20
+
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, run, on_log=killed_at_step_33)
+    assert max(r["step"] for r in runs.read_metrics(run)[0]) > 20
+    train(None, run, resume=True)
+    steps = [r["step"] for r in runs.read_metrics(run)[0]]
+    assert steps == sorted(set(steps)) and steps[-1] == 50, steps
+
+
+def test_the_panel_series_restarts_when_a_resume_cuts_the_metrics(tmp_path):
+    from minigpt.control.workers import RunSeries
+    from minigpt.runs.files import truncate_metrics
+
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "train_loss": 2.0}) + "\n"
+                                                    for s in (1, 10, 20, 30)))
+    series = RunSeries(tmp_path)
+    series.poll()
+    truncate_metrics(tmp_path, 20)
+    with open(tmp_path / "metrics.jsonl", "a") as f:
+        f.write(json.dumps({"step": 21, "train_loss": 1.9}) + "\n")
+    series.poll()
+    assert series.steps == [1, 10, 20, 21]
+
+
+HOLD_TRAINER_LOCK = """
+import sys, time
+from minigpt.runs.lock import RunLock
+RunLock(sys.argv[1]).acquire()
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_second_trainer_on_a_running_run_is_refused_until_the_first_dies():
+    root = paths.runs_dir()
+    shutil.copytree(FIXTURES, root, dirs_exist_ok=True)
+    run = root / "run-gpt-stopped"
+    before = (run / "status.json").read_bytes(), (run / "metrics.jsonl").read_bytes()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_TRAINER_LOCK, str(run)], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        line = one_error_line(CliRunner().invoke(main, ["train", "--resume", str(run), "--quiet"]))
+        assert "another process is training this run" in line and str(holder.pid) in line
+        assert ((run / "status.json").read_bytes(), (run / "metrics.jsonl").read_bytes()) == before  # untouched
+        with pytest.raises(RunBusyError):
+            train(None, run, resume=True)
+    finally:
+        holder.send_signal(signal.SIGKILL)  # kill -9: no chance to clean up, the lock still goes
+        holder.wait()
+    with RunLock(run):
+        pass
+
+
+@pytest.mark.slow
+def test_stop_from_the_command_line_then_resume(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    run = paths.runs_dir() / "long"
+    trainer = subprocess.Popen([sys.executable, "-m", "minigpt.cli", "train", *TINY, "--steps", "100000",
+                                "--eval-interval", "50", "--out", str(run), "--quiet"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not runs.read_metrics(run)[0]:
+            assert trainer.poll() is None, trainer.communicate()
+            time.sleep(0.1)
+        second = CliRunner().invoke(main, ["train", "--resume", "long", "--quiet"])
+        assert "another process is training this run" in one_error_line(second)
+        result = CliRunner().invoke(main, ["stop", "--timeout", "60"])  # the newest running run
+        assert result.exit_code == 0, result.output
+        assert "stop requested: long" in result.output and "long: stopped at step" in result.output
+        assert trainer.wait(timeout=30) == 0
+    finally:
+        if trainer.poll() is None:
+            trainer.kill()
+            trainer.wait()
+    assert runs.read_run(run).status == "stopped"
+    assert "not running" in one_error_line(CliRunner().invoke(main, ["stop", "long"]))
+    assert "no running run" in one_error_line(CliRunner().invoke(main, ["stop"]))
