@@ -25,7 +25,6 @@ import json
 import math
 import os
 import shutil
-import struct
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -37,14 +36,13 @@ from minigpt.data import Vocab
 from minigpt.errors import CheckpointError, ConfigError, DatasetError
 from minigpt.models.build import MAX_PARAMS, build_model, planned_size
 from minigpt.models.config import MODEL_CONFIGS, config_from_dict, config_to_dict
+from minigpt.safetensors_header import read_header
 
 FORMAT = "minigpt-checkpoint"
 FORMAT_VERSION = 1
 WEIGHTS, CONFIG, OPTIMIZER = "model.safetensors", "config.json", "optimizer.safetensors"
 TRAINING_WEIGHTS = "training.safetensors"
 MAX_CONFIG_BYTES = 16 << 20  # a checkpoint's JSON holds a vocabulary and a few settings
-MAX_HEADER_BYTES = 16 << 20
-FLOAT_DTYPES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8}
 
 
 @dataclass
@@ -224,7 +222,7 @@ def _json_kind(default) -> tuple[tuple[type, ...], str]:
 
 
 def _model_config(kind, values, where: str):
-    if kind not in MODEL_CONFIGS:
+    if not isinstance(kind, str) or kind not in MODEL_CONFIGS:
         raise CheckpointError(f"{where}: kind should be one of {', '.join(MODEL_CONFIGS)}, got {kind!r:.40}")
     if not isinstance(values, dict):
         raise CheckpointError(f"{where}: model_config should be an object, got {type(values).__name__}")
@@ -271,6 +269,10 @@ def _whole(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
+def _finite_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def read_checkpoint_meta(path: Path | str) -> CheckpointMeta:
     """The checkpoint's ``config.json``, migrated and checked, without touching the weights."""
     path = _resolve(Path(path))
@@ -300,6 +302,9 @@ def read_checkpoint_meta(path: Path | str) -> CheckpointMeta:
     _check_value(train_config.get("data"), lambda v: isinstance(v, str), "train_config.data", "text", where)
     _check_value(train_config.get("split_seed"), _whole, "train_config.split_seed", "a whole number", where)
     _check_value(state.get("step"), _whole, "state.step", "a whole number", where)
+    _check_value(state.get("best_step"), _whole, "state.best_step", "a whole number", where)
+    for key in ("elapsed_s", "best_val"):
+        _check_value(state.get(key), _finite_number, f"state.{key}", "a finite number", where)
     hashes = [cfg.get(k) for k in ("weights_sha256", "training_weights_sha256")]
     for name, value in zip(("weights_sha256", "training_weights_sha256"), hashes):
         _check_value(value, lambda v: isinstance(v, str) and len(v) == 64, name, "a SHA-256 hex digest", where)
@@ -312,39 +317,6 @@ def read_checkpoint_meta(path: Path | str) -> CheckpointMeta:
 
 
 # ---------------------------------------------------------------------------- weights
-
-
-def _header(weights_file: Path) -> dict:
-    """The JSON header of a safetensors file (names, dtypes, shapes), checked against its size."""
-    try:
-        size = weights_file.stat().st_size
-        with open(weights_file, "rb") as f:
-            raw = f.read(8)
-            n = struct.unpack("<Q", raw)[0] if len(raw) == 8 else -1
-            if not 0 < n <= min(size - 8, MAX_HEADER_BYTES):
-                raise CheckpointError(f"{weights_file}: not a safetensors file (bad header length)")
-            header = json.loads(f.read(n))
-    except IsADirectoryError:
-        raise CheckpointError(f"{weights_file}: a folder where a file should be") from None
-    except FileNotFoundError:
-        raise CheckpointError(f"{weights_file.parent}: {weights_file.name} is missing") from None
-    except OSError as e:
-        raise CheckpointError(f"{weights_file}: cannot be read ({e.strerror or e})") from None
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise CheckpointError(f"{weights_file}: not a safetensors file (damaged header)") from None
-    if not isinstance(header, dict):
-        raise CheckpointError(f"{weights_file}: not a safetensors file (damaged header)")
-    header.pop("__metadata__", None)
-    for name, entry in header.items():
-        shape = entry.get("shape") if isinstance(entry, dict) else None
-        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
-        if (not isinstance(shape, list) or not all(_whole(d) for d in shape)
-                or entry.get("dtype") not in FLOAT_DTYPES or not isinstance(offsets, list) or len(offsets) != 2
-                or not all(_whole(o) for o in offsets)
-                or offsets[1] - offsets[0] != math.prod(shape) * FLOAT_DTYPES[entry["dtype"]]
-                or offsets[1] > size - 8 - n):
-            raise CheckpointError(f"{weights_file}: tensor {name!r:.40} has a damaged entry in the header")
-    return header
 
 
 def expected_tensors(meta: CheckpointMeta) -> dict[str, tuple[int, ...]]:
@@ -360,7 +332,7 @@ def expected_tensors(meta: CheckpointMeta) -> dict[str, tuple[int, ...]]:
 
 
 def _check_header(weights_file: Path, expected: dict[str, tuple[int, ...]]) -> None:
-    header = _header(weights_file)
+    header = read_header(weights_file)
     missing, extra = sorted(set(expected) - set(header)), sorted(set(header) - set(expected))
     if missing or extra:
         what = f"missing {', '.join(missing[:3])}" if missing else f"unexpected {', '.join(extra[:3])}"

@@ -1,0 +1,58 @@
+"""The header of a safetensors file, read and checked without reading its tensors.
+
+A safetensors file starts with 8 bytes (the header's length, little-endian) and a JSON header
+naming each tensor with its dtype, shape and byte range. Reading only that much tells a loader
+what a file holds before it allocates anything: a weights file cannot make the tutor build a
+model larger than the tensors it really contains. Torch-free.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from pathlib import Path
+
+from minigpt.errors import CheckpointError
+
+MAX_HEADER_BYTES = 16 << 20
+FLOAT_DTYPES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8}  # bytes per element
+
+
+def _whole(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def read_header(weights_file: Path) -> dict:
+    """The JSON header of a safetensors file (names, dtypes, shapes), checked against its size."""
+    try:
+        size = weights_file.stat().st_size
+        with open(weights_file, "rb") as f:
+            raw = f.read(8)
+            n = struct.unpack("<Q", raw)[0] if len(raw) == 8 else -1
+            if not 0 < n <= min(size - 8, MAX_HEADER_BYTES):
+                raise CheckpointError(f"{weights_file}: not a safetensors file (bad header length)")
+            header = json.loads(f.read(n))
+    except CheckpointError:
+        raise
+    except IsADirectoryError:
+        raise CheckpointError(f"{weights_file}: a folder where a file should be") from None
+    except FileNotFoundError:
+        raise CheckpointError(f"{weights_file.parent}: {weights_file.name} is missing") from None
+    except OSError as e:
+        raise CheckpointError(f"{weights_file}: cannot be read ({e.strerror or e})") from None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise CheckpointError(f"{weights_file}: not a safetensors file (damaged header)") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{weights_file}: not a safetensors file (damaged header)")
+    header.pop("__metadata__", None)
+    for name, entry in header.items():
+        shape = entry.get("shape") if isinstance(entry, dict) else None
+        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+        if (not isinstance(shape, list) or not all(_whole(d) for d in shape)
+                or entry.get("dtype") not in FLOAT_DTYPES or not isinstance(offsets, list) or len(offsets) != 2
+                or not all(_whole(o) for o in offsets)
+                or offsets[1] - offsets[0] != math.prod(shape) * FLOAT_DTYPES[entry["dtype"]]
+                or offsets[1] > size - 8 - n):
+            raise CheckpointError(f"{weights_file}: tensor {name!r:.40} has a damaged entry in the header")
+    return header
