@@ -299,6 +299,7 @@ def read_checkpoint_meta(path: Path | str) -> CheckpointMeta:
     model_config = _model_config(cfg.get("kind"), cfg.get("model_config"), where)
     vocab = _vocab(cfg.get("vocab"), model_config, where)
     train_config, metrics, state = (_object(cfg, k, where) for k in ("train_config", "metrics", "state"))
+    metrics, state = _finite_or_none(metrics), _finite_or_none(state)  # round 1 wrote NaN for a diverged run
     _check_value(train_config.get("data"), lambda v: isinstance(v, str), "train_config.data", "text", where)
     _check_value(train_config.get("split_seed"), _whole, "train_config.split_seed", "a whole number", where)
     _check_value(state.get("step"), _whole, "state.step", "a whole number", where)

@@ -5,7 +5,9 @@ versioned (real ``minigpt train`` runs on the embedded names):
 
 - ``runs/run-gpt``: a finished 20-step run (d16 L1, checkpoints at steps 10 and 20);
 - ``runs/run-gpt-stopped``: a run stopped with SIGTERM at step 36 of 1000 (rope, tied weights);
-- ``checkpoint-mlp``: the best checkpoint of a 20-step MLP run.
+- ``checkpoint-mlp``: the best checkpoint of a 20-step MLP run;
+- ``diverged/run-lr1e6``: a 20-step run at learning rate 1e6 that round 1 saved as "finished" with
+  NaN losses and NaN weights (tests/hostile/test_training_numbers.py reads it).
 
 Every test works on a copy: the fixtures themselves are never written.
 """
