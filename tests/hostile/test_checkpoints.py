@@ -253,3 +253,63 @@ def test_saves_killed_at_random_points_always_leave_a_loadable_checkpoint_and_a_
         saver.wait()
     assert cut_short >= 10, f"only {cut_short} of 60 kills landed inside a save"
     assert runs.read_run(run).status == "finished"
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL: nothing after it runs, no handler sees it."""
+
+
+def save_killed_at(monkeypatch, point: int | None, path: Path, model, vocab, step: int) -> int:
+    """Run a save that dies at its ``point``-th file operation (a folder half deleted when that
+    operation is a delete); returns how many operations the save made."""
+    import minigpt.checkpoint as ckpt_module
+
+    done = [0]
+
+    def counted(fn, partial_delete=False):
+        def operation(*args, **kwargs):
+            done[0] += 1
+            if done[0] == point:
+                if partial_delete and Path(args[0]).is_dir():
+                    for first in sorted(Path(args[0]).glob("*"))[:1]:
+                        first.unlink()  # rmtree got this far
+                raise Killed
+            return fn(*args, **kwargs)
+        return operation
+
+    with monkeypatch.context() as m:
+        m.setattr(ckpt_module, "save_file", counted(ckpt_module.save_file))
+        m.setattr(ckpt_module, "_write_json", counted(ckpt_module._write_json))
+        m.setattr(ckpt_module.os, "rename", counted(os.rename))
+        m.setattr(ckpt_module.shutil, "rmtree", counted(shutil.rmtree, partial_delete=True))
+        try:
+            ckpt_module.save_checkpoint(path, model, vocab, state={"step": step})
+        except Killed:
+            pass
+    return done[0]
+
+
+def test_two_saves_in_a_row_killed_at_every_pair_of_points_lose_nothing(tmp_path, monkeypatch):
+    """Every pair (first save killed at point i, the next at point j): a complete checkpoint is
+    always there to load, and the save after them cleans up."""
+    from minigpt.data import Vocab
+    from minigpt.models.config import GPTConfig
+    from minigpt.models.gpt import MiniGPT
+
+    vocab = Vocab.from_words(["abcdefghij"])
+    model = MiniGPT(GPTConfig(vocab_size=vocab.size, block_size=8, d_model=8, n_heads=2, n_layers=1))
+    probe = tmp_path / "probe" / "ck"
+    save_killed_at(monkeypatch, None, probe, model, vocab, 1)
+    points = save_killed_at(monkeypatch, None, probe, model, vocab, 2)  # a save over an existing one
+    assert points >= 5
+    for i in range(1, points + 1):
+        for j in range(1, points + 1):
+            path = tmp_path / f"{i}-{j}" / "ck"
+            save_killed_at(monkeypatch, None, path, model, vocab, 1)
+            save_killed_at(monkeypatch, i, path, model, vocab, 2)
+            assert load_checkpoint(path).state["step"] in (1, 2), (i, j)
+            save_killed_at(monkeypatch, j, path, model, vocab, 3)
+            assert load_checkpoint(path).state["step"] in (1, 2, 3), (i, j)
+            save_killed_at(monkeypatch, None, path, model, vocab, 4)
+            assert load_checkpoint(path).state["step"] == 4
+            assert sorted(p.name for p in path.parent.iterdir()) == ["ck"], (i, j)
