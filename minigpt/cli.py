@@ -24,6 +24,8 @@ from minigpt.errors import (CheckpointError, ConfigError, DatasetError, RunError
 from minigpt.training.options import OPTIONS, OPTIONS_BY_NAME  # noqa: E402  (no torch)
 from minigpt.text import printable  # noqa: E402
 
+from minigpt.runs.schema import RunState  # noqa: E402
+
 USER_ERRORS = (ConfigError, DatasetError, CheckpointError, SamplingError, RunError, TrainingDiverged)
 
 
@@ -186,7 +188,7 @@ def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
 
             # A folder, a run name, --out, or the newest run (broken ones are never picked).
             run_dir = resolve_run(resume or (str(out) if out is not None else None),
-                                  pick=lambda info: info.status != "broken", none_found="no run to resume")
+                                  pick=lambda info: info.status != RunState.BROKEN, none_found="no run to resume")
             cfg = load_run_config(run_dir)
         else:
             cfg = config_from_flags(config_file, given)
@@ -398,7 +400,7 @@ def runs_cmd(as_json):
     for r in found:
         total = f"/{r.total:g}s" if r.total_unit == "seconds" and r.total else (f"/{r.total}" if r.total else "")
         best = f"{r.best_val:.4f}" if r.best_val is not None else "-"
-        why = r.reason if r.status in ("failed", "broken", "stopped") and r.reason else r.note
+        why = r.reason if r.status in (RunState.FAILED, RunState.BROKEN, RunState.STOPPED) and r.reason else r.note
         click.echo(printable(f"{r.name:<20} {r.status:<9} {r.label or '-':<22} {str(r.step) + total:>11} "
                              f"{best:>9}  {why or ''}"))
 
@@ -429,7 +431,7 @@ def stop(run, wait, timeout):
     if view.status.active:
         raise UserError(f"{run_dir.name}: still running after {timeout:g} s (it stops after its current step)")
     click.echo(printable(f"{run_dir.name}: {view.status} at step {view.info.step}; resume it with "
-                         f"`minigpt train --resume {run_dir.name}`" if view.status == "stopped" else
+                         f"`minigpt train --resume {run_dir.name}`" if view.status == RunState.STOPPED else
                          f"{run_dir.name}: {view.status}"))
 
 
