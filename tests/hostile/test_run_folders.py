@@ -8,6 +8,7 @@ Each case asserts the outcome a learner sees: the other runs still listed, one `
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -263,3 +264,46 @@ def test_stop_from_the_command_line_then_resume(tmp_path):
     assert runs.read_run(run).status == "stopped"
     assert "not running" in one_error_line(CliRunner().invoke(main, ["stop", "long"]))
     assert "no running run" in one_error_line(CliRunner().invoke(main, ["stop"]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.binary(max_size=40) | st.builds(json.dumps, st.dictionaries(
+    st.sampled_from(["step", "train_loss", "val_loss", "lr", "x"]),
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5), max_size=4)), max_size=8))
+def test_any_metrics_lines_read_as_records_with_a_step(tmp_path_factory, lines):
+    run = tmp_path_factory.mktemp("run")
+    (run / "metrics.jsonl").write_bytes(b"\n".join(x if isinstance(x, bytes) else x.encode() for x in lines) + b"\n")
+    records, offset = runs.read_metrics(run)
+    assert offset <= (run / "metrics.jsonl").stat().st_size
+    for record in records:
+        assert isinstance(record["step"], int) and record["step"] >= 0
+        assert all(math.isfinite(record[k]) for k in ("train_loss", "val_loss", "lr") if k in record)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(["model", "d_model", "steps", "lr", "data", "format_version", "pack", "zzz"]),
+                       st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats() | st.text(max_size=5)
+                       | st.lists(st.integers(), max_size=2), max_size=5))
+def test_any_config_loads_or_is_one_config_error(tmp_path_factory, values):
+    from minigpt.errors import ConfigError
+    from minigpt.training.options import load_run_config
+
+    run = tmp_path_factory.mktemp("run")
+    (run / "config.json").write_text(json.dumps(values))
+    try:
+        load_run_config(run)
+    except ConfigError as e:
+        assert str(e)
+
+
+def test_rename_a_run_and_see_it_in_the_list():
+    root = paths.runs_dir()
+    shutil.copytree(FIXTURES, root, dirs_exist_ok=True)
+    result = CliRunner().invoke(main, ["rename", "run-gpt", "first tiny run", "--note", "lr 5e-3, 20 steps"])
+    assert result.exit_code == 0, result.output
+    listed = {line.split()[0]: line for line in CliRunner().invoke(main, ["runs"]).output.splitlines()[1:]}
+    assert "first tiny run" in listed["run-gpt"] and "lr 5e-3, 20 steps" in listed["run-gpt"]
+    assert "gpt d16 L1 rope tied lr5e-3" in listed["run-gpt-stopped"]  # round 1 had no names: made from its config
+    (root / "run-gpt-stopped" / "status.json").write_text("[]")
+    assert "status.json" in one_error_line(CliRunner().invoke(main, ["rename", "run-gpt-stopped", "x"]))
+    assert "give a new NAME" in one_error_line(CliRunner().invoke(main, ["rename", "run-gpt"]))
