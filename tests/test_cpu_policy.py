@@ -10,6 +10,7 @@ from pathlib import Path
 
 from minigpt.training import cpu_policy as cp
 from minigpt.training.cpu_policy import CpuSample, decide, others_busy_cores, threads_for
+from minigpt.runs.listing import read_metrics
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -71,6 +72,6 @@ def test_a_real_run_records_the_policy_it_used(tmp_path):
     wait = "active" if "active waiting" in printed else "passive"
     assert f"OpenMP {wait} waiting" in status["cpu_policy"]
     threads_said = int(printed.split(" waiting, ")[1].split(" thread")[0])
-    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    records = read_metrics(out)[0]
     # the first record's thread count is the one the policy set (the governor waits 5 s to change it)
     assert records[0]["threads"] == threads_said

@@ -16,6 +16,7 @@ import torch
 from safetensors.torch import load_file
 
 from minigpt.training import distributed as D
+from minigpt.runs.listing import read_metrics
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -89,14 +90,13 @@ def test_a_ddp_run_tracks_one_process_and_rank_1_writes_nothing(tmp_path):
     _train(*common, "--nproc", "2", "--out", str(tmp_path / "two"))
 
     def losses(run):
-        return [r["train_loss"] for r in map(json.loads, (run / "metrics.jsonl").read_text().splitlines())
-                if "train_loss" in r]
+        return [r["train_loss"] for r in read_metrics(run)[0] if "train_loss" in r]
 
     a, b = losses(tmp_path / "one"), losses(tmp_path / "two")
     assert len(a) == len(b)
     assert abs(a[-1] - b[-1]) < 0.05 and b[-1] < b[0] - 0.3
     # one writer: every metrics step once, the status written by rank 0's process alone
-    steps = [r["step"] for r in map(json.loads, (tmp_path / "two" / "metrics.jsonl").read_text().splitlines())]
+    steps = [r["step"] for r in read_metrics(tmp_path / "two")[0]]
     assert len(steps) == len(set(steps))
     assert sorted(p.name for p in (tmp_path / "two").iterdir()) == sorted(p.name for p in (tmp_path / "one").iterdir())
 
