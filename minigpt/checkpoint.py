@@ -20,11 +20,14 @@ the raw weights the optimizer was moving (``training.safetensors``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
 import shutil
+import types
+import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -77,16 +80,12 @@ class Checkpoint:
 
 
 def _fsync_dir(path: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):  # a file system without directory fsync still renames atomically
         fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _write_json(path: Path, obj) -> None:
@@ -210,15 +209,18 @@ def _resolve(path: Path) -> Path:
 _MIGRATIONS: dict = {}
 
 
-def _json_kind(default) -> tuple[tuple[type, ...], str]:
-    """The JSON types a model-config field accepts, from its default value."""
-    if isinstance(default, bool):
-        return (bool,), "true or false"
-    if isinstance(default, int):
-        return (int,), "a whole number"
-    if isinstance(default, float):
-        return (int, float), "a number"
-    return (str,), "text"
+def _json_kind(annotation) -> tuple[tuple[type, ...], str]:
+    """The JSON types a model-config field accepts, from its type annotation (``int | None``…)."""
+    options = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) \
+        else (annotation,)
+    accepts, words = (type(None),) if type(None) in options else (), " or null" if type(None) in options else ""
+    if bool in options:
+        return (bool, *accepts), "true or false" + words
+    if int in options:
+        return (int, *accepts), "a whole number" + words
+    if float in options:
+        return (int, float, *accepts), "a number" + words
+    return (str, *accepts), "text" + words
 
 
 def _model_config(kind, values, where: str):
@@ -226,11 +228,12 @@ def _model_config(kind, values, where: str):
         raise CheckpointError(f"{where}: kind should be one of {', '.join(MODEL_CONFIGS)}, got {kind!r:.40}")
     if not isinstance(values, dict):
         raise CheckpointError(f"{where}: model_config should be an object, got {type(values).__name__}")
+    hints = typing.get_type_hints(MODEL_CONFIGS[kind])
     for f in fields(MODEL_CONFIGS[kind]):
         if f.name not in values:
             continue
-        value, (types, wanted) = values[f.name], _json_kind(f.default)
-        if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
+        value, (accepted, wanted) = values[f.name], _json_kind(hints[f.name])
+        if not isinstance(value, accepted) or (bool not in accepted and isinstance(value, bool)):
             raise CheckpointError(f"{where}: model_config.{f.name} should be {wanted}, got {value!r:.40}")
     try:
         return config_from_dict(kind, values)
