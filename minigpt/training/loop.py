@@ -142,14 +142,15 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
         cfg.validate()
     if cfg.data is not None:  # stored absolute: eval and --resume work from any folder
         cfg = dataclasses.replace(cfg, data=str(Path(cfg.data).expanduser().resolve()))
-    source = resume_checkpoint(run_dir) if resume else None
     world = distributed.join(resolve_device(cfg.device).type)
     try:
         if not world.is_main:  # the other ranks of a data-parallel run write nothing
+            source = resume_checkpoint(run_dir) if resume else None
             with StopFlag() as stop:
                 return _train(cfg, _Silent(run_dir), source, stop, dataset or data_for_run(cfg, source), world)
         run_dir.mkdir(parents=True, exist_ok=True)
-        with RunLock(run_dir):
+        with RunLock(run_dir):  # first: a run another trainer is writing is refused as such
+            source = resume_checkpoint(run_dir) if resume else None
             return _train_main(cfg, run_dir, source, on_log, dataset, name, note, world)
     finally:
         distributed.leave(world)

@@ -136,7 +136,7 @@ def test_a_bigram_without_smoothing_fails_with_the_reason(tmp_path, names):
 def test_nonfinite_must_be_fail_or_skip():
     from minigpt.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="nonfinite"):
+    with pytest.raises(ConfigError, match="on NaN must be one of fail, skip"):
         TrainConfig(nonfinite="ignore")
 
 
