@@ -1,11 +1,10 @@
 """Checkpoints: a folder with ``model.safetensors`` and ``config.json``, written atomically.
 
 Nothing here unpickles: weights and optimizer tensors are safetensors, everything else is JSON.
-``config.json`` carries a format version and is read through one typed reader
-(``read_checkpoint_meta``): it migrates older versions and checks every field's type, so a
-damaged file ends in one ``CheckpointError`` that names the field. Before a model is built, its
-size is measured on torch's meta device (refused past ``MAX_PARAMS``) and its tensors' shapes are
-checked against the weights file's header, so a small file cannot ask for gigabytes.
+``config.json`` carries a format version and is read through one typed reader,
+``read_checkpoint_meta``, which migrates older versions and names a damaged field in one
+``CheckpointError``. Before a model is built its size is measured on torch's meta device (refused
+past ``MAX_PARAMS``) and its shapes checked against the weights file's header.
 
 The save protocol survives a kill at any point, any number of times in a row. The new checkpoint
 is written complete into ``NAME.tmp`` (never read by the loader), then ``NAME`` is renamed to
@@ -39,7 +38,7 @@ from minigpt.data import Vocab
 from minigpt.errors import CheckpointError, ConfigError, DatasetError
 from minigpt.models.build import MAX_PARAMS, build_model, planned_size
 from minigpt.models.config import MODEL_CONFIGS, config_from_dict, config_to_dict
-from minigpt.safetensors_header import read_header
+from minigpt.safetensors_header import check_shapes
 
 FORMAT = "minigpt-checkpoint"
 FORMAT_VERSION = 1
@@ -62,6 +61,7 @@ class CheckpointMeta:
     weights_sha256: str | None = None
     training_weights_sha256: str | None = None
     optimizer: dict | None = None
+    raw: dict = field(default_factory=dict, repr=False)  # the checked JSON, as plain values
 
 
 @dataclass
@@ -281,9 +281,8 @@ def read_checkpoint_meta(path: Path | str) -> CheckpointMeta:
     path = _resolve(Path(path))
     where = str(path / CONFIG)
     try:
-        if (path / CONFIG).stat().st_size > MAX_CONFIG_BYTES:
-            raise CheckpointError(f"{where}: larger than {MAX_CONFIG_BYTES >> 20} MB: not a minigpt checkpoint")
-        cfg = json.loads((path / CONFIG).read_text(encoding="utf-8"))
+        too_large = (path / CONFIG).stat().st_size > MAX_CONFIG_BYTES
+        cfg = None if too_large else json.loads((path / CONFIG).read_text(encoding="utf-8"))
     except IsADirectoryError:
         raise CheckpointError(f"{where}: a folder where a file should be") from None
     except OSError as e:
@@ -291,7 +290,8 @@ def read_checkpoint_meta(path: Path | str) -> CheckpointMeta:
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise CheckpointError(f"{where}: not valid JSON ({str(e)[:80]}); the file is damaged") from None
     if not isinstance(cfg, dict) or cfg.get("format") != FORMAT:
-        raise CheckpointError(f"{where}: not a minigpt checkpoint (format field missing)")
+        why = f"larger than {MAX_CONFIG_BYTES >> 20} MB" if too_large else "format field missing"
+        raise CheckpointError(f"{where}: not a minigpt checkpoint ({why})")
     version = cfg.get("format_version", 1)
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise CheckpointError(f"{where}: format_version should be a whole number ≥ 1, got {version!r:.40}")
@@ -316,8 +316,14 @@ def read_checkpoint_meta(path: Path | str) -> CheckpointMeta:
     if optimizer is not None and not (isinstance(optimizer, dict) and isinstance(optimizer.get("state"), dict)
                                       and isinstance(optimizer.get("param_groups"), list)):
         raise CheckpointError(f"{where}: optimizer should be an object with state and param_groups")
+    raw = {**cfg, "train_config": train_config, "metrics": metrics, "state": state}
     return CheckpointMeta(path, cfg["kind"], model_config, vocab, train_config, metrics, state,
-                          hashes[0], hashes[1], optimizer)
+                          hashes[0], hashes[1], optimizer, raw)
+
+
+def read_checkpoint_config(path: Path | str) -> dict:
+    """``config.json`` as checked by ``read_checkpoint_meta``, as JSON values (``["metrics"]``…)."""
+    return read_checkpoint_meta(path).raw
 
 
 # ---------------------------------------------------------------------------- weights
@@ -335,20 +341,8 @@ def expected_tensors(meta: CheckpointMeta) -> dict[str, tuple[int, ...]]:
     return _tensor_shapes(model)
 
 
-def _check_header(weights_file: Path, expected: dict[str, tuple[int, ...]]) -> None:
-    header = read_header(weights_file)
-    missing, extra = sorted(set(expected) - set(header)), sorted(set(header) - set(expected))
-    if missing or extra:
-        what = f"missing {', '.join(missing[:3])}" if missing else f"unexpected {', '.join(extra[:3])}"
-        raise CheckpointError(f"{weights_file}: weights do not fit the model in {CONFIG} ({what})")
-    for name, shape in expected.items():
-        if tuple(header[name]["shape"]) != shape:
-            raise CheckpointError(f"{weights_file}: {name} has shape {tuple(header[name]['shape'])} but the model "
-                                  f"in {CONFIG} needs {shape}")
-
-
 def _load_weights(weights_file: Path, sha256: str | None, model, device) -> None:
-    _check_header(weights_file, _tensor_shapes(model))
+    check_shapes(weights_file, _tensor_shapes(model))
     if sha256 and _sha256(weights_file) != sha256:
         raise CheckpointError(f"{weights_file}: contents do not match {CONFIG} (truncated or replaced)")
     try:
@@ -368,7 +362,7 @@ def _load_weights(weights_file: Path, sha256: str | None, model, device) -> None
 
 def load_checkpoint(path: Path | str, device: str | torch.device = "cpu") -> Checkpoint:
     meta = read_checkpoint_meta(path)
-    _check_header(meta.path / WEIGHTS, expected_tensors(meta))  # before anything is allocated
+    check_shapes(meta.path / WEIGHTS, expected_tensors(meta))  # before anything is allocated
     model = build_model(meta.kind, meta.model_config)
     _load_weights(meta.path / WEIGHTS, meta.weights_sha256, model, device)
     model.to(device).eval()

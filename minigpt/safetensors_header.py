@@ -3,7 +3,8 @@
 A safetensors file starts with 8 bytes (the header's length, little-endian) and a JSON header
 naming each tensor with its dtype, shape and byte range. Reading only that much tells a loader
 what a file holds before it allocates anything: a weights file cannot make the tutor build a
-model larger than the tensors it really contains. Torch-free.
+model larger than the tensors it really contains, and ``check_shapes`` compares them with the
+model a config describes. Torch-free.
 """
 
 from __future__ import annotations
@@ -56,3 +57,16 @@ def read_header(weights_file: Path) -> dict:
                 or offsets[1] > size - 8 - n):
             raise CheckpointError(f"{weights_file}: tensor {name!r:.40} has a damaged entry in the header")
     return header
+
+
+def check_shapes(weights_file: Path, expected: dict[str, tuple[int, ...]]) -> None:
+    """The file holds exactly the tensors ``expected`` names, each of the expected shape."""
+    header = read_header(weights_file)
+    missing, extra = sorted(set(expected) - set(header)), sorted(set(header) - set(expected))
+    if missing or extra:
+        what = f"missing {', '.join(missing[:3])}" if missing else f"unexpected {', '.join(extra[:3])}"
+        raise CheckpointError(f"{weights_file}: weights do not fit the model in config.json ({what})")
+    for name, shape in expected.items():
+        if tuple(header[name]["shape"]) != shape:
+            raise CheckpointError(f"{weights_file}: {name} has shape {tuple(header[name]['shape'])} but the model "
+                                  f"in config.json needs {shape}")

@@ -101,6 +101,7 @@ DAMAGE = {
     "version as text": (damaged_field("format_version", "1"), "format_version"),
     "newer version": (damaged_field("format_version", 7), "newer minigpt"),
     "not JSON": (lambda ck: (ck / "config.json").write_text("{nope"), "not valid JSON"),
+    "config of 17 MB": (lambda ck: (ck / "config.json").write_text(" " * (17 << 20)), "larger than 16 MB"),
     "header length huge": (lambda ck: (ck / "model.safetensors").write_bytes(
         (2 ** 60).to_bytes(8, "little") + b"{}"), "bad header length"),
     "weights of another width": (damaged_field("model_config", "d_model", 32), "has shape"),
