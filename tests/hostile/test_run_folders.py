@@ -100,12 +100,13 @@ def test_one_damaged_status_is_listed_as_broken_and_the_others_shown(content):
                        st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
                                     lambda inner: st.lists(inner, max_size=3), max_leaves=6)))
 def test_any_status_contents_read_without_raising(tmp_path_factory, values):
-    run = tmp_path_factory.mktemp("run")
+    run = tmp_path_factory.mktemp("runs") / "run"
+    run.mkdir()
     (run / "status.json").write_text(json.dumps(values), encoding="utf-8")
     info = runs.read_run(run)
     assert info.status in ("starting", "running", "stopped", "finished", "failed", "broken")
     info.to_dict(), info.age  # what the lists show is computable
-    assert runs.list_runs(run.parent)
+    assert [r.name for r in runs.list_runs(run.parent)] == ["run"]
 
 
 def test_watch_opens_a_broken_run_and_resume_replaces_its_status(monkeypatch):
