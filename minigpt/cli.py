@@ -161,11 +161,14 @@ def _naming_the_flag(e: Exception) -> Exception:
 @click.option("--master-addr", default=None, help="Address of the node-rank-0 machine (multi-node).")
 @click.option("--master-port", type=click.IntRange(1, 65535), default=None, help="Its port (multi-node).")
 @click.option("--rdzv-endpoint", default=None, help="HOST:PORT of a c10d rendezvous, instead of the master.")
+@click.option("--name", "run_name", default=None,
+              help="What the run is called in lists (default: its model and key settings, e.g. gpt d64 L4 lr5e-3).")
+@click.option("--note", default=None, help="A line about the run, shown in lists.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 @click.option("--nice", type=click.IntRange(0, 19), default=0,
               help="Lower this process's CPU priority (the app starts workers at 5 to stay responsive).")
-def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint, quiet, nice,
-          **given):
+def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint, run_name, note, quiet,
+          nice, **given):
     """Train a model; writes metrics, status and the best checkpoint into a run folder."""
     from minigpt.training import cpu_policy
 
@@ -224,7 +227,7 @@ def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
                 return
             status = json.loads((Path(run_dir) / "status.json").read_text(encoding="utf-8"))
         else:
-            status = run_training(cfg, run_dir, resume=resume is not None,
+            status = run_training(cfg, run_dir, resume=resume is not None, name=run_name, note=note,
                                   on_log=_progress_printer(cfg, quiet or not _is_main_rank()))
             if distributed.launched_by_torchrun():
                 return  # the launcher reports the run once, for every rank

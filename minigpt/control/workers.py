@@ -79,7 +79,8 @@ async def start_run(cfg: TrainConfig, root: Path | str | None = None, name: str 
     load_words(cfg.data_path())
     run_dir = runs.new_run_dir(root, name)
     write_run_config(run_dir, cfg.to_dict())  # listed (and duplicable) from the start
-    await _spawn(run_dir, ["train", "--config", str(run_dir / CONFIG_FILE), "--out", str(run_dir), "--quiet"])
+    named = ["--name", name] if name else []  # the folder's name is the run's name too
+    await _spawn(run_dir, ["train", "--config", str(run_dir / CONFIG_FILE), "--out", str(run_dir), *named, "--quiet"])
     return run_dir
 
 

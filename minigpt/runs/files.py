@@ -19,8 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from minigpt.errors import RunError
-from minigpt.runs.schema import (METRICS_HEADER, RunState, RunStatus, config_for_file, default_run_name,
-                                 metrics_line, metrics_record, read_status)
+from minigpt.runs.schema import (METRICS_HEADER, RunState, RunStatus, check_name_and_note, config_for_file,
+                                 default_run_name, metrics_line, metrics_record, read_status)
 
 try:
     import fcntl
@@ -102,11 +102,7 @@ def edit_status(run_dir: Path | str, *, name: str | None = None, note: str | Non
     """Rename a run or set its note (the only fields that are not the trainer's); returns the
     new status. RunError when the run has no readable status."""
     run_dir = Path(run_dir)
-    for label, text in (("name", name), ("note", note)):
-        if text is not None and ("\n" in text or len(text) > 200):
-            raise RunError(f"a run's {label} is one line of at most 200 characters")
-    if name is not None and not name.strip():
-        raise RunError("a run's name cannot be empty")
+    check_name_and_note(name, note)
     with _status_guard(run_dir):
         try:
             status = read_status(run_dir / STATUS_FILE)

@@ -133,6 +133,15 @@ def default_run_name(config: dict | None) -> str:
     return " ".join(parts)
 
 
+def check_name_and_note(name: str | None, note: str | None) -> None:
+    """A run's name and note are one line each, at most 200 characters; a name is not blank."""
+    for label, text in (("name", name), ("note", note)):
+        if text is not None and ("\n" in text or "\r" in text or len(text) > 200):
+            raise RunError(f"a run's {label} is one line of at most 200 characters")
+    if name is not None and not name.strip():
+        raise RunError("a run's name cannot be empty")
+
+
 def short_number(x: float) -> str:
     """5e-3 rather than 0.005 or 5e-03; plain digits for numbers from 0.1 up."""
     if x == 0 or 0.1 <= abs(x) < 1e4:

@@ -42,7 +42,7 @@ from minigpt.errors import ConfigError, TrainingDiverged
 from minigpt.models.build import build_model, count_parameters
 from minigpt.runs.files import BEST_DIR, LAST_DIR, RunWriter, truncate_metrics, write_run_config
 from minigpt.runs.lock import RunLock
-from minigpt.runs.schema import RunState
+from minigpt.runs.schema import RunState, check_name_and_note
 from minigpt.training import cpu_policy, distributed
 from minigpt.training.devices import autocast_for, resolve_device
 from minigpt.training.ema import WeightAverage
@@ -134,6 +134,7 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
     in the folder changes until the data, the checkpoint and the model size have been checked.
     """
     run_dir = Path(run_dir)
+    check_name_and_note(name, note)
     if resume:
         cfg = load_run_config(run_dir)
     elif cfg is None:
