@@ -143,12 +143,13 @@ async def test_screens_show_a_broken_run_beside_the_others(tmp_path):
         app.push_screen(RunsScreen())
         await pilot.pause()
         table = app.screen.query_one("#runs-table")
-        rows = {str(table.get_row_at(i)[1]): str(table.get_row_at(i)[0]) for i in range(table.row_count)}
-        assert rows == {"broken": "! broken", "run-gpt": "✓ finished", "run-gpt-stopped": "■ stopped"}
-        assert "1 broken" in str(app.screen.query_one("#runs-summary").render())
-        table.move_cursor(row=[str(table.get_row_at(i)[1]) for i in range(3)].index("broken"))
+        glyphs = {Path(key.value).name: str(table.get_row(key)[0]) for key in table.rows}
+        assert glyphs == {"broken": "!", "run-gpt": "✓", "run-gpt-stopped": "■"}
+        assert "! broken" in str(app.screen.query_one("#runs-summary").render())
+        table.move_cursor(row=table.get_row_index(str(bad)))
         await pilot.pause()
-        assert "best_val should be a finite number" in str(app.screen.query_one("#run-detail").render())
+        detail = str(app.screen.query_one("#runs-detail").render())
+        assert "broken: status.json: best_val should be a finite number" in detail
         app.push_screen(TrainingScreen(run_dir=bad))
         await pilot.pause(0.5)
         panel = app.screen.panel
