@@ -15,10 +15,7 @@ from tui.widgets.matrix_view import MatrixView
 
 
 def _text(widget) -> str:
-    """What the widget shows, as plain text (whatever it renders: markup, a Rich table, a matrix)."""
-    if not widget.size.area:
-        return str(widget.render())
-    return "\n".join(strip.text for strip in widget.render_lines(widget.size.region))
+    return str(widget.render())
 
 
 def _row(view: MatrixView, i: int) -> list[str]:
