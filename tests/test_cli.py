@@ -53,11 +53,12 @@ def _train_help(runner) -> str:
 
 def test_train_flags_are_the_option_list(runner):
     """The `train` command's training flags are generated from OPTIONS: one each, nothing else."""
-    from minigpt.cli import train
+    from minigpt.cli_train import train
     from minigpt.training.options import OPTIONS
 
     own = {"config_file", "out", "resume", "quiet", "nice", "help",
-           "nnodes", "node_rank", "master_addr", "master_port", "rdzv_endpoint"}  # the launcher's own
+           "nnodes", "node_rank", "master_addr", "master_port", "rdzv_endpoint",  # the launcher's
+           "run_name", "note"}  # what describes the run (its status), not its training
     params = [p for p in train.params if p.name not in own]
     assert [p.name for p in params] == [o.name for o in OPTIONS]
     for p, opt in zip(params, OPTIONS):
@@ -79,7 +80,7 @@ def test_train_help_states_every_default(runner):
 
 def test_train_from_a_config_file_with_changes(runner, tmp_path):
     """`--config` reads a saved config (a file or a run folder); flags beside it change it."""
-    from minigpt.cli import config_from_flags
+    from minigpt.cli_train import config_from_flags
     from minigpt.training.options import TrainConfig
 
     saved = TrainConfig(d_model=24, n_heads=3, pos_encoding="sinusoidal", tie_weights=True, ema=0.0, steps=40)

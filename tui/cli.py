@@ -11,19 +11,19 @@ from pathlib import Path
 import click
 
 from minigpt import cli as headless
-from minigpt.cli import UserError
+from minigpt.cli_support import UserError, apply_data_dir, data_dir_option
 from tui.serve import serve
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@headless.data_dir_option
+@data_dir_option
 @click.pass_context
 def main(ctx: click.Context, data_dir: Path | None) -> None:
     """minigpt-tutor: learn Transformers and GPT by building and training a tiny one.
 
     Without a command, opens the tutor app.
     """
-    headless.apply_data_dir(data_dir)
+    apply_data_dir(data_dir)
     if ctx.invoked_subcommand is None:
         from tui.app import run_app
 

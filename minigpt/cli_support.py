@@ -1,0 +1,47 @@
+"""What every ``minigpt`` command shares: the user errors that end in one ``Error:`` line (exit
+status 2), the ``--data-dir`` option, and small formatting helpers. Torch-free."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from minigpt.errors import CheckpointError, ConfigError, DatasetError, RunError, SamplingError, TrainingDiverged
+from minigpt.text import printable
+
+USER_ERRORS = (ConfigError, DatasetError, CheckpointError, SamplingError, RunError, TrainingDiverged)
+
+
+class UserError(click.ClickException):
+    exit_code = 2
+
+    def __init__(self, message: str):
+        super().__init__(printable(message))  # paths and file contents end up in messages
+
+
+def _fail(e: Exception) -> UserError:
+    return UserError(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
+
+
+def apply_data_dir(data_dir: Path | None) -> None:
+    """Point the per-user folders (progress, settings, runs) at ``data_dir`` for this process."""
+    if data_dir is not None:
+        os.environ["MINIGPT_DATA_DIR"] = str(data_dir.expanduser().resolve())
+    from minigpt import paths
+
+    try:  # one clear line now, rather than a traceback from whichever command first needs it
+        paths.user_data_dir()
+    except OSError as e:
+        raise UserError(f"cannot use {os.environ.get('MINIGPT_DATA_DIR') or 'the data folder'} "
+                        f"for progress and runs: {e.strerror or e}") from None
+
+
+data_dir_option = click.option(
+    "--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Folder for progress, settings and training runs (default: the per-user data folder).")
+
+
+def loss_text(value) -> str:
+    return f"{value:.4f}" if isinstance(value, (int, float)) else "–"

@@ -1,0 +1,242 @@
+"""``minigpt train``: its flags generated from the option list, the progress line, and the
+launcher that starts the same command under torchrun for data-parallel runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from minigpt.cli_support import USER_ERRORS, _fail, loss_text as _loss
+from minigpt.errors import ConfigError
+from minigpt.runs.schema import RunState
+from minigpt.text import printable
+from minigpt.training.options import OPTIONS, OPTIONS_BY_NAME  # (no torch)
+
+if TYPE_CHECKING:
+    from minigpt.training.options import TrainConfig
+
+
+# ---------------------------------------------------------------------------- train
+
+
+def _progress_printer(cfg, quiet: bool):
+    interactive = sys.stderr.isatty()
+    state = {"last_val": None, "t": 0.0}
+
+    def on_log(rec: dict) -> None:
+        if quiet:
+            return
+        if "val_loss" in rec:
+            state["last_val"] = rec["val_loss"]
+        if cfg.model == "bigram":
+            frac, where = 1.0, "counted"
+        elif cfg.steps is not None:
+            frac = rec["step"] / cfg.steps
+            where = f"step {rec['step']}/{cfg.steps}"
+        else:
+            frac = min(rec["elapsed_s"] / cfg.time_s, 1.0)
+            where = f"step {rec['step']} {rec['elapsed_s']:.0f}/{cfg.time_s:g}s"
+        width = 24
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        loss = f"loss {rec['train_loss']:.4f}" if "train_loss" in rec else ""
+        val = f"val {state['last_val']:.4f}" if state["last_val"] is not None else ""
+        line = f"[{bar}] {where} {loss} {val} {rec.get('tokens_per_s', 0) / 1000:.1f}k tok/s"
+        if interactive:
+            click.echo("\r" + line.ljust(100), nl=False, err=True)
+        elif "val_loss" in rec or time.monotonic() - state["t"] > 10:
+            click.echo(line, err=True)
+            state["t"] = time.monotonic()
+
+    return on_log
+
+
+def training_options(command):
+    """One click option per training option (``minigpt.training.options.OPTIONS``), in its order.
+
+    Every flag defaults to None (not given): what is not given keeps the config file's value
+    (``--config``) or TrainConfig's default, which the help states.
+    """
+    for opt in reversed(OPTIONS):
+        help_text = f"{opt.help} [default: {opt.default_text}]"
+        if opt.kind is bool:
+            name = opt.cli_flag[2:]
+            command = click.option(f"--{name}/--no-{name}", opt.name, default=None, help=help_text)(command)
+            continue
+        kind = click.Choice(opt.choices) if opt.choices else {int: click.INT, float: click.FLOAT}.get(opt.kind,
+                                                                                                     click.STRING)
+        metavar = opt.label.upper().replace(" ", "_") if kind is click.STRING else None
+        command = click.option(opt.cli_flag, opt.name, type=kind, default=None, help=help_text,
+                               metavar=metavar)(command)
+    return command
+
+
+def config_from_flags(config_file: Path | None, given: dict) -> "TrainConfig":
+    """The run's TrainConfig: the config file (or the defaults), then the flags given on top.
+
+    Giving one of a group of alternatives (``--time``) unsets the others (the default ``--steps``);
+    giving two of them is refused.
+    """
+    from minigpt.training.options import TrainConfig, load_config_file
+
+    values = {name: value for name, value in given.items() if value is not None}
+    for group in sorted({o.one_of for o in OPTIONS if o.one_of}):
+        members = [o for o in OPTIONS if o.one_of == group]
+        named = [o for o in members if o.name in values]
+        if len(named) > 1:
+            raise ConfigError(f"give either {' or '.join(o.cli_flag for o in named)}, not both", field=named[1].name)
+        if named:
+            values.update({o.name: None for o in members if o is not named[0]})
+    base = load_config_file(config_file) if config_file is not None else TrainConfig()
+    return TrainConfig.from_dict({**base.to_dict(), **values})
+
+
+def _naming_the_flag(e: Exception) -> Exception:
+    """A ConfigError about one option, with the option's flag in front (``--lr: …``)."""
+    opt = OPTIONS_BY_NAME.get(getattr(e, "field", None) or "")
+    if opt is not None and opt.cli_flag not in str(e):
+        return ConfigError(f"{opt.cli_flag}: {e}", field=opt.name)
+    return e
+
+
+@click.command()
+@click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
+              help="Start from a saved training config: a config.json or a run folder (copy its settings). "
+                   "Options given beside it change those settings.")
+@training_options
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Run folder (default: a new timestamped folder under the runs folder).")
+@click.option("--resume", is_flag=False, flag_value="", default=None, metavar="[RUN_DIR]",
+              help="Continue a stopped run with its own settings: the given folder, --out, or the latest run.")
+@click.option("--nnodes", type=click.IntRange(1, 1024), default=1, help="Machines in a multi-node run (default 1).")
+@click.option("--node-rank", type=click.IntRange(0, 1023), default=0, help="This machine's rank (multi-node).")
+@click.option("--master-addr", default=None, help="Address of the node-rank-0 machine (multi-node).")
+@click.option("--master-port", type=click.IntRange(1, 65535), default=None, help="Its port (multi-node).")
+@click.option("--rdzv-endpoint", default=None, help="HOST:PORT of a c10d rendezvous, instead of the master.")
+@click.option("--name", "run_name", default=None,
+              help="What the run is called in lists (default: its model and key settings, e.g. gpt d64 L4 lr5e-3).")
+@click.option("--note", default=None, help="A line about the run, shown in lists.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line.")
+@click.option("--nice", type=click.IntRange(0, 19), default=0,
+              help="Lower this process's CPU priority (the app starts workers at 5 to stay responsive).")
+def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint, run_name, note, quiet,
+          nice, **given):
+    """Train a model; writes metrics, status and the best checkpoint into a run folder."""
+    from minigpt.training import cpu_policy
+
+    policy = cpu_policy.choose_at_start()  # sets OMP_WAIT_POLICY: before anything below imports torch
+    if nice and hasattr(os, "nice"):
+        os.nice(nice)  # an idle machine trains as fast; a busy one keeps the terminal snappy
+    from minigpt.runs import listing as runs
+    from minigpt.training.loop import train as run_training
+
+    try:
+        if resume is not None:
+            # the number of processes may change on resume: a run continues on any number of them
+            changed = [OPTIONS_BY_NAME[name].cli_flag for name, value in given.items()
+                       if value is not None and name != "processes"]
+            if config_file is not None or changed:
+                raise ConfigError(f"--resume continues a run with its own settings: leave out "
+                                  f"{', '.join(['--config'] if config_file is not None else changed)}")
+            from minigpt.runs.resolve import resolve_run
+            from minigpt.training.options import load_run_config
+
+            # A folder, a run name, --out, or the newest run (broken ones are never picked).
+            run_dir = resolve_run(resume or (str(out) if out is not None else None),
+                                  pick=lambda info: info.status != RunState.BROKEN, none_found="no run to resume")
+            cfg = load_run_config(run_dir)
+        else:
+            cfg = config_from_flags(config_file, given)
+            if "LOCAL_WORLD_SIZE" in os.environ:  # a rank under torchrun: the processes of this machine
+                cfg.processes = int(os.environ["LOCAL_WORLD_SIZE"])
+            # Read the data now so a bad file fails before a run folder is created.
+            from minigpt.training.options import load_data_for
+            note = getattr(load_data_for(cfg), "cut_note", None)
+            if note:  # even with -q: the data is not what the file says
+                click.echo(f"note: {printable(note)}", err=True)
+            if out is not None:
+                # torchrun's ranks and the launchers of other nodes share the folder of node 0
+                if (out / "status.json").exists() and "RANK" not in os.environ and node_rank == 0:
+                    raise ConfigError(f"{out}: already holds a run (use --resume to continue it)")
+                out.mkdir(parents=True, exist_ok=True)
+                run_dir = out
+            else:
+                run_dir = runs.new_run_dir()
+        if not quiet:
+            click.echo(f"run folder: {printable(run_dir)}", err=True)
+            click.echo(f"cpu: {policy.describe()}", err=True)
+        from minigpt.training import distributed
+
+        processes = given.get("processes") or cfg.processes
+        if processes * nnodes > 1 and not distributed.launched_by_torchrun():
+            launch = distributed.launcher_argv(processes, nnodes, node_rank, master_addr, master_port,
+                                               rdzv_endpoint)
+            code = _run_under_torchrun(launch, run_dir)
+            if code != 0:
+                raise click.exceptions.Exit(code)
+            if node_rank > 0:
+                click.echo(f"node {node_rank} done; the machine of node 0 holds the run folder")
+                return
+            status = json.loads((Path(run_dir) / "status.json").read_text(encoding="utf-8"))
+        else:
+            status = run_training(cfg, run_dir, resume=resume is not None, name=run_name, note=note,
+                                  on_log=_progress_printer(cfg, quiet or not _is_main_rank()))
+            if distributed.launched_by_torchrun():
+                return  # the launcher reports the run once, for every rank
+    except USER_ERRORS as e:
+        raise _fail(_naming_the_flag(e)) from None
+    except OSError as e:  # an unwritable run folder, a full disk
+        raise _fail(e) from None
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted", err=True)
+        sys.exit(130)
+    if not quiet and sys.stderr.isatty():
+        click.echo("", err=True)
+    click.echo(f"{status['state']} at step {status['step']}: {status.get('n_params') or 0:,} parameters on "
+               f"{status.get('device')}")
+    click.echo(f"val loss {_loss(status['val_loss'])}  test loss {_loss(status['test_loss'])}")
+    click.echo(f"checkpoint: {printable(Path(run_dir) / 'checkpoint')}")
+
+
+def _is_main_rank() -> bool:
+    return os.environ.get("RANK", "0") == "0"
+
+
+def _run_under_torchrun(launch: list[str], run_dir: Path) -> int:
+    """Start this same ``train`` command under torchrun and wait; signals reach every rank.
+
+    The ranks get this command's own options (``--out`` fixed to the run folder, so they all
+    write, or rank 0 writes, the same place); torchrun forwards SIGTERM/SIGINT to them, and each
+    rank stops at the same step after rank 0 saves.
+    """
+    import signal
+    import subprocess
+
+    args = sys.argv[sys.argv.index("train") + 1:]
+    # The ranks learn the world from torchrun's environment; torchrun's own parser would also take
+    # (or choke on) these flags, so they stay with the launcher.
+    for flag in ("--out", "--nproc", "--nnodes", "--node-rank", "--master-addr", "--master-port",
+                 "--rdzv-endpoint"):
+        while flag in args:
+            i = args.index(flag)
+            del args[i:i + 2]
+    if "--resume" not in args:
+        args += ["--out", str(run_dir)]
+    cmd = [sys.executable, "-m", "torch.distributed.run", *launch, "-m", "minigpt.cli", "train", *args]
+    child = subprocess.Popen(cmd)
+    forward = lambda signum, _frame: child.send_signal(signum)  # noqa: E731
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return child.wait()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+
+
