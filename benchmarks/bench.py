@@ -43,7 +43,8 @@ from minigpt.data import IGNORE, Dataset, EncodedSplit, Splits, Vocab, load_word
 from minigpt.models.gpt import MiniGPT  # noqa: E402
 from minigpt.sampling import generate  # noqa: E402
 from minigpt.training.options import TrainConfig  # noqa: E402
-from minigpt.training.loop import evaluate, train  # noqa: E402
+from minigpt.training.loop import train  # noqa: E402
+from minigpt.training.schedule import evaluate  # noqa: E402
 from minigpt.training.cpu_policy import physical_cores  # noqa: E402
 
 CANONICAL = REPO.parent / "shared" / "data" / "names.txt"

@@ -120,7 +120,7 @@ def sample(checkpoint, n, temperature, top_k, top_p, prefix, max_len, seed, as_j
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def eval_cmd(checkpoint, data, as_json):
     """Loss (mean cross-entropy per character) on each split."""
-    from minigpt.training.loop import evaluate
+    from minigpt.training.schedule import evaluate
 
     try:
         ckpt = _load(checkpoint)

@@ -6,7 +6,7 @@ from minigpt import paths
 from minigpt.checkpoint import load_checkpoint
 from minigpt.data import load_dataset
 from minigpt.sampling import generate
-from minigpt.training.loop import evaluate
+from minigpt.training.schedule import evaluate
 
 DEFAULT = paths.default_checkpoint()
 

@@ -158,7 +158,8 @@ def test_compute_matched_and_learning_rate_plots(tmp_path, data):
 
 def test_extras_measure_train_loss_in_eval_mode_and_the_length_check(tmp_path):
     from minigpt.experiments.evaluation import compute_extras, read_extras
-    from minigpt.training.loop import evaluate, train
+    from minigpt.training.loop import train
+    from minigpt.training.schedule import evaluate
     from minigpt.training.options import TrainConfig
 
     words = ["ab", "abc", "bca", "cab", "bac", "acb", "abcab", "bcabc", "cabca", "ba", "cb", "ac"] * 3

@@ -12,7 +12,8 @@ from minigpt.runs import listing as runs
 from minigpt.checkpoint import load_checkpoint
 from minigpt.models.config import ConfigError
 from minigpt.training.options import TrainConfig
-from minigpt.training.loop import lr_at, train
+from minigpt.training.loop import train
+from minigpt.training.schedule import lr_at
 
 REPO = Path(__file__).resolve().parents[1]
 CANONICAL = REPO.parent / "shared" / "data" / "names.txt"

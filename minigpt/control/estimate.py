@@ -17,7 +17,7 @@ import torch
 from minigpt.models.build import build_model, count_parameters
 from minigpt.training.devices import autocast_for, resolve_device
 from minigpt.training.ema import WeightAverage
-from minigpt.training.loop import make_optimizer
+from minigpt.training.schedule import make_optimizer
 from minigpt.training.options import TrainConfig, load_data_for
 
 

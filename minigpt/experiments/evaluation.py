@@ -32,7 +32,7 @@ def compute_extras(run_dir: Path | str, long_data: Path | None = None) -> dict:
 
     from minigpt.checkpoint import load_checkpoint
     from minigpt.data import EncodedSplit, load_words
-    from minigpt.training.loop import evaluate
+    from minigpt.training.schedule import evaluate
     from minigpt.training.options import load_data_for, load_run_config
 
     run_dir = Path(run_dir)

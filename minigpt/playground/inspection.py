@@ -18,7 +18,7 @@ from minigpt.playground.generation import (Batch, CheckpointChoice, Loaded, Sett
                                            load_for_playground, run_batch)
 from minigpt.sampling import (Distribution, SamplingError, greedy_continuation, next_distribution,
                               score_word)
-from minigpt.training.loop import evaluate
+from minigpt.training.schedule import evaluate
 
 MODEL_ORDER = ("bigram", "mlp", "gpt")  # chapter 9's comparison, simplest first
 

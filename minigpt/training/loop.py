@@ -37,13 +37,14 @@ import torch
 
 from minigpt.checkpoint import (CheckpointMeta, load_checkpoint, load_optimizer_state, load_training_weights,
                                 save_checkpoint)
-from minigpt.data import IGNORE, Dataset, EncodedSplit
+from minigpt.data import IGNORE, Dataset
 from minigpt.errors import ConfigError, TrainingDiverged
 from minigpt.models.build import build_model, count_parameters
 from minigpt.runs.files import BEST_DIR, LAST_DIR, RunWriter, truncate_metrics, write_run_config
 from minigpt.runs.lock import RunLock
 from minigpt.runs.schema import RunState, check_name_and_note
 from minigpt.training import cpu_policy, distributed
+from minigpt.training.schedule import evaluate, lr_at, make_optimizer
 from minigpt.training.devices import autocast_for, resolve_device
 from minigpt.training.ema import WeightAverage
 from minigpt.training.options import TrainConfig, load_run_config
@@ -52,68 +53,6 @@ from minigpt.training.session import (StopFlag, data_for_run, previous_status, r
 
 # With nonfinite="skip", this many bad steps in a row mean the weights themselves are gone.
 MAX_SKIPPED_IN_A_ROW = 20
-
-# ---------------------------------------------------------------------------- helpers
-
-
-def lr_at(cfg: TrainConfig, progress: float, step: int, total_steps: int | None) -> float:
-    """Linear warmup, then cosine decay from ``lr`` to ``min_lr_ratio × lr``.
-
-    ``progress`` is the fraction of the budget done (steps or elapsed time). A warmup ≥ 1 counts
-    steps; below 1 it is a fraction of the budget.
-    """
-    if cfg.warmup >= 1:
-        if step < cfg.warmup:
-            return cfg.lr * (step + 1) / cfg.warmup
-        warm_frac = cfg.warmup / total_steps if total_steps else 0.0
-    else:
-        warm_frac = cfg.warmup
-        if progress < warm_frac:
-            return cfg.lr * max(progress / warm_frac, 1.0 / max(total_steps or 1000, 1))
-    progress = min(max(progress, 0.0), 1.0)
-    decay = (progress - warm_frac) / max(1.0 - warm_frac, 1e-9)
-    decay = min(max(decay, 0.0), 1.0)
-    floor = cfg.min_lr_ratio * cfg.lr
-    return floor + 0.5 * (cfg.lr - floor) * (1 + math.cos(math.pi * decay))
-
-
-def make_optimizer(model, cfg: TrainConfig, device: torch.device) -> torch.optim.AdamW:
-    """AdamW with weight decay on matrices (dim ≥ 2) only: not on biases, LayerNorm or gains."""
-    decay = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.requires_grad and p.dim() < 2]
-    groups = [{"params": decay, "weight_decay": cfg.weight_decay},
-              {"params": no_decay, "weight_decay": 0.0}]
-    kwargs = dict(lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
-    if device.type in ("cpu", "cuda"):
-        try:
-            return torch.optim.AdamW(groups, fused=True, **kwargs)
-        except (RuntimeError, TypeError, ValueError):
-            pass
-    return torch.optim.AdamW(groups, **kwargs)
-
-
-@torch.no_grad()
-def evaluate(model, split: EncodedSplit, device: torch.device | str = "cpu", batch_size: int = 1024,
-             dtype: str = "float32") -> float:
-    """Mean cross-entropy over every real (non-padding) target of the split."""
-    device = torch.device(device)
-    was_training = model.training
-    model.eval()
-    total, count = 0.0, 0
-    order = torch.argsort(split.lengths)  # similar lengths together: batches trim more
-    for i in range(0, len(split), batch_size):
-        x, y = split.batch(order[i : i + batch_size])
-        x, y = x.to(device), y.to(device)
-        with autocast_for(device, dtype):
-            logits, _ = model(x)
-        logits = logits.float()
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1),
-                                                 ignore_index=IGNORE, reduction="sum")
-        total += float(loss)
-        count += int((y != IGNORE).sum())
-    model.train(was_training)
-    return total / max(count, 1)
-
 
 # ---------------------------------------------------------------------------- the run
 

@@ -198,7 +198,7 @@ import os, sys
 import torch
 torch.set_num_threads(1)
 from minigpt.checkpoint import load_checkpoint, load_optimizer_state, load_training_weights, save_checkpoint
-from minigpt.training.loop import make_optimizer
+from minigpt.training.schedule import make_optimizer
 from minigpt.training.options import load_run_config
 
 run = sys.argv[1]

@@ -111,7 +111,7 @@ def lr_at(step: int, lr: float = 3e-4, warmup: int = 500, total: int = 10000,
           floor: float = 0.1) -> float:
     """The trainer's own schedule (minigpt.training.loop.lr_at): warmup to ``lr``, cosine to ``floor·lr``."""
     from minigpt.training.options import TrainConfig
-    from minigpt.training.loop import lr_at as trainer_lr_at
+    from minigpt.training.schedule import lr_at as trainer_lr_at
 
     cfg = TrainConfig(lr=lr, warmup=warmup, steps=total, min_lr_ratio=floor)
     return trainer_lr_at(cfg, step / total, step, total)

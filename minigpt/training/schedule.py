@@ -1,0 +1,71 @@
+"""The pieces of a training step that others reuse: the learning-rate schedule, the optimizer,
+and evaluation (mean cross-entropy over a split's real targets)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from minigpt.data import IGNORE, EncodedSplit
+from minigpt.training.devices import autocast_for
+from minigpt.training.options import TrainConfig
+
+
+def lr_at(cfg: TrainConfig, progress: float, step: int, total_steps: int | None) -> float:
+    """Linear warmup, then cosine decay from ``lr`` to ``min_lr_ratio × lr``.
+
+    ``progress`` is the fraction of the budget done (steps or elapsed time). A warmup ≥ 1 counts
+    steps; below 1 it is a fraction of the budget.
+    """
+    if cfg.warmup >= 1:
+        if step < cfg.warmup:
+            return cfg.lr * (step + 1) / cfg.warmup
+        warm_frac = cfg.warmup / total_steps if total_steps else 0.0
+    else:
+        warm_frac = cfg.warmup
+        if progress < warm_frac:
+            return cfg.lr * max(progress / warm_frac, 1.0 / max(total_steps or 1000, 1))
+    progress = min(max(progress, 0.0), 1.0)
+    decay = (progress - warm_frac) / max(1.0 - warm_frac, 1e-9)
+    decay = min(max(decay, 0.0), 1.0)
+    floor = cfg.min_lr_ratio * cfg.lr
+    return floor + 0.5 * (cfg.lr - floor) * (1 + math.cos(math.pi * decay))
+
+
+def make_optimizer(model, cfg: TrainConfig, device: torch.device) -> torch.optim.AdamW:
+    """AdamW with weight decay on matrices (dim ≥ 2) only: not on biases, LayerNorm or gains."""
+    decay = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.requires_grad and p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": cfg.weight_decay},
+              {"params": no_decay, "weight_decay": 0.0}]
+    kwargs = dict(lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
+    if device.type in ("cpu", "cuda"):
+        try:
+            return torch.optim.AdamW(groups, fused=True, **kwargs)
+        except (RuntimeError, TypeError, ValueError):
+            pass
+    return torch.optim.AdamW(groups, **kwargs)
+
+
+@torch.no_grad()
+def evaluate(model, split: EncodedSplit, device: torch.device | str = "cpu", batch_size: int = 1024,
+             dtype: str = "float32") -> float:
+    """Mean cross-entropy over every real (non-padding) target of the split."""
+    device = torch.device(device)
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    order = torch.argsort(split.lengths)  # similar lengths together: batches trim more
+    for i in range(0, len(split), batch_size):
+        x, y = split.batch(order[i : i + batch_size])
+        x, y = x.to(device), y.to(device)
+        with autocast_for(device, dtype):
+            logits, _ = model(x)
+        logits = logits.float()
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1),
+                                                 ignore_index=IGNORE, reduction="sum")
+        total += float(loss)
+        count += int((y != IGNORE).sum())
+    model.train(was_training)
+    return total / max(count, 1)
