@@ -155,6 +155,8 @@ def runs_cmd(as_json):
         total = f"/{r.total:g}s" if r.total_unit == "seconds" and r.total else (f"/{r.total}" if r.total else "")
         best = f"{r.best_val:.4f}" if r.best_val is not None else "-"
         why = r.reason if r.status in (RunState.FAILED, RunState.BROKEN, RunState.STOPPED) and r.reason else r.note
+        if r.world_size > 1:
+            why = f"{r.world_size} processes" + (f"; {why}" if why else "")
         click.echo(printable(f"{r.name:<20} {r.status:<9} {r.label or '-':<22} {str(r.step) + total:>11} "
                              f"{best:>9}  {why or ''}"))
 

@@ -75,3 +75,12 @@ def test_a_real_run_records_the_policy_it_used(tmp_path):
     records = read_metrics(out)[0]
     # the first record's thread count is the one the policy set (the governor waits 5 s to change it)
     assert records[0]["threads"] == threads_said
+
+
+def test_the_panel_shows_the_policy_and_the_threads_in_use():
+    from tui.widgets.training_panel import cpu_text
+
+    policy = "OpenMP active waiting, 2 threads (other processes used 0.1 of 2 cores at start)"
+    assert cpu_text(policy, None) == "  cpu active×2"
+    assert cpu_text(policy, 1) == "  cpu active×1"  # the governor cut a thread: the panel follows
+    assert cpu_text(None, 2) == ""

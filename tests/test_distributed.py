@@ -81,6 +81,9 @@ def test_one_ddp_step_equals_one_process_on_the_same_global_batch(tmp_path):
         assert torch.allclose(one[k], two[k], atol=1e-6, rtol=0), k
     status = json.loads((tmp_path / "two" / "status.json").read_text())
     assert status["world_size"] == 2 and status["state"] == "finished"
+    from minigpt.runs.listing import read_run
+
+    assert read_run(tmp_path / "two").world_size == 2  # what the panel and `minigpt runs` show
 
 
 def test_a_ddp_run_tracks_one_process_and_rank_1_writes_nothing(tmp_path):

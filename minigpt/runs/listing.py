@@ -47,7 +47,8 @@ class RunInfo:
     started_at: str | None = None
     updated_at: str | None = None
     pid: int | None = None
-    world_size: int = 1
+    world_size: int = 1  # processes training together (data parallel)
+    cpu_policy: str | None = None  # how the trainer uses the CPU: OpenMP waiting, threads, why
     raw: dict = field(default_factory=dict, repr=False)  # status.json as read ({} when none could be read)
 
     @property
@@ -66,7 +67,8 @@ class RunInfo:
                 "n_params": self.n_params, "device": self.device, "step": self.step, "total": self.total,
                 "total_unit": self.total_unit, "best_val": self.best_val, "val_loss": self.val_loss,
                 "test_loss": self.test_loss, "started_at": self.started_at, "updated_at": self.updated_at,
-                "age_s": self.age, "pid": self.pid, "world_size": self.world_size}
+                "age_s": self.age, "pid": self.pid, "world_size": self.world_size,
+                "cpu_policy": self.cpu_policy}
 
 
 def _parse_time(value) -> float | None:
@@ -154,6 +156,7 @@ def read_run(run_dir: Path | str) -> RunInfo:
         info.total, info.total_unit = st.time_budget_s, "seconds"
     info.best_val, info.val_loss, info.test_loss = st.best_val, st.val_loss, st.test_loss
     info.started_at, info.updated_at, info.pid, info.world_size = st.started_at, st.updated_at, st.pid, st.world_size
+    info.cpu_policy = st.cpu_policy
     if info.status == RunState.RUNNING and not pid_alive(info.pid, st.pid_start):
         info.status, info.reason = RunState.FAILED, DEAD_WORKER
     return info

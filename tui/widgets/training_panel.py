@@ -114,7 +114,8 @@ class RunPanel(Vertical):
         lr = lr_cell(cfg)
         self.query_one("#run-title", Static).update(
             f"[b]{_escape(run_title(info))}[/b]  {_escape(model_cell(info, cfg))}{f' · lr {lr}' if lr != '–' else ''}"
-            f" · seed {seed_cell(cfg)} · {params} · {_escape(info.device or '…')}")
+            f" · seed {seed_cell(cfg)} · {params} · {_escape(info.device or '…')}"
+            + (f" × {info.world_size} processes" if info.world_size > 1 else ""))
         frac, eta = rc.progress(info, last)
         step = max(info.step, int(last.get("step") or 0))
         total = f"/{info.total:g}s" if info.total_unit == "seconds" and info.total else (
@@ -126,7 +127,7 @@ class RunPanel(Vertical):
         state = "■ stopping…" if self.stopping else state_label(st.status)
         self.query_one("#run-stats", Static).update(
             f"[b]{state}[/b]  step {step}{total}  {frac * 100:3.0f}%  ETA {eta_text}  "
-            f"best val {best}  tok/s {tps_text}")
+            f"best val {best}  tok/s {tps_text}{cpu_text(info.cpu_policy, last.get('threads'))}")
         self.query_one("#run-progress", ProgressBar).update(total=1.0, progress=frac)
         for state in RunState:
             self.set_class(st.status == state, f"-{state}")
@@ -163,6 +164,15 @@ class RunPanel(Vertical):
             return  # the panel moved on to another run meanwhile
         self.samples = names
         self.query_one("#run-samples", Static).update(f"[b]Samples[/b] (eval {evals})\n{text}")
+
+
+def cpu_text(policy: str | None, threads_now) -> str:
+    """The CPU policy in a few characters (``  cpu active×2``); the threads follow the load."""
+    if not policy or not policy.startswith("OpenMP "):
+        return ""
+    wait = policy.split()[1]
+    threads = threads_now or policy.split(" waiting, ")[1].split(" ")[0]
+    return f"  cpu {wait}×{threads}"
 
 
 def _escape(text: str) -> str:
