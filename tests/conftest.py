@@ -19,6 +19,24 @@ def isolated_data_dir(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
+def make_app(tmp_path):
+    """The app for a Pilot test, on a progress database of its own (one definition for every test)."""
+    from minigpt.store import Store
+    from tui.app import TutorApp
+
+    def build(**kwargs):
+        kwargs.setdefault("store", Store(tmp_path / "progress.sqlite3"))
+        return TutorApp(**kwargs)
+
+    return build
+
+
+@pytest.fixture
+def app(make_app):
+    return make_app()
+
+
+@pytest.fixture
 def canonical_names() -> Path:
     if not CANONICAL_NAMES.exists():
         pytest.skip(f"the canonical course dataset is not at {CANONICAL_NAMES}")

@@ -9,8 +9,6 @@ from minigpt.models.config import GPTConfig
 from minigpt.teaching.stepper import BUG_ORDER, stage_panels
 from minigpt.teaching.explorers import real_param_count
 from minigpt.teaching.params import gpt_total
-from minigpt.store import Store
-from tui.app import TutorApp
 from tui.widgets.matrix_view import MatrixView
 
 
@@ -32,11 +30,6 @@ async def _go(pilot, screen, stage: str):
     while screen.stage != stage:
         await pilot.press("n" if screen.stages.index(stage) > screen.stage_index else "p")
     await pilot.pause()
-
-
-@pytest.fixture
-def app(tmp_path):
-    return TutorApp(store=Store(tmp_path / "p.sqlite3"))
 
 
 async def test_course_example_numbers_on_the_right_stages(app):

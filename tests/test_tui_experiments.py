@@ -10,17 +10,11 @@ from click.testing import CliRunner
 from minigpt.experiments import folder as ef
 from minigpt.experiments.presets import custom_spec, parse_grid_text
 from minigpt.runs.files import write_json_atomic
-from minigpt.store import Store
 from textual.widgets import DataTable, Footer, Input, OptionList, Static, TabbedContent
-from tui.app import TutorApp
 from tui.widgets.experiment_plot import PlotCanvas
 from tui.widgets.loss_chart import LossChart
 
 GRID = "d_model=8,16 dropout=0,0.1 steps=30 n_layers=1 n_heads=2 batch_size=32 device=cpu"
-
-
-def make_app(tmp_path, **kw) -> TutorApp:
-    return TutorApp(store=Store(tmp_path / "p.sqlite3"), **kw)
 
 
 def screen_name(app) -> str:
@@ -33,8 +27,8 @@ def inside(app, widget) -> bool:
     return r.width > 0 and r.height > 0 and r.right <= app.size.width and r.bottom <= app.size.height
 
 
-async def test_a_2x2_sweep_from_the_lab_runs_to_the_end_at_80x24(tmp_path):
-    app = make_app(tmp_path)
+async def test_a_2x2_sweep_from_the_lab_runs_to_the_end_at_80x24(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("e")
@@ -88,8 +82,8 @@ async def test_a_2x2_sweep_from_the_lab_runs_to_the_end_at_80x24(tmp_path):
         assert [str(c) for c in lab_table.get_row_at(0)][:3] == ["finished", "custom", "4/4"]
 
 
-async def test_the_exercises_lesson_opens_the_lab_on_its_presets(tmp_path):
-    app = make_app(tmp_path)
+async def test_the_exercises_lesson_opens_the_lab_on_its_presets(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         app.open_lesson("exercises")
@@ -129,11 +123,11 @@ def test_watch_opens_an_experiment_by_name_or_as_the_latest_run(monkeypatch):
     assert opened["initial"] == f"run:{run_dir.resolve()}"
 
 
-async def test_a_served_session_does_not_start_sweeps(tmp_path, monkeypatch):
+async def test_a_served_session_does_not_start_sweeps(tmp_path, monkeypatch, make_app):
     from minigpt import serving_policy
 
     monkeypatch.setenv(serving_policy.ENV_SERVED, "1")
-    app = make_app(tmp_path)
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("e")

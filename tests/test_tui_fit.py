@@ -13,11 +13,9 @@ import pytest
 from textual.widgets import DataTable, OptionList
 
 from minigpt import paths
-from minigpt.store import Store
 from tests.run_fixtures import write_course_runs
 from tests.screen_checks import all_problems
 from tui import navigation
-from tui.app import TutorApp
 
 SIZE = (80, 24)
 
@@ -126,9 +124,9 @@ SCENARIOS = {
 
 
 @pytest.fixture
-def app(tmp_path):
+def app(make_app):
     write_course_runs(paths.runs_dir())
-    return TutorApp(store=Store(tmp_path / "progress.sqlite3"))
+    return make_app()
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))

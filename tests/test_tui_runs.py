@@ -14,12 +14,11 @@ import pytest
 
 from minigpt import paths
 from minigpt.runs.files import process_start_time
-from minigpt.store import Store
 from tests.run_fixtures import write_course_runs, write_run
 from tests.screen_checks import screen_lines
 from tests.test_tui_fit import settle
 from tui import navigation
-from tui.app import TutorApp, background_runs_message
+from tui.app import background_runs_message
 from tui.widgets.loss_chart import LossChart
 
 
@@ -28,11 +27,11 @@ def footer_text(app) -> str:
 
 
 @pytest.fixture
-def app(tmp_path):
+def app(make_app):
     write_course_runs(paths.runs_dir())
     write_run(paths.runs_dir(), "20260105-100400", lr=2.5e-3, seed=11, best_val=2.01, label="wide lr 2.5e-3",
               note="after the warmup change")
-    return TutorApp(store=Store(tmp_path / "progress.sqlite3"))
+    return make_app()
 
 
 async def test_runs_list_shows_the_settings_that_tell_runs_apart(app):

@@ -20,11 +20,6 @@ from tui.screens.too_small import TooSmallScreen
 from tui.widgets.snippet import SnippetBlock
 
 
-@pytest.fixture
-def app(tmp_path):
-    return TutorApp(store=Store(tmp_path / "progress.sqlite3"))
-
-
 async def test_launch_lands_on_home_with_every_area(app):
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()

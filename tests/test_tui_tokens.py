@@ -3,20 +3,12 @@ typing updates every vocabulary size, unknown characters are flagged, not a cras
 
 from __future__ import annotations
 
-import pytest
 from textual.command import CommandList
 from textual.widgets import Input
 
-from minigpt.store import Store
 from minigpt.teaching.bpe import UNKNOWN_ID
 from minigpt.teaching.examples.tokenization import EXPLORER_MERGES, explorer_bpe
-from tui.app import TutorApp
 from tui.screens.lesson import LessonScreen
-
-
-@pytest.fixture
-def app(tmp_path):
-    return TutorApp(store=Store(tmp_path / "p.sqlite3"))
 
 
 async def _wait_trained(pilot, screen):

@@ -39,10 +39,6 @@ TINY = dict(d_model="16", n_heads="2", n_layers="1", batch_size="32", steps="", 
             eval_interval="20", lr="0.01", device="cpu")
 
 
-def make_app(tmp_path, **kw) -> TutorApp:
-    return TutorApp(store=Store(tmp_path / "p.sqlite3"), **kw)
-
-
 async def wait_for(pilot, condition, timeout: float, what: str, step: float = 0.2, describe=lambda: ""):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -67,8 +63,8 @@ async def open_training_form(app, pilot) -> TrainingScreen:
     return screen
 
 
-async def test_form_refuses_impossible_combinations_in_the_ui(tmp_path):
-    app = make_app(tmp_path)
+async def test_form_refuses_impossible_combinations_in_the_ui(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_training_form(app, pilot)
         fill_form(screen.form, d_model="30", n_heads="4")
@@ -91,8 +87,8 @@ async def test_form_refuses_impossible_combinations_in_the_ui(tmp_path):
         assert screen.form.values()["d_model"] == "16"
 
 
-async def test_an_error_in_an_advanced_option_opens_the_fold_and_focuses_it(tmp_path):
-    app = make_app(tmp_path)
+async def test_an_error_in_an_advanced_option_opens_the_fold_and_focuses_it(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_training_form(app, pilot)
         fold = screen.form.query_one("#form-advanced", Collapsible)
@@ -112,8 +108,8 @@ async def test_an_error_in_an_advanced_option_opens_the_fold_and_focuses_it(tmp_
         assert app.focused is screen.form.query_one("#f-budget")
 
 
-async def test_the_form_shows_every_option_common_first(tmp_path):
-    app = make_app(tmp_path)
+async def test_the_form_shows_every_option_common_first(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_training_form(app, pilot)
         form = screen.form
@@ -153,8 +149,8 @@ def test_config_to_form_widgets_to_config_is_the_identity(configs, tmp_path_fact
     asyncio.run(_widget_round_trips(configs, tmp_path_factory.mktemp("app")))
 
 
-async def test_enter_moves_on_and_never_starts_a_run(tmp_path):
-    app = make_app(tmp_path)
+async def test_enter_moves_on_and_never_starts_a_run(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_training_form(app, pilot)
         visited = [app.focused.id]
@@ -180,8 +176,8 @@ async def test_enter_moves_on_and_never_starts_a_run(tmp_path):
         assert runs.list_runs() == []
 
 
-async def test_starting_asks_first_with_steps_time_and_device(tmp_path):
-    app = make_app(tmp_path)
+async def test_starting_asks_first_with_steps_time_and_device(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_training_form(app, pilot)
         fill_form(screen.form, d_model="16", n_heads="2", n_layers="1", steps="400", eval_interval="100",
@@ -214,8 +210,8 @@ def chart_matches_library(panel: RunPanel) -> None:
     assert set(zip(xs, ys)) <= set(train) and xs[0] == train[0][0]
 
 
-async def test_start_stop_resume_quit_and_reattach(tmp_path):
-    app = make_app(tmp_path)
+async def test_start_stop_resume_quit_and_reattach(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_training_form(app, pilot)
         fill_form(screen.form, **TINY)
@@ -243,7 +239,7 @@ async def test_start_stop_resume_quit_and_reattach(tmp_path):
     # The app is gone; the worker is not.
     assert runs.pid_alive(pid)
     step_when_closed = runs.read_run(run_dir).step
-    app2 = make_app(tmp_path)
+    app2 = make_app()
     async with app2.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("t")  # the area opens on the run in progress
@@ -259,7 +255,7 @@ async def test_start_stop_resume_quit_and_reattach(tmp_path):
     assert [r.path for r in finished] == [run_dir] and (run_dir / "checkpoint" / "model.safetensors").exists()
 
 
-async def test_watch_attaches_to_a_cli_run_and_sees_kill_9(tmp_path, monkeypatch):
+async def test_watch_attaches_to_a_cli_run_and_sees_kill_9(tmp_path, monkeypatch, make_app):
     run_dir = paths.runs_dir() / "from-cli"
     with open(tmp_path / "cli-stderr.log", "wb") as err:
         worker = subprocess.Popen(
@@ -279,7 +275,7 @@ async def test_watch_attaches_to_a_cli_run_and_sees_kill_9(tmp_path, monkeypatch
         result = CliRunner().invoke(main, ["watch"])
         assert result.exit_code == 0, result.output
         assert opened["initial"] == f"run:{run_dir.resolve()}"
-        app = make_app(tmp_path, initial=opened["initial"])
+        app = make_app(initial=opened["initial"])
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_for(pilot, lambda: isinstance(app.screen, TrainingScreen) and app.screen.panel.series is not None,
                            15, "the training screen")
@@ -300,7 +296,7 @@ async def test_watch_attaches_to_a_cli_run_and_sees_kill_9(tmp_path, monkeypatch
             worker.wait()
 
 
-async def test_runs_screen_lists_copies_and_deletes_with_confirmation(tmp_path):
+async def test_runs_screen_lists_copies_and_deletes_with_confirmation(tmp_path, make_app):
     from minigpt.training.options import TrainConfig
     from minigpt.runs.files import write_json_atomic
 
@@ -309,7 +305,7 @@ async def test_runs_screen_lists_copies_and_deletes_with_confirmation(tmp_path):
     write_json_atomic(run_dir / "config.json", cfg.to_dict())
     write_json_atomic(run_dir / "status.json", {"state": "running", "pid": 2 ** 22 + 7, "step": 12,
                                                 "total_steps": 50, "model": "gpt", "n_params": 1234})
-    app = make_app(tmp_path)
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         app.push_screen(__import__("tui.screens.runs", fromlist=["RunsScreen"]).RunsScreen())
@@ -337,7 +333,7 @@ async def test_runs_screen_lists_copies_and_deletes_with_confirmation(tmp_path):
         assert not run_dir.exists() and app.screen.query_one("#runs-table").row_count == 0
 
 
-async def test_copy_settings_starts_a_run_with_the_identical_config(tmp_path):
+async def test_copy_settings_starts_a_run_with_the_identical_config(tmp_path, make_app):
     """Runs list → c (copy settings) → ctrl+s → y: the worker trains exactly the copied config,
     advanced options included (positions, weight tying, the weight average, packing, …)."""
     from minigpt.checkpoint import load_checkpoint
@@ -351,7 +347,7 @@ async def test_copy_settings_starts_a_run_with_the_identical_config(tmp_path):
     old = runs.new_run_dir(name="old-run")
     write_json_atomic(old / "config.json", original.to_dict())
     write_json_atomic(old / "status.json", {"state": "finished", "step": 10, "total_steps": 10, "model": "gpt"})
-    app = make_app(tmp_path)
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         app.push_screen(__import__("tui.screens.runs", fromlist=["RunsScreen"]).RunsScreen())
