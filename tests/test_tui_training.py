@@ -312,7 +312,8 @@ async def test_runs_screen_lists_copies_and_deletes_with_confirmation(tmp_path, 
         await pilot.pause()
         table = app.screen.query_one("#runs-table")
         row = [str(c) for c in table.get_row_at(0)]
-        assert row[:6] == ["✗", "old-run", "GPT 24×1", "1,234", "5e-3", "12/50"]  # state, name, settings
+        # state, name (made from the settings: none was given), settings
+        assert row[:6] == ["✗", "gpt d24 L1 lr5e…", "GPT 24×1", "1,234", "5e-3", "12/50"]
         assert "✗ failed" in str(app.screen.query_one("#runs-detail").render())
         await pilot.press("c")  # copy settings into a new run's form
         await pilot.pause()

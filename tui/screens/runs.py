@@ -29,7 +29,7 @@ from tui import navigation
 
 # Fits 80 columns: the state as a glyph (legend above the table), the settings that tell runs apart.
 COLUMNS = ("", "run", "model", "params", "lr", "steps", "seed", "best val", "age")
-RUN_WIDTH = 18
+RUN_WIDTH = 16  # default names ("mlp ctx3 h200 lr5e-3") are cut with an ellipsis; the detail line has them whole
 
 
 def _age(seconds: float | None) -> str:
