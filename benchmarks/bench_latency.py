@@ -163,10 +163,10 @@ def ours_keypresses(env: dict[str, str], trials: int) -> dict[str, list[float]]:
             timed_press(pane, "Escape", "(escape closes)", gone=True)
             if i:
                 out["help"].append(t)
-        timed_press(pane, "l", "of 24 read")
+        timed_press(pane, "l", "read   enter: open")
         for i in range(trials + 1):
             t = timed_press(pane, "Enter", "You will learn to")
-            timed_press(pane, "Escape", "of 24 read")
+            timed_press(pane, "Escape", "read   enter: open")
             if i:
                 out["lesson"].append(t)
         timed_press(pane, "Escape", "Learn how GPT works")

@@ -9,7 +9,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
@@ -40,24 +39,24 @@ async def test_runs_list_shows_the_settings_that_tell_runs_apart(app):
         navigation.open_screen(app, "runs")
         await settle(pilot)
         table = app.screen.query_one("#runs-table")
-        # rows by run folder (the table's row keys); cells as shown
-        rows = {Path(key.value).name: [str(c) for c in table.get_row(key)] for key in table.rows}
-        named = rows["20260105-100400"]
-        assert named[1] == "wide lr 2.5e-3"  # the name the learner gave it
-        assert named[2:7] == ["GPT 64×4", "205k", "2.5e-3", "300/300", "11"]
-        stopped = rows["20260105-100300"]
-        # no name given: one made from the model and its key settings (cut to the column; whole below)
-        assert stopped[:7] == ["■", "gpt d32 L2 lr3e…", "GPT 32×2", "28k", "3e-3", "1200/3000", "7"]
-        assert rows["20260105-100000"][4] == "–"  # a bigram is counted: no learning rate
+        cells = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        rows = {row[1]: row for row in cells}
+        named = rows["wide lr 2.5e-3"]
+        assert named[2:6] == ["GPT 64×4", "2.5e-3", "300/300", "11"]
+        # A run without a name of its own gets one from its settings (round-1 runs too).
+        stopped = rows["gpt d32 L2 lr3e-3"]
+        assert stopped[:6] == ["■", "gpt d32 L2 lr3e-3", "GPT 32×2", "3e-3", "1200/3000", "7"]
+        assert rows["bigram"][3] == "–"  # a bigram is counted: no learning rate
         # The highlighted run in full underneath, with its note.
-        table.move_cursor(row=list(rows).index("20260105-100400"))
-        await pilot.pause()
+        table.move_cursor(row=list(rows).index("wide lr 2.5e-3"))
+        await settle(pilot, lambda: app.screen.query_one("#runs-detail").size.height >= 4)
         detail = "\n".join(screen_lines(app)[-5:])
         assert "wide lr 2.5e-3" in detail and "(20260105-100400)" in detail
         assert "lr 2.5e-3" in detail and "seed 11" in detail and "after the warmup change" in detail
+        assert "205k params" in detail  # the size moved from the table to this line
         # Only keys that work: nothing runs, so no Stop; a stopped run offers Resume.
         assert "Stop" not in footer_text(app) and "Resume" not in footer_text(app)
-        table.move_cursor(row=list(rows).index("20260105-100300"))  # the stopped one
+        table.move_cursor(row=list(rows).index("gpt d32 L2 lr3e-3"))
         await pilot.pause()
         assert "Resume" in footer_text(app) and "Stop" not in footer_text(app)
 
@@ -72,7 +71,7 @@ async def test_compare_metric_smoothing_log_axis_and_legend_beside_the_chart(app
         assert not chart.legend and all(not s.label or s.label for s in chart.series.values())
         legend = str(scr.query_one("#compare-legend").render())
         # The best of each kind, then the next best: each by its name, then its settings.
-        assert "● bigram\n  BIGRAM seed 1337" in legend  # runs without a name get one from their settings
+        assert "● bigram\n  BIGRAM seed 1337" in legend
         assert "+ gpt d64 L4 lr5e-3\n  GPT 64×4 lr 5e-3 seed 1337" in legend
         assert "■ wide lr 2.5e-3\n  GPT 64×4 lr 2.5e-3 seed 11" in legend
         # Val points at steps 50, 100 …; the axis starts at 0 and every tick is a whole step.
@@ -172,7 +171,7 @@ def test_quitting_names_the_runs_that_keep_training(tmp_path):
     (run / "status.json").write_text(status)
     message = background_runs_message()
     assert "1 training run continues in the background" in message
-    assert "(20260105-100600): step 812/300" in message
+    assert "gpt d64 L4 lr5e-3 (20260105-100600): step 812/300" in message
     data_dir = os.environ["MINIGPT_DATA_DIR"]
     assert f"minigpt --data-dir {data_dir} watch 20260105-100600" in message
     assert f"minigpt --data-dir {data_dir} stop 20260105-100600" in message

@@ -312,9 +312,10 @@ async def test_runs_screen_lists_copies_and_deletes_with_confirmation(tmp_path, 
         await pilot.pause()
         table = app.screen.query_one("#runs-table")
         row = [str(c) for c in table.get_row_at(0)]
-        # state, name (made from the settings: none was given), settings
-        assert row[:6] == ["✗", "gpt d24 L1 lr5e…", "GPT 24×1", "1,234", "5e-3", "12/50"]
-        assert "✗ failed" in str(app.screen.query_one("#runs-detail").render())
+        # state, the name its settings give it (round-1 status has none), the settings that tell runs apart
+        assert row[:5] == ["✗", "gpt d24 L1 lr5e-3", "GPT 24×1", "5e-3", "12/50"]
+        detail = str(app.screen.query_one("#runs-detail").render())
+        assert "✗ failed" in detail and "(old-run)" in detail and "1,234 params" in detail
         await pilot.press("c")  # copy settings into a new run's form
         await pilot.pause()
         assert isinstance(app.screen, TrainingScreen) and app.screen.form.values()["n_heads"] == "3"

@@ -66,6 +66,7 @@ class AttentionStepperScreen(Screen):
         self.revealed: set[tuple] = set()  # (preset, stage, head) already shown in predict mode
         self.question = None
         self.input_mode = ""  # "" | "edit" | "predict" | "shape"
+        self._shown: dict[str, str] = {}  # what each line shows (see _show)
         self.mh = self.state.compute()
 
     def compose(self) -> ComposeResult:
@@ -115,7 +116,7 @@ class AttentionStepperScreen(Screen):
         seed = "" if st.seed is not None else " (fixed)"  # a random preset's name carries its seed
         bugs = ", ".join(str(BUG_ORDER.index(b) + 1) for b in BUG_ORDER if b in st.bugs) or "none"
         head = f" · head {self.head + 1}/{st.n_heads} (h)" if st.multi_head else ""
-        self.query_one("#att-status", Static).update(
+        self._show("#att-status", 
             f"[b]{st.name}[/b]{seed} · T={len(st.tokens)} d={len(st.X[0])}{head} · "
             f"mask {'ON' if st.causal else 'off'} (m) · bugs: {bugs}"
             f"{' · PREDICT' if self.predict else ''}")
@@ -123,7 +124,7 @@ class AttentionStepperScreen(Screen):
         for k, s in enumerate(self.stages):
             label = STAGE[s].label
             path.append(f"[reverse b] {label} [/]" if k == self.stage_index else label)
-        self.query_one("#att-path", Static).update(
+        self._show("#att-path", 
             f"{self.stage_index + 1}/{len(self.stages)} " + " → ".join(path)
             + f"  [dim]{STAGE[self.stage].title}[/dim]")
         panels = self.current_panels()
@@ -153,6 +154,13 @@ class AttentionStepperScreen(Screen):
         if hidden and self.input_mode != "predict":
             self.ask_prediction(panel)
 
+    def _show(self, selector: str, content: str) -> None:
+        """Update a line only when its text changes: each update asks for a new layout, and most
+        lines stay the same from one stage to the next."""
+        if self._shown.get(selector) != content:
+            self._shown[selector] = content
+            self.query_one(selector, Static).update(content)
+
     def preset_key(self) -> tuple:
         st = self.state
         return (st.name, st.causal, tuple(sorted(st.bugs)), str(st.X), str(st.W_Q), str(st.W_K),
@@ -163,7 +171,7 @@ class AttentionStepperScreen(Screen):
         if getattr(self, "_checked", (None,))[0] is not trace:  # the same trace on every stage: check once
             self._checked = (trace, check_trace(trace))
         checks = self._checked[1]
-        self.query_one("#att-checks", Static).update(
+        self._show("#att-checks", 
             "  ".join(f"{CHECK_GLYPH[c.status]} {c.name}" for c in checks))
 
     def render_explain(self) -> None:
@@ -176,7 +184,7 @@ class AttentionStepperScreen(Screen):
         else:
             text = explain_cell(self.state, self.mh, self.stage, cur.panel.name, i, j, self.head)
         note = stage_note(self.state, self.stage)
-        self.query_one("#att-explain", Static).update(
+        self._show("#att-explain", 
             text.replace("[", "\\[") + (f"\n[dim]{note}[/dim]" if note else ""))
 
     def _fit(self) -> None:
@@ -204,7 +212,7 @@ class AttentionStepperScreen(Screen):
             self.render_explain()
 
     def message(self, text: str, error: bool = False) -> None:
-        self.query_one("#att-message", Static).update(
+        self._show("#att-message", 
             f"[b $error]✗ {text}[/]" if error else text.replace("[", "\\["))
 
     # -- actions ----------------------------------------------------------------------------------

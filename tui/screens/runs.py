@@ -28,8 +28,8 @@ from tui.widgets.training_confirm import ConfirmScreen
 from tui import navigation
 
 # Fits 80 columns: the state as a glyph (legend above the table), the settings that tell runs apart.
-COLUMNS = ("", "run", "model", "params", "lr", "steps", "seed", "best val", "age")
-RUN_WIDTH = 16  # default names ("mlp ctx3 h200 lr5e-3") are cut with an ellipsis; the detail line has them whole
+COLUMNS = ("", "run", "model", "lr", "steps", "seed", "best val", "age")  # the size is in the detail line
+RUN_WIDTH = 20
 
 
 def _age(seconds: float | None) -> str:
@@ -47,7 +47,7 @@ def _short(text: str, width: int) -> str:
 
 def row_for(info: runs.RunInfo, stopping: bool = False) -> tuple[str, ...]:
     cfg = read_config(info.path)
-    return ("■…" if stopping else state_glyph(info), _short(run_title(info), RUN_WIDTH), model_cell(info, cfg), params_cell(info.n_params),
+    return ("■…" if stopping else state_glyph(info), _short(run_title(info), RUN_WIDTH), model_cell(info, cfg),
             lr_cell(cfg), budget_cell(info, cfg), seed_cell(cfg), loss_cell(info.best_val), _age(info.age))
 
 
@@ -58,6 +58,7 @@ def detail_for(info: runs.RunInfo, stopping: bool = False) -> str:
     folder = f"  [dim]({escape(info.name)})[/dim]" if title != info.name else ""
     state = ("■ stopping… (finishing its step, saving a checkpoint)" if stopping
              else f"{state_glyph(info)} {state_name(info)}") + (f" · {escape(info.device)}" if info.device else "")
+    state += f" · {params_cell(info.n_params)} params" if info.n_params else ""
     lines = [f"[b]{escape(title)}[/b]{folder}  {state}",
              escape(settings_line(info, cfg))]
     if info.reason and info.status in (RunState.BROKEN, RunState.FAILED):
