@@ -73,6 +73,13 @@ def test_screen_snapshot(snap_compare, fixed_world, monkeypatch, screen, colours
         for field in pilot.app.screen.query(Input):
             field.cursor_blink = False  # a blinking cursor would make the picture depend on timing
         await pilot.pause(0.6)  # charts redraw on a timer (three times a second)
+        from tui.widgets.loss_chart import LossChart
+
+        for _ in range(50):  # a loaded machine can miss a tick: wait until every chart has drawn
+            if not any(chart._dirty for chart in pilot.app.screen.query(LossChart)):
+                break
+            await pilot.pause(0.1)
+        await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=reach)
 
