@@ -231,17 +231,17 @@ class Store:
         return self.conn.execute("PRAGMA user_version").fetchone()[0]
 
     def migrate(self) -> None:
-        if self.version == len(MIGRATIONS):
+        current = self.version
+        if current == len(MIGRATIONS):
             return  # up to date: no write lock needed (another instance may be holding it)
+        if current > len(MIGRATIONS):
+            raise StoreError(
+                f"{self.path} was written by a newer minigpt-tutor (schema {current}, "
+                f"this version knows {len(MIGRATIONS)}); upgrade the tutor to open it")
+        if current > 0 and self.path.exists():
+            self._keep_copy(current)  # outside the transaction: a backup must read the file freely
         with self.transaction(immediate=True):
-            current = self.version
-            if current > len(MIGRATIONS):
-                raise StoreError(
-                    f"{self.path} was written by a newer minigpt-tutor (schema {current}, "
-                    f"this version knows {len(MIGRATIONS)}); upgrade the tutor to open it"
-                )
-            if current > 0 and self.path.exists():
-                self._keep_copy(current)
+            current = self.version  # another instance may have upgraded it meanwhile
             for number, sql in enumerate(MIGRATIONS[current:], start=current + 1):
                 for statement in sql.split(";"):
                     if statement.strip():
