@@ -234,17 +234,14 @@ class Store:
         current = self.version
         if current == len(MIGRATIONS):
             return  # up to date: no write lock needed (another instance may be holding it)
-        if 0 < current < len(MIGRATIONS) and self.path.exists():
-            # Before the write transaction: SQLite's backup cannot read from a connection that is
-            # writing (it answers "locked" for ever), so the copy is taken first.
-            self._keep_copy(current)
+        if current > len(MIGRATIONS):
+            raise StoreError(
+                f"{self.path} was written by a newer minigpt-tutor (schema {current}, "
+                f"this version knows {len(MIGRATIONS)}); upgrade the tutor to open it")
+        if current > 0 and self.path.exists():
+            self._keep_copy(current)  # outside the transaction: a backup must read the file freely
         with self.transaction(immediate=True):
-            current = self.version  # again: another instance may have upgraded it meanwhile
-            if current > len(MIGRATIONS):
-                raise StoreError(
-                    f"{self.path} was written by a newer minigpt-tutor (schema {current}, "
-                    f"this version knows {len(MIGRATIONS)}); upgrade the tutor to open it"
-                )
+            current = self.version  # another instance may have upgraded it meanwhile
             for number, sql in enumerate(MIGRATIONS[current:], start=current + 1):
                 for statement in sql.split(";"):
                     if statement.strip():
