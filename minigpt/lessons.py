@@ -338,9 +338,15 @@ async def run_snippet_async(code: str, timeout: float = TIME_LIMIT_S, limit: int
     import asyncio
 
     start = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
+    spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
         *snippet_command(code), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        **_popen_options())
+        **_popen_options()))
+    try:
+        proc = await asyncio.shield(spawn)
+    except asyncio.CancelledError:  # cancelled while starting: the process may be running already
+        spawn.add_done_callback(
+            lambda done: done.cancelled() or done.exception() or kill_group(done.result().pid))
+        raise
     _live_groups.add(proc.pid)
     out = bytearray()
     timed_out = truncated = False

@@ -30,11 +30,14 @@ async def test_home_runs_and_failed_run_panel(tmp_path, evil_user_runs, quick_de
     app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        assert_screen_safe(app, contains="␛")  # the last run's name on the home screen
+        assert_screen_safe(app, contains="Last run")  # runs are named by their settings now
         navigation.open_screen(app, "runs")
         await settle(pilot)
-        assert_screen_safe(app, contains="names␛]0;")  # the name column is cut to its width
         table = app.screen.query_one(DataTable)
+        for folder, shown in ((BROKEN_RUN, "(broken␛]52;c;cHduZWQ=␇)"), (EVIL_RUN, "(names␛]0;pwned␇␛[2J)")):
+            table.move_cursor(row=table.get_row_index(str(evil_user_runs / folder)))
+            await settle(pilot)
+            assert_screen_safe(app, contains=shown)  # the detail line names the run's folder
         table.move_cursor(row=table.get_row_index(str(evil_user_runs / BROKEN_RUN)))
         await pilot.press("enter")
         await settle(pilot)
