@@ -45,7 +45,7 @@ async def test_a_thread_worker_that_raises_is_reported_and_the_app_keeps_running
 async def test_an_async_worker_that_raises_is_reported_and_the_app_keeps_running(tmp_path, monkeypatch):
     import tui.widgets.snippet as snippet_module
 
-    def boom(_code, timeout=None):
+    def boom(_code, **_options):
         raise OSError("injected failure starting python")
 
     # The snippet runs the lessons' bounded runner in a guarded background worker.
