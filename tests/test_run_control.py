@@ -54,7 +54,7 @@ def test_config_to_form_to_config_is_the_identity(cfg):
 
 def test_a_dataset_path_survives_the_form(tmp_path):
     names = tmp_path / "names.txt"
-    names.write_text("anna\nbob\n", encoding="utf-8")
+    names.write_text("anna\nbob\ncara\n", encoding="utf-8")  # three: fewer leave a split empty
     cfg = TrainConfig(data=str(names))
     assert run_form.config_from_form(run_form.form_from_config(cfg)) == cfg
     assert run_form.config_from_form(course_form(data="embedded")).data is None
