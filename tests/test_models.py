@@ -41,9 +41,12 @@ def test_loss_ignores_padding(kind):
     assert torch.allclose(short, padded, atol=1e-6)
 
 
-@pytest.mark.parametrize("pos", ["learned", "sinusoidal", "rope"])
-def test_kv_cache_equals_full_forward(pos):
-    m = make("gpt", d_model=16, n_heads=2, n_layers=2, pos_encoding=pos).eval()
+@pytest.mark.parametrize("pos, variant", [
+    ("learned", {}), ("sinusoidal", {}), ("rope", {}), ("none", {}),
+    ("rope", dict(norm="rmsnorm", ffn="swiglu", qk_norm=True, bias=False)), ("learned", dict(ffn="relu2")),
+])
+def test_kv_cache_equals_full_forward(pos, variant):
+    m = make("gpt", d_model=16, n_heads=2, n_layers=2, pos_encoding=pos, **variant).eval()
     idx = torch.randint(0, 11, (2, 7))
     full, _ = m(idx)
     cache = m.new_cache()
@@ -93,13 +96,26 @@ def test_param_formula_matches_model(d, heads, layers, pos, tie, bias):
     assert params.gpt_total(cfg) == sum(p.numel() for p in m.parameters()) == count_parameters(m)
 
 
+@pytest.mark.parametrize("norm, ffn, qk_norm, bias", [
+    ("rmsnorm", "gelu", False, True), ("layernorm", "swiglu", False, True), ("rmsnorm", "swiglu", True, False),
+    ("layernorm", "relu2", True, True),
+])
+def test_param_formula_matches_the_recipe_variants(norm, ffn, qk_norm, bias):
+    cfg = GPTConfig(vocab_size=27, block_size=16, d_model=48, n_heads=4, n_layers=2, norm=norm, ffn=ffn,
+                    qk_norm=qk_norm, bias=bias, pos_encoding="none")
+    assert params.gpt_total(cfg) == count_parameters(MiniGPT(cfg))
+
+
 def test_default_model_size():
     m = MiniGPT(GPTConfig())
     assert count_parameters(m) == 204_544  # makemore's transformer at 64 wide, 4 layers
 
 
-@pytest.mark.parametrize("pos", ["learned", "sinusoidal", "rope"])
-def test_packed_rows_give_the_same_loss_and_gradients(pos):
+@pytest.mark.parametrize("pos, variant", [
+    ("learned", {}), ("sinusoidal", {}), ("rope", {}), ("none", {}),
+    ("rope", dict(norm="rmsnorm", ffn="swiglu", qk_norm=True, bias=False)),
+])
+def test_packed_rows_give_the_same_loss_and_gradients(pos, variant):
     from minigpt.data import EncodedSplit, Vocab
 
     words = ["emma", "olivia", "ava", "isabella", "mia", "zoe", "al", "christopher", "jo", "bo"]
@@ -107,7 +123,7 @@ def test_packed_rows_give_the_same_loss_and_gradients(pos):
     index = torch.tensor([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 2])  # a repeat, as random batches have
     torch.manual_seed(0)
     model = MiniGPT(GPTConfig(vocab_size=enc.x.max().item() + 1, block_size=12, d_model=16, n_heads=2,
-                              n_layers=2, pos_encoding=pos))
+                              n_layers=2, pos_encoding=pos, **variant))
     x, y = enc.batch(index)
     _, plain = model(x, y)
     plain.backward()

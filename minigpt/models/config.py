@@ -13,7 +13,9 @@ from dataclasses import asdict, dataclass, fields
 
 
 
-POSITIONAL_ENCODINGS = ("learned", "sinusoidal", "rope")
+POSITIONAL_ENCODINGS = ("learned", "sinusoidal", "rope", "none")
+NORMS = ("layernorm", "rmsnorm")
+FEED_FORWARDS = ("gelu", "swiglu", "relu2")
 
 
 def _positive(obj, *names: str) -> None:
@@ -32,7 +34,10 @@ class GPTConfig:
     n_layers: int = 4
     dropout: float = 0.0
     bias: bool = True
-    pos_encoding: str = "learned"  # learned | sinusoidal | rope
+    pos_encoding: str = "learned"  # learned | sinusoidal | rope | none (causal attention alone)
+    norm: str = "layernorm"  # layernorm | rmsnorm (no mean subtraction, no bias)
+    ffn: str = "gelu"  # gelu (4d hidden) | swiglu (gated, 8d/3 hidden: the same parameters) | relu2
+    qk_norm: bool = False  # RMS-normalise each head's queries and keys before their dot product
     tie_weights: bool = False  # share the token embedding with the output head
     # Grouped-query attention: heads share keys and values in n_kv_heads groups (1 = multi-query).
     # None means one K/V head per query head, plain multi-head attention.
@@ -59,6 +64,10 @@ class GPTConfig:
             raise ConfigError(
                 f"pos_encoding must be one of {', '.join(POSITIONAL_ENCODINGS)}, got {self.pos_encoding!r}",
                 field="pos_encoding")
+        if self.norm not in NORMS:
+            raise ConfigError(f"norm must be one of {', '.join(NORMS)}, got {self.norm!r}", field="norm")
+        if self.ffn not in FEED_FORWARDS:
+            raise ConfigError(f"ffn must be one of {', '.join(FEED_FORWARDS)}, got {self.ffn!r}", field="ffn")
         if self.pos_encoding == "rope" and self.head_dim % 2:
             raise ConfigError("RoPE rotates pairs of dimensions: d_model / n_heads must be even",
                               field="pos_encoding")
@@ -68,6 +77,12 @@ class GPTConfig:
     @property
     def head_dim(self) -> int:
         return self.d_model // self.n_heads
+
+    @property
+    def ffn_hidden(self) -> int:
+        """Hidden width of the feed-forward: 4·d, or 8·d/3 for the gated SwiGLU (three matrices
+        instead of two, so the parameter count stays that of the 4·d GELU)."""
+        return int(8 * self.d_model / 3) if self.ffn == "swiglu" else 4 * self.d_model
 
     @property
     def kv_dim(self) -> int:

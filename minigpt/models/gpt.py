@@ -5,6 +5,10 @@ token embedding (+ learned or sinusoidal positions)
          LayerNorm → GELU feed-forward (4×) → +residual]      (pre-norm blocks)
   → final LayerNorm → linear head over the vocabulary.
 
+That is the course's architecture and the default. The config can swap in the later variants
+measured for the training recipe: RMSNorm, a SwiGLU or ReLU² feed-forward, RoPE or no positions at
+all, QK-norm, no biases.
+
 Attention uses one fused projection for Q, K and V and ``F.scaled_dot_product_attention`` (the
 fused kernel on GPU). For generation, each attention layer can keep a KV cache so a new token
 attends to the stored keys and values instead of recomputing the whole prefix.
@@ -67,6 +71,10 @@ class CausalSelfAttention(nn.Module):
         self.dropout = cfg.dropout
         self.resid_drop = nn.Dropout(cfg.dropout)
         self.rope = cfg.pos_encoding == "rope"
+        # QK-norm: queries and keys at unit RMS per head (with a learned gain), so their dot
+        # products cannot grow without bound as training sharpens attention.
+        self.q_norm = nn.RMSNorm(cfg.head_dim) if cfg.qk_norm else None
+        self.k_norm = nn.RMSNorm(cfg.head_dim) if cfg.qk_norm else None
 
     def forward(self, x, rope=None, cache=None, return_weights: bool = False, mask=None):
         B, T, C = x.shape
@@ -74,6 +82,8 @@ class CausalSelfAttention(nn.Module):
         # (B, T, C) -> (B, H, T, hd): splitting into heads is only a reshape
         q = q.view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
         k, v = (t.view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2) for t in (k, v))
+        if self.q_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
         if self.rope:
             q, k = apply_rope(q, *rope), apply_rope(k, *rope)
         if cache is not None:
@@ -105,14 +115,32 @@ class CausalSelfAttention(nn.Module):
 
 
 class FeedForward(nn.Module):
+    """Position-wise: widen, a nonlinearity, narrow back. SwiGLU's ``up`` makes two halves, a
+    gate (through SiLU) and a value, multiplied together."""
+
     def __init__(self, cfg: GPTConfig):
         super().__init__()
-        self.up = nn.Linear(cfg.d_model, 4 * cfg.d_model, bias=cfg.bias)
-        self.down = nn.Linear(4 * cfg.d_model, cfg.d_model, bias=cfg.bias)
+        self.kind, hidden = cfg.ffn, cfg.ffn_hidden
+        self.up = nn.Linear(cfg.d_model, (2 if self.kind == "swiglu" else 1) * hidden, bias=cfg.bias)
+        self.down = nn.Linear(hidden, cfg.d_model, bias=cfg.bias)
         self.drop = nn.Dropout(cfg.dropout)
 
     def forward(self, x):
-        return self.drop(self.down(F.gelu(self.up(x))))
+        h = self.up(x)
+        if self.kind == "swiglu":
+            gate, value = h.chunk(2, dim=-1)
+            h = F.silu(gate) * value
+        elif self.kind == "relu2":
+            h = F.relu(h).square()
+        else:
+            h = F.gelu(h)
+        return self.drop(self.down(h))
+
+
+def make_norm(cfg: GPTConfig) -> nn.Module:
+    if cfg.norm == "rmsnorm":
+        return nn.RMSNorm(cfg.d_model)
+    return nn.LayerNorm(cfg.d_model, bias=cfg.bias)
 
 
 class Block(nn.Module):
@@ -120,9 +148,9 @@ class Block(nn.Module):
 
     def __init__(self, cfg: GPTConfig):
         super().__init__()
-        self.ln1 = nn.LayerNorm(cfg.d_model, bias=cfg.bias)
+        self.ln1 = make_norm(cfg)
         self.attn = CausalSelfAttention(cfg)
-        self.ln2 = nn.LayerNorm(cfg.d_model, bias=cfg.bias)
+        self.ln2 = make_norm(cfg)
         self.ffn = FeedForward(cfg)
 
     def forward(self, x, rope=None, cache=None, return_weights=False, mask=None):
@@ -143,13 +171,13 @@ class MiniGPT(nn.Module):
             self.pos_emb = nn.Embedding(cfg.block_size, cfg.d_model)
         elif cfg.pos_encoding == "sinusoidal":
             self.register_buffer("pos_table", sinusoidal_table(cfg.block_size, cfg.d_model), persistent=False)
-        else:
+        elif cfg.pos_encoding == "rope":
             cos, sin = rope_tables(cfg.block_size, cfg.head_dim)
             self.register_buffer("rope_cos", cos, persistent=False)
             self.register_buffer("rope_sin", sin, persistent=False)
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
-        self.ln_f = nn.LayerNorm(cfg.d_model, bias=cfg.bias)
+        self.ln_f = make_norm(cfg)
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
         if cfg.tie_weights:
             self.head.weight = self.tok_emb.weight
@@ -202,7 +230,7 @@ class MiniGPT(nn.Module):
             x = x + self.pos_emb(positions)
         elif self.config.pos_encoding == "sinusoidal":
             x = x + self.pos_table[positions]
-        else:
+        elif self.config.pos_encoding == "rope":
             cos, sin = self.rope_cos[positions], self.rope_sin[positions]
             # per-row positions (B, T, hd/2) broadcast over the heads
             rope = (cos[:, None], sin[:, None]) if positions.dim() == 2 else (cos, sin)

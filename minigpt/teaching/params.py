@@ -22,18 +22,25 @@ class Component:
 def gpt_breakdown(cfg: GPTConfig) -> list[Component]:
     d, L, V, T = cfg.d_model, cfg.n_layers, cfg.vocab_size, cfg.block_size
     b = 1 if cfg.bias else 0
+    nb = b if cfg.norm == "layernorm" else 0  # RMSNorm has a scale only
     parts = [Component("token embedding", "V·d", V * d)]
     if cfg.pos_encoding == "learned":
         parts.append(Component("position embedding", "T·d", T * d))
     kv = cfg.kv_dim  # = d unless heads share keys and values (grouped-query attention)
     attn = 2 * d * d + 2 * d * kv + (2 * d + 2 * kv) * b  # W_Q, W_O: d×d; W_K, W_V: d×kv
-    ffn = 8 * d * d + 5 * d * b  # d→4d and 4d→d (+ biases 4d and d)
-    norms = 2 * (d + d * b)  # two LayerNorms: scale (+ shift)
+    if cfg.qk_norm:
+        attn += 2 * cfg.head_dim  # the query and key RMSNorm gains, shared by the heads
+    if cfg.ffn == "swiglu":  # d→2h (gate and value) and h→d, h = 8d/3
+        h = cfg.ffn_hidden
+        ffn, ffn_formula = 3 * d * h + (2 * h + d) * b, f"L·(3d·h{' + 2h + d' if b else ''}), h = {h}"
+    else:
+        ffn, ffn_formula = 8 * d * d + 5 * d * b, f"L·(8d²{' + 5d' if b else ''})"  # d→4d, 4d→d (+ biases)
+    norms = 2 * (d + d * nb)  # two norms: scale (+ shift)
     parts += [
         Component("attention (all layers)", _attention_formula(cfg), L * attn),
-        Component("feed-forward (all layers)", f"L·(8d²{' + 5d' if b else ''})", L * ffn),
-        Component("layer norms in blocks", f"L·{'4d' if b else '2d'}", L * norms),
-        Component("final layer norm", "2d" if b else "d", d + d * b),
+        Component("feed-forward (all layers)", ffn_formula, L * ffn),
+        Component("layer norms in blocks", f"L·{'4d' if nb else '2d'}", L * norms),
+        Component("final layer norm", "2d" if nb else "d", d + d * nb),
     ]
     if not cfg.tie_weights:
         parts.append(Component("output head", "d·V", d * V))
@@ -41,9 +48,10 @@ def gpt_breakdown(cfg: GPTConfig) -> list[Component]:
 
 
 def _attention_formula(cfg: GPTConfig) -> str:
+    qk = " + 2·hd" if cfg.qk_norm else ""
     if cfg.kv_dim == cfg.d_model:
-        return f"L·(4d²{' + 4d' if cfg.bias else ''})"
-    return f"L·(2d² + 2d·kv{' + 2d + 2kv' if cfg.bias else ''})"
+        return f"L·(4d²{' + 4d' if cfg.bias else ''}{qk})"
+    return f"L·(2d² + 2d·kv{' + 2d + 2kv' if cfg.bias else ''}{qk})"
 
 
 def gpt_total(cfg: GPTConfig) -> int:

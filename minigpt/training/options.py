@@ -31,7 +31,8 @@ from pathlib import Path
 
 from minigpt import paths
 from minigpt.errors import ConfigError
-from minigpt.models.config import POSITIONAL_ENCODINGS, BigramConfig, GPTConfig, MLPConfig
+from minigpt.models.config import (FEED_FORWARDS, NORMS, POSITIONAL_ENCODINGS, BigramConfig, GPTConfig,
+                                   MLPConfig)
 from minigpt.runs.files import CONFIG_FILE
 from minigpt.runs.schema import read_config_values
 
@@ -42,7 +43,9 @@ MODEL_KINDS = ("gpt", "mlp", "bigram")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DTYPES = ("auto", "float32", "bfloat16")
 DATA_FORMATS = ("lines", "text")  # one item per line (names) or one long text
-NONFINITE = ("fail", "skip")  # what a NaN or infinite loss or gradient does to a run
+NONFINITE = ("fail", "skip")
+SCHEDULES = ("cosine", "wsd")
+OPTIMIZERS = ("adamw", "muon")  # after the warmup: cosine decay, or warmup-stable-decay  # what a NaN or infinite loss or gradient does to a run
 EMBEDDED = "embedded"
 GRADIENT_MODELS = ("gpt", "mlp")  # the bigram counts: no optimiser, batches or evaluations
 
@@ -182,6 +185,14 @@ class TrainConfig:
                                models=("gpt",), choices=POSITIONAL_ENCODINGS, flag="--pos")
     tie_weights: bool = option(False, "Share the token embedding with the output head.", label="tie weights",
                                advanced=True, models=("gpt",), flag="--tie")
+    norm: str = option("layernorm", "Normalisation before each sub-layer: layernorm (the course's) or rmsnorm "
+                       "(rescale only: no mean, no bias).", advanced=True, models=("gpt",), choices=NORMS)
+    ffn: str = option("gelu", "Feed-forward: gelu (4·d hidden, the course's), swiglu (gated, 8·d/3 hidden) or "
+                      "relu2 (squared ReLU).", label="feed-forward", advanced=True, models=("gpt",),
+                      choices=FEED_FORWARDS)
+    qk_norm: bool = option(False, "RMS-normalise each head's queries and keys before their dot product.",
+                           label="QK-norm", advanced=True, models=("gpt",))
+    bias: bool = option(True, "Biases in the linear layers and LayerNorms.", advanced=True, models=("gpt",))
     # MLP
     mlp_context: int = option(3, "MLP: how many previous characters it sees.", label="context",
                               models=("mlp",), ge=1)
@@ -197,6 +208,15 @@ class TrainConfig:
     lr: float = option(5e-3, "Peak learning rate.", label="learning rate", models=GRADIENT_MODELS, gt=0)
     min_lr_ratio: float = option(0.1, "Where the cosine decay ends, as a fraction of the peak.",
                                  label="min lr ratio", advanced=True, models=GRADIENT_MODELS, ge=0, le=1)
+    optimizer: str = option("adamw", "adamw, or muon: orthogonalized momentum for the matrices inside the blocks "
+                            "(the rest keeps AdamW).", advanced=True, models=("gpt",), choices=OPTIMIZERS)
+    muon_lr: float = option(0.02, "muon: the peak learning rate of the block matrices (the schedule scales it "
+                            "like the AdamW one).", label="muon lr", advanced=True, models=("gpt",), gt=0)
+    schedule: str = option("cosine", "After the warmup: cosine decay to the min lr, or wsd (warmup-stable-decay: "
+                           "the peak lr held, then a linear cooldown to the min lr).", advanced=True,
+                           models=GRADIENT_MODELS, choices=SCHEDULES)
+    cooldown: float = option(0.2, "wsd: the final fraction of the budget spent decaying.", advanced=True,
+                             models=GRADIENT_MODELS, gt=0, le=1)
     warmup: float = option(0.02, "Warmup: a fraction of the budget (< 1) or a number of steps (≥ 1).",
                            advanced=True, models=GRADIENT_MODELS, ge=0, hint="<1 fraction, ≥1 steps")
     beta1: float = option(0.9, "AdamW's decay of the gradient average.", advanced=True, models=GRADIENT_MODELS,
@@ -283,7 +303,8 @@ class TrainConfig:
         if self.model == "gpt":
             return GPTConfig(vocab_size=vocab_size, block_size=block_size, d_model=self.d_model,
                              n_heads=self.n_heads, n_layers=self.n_layers, dropout=self.effective_dropout,
-                             pos_encoding=self.pos_encoding, tie_weights=self.tie_weights)
+                             pos_encoding=self.pos_encoding, tie_weights=self.tie_weights, norm=self.norm,
+                             ffn=self.ffn, qk_norm=self.qk_norm, bias=self.bias)
         if self.model == "mlp":
             return MLPConfig(vocab_size=vocab_size, block_size=block_size, context=self.mlp_context,
                              n_embd=self.mlp_embd, n_hidden=self.mlp_hidden)

@@ -13,7 +13,9 @@ from minigpt.training.options import TrainConfig
 
 
 def lr_at(cfg: TrainConfig, progress: float, step: int, total_steps: int | None) -> float:
-    """Linear warmup, then cosine decay from ``lr`` to ``min_lr_ratio × lr``.
+    """Linear warmup, then cosine decay from ``lr`` to ``min_lr_ratio × lr`` (or, with
+    ``schedule = "wsd"``, the peak held until the last ``cooldown`` of the budget, then a linear
+    decay to the same floor).
 
     ``progress`` is the fraction of the budget done (steps or elapsed time). A warmup ≥ 1 counts
     steps; below 1 it is a fraction of the budget.
@@ -27,14 +29,33 @@ def lr_at(cfg: TrainConfig, progress: float, step: int, total_steps: int | None)
         if progress < warm_frac:
             return cfg.lr * max(progress / warm_frac, 1.0 / max(total_steps or 1000, 1))
     progress = min(max(progress, 0.0), 1.0)
+    floor = cfg.min_lr_ratio * cfg.lr
+    if cfg.schedule == "wsd":
+        start = max(1.0 - cfg.cooldown, warm_frac)
+        if progress <= start:
+            return cfg.lr
+        return cfg.lr - (cfg.lr - floor) * min((progress - start) / max(1.0 - start, 1e-9), 1.0)
     decay = (progress - warm_frac) / max(1.0 - warm_frac, 1e-9)
     decay = min(max(decay, 0.0), 1.0)
-    floor = cfg.min_lr_ratio * cfg.lr
     return floor + 0.5 * (cfg.lr - floor) * (1 + math.cos(math.pi * decay))
 
 
-def make_optimizer(model, cfg: TrainConfig, device: torch.device) -> torch.optim.AdamW:
-    """AdamW with weight decay on matrices (dim ≥ 2) only: not on biases, LayerNorm or gains."""
+def make_optimizer(model, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
+    """AdamW with weight decay on matrices (dim ≥ 2) only: not on biases, LayerNorm or gains.
+
+    With ``optimizer = "muon"`` the matrices inside the blocks (attention and feed-forward) take
+    Muon steps at ``muon_lr`` instead; embeddings, the head, norms and biases keep AdamW.
+    """
+    if cfg.optimizer == "muon" and cfg.model == "gpt":
+        from minigpt.training.muon import Muon
+
+        hidden = [p for n, p in model.named_parameters() if p.requires_grad and p.dim() == 2 and n.startswith("blocks.")]
+        ids = {id(p) for p in hidden}
+        rest = [p for p in model.parameters() if p.requires_grad and id(p) not in ids]
+        return Muon([{"params": hidden, "muon": True, "lr_scale": cfg.muon_lr / cfg.lr, "weight_decay": cfg.weight_decay},
+                     {"params": [p for p in rest if p.dim() >= 2], "weight_decay": cfg.weight_decay},
+                     {"params": [p for p in rest if p.dim() < 2]}],
+                    lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
     decay = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.requires_grad and p.dim() < 2]
     groups = [{"params": decay, "weight_decay": cfg.weight_decay},
