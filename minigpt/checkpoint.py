@@ -36,7 +36,7 @@ from safetensors.torch import load_file, save_file
 
 from minigpt.data import Vocab
 from minigpt.errors import CheckpointError, ConfigError, DatasetError
-from minigpt.models.build import MAX_PARAMS, build_model, planned_size
+from minigpt.models.build import MAX_PARAMS, build_model, count_text, planned_size
 from minigpt.models.config import MODEL_CONFIGS, config_from_dict, config_to_dict
 from minigpt.safetensors_header import check_shapes
 
@@ -332,10 +332,13 @@ def read_checkpoint_config(path: Path | str) -> dict:
 def expected_tensors(meta: CheckpointMeta) -> dict[str, tuple[int, ...]]:
     """Names and shapes the weights file must hold, from a model built on the meta device
     (nothing allocated); CheckpointError when the model is larger than the tutor loads."""
-    n_params, elements = planned_size(meta.kind, meta.model_config)
+    try:
+        n_params, elements = planned_size(meta.kind, meta.model_config)
+    except ConfigError as e:
+        raise CheckpointError(f"{meta.path / CONFIG}: {e}") from None
     if n_params > MAX_PARAMS or elements > 2 * MAX_PARAMS:
-        raise CheckpointError(f"{meta.path / CONFIG}: describes a model of {n_params:,} parameters: more than "
-                              f"this tutor loads (at most {MAX_PARAMS:,})")
+        raise CheckpointError(f"{meta.path / CONFIG}: describes a model of {count_text(n_params)} parameters: "
+                              f"more than this tutor loads (at most {MAX_PARAMS:,})")
     with torch.device("meta"):
         model = build_model(meta.kind, meta.model_config)
     return _tensor_shapes(model)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import sys
 import time
 from pathlib import Path
@@ -127,6 +128,24 @@ def _naming_the_flag(e: Exception) -> Exception:
 def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint, run_name, note, quiet,
           nice, **given):
     """Train a model; writes metrics, status and the best checkpoint into a run folder."""
+    import signal
+
+    # A stop (SIGTERM: `minigpt stop`, the app) may come while torch loads and the data is read:
+    # remember it, so the trainer stops cleanly after its first step instead of dying unsaved.
+    stop_signals: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        return _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint,
+                      run_name, note, quiet, nice, stop_signals, given)
+    previous = signal.signal(signal.SIGTERM, lambda signum, _frame: stop_signals.append(signum))
+    try:
+        return _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint,
+                      run_name, note, quiet, nice, stop_signals, given)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint, run_name, note,
+           quiet, nice, stop_signals: list[int], given: dict):
     from minigpt.training import cpu_policy
 
     policy = cpu_policy.choose_at_start()  # sets OMP_WAIT_POLICY: before anything below imports torch
@@ -185,7 +204,8 @@ def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
             status = json.loads((Path(run_dir) / "status.json").read_text(encoding="utf-8"))
         else:
             status = run_training(cfg, run_dir, resume=resume is not None, name=run_name, note=note,
-                                  on_log=_progress_printer(cfg, quiet or not _is_main_rank()))
+                                  on_log=_progress_printer(cfg, quiet or not _is_main_rank()),
+                                  stop_signals=stop_signals)
             if distributed.launched_by_torchrun():
                 return  # the launcher reports the run once, for every rank
     except USER_ERRORS as e:

@@ -187,6 +187,17 @@ def test_clipping_scales_by_one_fifth():
     assert "[0.600, 0.800]" in E.render_example("training.clipping")
 
 
+def test_muon_example_worked_by_hand():
+    md = E.render_example("training.muon")
+    # GᵀG = [[25, 20], [20, 25]]: eigenvalues 45 and 5, so singular values √45 = 6.708 and √5 = 2.236.
+    assert "6.708, 2.236" in md and "3.0×" in md
+    # U·Vᵀ = G·(GᵀG)^(-1/2) = [[2, -1], [1, 2]] / √5: a rotation by 26.57°
+    assert "[[0.894, -0.447], [0.447, 0.894]]" in md
+    ns = md.split("5 Newton–Schulz steps")[1].split("\n")[0]
+    values = [float(v) for v in ns.split("|")[-2].split(",")]
+    assert all(0.6 < v < 1.25 for v in values)  # near 1, not on it
+
+
 def test_top_p_example_reads_unambiguously():
     # By hand: e^2, e^1.5, e^0.5, e^0, e^-1, e^-2 sum to 15.0227; p = 0.4919, 0.2983, 0.1097, ...
     # running totals 0.4919, 0.7902, 0.8999: with top-p 0.8, a, e and i are kept (mass 0.8999),

@@ -153,6 +153,19 @@ def test_copied_settings_start_a_run_with_the_identical_config(tmp_path):
     assert trained == original.to_dict() and TrainConfig.from_dict(trained) == original
 
 
+@pytest.mark.parametrize("delay_s", [0.0, 0.6])
+def test_a_run_stopped_while_it_starts_reads_as_stopped_never_failed(tmp_path, delay_s):
+    """Stop at once (the worker may not even have Python running yet) or while torch loads: the
+    run ends stopped, never failed."""
+    cfg = TrainConfig(d_model=8, n_heads=2, n_layers=1, batch_size=8, steps=5000, eval_interval=1000, device="cpu")
+    run_dir = asyncio.run(rc.start_run(cfg, root=tmp_path / "runs"))
+    time.sleep(delay_s)
+    assert rc.run_state(run_dir).status == "starting"
+    rc.stop_run(run_dir)
+    view = rc.wait_until_stopped(run_dir, timeout=120)
+    assert view.status == "stopped", (view.reason, rc.stderr_tail(run_dir))
+
+
 def test_downsample_keeps_shape_ends_and_extremes():
     n = 100_000
     xs = list(range(n))

@@ -147,6 +147,16 @@ def test_stop_then_resume_continues_schedule(tmp_path, names):
     assert seen[0]["lr"] == pytest.approx(lr_at(cfg, 30 / 60, 30, 60))
 
 
+def test_wsd_holds_the_peak_then_cools_down_linearly():
+    cfg = TrainConfig(steps=1000, lr=1e-2, warmup=0.1, schedule="wsd", cooldown=0.2, min_lr_ratio=0.1)
+    assert lr_at(cfg, 0.05, 50, 1000) == pytest.approx(0.5e-2)  # warmup: half way, half the peak
+    assert lr_at(cfg, 0.1, 100, 1000) == lr_at(cfg, 0.8, 800, 1000) == pytest.approx(1e-2)  # stable
+    assert lr_at(cfg, 0.9, 900, 1000) == pytest.approx(0.55e-2)  # half the cooldown: half way to the floor
+    assert lr_at(cfg, 1.0, 1000, 1000) == pytest.approx(1e-3)
+    cosine = TrainConfig(steps=1000, lr=1e-2, warmup=0.1, min_lr_ratio=0.1)
+    assert lr_at(cosine, 0.55, 550, 1000) == pytest.approx(0.55e-2)  # cosine: the midpoint of the decay
+
+
 def test_same_seed_reproducible(tmp_path, names):
     a = train(tiny_cfg(names, steps=20, eval_interval=10), tmp_path / "a")
     b = train(tiny_cfg(names, steps=20, eval_interval=10), tmp_path / "b")

@@ -150,17 +150,45 @@ async def test_palette_jumps_to_a_lesson(app):
         assert isinstance(app.screen, LessonScreen) and app.screen.lesson.id == target.id
 
 
+def _help_text(app) -> str:
+    return str(app.screen.query_one("#help-body").query("Static").first().render())
+
+
 async def test_help_lists_the_keys_of_the_screen_it_came_from(app):
+    lessons = load_lessons()
+    rich = next(l for l in lessons if l.snippets() and l.extra.get("explorers"))
+    plain = next(l for l in lessons if not l.snippets() and not l.extra.get("explorers"))
     async with app.run_test(size=(80, 24)) as pilot:
-        app.open_lesson(load_lessons()[0].id)
+        app.open_lesson(rich.id)
+        await pilot.pause()
         await pilot.pause()
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
-        text = str(app.screen.query_one("#help-body").query("Static").first().render())
+        text = _help_text(app)
         assert "Snippet" in text and "Explore" in text and "Help" in text
         await pilot.press("escape")
         assert isinstance(app.screen, LessonScreen)
+        await pilot.press("escape")
+        app.open_lesson(plain.id)
+        await pilot.pause()
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = _help_text(app)  # keys that do nothing on this lesson are not offered
+        assert "Snippet" not in text and "Explore" not in text and "Help" in text
+
+
+async def test_help_lists_the_focused_controls_keys(app):
+    async with app.run_test(size=(100, 40)) as pilot:
+        app.open_area("attention")
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = _help_text(app)
+        # the matrix has focus: its cell keys come first, then the stepper's, then the app's
+        assert "In the focused MatrixView" in text and "Cell ↑" in text
+        assert text.index("Cell ↑") < text.index("AttentionStepper") < text.index("Everywhere")
 
 
 async def test_theme_choice_is_remembered(tmp_path):

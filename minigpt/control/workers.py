@@ -33,6 +33,7 @@ from minigpt.runs.schema import RunState
 from minigpt.training.options import TrainConfig, load_run_config
 
 LAUNCH_FILE, STDOUT_FILE, STDERR_FILE = "launch.json", "stdout.log", "stderr.log"
+STOP_FILE = "stop-requested.json"  # written by stop_run: a worker gone before its status was a stop
 
 
 class RunControlError(RuntimeError):
@@ -121,6 +122,8 @@ def run_state(run_dir: Path | str) -> RunView:
         pid = launch.get("pid")
         if runs.pid_alive(pid, launch.get("pid_start") if isinstance(launch.get("pid_start"), int) else None):
             return RunView(RunState.STARTING, None, info, pid)
+        if _stopped_since(run_dir, launched_ts):
+            return RunView(RunState.STOPPED, "stopped before training began (nothing to resume)", info, None)
         tail = stderr_tail(run_dir, 1)
         return RunView(RunState.FAILED, tail[-1] if tail else "the worker exited before it started training", info, None)
     if info.status == RunState.STARTING and is_locked(run_dir):
@@ -237,11 +240,26 @@ def stop_run(run_dir: Path | str) -> int:
     state = run_state(run_dir)
     if state.alive_pid is None or not state.status.active:
         raise RunControlError(f"the run is {state.status}, not running: nothing to stop")
+    # Said in the folder first: a worker stopped while Python starts (before it can catch the
+    # signal) then reads as stopped, not as a crash.
+    write_json_atomic(Path(run_dir) / STOP_FILE, {"requested_at": now_iso(), "requested_ts": time.time(),
+                                                  "pid": state.alive_pid})
     try:
         os.kill(state.alive_pid, signal.SIGTERM)
     except ProcessLookupError:
         raise RunControlError("the worker had already exited") from None
     return state.alive_pid
+
+
+def _stopped_since(run_dir: Path, launched_ts) -> bool:
+    """A stop was asked for after the latest launch."""
+    import json
+
+    try:
+        asked = json.loads((run_dir / STOP_FILE).read_text(encoding="utf-8")).get("requested_ts")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(asked, (int, float)) and asked >= (launched_ts if isinstance(launched_ts, (int, float)) else 0)
 
 
 def wait_until_stopped(run_dir: Path | str, timeout: float = 60.0, poll: float = 0.1) -> RunView:

@@ -5,6 +5,7 @@ All three share ``forward(idx, targets) -> (logits, loss)``.
 
 from __future__ import annotations
 
+from minigpt.errors import ConfigError
 from minigpt.models.bigram import Bigram
 from minigpt.models.gpt import MiniGPT
 from minigpt.models.mlp import MLP
@@ -34,9 +35,23 @@ def planned_size(kind: str, config) -> tuple[int, int]:
     """(parameters, tensor elements including buffers) of the model ``config`` describes,
     measured on torch's "meta" device: shapes only, nothing allocated. Lets a caller refuse a
     model too large before building it."""
+    import sys
+
     import torch
 
-    with torch.device("meta"):
-        model = build_model(kind, config)
+    try:
+        with torch.device("meta"):
+            model = build_model(kind, config)
+    except (RuntimeError, OverflowError) as e:
+        if "overflow" in str(e).lower() or isinstance(e, OverflowError):
+            return sys.maxsize, sys.maxsize  # shapes beyond what torch can describe: beyond any limit
+        raise ConfigError(f"this model cannot be built: {e}") from None
     elements = sum(t.numel() for t in model.parameters()) + sum(b.numel() for b in model.buffers())
     return count_parameters(model), elements
+
+
+def count_text(n: int) -> str:
+    """A planned size for a message: 38,660,407,296, or words when torch could not even describe the shapes."""
+    import sys
+
+    return "too many to count" if n >= sys.maxsize else f"{n:,}"

@@ -59,7 +59,7 @@ MAX_SKIPPED_IN_A_ROW = 20
 
 def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
           on_log: Callable[[dict], None] | None = None, dataset: Dataset | None = None,
-          name: str | None = None, note: str | None = None) -> dict:
+          name: str | None = None, note: str | None = None, stop_signals: list[int] | None = None) -> dict:
     """Train into ``run_dir``; return the final status (``RunStatus.to_dict()``).
 
     ``dataset`` replaces the one described by ``cfg`` (benchmarks use it for other splits).
@@ -71,6 +71,9 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
 
     One trainer per run: a second one is refused (RunBusyError) while the first lives. Nothing
     in the folder changes until the data, the checkpoint and the model size have been checked.
+    ``stop_signals`` collects the signals that arrived before training could listen (the CLI
+    catches them from its first line): a stop asked for while the trainer starts still stops it
+    cleanly, after one step, as stopped and resumable.
     """
     run_dir = Path(run_dir)
     check_name_and_note(name, note)
@@ -86,18 +89,19 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
     try:
         if not world.is_main:  # the other ranks of a data-parallel run write nothing
             source = resume_checkpoint(run_dir) if resume else None
-            with StopFlag() as stop:
+            with StopFlag(stop_signals) as stop:
                 return _train(cfg, _Silent(run_dir), source, stop, dataset or data_for_run(cfg, source), world)
         run_dir.mkdir(parents=True, exist_ok=True)
         with RunLock(run_dir):  # first: a run another trainer is writing is refused as such
             source = resume_checkpoint(run_dir) if resume else None
-            return _train_main(cfg, run_dir, source, on_log, dataset, name, note, world)
+            return _train_main(cfg, run_dir, source, on_log, dataset, name, note, world, stop_signals)
     finally:
         distributed.leave(world)
 
 
 def _train_main(cfg: TrainConfig, run_dir: Path, source: CheckpointMeta | None, on_log, dataset: Dataset | None,
-                name: str | None, note: str | None, world: distributed.World) -> dict:
+                name: str | None, note: str | None, world: distributed.World,
+                stop_signals: list[int] | None = None) -> dict:
     """Rank 0 (or the only process), holding the run's lock: check, then write and train."""
     previous = previous_status(run_dir) if source is not None else None
     data = dataset or data_for_run(cfg, source)
@@ -109,7 +113,7 @@ def _train_main(cfg: TrainConfig, run_dir: Path, source: CheckpointMeta | None, 
     run = RunWriter(cfg, run_dir, on_log, previous=previous, name=name, note=note)
     try:
         run.write_status(world_size=world.size)
-        with StopFlag() as stop:
+        with StopFlag(stop_signals) as stop:
             return _train(cfg, run, source, stop, data, world)
     except BaseException as e:  # noqa: BLE001 - every way out is written down
         write_exit(run, e)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from minigpt.checkpoint import CheckpointMeta, read_checkpoint_meta
 from minigpt.errors import CheckpointError, ConfigError, DatasetError, RunError, TrainingDiverged
-from minigpt.models.build import MAX_PARAMS, planned_size
+from minigpt.models.build import MAX_PARAMS, count_text, planned_size
 from minigpt.runs.files import BEST_DIR, CONFIG_FILE, LAST_DIR, STATUS_FILE, RunWriter
 from minigpt.runs.schema import RunState, RunStatus, read_json_file, read_status
 from minigpt.training.options import TrainConfig, load_data_for
@@ -60,7 +60,7 @@ def data_for_run(cfg: TrainConfig, source: CheckpointMeta | None):
 def refuse_too_large(cfg: TrainConfig, data) -> None:
     n_params, elements = planned_size(cfg.model, cfg.model_config(data.vocab.size, data.block_size))
     if n_params > MAX_PARAMS or elements > 2 * MAX_PARAMS:
-        raise ConfigError(f"this model would have {n_params:,} parameters: more than this tutor trains "
+        raise ConfigError(f"this model would have {count_text(n_params)} parameters: more than this tutor trains "
                           f"(at most {MAX_PARAMS:,}); lower d_model or n_layers", field="d_model")
 
 
@@ -78,13 +78,17 @@ def write_exit(run: RunWriter, e: BaseException) -> None:
 
 
 class StopFlag:
-    """SIGINT/SIGTERM set a flag; the loop finishes its step, saves and stops."""
+    """SIGINT/SIGTERM set a flag; the loop finishes its step, saves and stops. ``pending`` holds
+    signals caught before the flag existed (the CLI's early handler): the first one counts."""
 
-    def __init__(self):
+    def __init__(self, pending: list[int] | None = None):
         self.signal: int | None = None
+        self._pending = pending
         self._previous = {}
 
     def __enter__(self):
+        if self._pending:
+            self.signal = self._pending[0]
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self._previous[sig] = signal.signal(sig, self._handle)

@@ -41,6 +41,7 @@ class ExampleBlock(Vertical):
         yield Markdown(text)
 
 
+FIRST_BLOCKS = 1      # lesson blocks built with the screen; the others follow its first frame
 READ_SHARE = 0.9      # share of a lesson that must have been on screen to count it as read
 SETTLE_S = 0.2        # a view counts as seen once the learner rests on it this long
 
@@ -100,6 +101,8 @@ class LessonScreen(Screen):
         self._settle: Timer | None = None
         self.seen = SeenRanges()
         self.has_quiz = False  # until the decks say otherwise (_check_quiz)
+        self._rest: list = []
+        self._all_mounted = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -111,17 +114,34 @@ class LessonScreen(Screen):
                     "[b]You will learn to[/b]\n" + "\n".join(f" • {o}" for o in self.lesson.objectives),
                     classes="objectives",
                 )
-            n_snippets = 0
-            for block in self.lesson.blocks():
-                if block.kind == "markdown":
-                    yield Markdown(block.text)
-                elif block.kind == "example":
-                    yield ExampleBlock(block.text)
-                else:
-                    yield SnippetBlock(block.text, n_snippets)
-                    n_snippets += 1
+            blocks = self._block_widgets()
+            # The first screenful comes with the screen; the rest (more Markdown to build, worked
+            # examples to compute) is mounted right after the first frame (_mount_rest), so the
+            # key that opened the lesson shows it at once.
+            yield from blocks[:FIRST_BLOCKS]
+            self._rest = blocks[FIRST_BLOCKS:]
             yield Static("[dim]— end of lesson —  n: next lesson · escape: back[/dim]", id="lesson-end")
         yield Footer()
+
+    def _block_widgets(self) -> list:
+        widgets, n_snippets = [], 0
+        for block in self.lesson.blocks():
+            if block.kind == "markdown":
+                widgets.append(Markdown(block.text))
+            elif block.kind == "example":
+                widgets.append(ExampleBlock(block.text))
+            else:
+                widgets.append(SnippetBlock(block.text, n_snippets))
+                n_snippets += 1
+        return widgets
+
+    async def _mount_rest(self) -> None:
+        rest, self._rest = self._rest, []
+        if rest:
+            await self.query_one("#lesson-body", VerticalScroll).mount_all(rest, before="#lesson-end")
+        self._all_mounted = True
+        self.refresh_bindings()  # the snippet key depends on blocks mounted just now
+        self._restore_when_rendered()
 
     def on_mount(self) -> None:
         self.sub_title = self.lesson.title
@@ -139,7 +159,7 @@ class LessonScreen(Screen):
         # Markdown parses in a worker thread, so the lesson's height is only known once every
         # Markdown widget has reported (TableOfContentsUpdated); the timer is a safety net.
         self.set_timer(3.0, self._restore_if_pending)
-        self._restore_when_rendered()
+        self.call_after_refresh(self._mount_rest)
 
     @property
     def position_restored(self) -> bool:
@@ -151,7 +171,7 @@ class LessonScreen(Screen):
         self._restore_when_rendered()
 
     def _restore_when_rendered(self) -> None:
-        if self._restoring and all(id(m) in self._rendered for m in self.query(Markdown)):
+        if self._restoring and self._all_mounted and all(id(m) in self._rendered for m in self.query(Markdown)):
             self.call_after_refresh(self._restore, self._saved_position, 5)
 
     def _restore_if_pending(self) -> None:
