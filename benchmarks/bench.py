@@ -2,6 +2,9 @@
 
     python benchmarks/bench.py            # full: ~4–5 minutes on two cores
     python benchmarks/bench.py --quick    # smoke run: ~1 minute, figures indicative only
+    python benchmarks/bench.py --only-quality --seeds 1337,7,11               # the 120 s race, 3 seeds
+    python benchmarks/bench.py --only-quality --seeds 1337,7,11 --set optimizer=adamw   # a candidate
+    python benchmarks/bench.py --only-speed   # throughput, model FLOP/s against the matmul peak, sampling
 
 1. Training throughput: our trainer (fused QKV + scaled_dot_product_attention, 128 names a step
    packed several to a row, fused AdamW, a weight average) against a straightforward reference written in
@@ -166,6 +169,13 @@ def course_sample_one(model, max_new: int, gen: torch.Generator) -> str:
     return idx
 
 
+def measured_matmul_peak(n: int = 2048) -> float:
+    """FLOP/s of a large fp32 matrix product on the threads in use: the ceiling a model could reach."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b  # warm-up
+    return 2 * n**3 / timed(lambda: a @ b, repeat=5)
+
+
 def timed(fn, repeat=1):
     best = float("inf")
     for _ in range(repeat):
@@ -205,6 +215,7 @@ def main() -> None:
                     help="a training option changed from the default recipe for the quality runs "
                          "(repeatable; e.g. --set norm=rmsnorm --set lr=0.006): how candidates are raced")
     ap.add_argument("--only-quality", action="store_true", help="skip the speed measurements")
+    ap.add_argument("--only-speed", action="store_true", help="skip the quality runs")
     args = ap.parse_args()
     quick = args.quick
     torch.set_num_threads(physical_cores())
@@ -216,7 +227,8 @@ def main() -> None:
 
     if not args.only_quality:
         speed(ds, quick)
-    quality(ds, args, quick)
+    if not args.only_speed:
+        quality(ds, args, quick)
 
 
 def speed(ds: Dataset, quick: bool) -> None:
@@ -230,6 +242,14 @@ def speed(ds: Dataset, quick: bool) -> None:
     muon_tps, _ = ours_tokens_per_s(ds, 60 if quick else 250, optimizer="muon")
     print(f"  the same with Muon for the block matrices (the default recipe; each step costs more, "
           f"each step learns more): {muon_tps:,.0f} tokens/s, {muon_tps / ref_tps:.1f}x the reference")
+    # Model FLOP/s against this machine's measured fp32 matmul peak (no data sheet for a CPU).
+    from minigpt.training.flops import cost_of, mfu
+    peak = measured_matmul_peak()
+    cost = cost_of(MiniGPT(TrainConfig().model_config(ds.vocab.size, ds.block_size)))
+    for label, tps in (("AdamW", our_tps), ("Muon", muon_tps)):
+        print(f"  model FLOP/s with {label}: {cost.model_flops(tps) / 1e9:.1f} GFLOP/s (6N + 12·L·d·T per token) = "
+              f"{100 * mfu(tps, cost, peak):.1f}% of the measured fp32 matmul peak, {peak / 1e9:.0f} GFLOP/s "
+              f"(2048² on {torch.get_num_threads()} threads)")
     trim_tps, _ = ours_tokens_per_s(ds, 60 if quick else 250, pack=False)
     print(f"  packing's own gain: batches trimmed to their longest name instead (--no-pack) "
           f"{trim_tps:,.0f} tokens/s, so packing gives {our_tps / trim_tps:.2f}x")

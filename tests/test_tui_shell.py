@@ -150,6 +150,25 @@ async def test_palette_jumps_to_a_lesson(app):
         assert isinstance(app.screen, LessonScreen) and app.screen.lesson.id == target.id
 
 
+async def test_a_lesson_left_before_its_first_frame_leaves_the_app_running(app):
+    """The lesson mounts most of its blocks after its first frame: leaving at once must not fail."""
+    lessons = load_lessons()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for lesson in lessons[:4]:
+            app.open_lesson(lesson.id)
+            app.pop_screen()
+        await pilot.pause()
+        await pilot.pause(0.2)
+        assert app.is_running and not isinstance(app.screen, LessonScreen)
+        app.open_lesson(lessons[0].id)
+        await pilot.pause()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, LessonScreen) and screen._all_mounted
+        # the whole lesson is there once the first frame is out: every block, split or not
+        assert len(screen.query(Markdown)) >= len([b for b in lessons[0].blocks() if b.kind == "markdown"]) + 1
+
+
 def _help_text(app) -> str:
     return str(app.screen.query_one("#help-body").query("Static").first().render())
 

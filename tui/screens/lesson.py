@@ -12,7 +12,9 @@ import json
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import Screen
+from textual.widget import MountError
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Markdown, Static
 
@@ -42,6 +44,27 @@ class ExampleBlock(Vertical):
 
 
 FIRST_BLOCKS = 1      # lesson blocks built with the screen; the others follow its first frame
+FIRST_SCREEN_LINES = 18  # source lines of Markdown in the first frame: a 24-line terminal's worth
+
+
+def split_first_screen(text: str, lines: int = FIRST_SCREEN_LINES) -> list[str]:
+    """Cut Markdown into its first screenful and the rest, at the first new paragraph or heading
+    after ``lines`` source lines (outside code fences; never inside a list, a table or a quote), so
+    both halves render as they would together."""
+    rows, fenced = text.split("\n"), False
+    for i, row in enumerate(rows):
+        if row.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and i >= lines and not rows[i - 1].strip() and _starts_a_block(row):
+            return ["\n".join(rows[:i]), "\n".join(rows[i:])]
+    return [text]
+
+
+def _starts_a_block(row: str) -> bool:
+    """A paragraph or a heading, not the next item of a list, a table row, a quote or code."""
+    return row[:1].isalpha() or row.startswith(("#", "**", "`"))
+
+
 READ_SHARE = 0.9      # share of a lesson that must have been on screen to count it as read
 SETTLE_S = 0.2        # a view counts as seen once the learner rests on it this long
 
@@ -127,7 +150,9 @@ class LessonScreen(Screen):
         widgets, n_snippets = [], 0
         for block in self.lesson.blocks():
             if block.kind == "markdown":
-                widgets.append(Markdown(block.text))
+                # The first block is often most of the lesson: its first screenful comes first.
+                parts = split_first_screen(block.text) if not widgets else [block.text]
+                widgets.extend(Markdown(part) for part in parts)
             elif block.kind == "example":
                 widgets.append(ExampleBlock(block.text))
             else:
@@ -137,8 +162,13 @@ class LessonScreen(Screen):
 
     async def _mount_rest(self) -> None:
         rest, self._rest = self._rest, []
+        if not self.is_attached:  # left before its first frame was drawn
+            return
         if rest:
-            await self.query_one("#lesson-body", VerticalScroll).mount_all(rest, before="#lesson-end")
+            try:
+                await self.query_one("#lesson-body", VerticalScroll).mount_all(rest, before="#lesson-end")
+            except (NoMatches, MountError):  # the screen closed while the rest was mounting
+                return
         self._all_mounted = True
         self.refresh_bindings()  # the snippet key depends on blocks mounted just now
         self._restore_when_rendered()
