@@ -96,6 +96,16 @@ def test_config_is_versioned_with_an_absolute_data_path(tmp_path, monkeypatch):
     assert "format_version" not in read_config_values(tmp_path / "config.json")
 
 
+@pytest.mark.parametrize("version, expected", [(None, "adamw"), (2, "adamw"), (3, "muon")])
+def test_configs_from_before_the_optimizer_option_keep_adamw(tmp_path, version, expected):
+    """Runs saved before Muon became the default trained with AdamW: resuming them keeps it."""
+    raw = {"model": "gpt", "steps": 10}
+    if version is not None:
+        raw.update(format="minigpt-run-config", format_version=version)
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    assert load_run_config(tmp_path).optimizer == expected
+
+
 def test_config_from_a_newer_release_is_refused(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"format_version": CONFIG_VERSION + 1, "model": "gpt"}))
     with pytest.raises(ConfigError, match="newer minigpt"):

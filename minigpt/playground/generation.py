@@ -78,10 +78,12 @@ def _number(value) -> float | None:
 
 
 def key_settings(kind: str, model_config: dict, train_config: dict) -> str:
-    """What tells two checkpoints of one kind apart, in a few characters: 64×4 lr 0.005 seed 7."""
+    """What tells two checkpoints of one kind apart, in a few characters: 64×4 muon lr 0.005 seed 7."""
     parts = []
     if kind == "gpt" and isinstance(model_config.get("d_model"), int) and isinstance(model_config.get("n_layers"), int):
         parts.append(f"{model_config['d_model']}×{model_config['n_layers']}")
+        if train_config.get("optimizer") == "muon":  # Muon's runs beside AdamW's (older runs, --optimizer adamw)
+            parts.append("muon")
     elif kind == "mlp" and isinstance(model_config.get("n_hidden", model_config.get("hidden")), int):
         parts.append(f"{model_config.get('n_hidden', model_config.get('hidden'))} hidden")
     lr = _number(train_config.get("lr"))

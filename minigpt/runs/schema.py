@@ -42,7 +42,7 @@ class RunState(StrEnum):
 WRITTEN_STATES = (RunState.RUNNING, RunState.STOPPED, RunState.FINISHED, RunState.FAILED)
 
 STATUS_FORMAT, STATUS_VERSION = "minigpt-run-status", 2
-CONFIG_FORMAT, CONFIG_VERSION = "minigpt-run-config", 2
+CONFIG_FORMAT, CONFIG_VERSION = "minigpt-run-config", 3  # 3: the optimizer is named (Muon is the default)
 METRICS_FORMAT, METRICS_VERSION = "minigpt-metrics", 2
 EMBEDDED = "embedded"  # the data field of a run trained on the bundled names
 MAX_FILE_BYTES = 1 << 20  # status.json and config.json are a few hundred bytes
@@ -258,14 +258,19 @@ def config_for_file(values: dict) -> dict:
 def config_from_file(raw: dict, where: str = "config.json") -> dict:
     """The training options of a ``config.json`` of any version, without the version fields,
     ready for ``TrainConfig.from_dict`` (ConfigError when it was written by a newer minigpt).
-    Format 1 (round 1) differs only by the missing version; its relative data paths are kept."""
+    Format 1 (round 1) differs only by the missing version; its relative data paths are kept.
+    Formats 1 and 2 had no ``optimizer`` option: those runs were trained with AdamW, and say so
+    now (a resumed run must keep its optimizer, whatever today's default is)."""
     version = raw.get("format_version", 1)
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ConfigError(f"{where}: format_version should be a whole number ≥ 1, got {version!r:.60}")
     if version > CONFIG_VERSION:
         raise ConfigError(f"{where}: written by a newer minigpt (format {version}, this one reads up to "
                           f"{CONFIG_VERSION})")
-    return {k: v for k, v in raw.items() if k not in ("format", "format_version")}
+    values = {k: v for k, v in raw.items() if k not in ("format", "format_version")}
+    if version < 3 and values.get("model", "gpt") == "gpt":
+        values.setdefault("optimizer", "adamw")
+    return values
 
 
 def read_config_values(path: Path) -> dict:

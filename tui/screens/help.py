@@ -4,6 +4,8 @@ with ``check_action`` are not listed)."""
 
 from __future__ import annotations
 
+import textwrap
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -11,17 +13,30 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 
-def _bindings_table(title: str, bindings) -> list[str]:
+def _literal(text: str) -> str:
+    """Text shown as it is inside markup: every "[" escaped (a key can be "[")."""
+    return text.replace("[", "\\[")
+
+
+KEY_COLUMN = 14
+BOX_WIDTH = 76  # #help-body's width in app.tcss; the text is 6 narrower (border, padding, scrollbar)
+
+
+def _bindings_table(title: str, bindings, width: int = BOX_WIDTH - 6) -> list[str]:
+    """A section of key rows; long descriptions wrap under themselves (a hanging indent)."""
     rows, seen = [], set()
+    indent = " " * (2 + KEY_COLUMN + 1)
     for b in bindings:
         if isinstance(b, tuple):
             b = Binding(*b)
         if not b.description or (b.action, b.description) in seen:
             continue
         seen.add((b.action, b.description))
-        key = b.key_display or b.key
-        rows.append(f"  [b]{key:<14}[/b] {b.description}")
-    return [f"[b u]{title}[/b u]", *rows, ""] if rows else []
+        key = _literal(f"{b.key_display or b.key:<{KEY_COLUMN}}")  # "[" is a key, not markup
+        lines = textwrap.wrap(b.description, max(20, width - len(indent))) or [""]
+        rows.append(f"  [b]{key}[/b] {_literal(lines[0])}")
+        rows += [indent + _literal(line) for line in lines[1:]]
+    return [f"[b u]{_literal(title)}[/b u]", *rows, ""] if rows else []
 
 
 def _title(node) -> str:
@@ -34,14 +49,33 @@ def _title(node) -> str:
     return f"In the focused {name}" if node.id is None else f"In the focused {name} (#{node.id})"
 
 
+def _declared_here(node) -> set[tuple[str, str]]:
+    """(key, action) of the bindings this app's own classes declare for ``node``: Textual's
+    built-ins (scrolling, focus cycling, copy) are summed up once under "Lists and text"."""
+    out = set()
+    for cls in type(node).__mro__:
+        if cls.__module__.startswith("tui."):
+            for b in cls.__dict__.get("BINDINGS", []):
+                b = Binding(*b) if isinstance(b, tuple) else b
+                out.update((key.strip(), b.action) for key in b.key.split(","))
+    return out
+
+
 def key_sections(origin: Screen) -> list[tuple[str, list[Binding]]]:
-    """(title, bindings) for each node of the origin's binding chain that has working keys:
-    the focused control and its containers first, then the screen, then the app."""
+    """(title, bindings) for each node of the origin's binding chain that has working keys of its
+    own: the screen first, then the focused control (and its containers), then the app."""
     sections: dict[int, tuple[object, list[Binding]]] = {}
-    for active in origin.active_bindings.values():
-        sections.setdefault(id(active.node), (active.node, []))[1].append(active.binding)
-    order = {id(node): i for i, (node, _) in enumerate(origin._binding_chain)}
-    nodes = sorted(sections.values(), key=lambda item: order.get(id(item[0]), len(order)))
+    declared: dict[int, set] = {}
+    for key, active in origin.active_bindings.items():
+        node = active.node
+        if id(node) not in declared:
+            declared[id(node)] = _declared_here(node)
+        if (key, active.binding.action) in declared[id(node)]:
+            sections.setdefault(id(node), (node, []))[1].append(active.binding)
+    chain = [node for node, _ in origin._binding_chain]
+    rank = {id(node): (0 if isinstance(node, Screen) else 2 if node is origin.app else 1, i)
+            for i, node in enumerate(chain)}
+    nodes = sorted(sections.values(), key=lambda item: rank.get(id(item[0]), (3, 0)))
     return [(_title(node), bindings) for node, bindings in nodes]
 
 
@@ -59,7 +93,7 @@ class HelpScreen(ModalScreen):
         except Exception:  # a binding chain Textual has changed: the declared keys still help
             sections = [(_title(self.origin), self.origin.BINDINGS), ("Everywhere", self.app.BINDINGS)]
         for title, bindings in sections:
-            lines += _bindings_table(title, bindings)
+            lines += _bindings_table(title, bindings, min(BOX_WIDTH, self.app.size.width) - 6)
         lines += [
             "[b u]Lists and text[/b u]",
             "  [b]↑ ↓ PgUp PgDn[/b]  move and scroll",
