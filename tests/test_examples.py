@@ -192,8 +192,8 @@ def test_muon_example_worked_by_hand():
     # GᵀG = [[25, 20], [20, 25]]: eigenvalues 45 and 5, so singular values √45 = 6.708 and √5 = 2.236.
     assert "6.708, 2.236" in md and "3.0×" in md
     # U·Vᵀ = G·(GᵀG)^(-1/2) = [[2, -1], [1, 2]] / √5: a rotation by 26.57°
-    assert "[[0.894, -0.447], [0.447, 0.894]]" in md
-    ns = md.split("5 Newton–Schulz steps")[1].split("\n")[0]
+    assert "| 0.894, -0.447 | 0.447, 0.894 | 1, 1 |" in md
+    ns = md.split("Newton–Schulz ×5")[1].split("\n")[0]
     values = [float(v) for v in ns.split("|")[-2].split(",")]
     assert all(0.6 < v < 1.25 for v in values)  # near 1, not on it
 

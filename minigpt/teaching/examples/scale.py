@@ -171,13 +171,16 @@ def _muon() -> str:
     ns = orthogonalize(g.float()).double()
     ns_s = torch.linalg.svdvals(ns)
 
-    def mat(m) -> str:
-        return "[" + ", ".join("[" + ", ".join(fmt(v, 3) for v in row.tolist()) + "]" for row in m) + "]"
+    def row(m, i: int) -> str:
+        return ", ".join(fmt(v, 3) for v in m[i].tolist())
 
-    return table(["matrix", "entries", "singular values"], [
-        ["gradient G", mat(g), ", ".join(fmt(v, 3) for v in s.tolist())],
-        ["U·Vᵀ (exact, by SVD)", mat(exact), "1, 1"],
-        ["5 Newton–Schulz steps", mat(ns), ", ".join(fmt(v, 3) for v in ns_s.tolist())],
+    def values(v) -> str:
+        return ", ".join(fmt(x, 3) for x in v.tolist())
+
+    return table(["matrix", "row 1", "row 2", "singular values"], [
+        ["gradient G", row(g, 0), row(g, 1), values(s)],
+        ["U·Vᵀ (by SVD)", row(exact, 0), row(exact, 1), "1, 1"],
+        ["Newton–Schulz ×5", row(ns, 0), row(ns, 1), values(ns_s)],
     ]) + (f"\n\nG stretches one direction {fmt((s[0] / s[1]).item(), 1)}× more than the other; the "
           "orthogonalized step moves both equally. Five cheap iterations land the singular values near "
           "1, not on it: close enough for a step direction, and far cheaper than an SVD.")
