@@ -137,6 +137,9 @@ def test_kill_9_of_the_scheduler_mid_sweep_then_a_restart_finishes_every_run_onc
     os.kill(ef.read_scheduler(exp.dir)["pid"], signal.SIGKILL)
     os.kill(rc.run_state(exp.dir / later).alive_pid, signal.SIGKILL)
     wait_until(lambda: rc.run_state(exp.dir / later).status == "failed", 10, "the killed run to show failed")
+    # A killed process takes a moment to be gone (tearing down its memory); until then a restart
+    # rightly says the scheduler is still running.
+    wait_until(lambda: ef.scheduler_alive(exp.dir) is None, 10, "the scheduler to die")
     result = CliRunner().invoke(main, ["sweep", "--resume", "k9"])
     assert result.exit_code == 0 and "continues" in result.output
     wait_until(lambda: state_of(exp.dir) == "finished", 150, "the restarted sweep to finish", step=0.3)

@@ -44,8 +44,9 @@ PRESETS: dict[str, dict] = {
     "learning_rate": dict(
         title="Learning rate", kind="lr",
         description="The 64-wide model at peak learning rates 1e-3 … 2e-2: final val loss against lr on a "
-                    "log axis. Too small learns slowly, too large diverges.",
-        base={"d_model": 64, "n_heads": 4, "n_layers": 4},
+                    "log axis. Too small learns slowly, too large diverges. AdamW for every weight, as "
+                    "in the course (with Muon, the default, lr would only set the embeddings' and head's).",
+        base={"d_model": 64, "n_heads": 4, "n_layers": 4, "optimizer": "adamw"},
         axes={"lr": [1e-3, 2e-3, 5e-3, 1e-2, 2e-2]}, budget={"steps": 2000}),
 }
 

@@ -56,6 +56,12 @@ def join(device_type: str) -> World:
     return world
 
 
+def barrier(world: World) -> None:
+    """Wait until every rank gets here (after a run that ended normally on every rank)."""
+    if world.distributed and dist.is_initialized():
+        dist.barrier()
+
+
 def leave(world: World) -> None:
     if world.distributed and dist.is_initialized():
         dist.destroy_process_group()

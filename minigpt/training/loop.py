@@ -90,11 +90,16 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
         if not world.is_main:  # the other ranks of a data-parallel run write nothing
             source = resume_checkpoint(run_dir) if resume else None
             with StopFlag(stop_signals) as stop:
-                return _train(cfg, _Silent(run_dir), source, stop, dataset or data_for_run(cfg, source), world)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        with RunLock(run_dir):  # first: a run another trainer is writing is refused as such
-            source = resume_checkpoint(run_dir) if resume else None
-            return _train_main(cfg, run_dir, source, on_log, dataset, name, note, world, stop_signals)
+                result = _train(cfg, _Silent(run_dir), source, stop, dataset or data_for_run(cfg, source), world)
+        else:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            with RunLock(run_dir):  # first: a run another trainer is writing is refused as such
+                source = resume_checkpoint(run_dir) if resume else None
+                result = _train_main(cfg, run_dir, source, on_log, dataset, name, note, world, stop_signals)
+        # Leave together: a rank that tore its process group down while rank 0 was still saving
+        # could abort in gloo's teardown ("terminate called without an active exception").
+        distributed.barrier(world)
+        return result
     finally:
         distributed.leave(world)
 

@@ -171,6 +171,27 @@ def test_the_command_line_caps_the_size_of_a_new_model(tmp_path):
     assert not (out / "status.json").exists() and not (out / "config.json").exists()
 
 
+def test_a_model_beyond_what_torch_can_describe_is_refused_as_too_large():
+    """Shapes whose element count overflows torch's sizes (found by a property test): the same
+    refusal as any model over the cap, never a traceback."""
+    from minigpt.errors import ConfigError
+    from minigpt.models.build import count_text, planned_size
+    from minigpt.models.config import GPTConfig
+    from minigpt.training.options import TrainConfig
+    from minigpt.training.session import refuse_too_large
+
+    n_params, _ = planned_size("gpt", GPTConfig(d_model=2**31, n_heads=1, n_layers=1))
+    assert count_text(n_params) == "too many to count"
+
+    class Data:  # what refuse_too_large reads of a dataset
+        class vocab:
+            size = 27
+        block_size = 16
+
+    with pytest.raises(ConfigError, match="too many to count parameters: more than this tutor trains"):
+        refuse_too_large(TrainConfig(d_model=2**31, n_heads=1, n_layers=1), Data)
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(key=st.sampled_from(["kind", "model_config", "vocab", "train_config", "metrics", "state", "optimizer",
                             "weights_sha256", "format_version", "d_model", "n_heads", "block_size", "vocab_size",
