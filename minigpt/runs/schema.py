@@ -219,17 +219,23 @@ def _status_v1_to_v2(values: dict, config: dict | None) -> dict:
     return values
 
 
+def _versioned(raw: dict, where: str, newest: int, error: type[Exception]) -> tuple[int, dict]:
+    """(format version, the fields without the version ones) of a saved file; ``error`` when the
+    version is not a whole number ≥ 1 or is newer than this minigpt reads (``newest``). A file
+    without a version is format 1 (round 1)."""
+    version = raw.get("format_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise error(f"{where}: format_version should be a whole number ≥ 1, got {version!r:.60}")
+    if version > newest:
+        raise error(f"{where}: written by a newer minigpt (format {version}, this one reads up to {newest})")
+    return version, {k: v for k, v in raw.items() if k not in ("format", "format_version")}
+
+
 _STATUS_MIGRATIONS = {1: _status_v1_to_v2}
 
 
 def migrate_status(raw: dict, where: str, config: dict | None = None) -> dict:
-    version = raw.get("format_version", 1)
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise RunError(f"{where}: format_version should be a whole number ≥ 1, got {version!r:.60}")
-    if version > STATUS_VERSION:
-        raise RunError(f"{where}: written by a newer minigpt (format {version}, this one reads up to "
-                       f"{STATUS_VERSION})")
-    values = {k: v for k, v in raw.items() if k not in ("format", "format_version")}
+    version, values = _versioned(raw, where, STATUS_VERSION, RunError)
     while version < STATUS_VERSION:
         values = _STATUS_MIGRATIONS[version](values, config)
         version += 1
@@ -261,13 +267,7 @@ def config_from_file(raw: dict, where: str = "config.json") -> dict:
     Format 1 (round 1) differs only by the missing version; its relative data paths are kept.
     Formats 1 and 2 had no ``optimizer`` option: those runs were trained with AdamW, and say so
     now (a resumed run must keep its optimizer, whatever today's default is)."""
-    version = raw.get("format_version", 1)
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise ConfigError(f"{where}: format_version should be a whole number ≥ 1, got {version!r:.60}")
-    if version > CONFIG_VERSION:
-        raise ConfigError(f"{where}: written by a newer minigpt (format {version}, this one reads up to "
-                          f"{CONFIG_VERSION})")
-    values = {k: v for k, v in raw.items() if k not in ("format", "format_version")}
+    version, values = _versioned(raw, where, CONFIG_VERSION, ConfigError)
     if version < 3 and values.get("model", "gpt") == "gpt":
         values.setdefault("optimizer", "adamw")
     return values

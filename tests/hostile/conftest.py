@@ -30,6 +30,15 @@ EVIL = [OSC52, OSC0, CSI_CLEAR, C1_CSI, "\x07", "ok\rspoof"]
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+def one_error_line(result) -> str:
+    """The one `Error: …` line a refused CLI call prints (exit status 2, no traceback)."""
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2, result.output
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
 def assert_no_control(text: str, where: str = "") -> None:
     """Fail with the offending characters when ``text`` holds a terminal control character."""
     found = sorted(set(_CONTROL.findall(text)))

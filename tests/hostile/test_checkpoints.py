@@ -30,18 +30,11 @@ from minigpt.cli import main
 from minigpt.runs import listing as runs
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
+from tests.hostile.conftest import one_error_line
 
 REPO = Path(__file__).resolve().parents[2]
 GOOD = REPO / "tests" / "fixtures" / "round1" / "runs" / "run-gpt" / "checkpoint"  # d16 L1, 27 characters
 MEMORY_LIMIT = 3 << 30  # a child that tries to allocate more fails instead of swapping
-
-
-def one_error_line(result) -> str:
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    assert result.exit_code == 2, result.output
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    assert "Traceback" not in result.output
-    return lines[0]
 
 
 def copy_good(tmp_path: Path) -> Path:

@@ -30,6 +30,7 @@ from minigpt.runs.lock import RunLock
 from minigpt.store import Store
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
+from tests.hostile.conftest import one_error_line
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "round1" / "runs"
@@ -51,14 +52,6 @@ MALFORMED = {
     "deeply nested": "[" * 100_000 + "]" * 100_000,
     "from a newer release": json.dumps({"format": "minigpt-run-status", "format_version": 99, "state": "running"}),
 }
-
-
-def one_error_line(result) -> str:
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    assert result.exit_code == 2, result.output
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    assert "Traceback" not in result.output
-    return lines[0]
 
 
 def runs_root_with(broken_status, name: str = "broken") -> tuple[Path, Path]:

@@ -24,18 +24,11 @@ from minigpt.errors import TrainingDiverged
 from minigpt.runs import listing as runs
 from minigpt.training import loop
 from minigpt.training.options import TrainConfig
+from tests.hostile.conftest import one_error_line
 
 REPO = Path(__file__).resolve().parents[2]
 DIVERGED = REPO / "tests" / "fixtures" / "round1" / "diverged" / "run-lr1e6"
 TINY = ["--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--batch-size", "32"]
-
-
-def one_error_line(result) -> str:
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    assert result.exit_code == 2, result.output
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    assert "Traceback" not in result.output
-    return lines[0]
 
 
 def strict_records(run: Path) -> list[dict]:
