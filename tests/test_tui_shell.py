@@ -164,6 +164,11 @@ async def test_a_lesson_left_before_its_first_frame_leaves_the_app_running(app):
         assert len(screen.query(Markdown)) >= len([b for b in lessons[0].blocks() if b.kind == "markdown"]) + 1
         await pilot.press("escape")
         await pilot.pause()
+        await pilot.pause(1.1)  # "last read" is ordered by a timestamp in whole seconds
+        app.open_lesson(lessons[2].id)
+        await pilot.press("escape")  # left at once, before its position could be restored
+        await pilot.pause()
+        assert app.store.last_lesson() == lessons[2].id  # still the lesson the list calls last read
         late = LessonScreen(lessons[1])
         late._rest = [Markdown("left behind")]  # what _mount_rest would mount after the first frame
         await late._mount_rest()  # the screen was never shown, or has closed: nothing happens

@@ -180,6 +180,7 @@ class LessonScreen(Screen):
         body.focus()
         self.watch(body, "scroll_y", self._on_scroll, init=False)
         self._saved_position = self.app.store.lesson_position(self.lesson.id)
+        self._mark_opened()
         try:
             self.seen = SeenRanges(json.loads(self.app.store.get_setting(
                 seen_key(self.lesson.id)) or "[]"))
@@ -229,6 +230,12 @@ class LessonScreen(Screen):
         if self._settle is not None:
             self._settle.stop()
         self._settle = self.set_timer(self.settle_s, self._record)
+
+    @keeps_screen
+    def _mark_opened(self) -> None:
+        """The lesson is the last one opened from now on (the list says "last read"), even if the
+        learner leaves before the rest of it has rendered; its saved position stays as it was."""
+        self.app.store.save_lesson_position(self.lesson.id, self._saved_position)
 
     @keeps_screen
     def _save_position(self, *, read: bool = False) -> None:
