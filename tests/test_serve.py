@@ -112,6 +112,12 @@ def _guest_folders(tmp: Path) -> list[Path]:
     return sorted(tmp.glob("minigpt-serve-*/guests/*"))
 
 
+def _session_processes(server: ServedTutor) -> list[int]:
+    """The server's child processes: one app per open tab."""
+    children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children")
+    return [int(pid) for pid in children.read_text().split()]
+
+
 async def test_guest_tabs_get_their_own_folder_removed_when_they_close(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -125,7 +131,13 @@ async def test_guest_tabs_get_their_own_folder_removed_when_they_close(tmp_path)
                 folders = _guest_folders(tmp)
                 assert len(folders) == 2  # one per tab, nothing shared
                 assert all((f / "progress.sqlite3").exists() for f in folders)
+                assert len(_session_processes(server)) == 2
             _wait_until(lambda: not _guest_folders(tmp), 30, "guest folders removed after their tabs closed")
+            # Removed only once its app had exited: an app left running (textual-serve stops reading
+            # it when a write to the closed tab fails) wrote its log and runs folder back into it.
+            assert _session_processes(server) == []
+            time.sleep(1.0)
+            assert not _guest_folders(tmp), "a guest folder came back after it was removed"
             async with http.ws_connect(f"ws://127.0.0.1:{server.port}/ws", origin=origin) as open_tab:
                 await _receive_until(open_tab, APP_FRAME)
                 assert len(_guest_folders(tmp)) == 1

@@ -95,6 +95,35 @@ class SessionService(AppService):
         if process is not None and process.returncode is None:
             process.kill()
 
+    async def stop_and_reap(self, timeout_s: float) -> None:
+        """Ask the app to quit and return once its process is gone; kill it after ``timeout_s``.
+
+        textual-serve's ``stop`` returns when its reader task ends, and that task also ends when a
+        write to the tab's already-closed websocket fails. The app can then still be running, with
+        nobody reading its output: blocked on a full pipe, or writing into a guest folder that is
+        being removed. So wait for the process itself, reading (and dropping) what it still writes.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        try:
+            await asyncio.wait_for(asyncio.shield(self.stop()), timeout_s)
+        except (asyncio.TimeoutError, ConnectionError):
+            self.kill()
+        process = self._process
+        if process is None:
+            return
+        try:
+            await asyncio.wait_for(self._drain_until_exit(process), max(0.5, deadline - loop.time()))
+        except asyncio.TimeoutError:
+            self.kill()
+            await process.wait()
+
+    async def _drain_until_exit(self, process: asyncio.subprocess.Process) -> None:
+        if self._task is None and process.stdout is not None:  # nothing else reads it any more
+            while await process.stdout.read(1 << 16):
+                pass
+        await process.wait()
+
 
 class TutorServer(Server):
     def __init__(self, options: ServeOptions, state_dir: Path | None = None):
@@ -203,7 +232,7 @@ class TutorServer(Server):
             try:
                 await self._process_messages(websocket, service)
             finally:
-                await self._stop(service)
+                await service.stop_and_reap(STOP_TIMEOUT_S)
         except asyncio.CancelledError:
             await websocket.close()
         except Exception:
@@ -216,12 +245,6 @@ class TutorServer(Server):
                 self._cleanups.add(task)
                 task.add_done_callback(self._cleanups.discard)
         return websocket
-
-    async def _stop(self, service: SessionService) -> None:
-        try:
-            await asyncio.wait_for(asyncio.shield(service.stop()), STOP_TIMEOUT_S)
-        except (asyncio.TimeoutError, ConnectionError):
-            service.kill()
 
     async def _say_full(self, websocket: web.WebSocketResponse) -> None:
         """Write the limit message into the tab's terminal; close when it leaves or after a while."""
