@@ -182,6 +182,16 @@ class TutorPage:
                                  f"{self.screen_text()}") from e
         return self.screen_text()
 
+    def wait_for_gone(self, text: str, timeout: float = 15.0) -> str:
+        """Wait until ``text`` is no longer on the terminal (a toast that has expired, say)."""
+        check = "(t) => !(window.__minigptScreen ? window.__minigptScreen() : '').includes(t)"
+        try:
+            self.page.wait_for_function(check, arg=text, timeout=timeout * 1000, polling=100)
+        except Exception as e:  # playwright's TimeoutError
+            raise AssertionError(f"{text!r} still shown after {timeout} s; the terminal shows:\n"
+                                 f"{self.screen_text()}") from e
+        return self.screen_text()
+
     def wait_for_match(self, pattern: str, timeout: float = 15.0) -> str:
         """Wait until a line of the terminal matches the JavaScript regular expression ``pattern``."""
         check = "(p) => new RegExp(p, 'm').test(window.__minigptScreen ? window.__minigptScreen() : '')"

@@ -150,12 +150,14 @@ def test_a_run_started_in_the_browser_updates_its_chart_and_a_second_is_refused(
     assert "train" in tab.screen_text()  # its legend (beside the plot) names the curve
     tab.screenshot("training")
 
+    # The first run's toast sits over the bottom right, where the form shows its error: let it go.
+    tab.wait_for_gone("Training started in the background", timeout=30)
     tab.press("n")
     tab.wait_for_text("New training run")
     tab.press("Control+s")
     tab.wait_for_text("Start this run in the background?")
     tab.press("y")
-    refused = tab.wait_for_text("Not started", "already training")
+    refused = tab.wait_for_text("Not started", "already training", timeout=30)
     assert "allows 1 at a time" in refused
     tab.screenshot("training-limit")
 
