@@ -5,7 +5,11 @@ command, which adds --nice 5 --quiet), this trains the same small budget twice: 
 machine, once started the moment a 60 s full load on every core ends. It prints steps per second
 and the ratio quiet / after-load (target ≤ 1.1), plus the policy each run recorded.
 
-    python benchmarks/bench_cpu_policy.py [--load-s 60] [--train-s 20]
+The two runs of a pair are only seconds apart, and pairs alternate, so the slow drift of a shared
+VM's speed (±10 % between minutes here) falls on both sides; the median of the pairs' ratios is
+the figure to read.
+
+    python benchmarks/bench_cpu_policy.py [--pairs 3] [--load-s 60] [--train-s 20]
 
 Run it on an otherwise idle machine: other work during the measurement is the very thing measured.
 """
@@ -16,6 +20,7 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -59,17 +64,24 @@ def one_run(out: Path, train_s: float, worker: bool) -> tuple[float, str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pairs", type=int, default=3, help="quiet/after-load pairs per way of starting")
     ap.add_argument("--load-s", type=float, default=60.0)
     ap.add_argument("--train-s", type=float, default=20.0)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         for label, worker in (("CLI", False), ("app/sweep worker (nice 5)", True)):
-            quiet, quiet_policy = one_run(Path(tmp) / f"{worker}-quiet", args.train_s, worker)
-            full_load(args.load_s)
-            after, after_policy = one_run(Path(tmp) / f"{worker}-after", args.train_s, worker)
-            print(f"{label}: quiet {quiet:.1f} steps/s [{quiet_policy}]")
-            print(f"{label}: after {args.load_s:.0f} s of full load {after:.1f} steps/s [{after_policy}]")
-            print(f"{label}: ratio quiet/after = {quiet / after:.2f} (target ≤ 1.10)")
+            ratios = []
+            for pair in range(args.pairs):
+                time.sleep(5)  # the previous run's exit settles
+                quiet, quiet_policy = one_run(Path(tmp) / f"{worker}-quiet-{pair}", args.train_s, worker)
+                full_load(args.load_s)
+                after, after_policy = one_run(Path(tmp) / f"{worker}-after-{pair}", args.train_s, worker)
+                ratios.append(quiet / after)
+                print(f"{label} pair {pair + 1}: quiet {quiet:.1f} steps/s [{quiet_policy}]", flush=True)
+                print(f"{label} pair {pair + 1}: after {args.load_s:.0f} s of full load {after:.1f} steps/s "
+                      f"[{after_policy}]; ratio {quiet / after:.2f}", flush=True)
+            print(f"{label}: ratio quiet/after, median of {len(ratios)} pairs = {statistics.median(ratios):.2f} "
+                  f"(pairs: {', '.join(f'{r:.2f}' for r in ratios)}; target ≤ 1.10)", flush=True)
 
 
 if __name__ == "__main__":
