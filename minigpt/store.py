@@ -338,4 +338,7 @@ class Store:
 
 
 def _utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    """UTC to the microsecond: a learner can open two lessons within one second, and the later one
+    must sort last (older rows, saved to the second, still compare in order by their seconds)."""
+    ns = time.time_ns()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ns // 1_000_000_000)) + f".{ns // 1000 % 1_000_000:06d}Z"

@@ -56,6 +56,16 @@ def test_lesson_position_and_read_mark(tmp_path):
     assert store.last_lesson() == "intro"
 
 
+def test_the_last_lesson_is_the_one_opened_last_even_within_one_second(tmp_path):
+    store = Store(tmp_path / "p.sqlite3")
+    for lesson in ("attention", "intro", "attention", "mlp"):  # a learner flicking through the list
+        store.save_lesson_position(lesson, 0.0)
+        assert store.last_lesson() == lesson
+    # A row saved by an earlier version (to the second) still sorts by its second.
+    store.conn.execute("UPDATE lesson_progress SET updated_at = '2020-01-01T00:00:00Z' WHERE lesson_id = 'mlp'")
+    assert store.last_lesson() == "attention"
+
+
 def test_two_processes_writing_at_once_do_not_corrupt(tmp_path):
     path = tmp_path / "p.sqlite3"
     Store(path).close()
