@@ -95,10 +95,20 @@ def _encode_prefix(vocab: Vocab, prefix: str) -> list[int]:
 
 @torch.no_grad()
 def next_distribution(model, vocab: Vocab, context: str, temperature: float = 1.0,
-                      top_k: int | None = None, top_p: float | None = None) -> Distribution:
+                      top_k: int | None = None, top_p: float | None = None, *,
+                      start_token: bool = True) -> Distribution:
+    """The next character's distribution after ``context``: a name's prefix after the start token,
+    or (``start_token=False``, text models) a prompt as it is, its last ``block_size`` characters."""
     validate_options(temperature, top_k, top_p)
-    ids = _encode_prefix(vocab, context)
     block = model.config.block_size
+    if not start_token:
+        missing = vocab.unknown(context)
+        if not context or missing:
+            raise SamplingError(f"prompt: {', '.join(repr(c) for c in missing)} not in the model's vocabulary"
+                                if missing else "a text model continues a prompt: type at least one character")
+        ids = vocab.encode(context)[-block:]
+    else:
+        ids = _encode_prefix(vocab, context)
     if len(ids) > block:
         raise SamplingError(f"context of {len(ids) - 1} characters exceeds the model's limit of {block - 1}")
     device = next(iter(model.buffers()), next(model.parameters(), torch.empty(0))).device

@@ -134,6 +134,53 @@ async def test_step_mode(tmp_path, ckpt_root):
         assert app.screen is screen
 
 
+async def test_a_text_model_has_no_step_mode_or_scoring_and_says_why(tmp_path):
+    """A text model's '.' is an ordinary character and it has no start token: stepping or scoring
+    it as a name would show wrong numbers, so both keys are dimmed and explain themselves."""
+    import torch
+
+    from minigpt.checkpoint import save_checkpoint
+    from minigpt.models.config import GPTConfig
+    from minigpt.models.gpt import MiniGPT
+    from minigpt.playground.inspection import Stepper
+    from minigpt.sampling import SamplingError
+    from minigpt.text_data import text_vocab
+
+    vocab = text_vocab("the cat sat. ")
+    torch.manual_seed(0)
+    model = MiniGPT(GPTConfig(vocab_size=vocab.size, block_size=8, d_model=8, n_heads=2, n_layers=1)).eval()
+    save_checkpoint(tmp_path / "bundled" / "default", model, vocab,
+                    train_config={"data_format": "text", "seed": 1}, metrics={"val_loss": 2.0})
+    loaded = load_for_playground(tmp_path / "bundled" / "default")
+    with pytest.raises(SamplingError, match="text model"):
+        Stepper(loaded, Settings())
+    with pytest.raises(SamplingError, match="text model"):
+        score_name(loaded, "cat")
+    # Its text had no line break, so with no prefix it continues from a space; the sweep's
+    # first distribution is the prompt's own, with no start token in front.
+    batch = run_batch(loaded, Settings(n=2, max_len=5, seed=3))
+    assert [len(s.text) for s in batch.samples] == [5, 5]
+    from minigpt.playground.generation import temperature_sweep
+    from minigpt.sampling import next_distribution
+
+    column = temperature_sweep(loaded, Settings(n=2, prefix="sat.", max_len=8), temperatures=(1.0,))[0]
+    direct = next_distribution(model, vocab, "sat.", start_token=False)
+    assert column.entropy == pytest.approx(direct.entropy)
+    with torch.no_grad():
+        logits, _ = model(torch.tensor([vocab.encode("sat.")]))
+    assert torch.allclose(direct.probs, torch.softmax(logits[0, -1], -1), atol=1e-6)
+    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_playground(app, pilot, tmp_path / "bundled")
+        assert screen.loaded.is_text
+        assert screen.check_action("step", ()) is None and screen.check_action("score", ()) is None
+        assert screen.check_action("regenerate", ()) is True
+        screen.action_step()  # as the command palette would
+        await pilot.pause()
+        assert app.screen is screen
+        assert any("text model" in n.message for n in app._notifications)
+
+
 async def test_score_sweep_compare_copy_save(tmp_path, ckpt_root, isolated_data_dir):
     app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
     async with app.run_test(size=(80, 24)) as pilot:

@@ -316,12 +316,24 @@ def run_batch(loaded: Loaded, s: Settings) -> Batch:
                  model_lp)
 
 
+def text_prompt(loaded: Loaded, prefix: str) -> str:
+    """What a text model continues: the prefix, or with none a line break (a space if its text had
+    no line breaks): a text model has no start token to begin from."""
+    if prefix:
+        return prefix
+    for start in ("\n", " "):
+        if start in loaded.vocab.stoi:
+            return start
+    raise SamplingError("a text model continues a prompt: type a prefix (f)")
+
+
 def _continue_prompt(loaded: Loaded, s: Settings, t0: float) -> Batch:
-    """A text model's batch: ``n`` continuations of the prefix (a newline when it is empty)."""
+    """A text model's batch: ``n`` continuations of the prefix (see ``text_prompt``)."""
+    prompt = text_prompt(loaded, s.prefix)
     with one_thread():
-        outs = continue_text(loaded.model, loaded.vocab, s.prefix or "\n", s.max_len or TEXT_CHARS, n=s.n,
+        outs = continue_text(loaded.model, loaded.vocab, prompt, s.max_len or TEXT_CHARS, n=s.n,
                              temperature=s.temperature, top_k=s.top_k, top_p=s.top_p, seed=s.seed)
-    samples = [Sample(o.prompt.lstrip("\n") + o.text, o.logprob, len(o.text), True) for o in outs]
+    samples = [Sample(s.prefix + o.text, o.logprob, len(o.text), True) for o in outs]
     model_lp = [o.logprob for o in outs]
     return Batch(samples, summarize(samples, False, model_lp), time.perf_counter() - t0, model_lp)
 
@@ -338,7 +350,11 @@ def temperature_sweep(loaded: Loaded, s: Settings, temperatures=SWEEP_TEMPERATUR
     out = []
     for t in temperatures:
         st = Settings(s.n, t, s.top_k, s.top_p, s.prefix, s.seed, s.max_len)
-        dist = next_distribution(loaded.model, loaded.vocab, s.prefix, t, s.top_k, s.top_p)
+        if loaded.is_text:  # the prompt as it is, with no start token before it
+            dist = next_distribution(loaded.model, loaded.vocab, text_prompt(loaded, s.prefix), t, s.top_k, s.top_p,
+                                     start_token=False)
+        else:
+            dist = next_distribution(loaded.model, loaded.vocab, s.prefix, t, s.top_k, s.top_p)
         out.append(SweepColumn(t, dist.entropy, run_batch(loaded, st)))
     return out
 

@@ -28,6 +28,7 @@ class Stepper:
     """One name built a character at a time; the learner may sample or choose each one."""
 
     def __init__(self, loaded: Loaded, settings: Settings):
+        refuse_text_model(loaded, "Step mode")
         self.loaded, self.settings = loaded, settings
         self.gen = torch.Generator().manual_seed(settings.seed)
         self.reset(settings.prefix)
@@ -126,7 +127,16 @@ class Score:
         return self.total_logprob / len(self.rows)
 
 
+def refuse_text_model(loaded: Loaded, what: str) -> None:
+    """Step mode and scoring build names between start and end tokens; a text model has neither
+    (its ``.`` is an ordinary character), so their numbers would be wrong for it."""
+    if loaded.is_text:
+        raise SamplingError(f"{what} works on names; this is a text model, which continues a prompt: "
+                            f"set a prefix (f) and generate (r)")
+
+
 def score_name(loaded: Loaded, word: str) -> Score:
+    refuse_text_model(loaded, "Scoring")
     word = fit_case(loaded.vocab, word.strip())
     if not word:
         raise SamplingError("type a name to score")

@@ -22,6 +22,7 @@ from minigpt.checkpoint import CheckpointError
 from minigpt.data import DatasetError
 from minigpt.playground.generation import (Settings, find_checkpoints, fit_case, load_for_playground, run_batch,
                                            save_names)
+from minigpt.playground.inspection import refuse_text_model
 from minigpt.sampling import SamplingError
 from minigpt.text import markup_escape, printable
 from tui import navigation
@@ -192,6 +193,7 @@ class PlaygroundScreen(Screen):
 
     def _loaded(self, loaded) -> None:
         self.loaded = loaded
+        self.refresh_bindings()  # step and score are dimmed for a text model
         self.show_message(markup_escape(loaded.dataset_note or ""), error=bool(loaded.dataset_note))
         # Use what the fields say; if one is invalid its message stays and the last valid
         # settings sample the new model, so the table never mixes two models.
@@ -338,10 +340,23 @@ class PlaygroundScreen(Screen):
             self.app.pop_screen()
 
     # -- inspectors -----------------------------------------------------------------------------
-    def _ready(self) -> bool:
+    def _ready(self, what: str | None = None) -> bool:
+        """A model is loaded (and, for ``what`` = step mode or scoring, one that makes names)."""
         if self.loaded is None:
             self.notify("The model is still loading (or could not be loaded).", severity="warning")
             return False
+        if what is not None:
+            try:
+                refuse_text_model(self.loaded, what)
+            except SamplingError as e:
+                self.notify(markup_escape(e), severity="warning")
+                return False
+        return True
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        # A text model has no names to step through or score: the footer shows those keys dimmed.
+        if action in ("step", "score") and self.loaded is not None and self.loaded.is_text:
+            return None
         return True
 
     def highlighted_name(self) -> str:
@@ -351,11 +366,11 @@ class PlaygroundScreen(Screen):
         return self.batch.samples[min(max(row, 0), len(self.batch.samples) - 1)].text
 
     def action_step(self) -> None:
-        if self._ready():
+        if self._ready("Step mode"):
             navigation.open_screen(self.app, "playground.step", self.loaded, replace(self.settings))
 
     def action_score(self) -> None:
-        if self._ready():
+        if self._ready("Scoring"):
             navigation.open_screen(self.app, "playground.score", self.loaded, self.highlighted_name())
 
     def action_sweep(self) -> None:
