@@ -17,8 +17,8 @@ import math
 import time
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
+from torch import nn
+from torch.nn import functional as F
 
 from minigpt.data import IGNORE, EncodedSplit
 
