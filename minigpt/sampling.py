@@ -93,6 +93,16 @@ def _encode_prefix(vocab: Vocab, prefix: str) -> list[int]:
     return [0] + vocab.encode(prefix)
 
 
+def _encode_prompt(vocab: Vocab, prompt: str) -> list[int]:
+    """A text model's prompt as ids: no start token, and ``.`` is an ordinary character."""
+    if not prompt:
+        raise SamplingError("a text model continues a prompt: type at least one character")
+    missing = vocab.unknown(prompt)
+    if missing:
+        raise SamplingError(f"prompt: {', '.join(repr(c) for c in missing)} not in the model's vocabulary")
+    return vocab.encode(prompt)
+
+
 @torch.no_grad()
 def next_distribution(model, vocab: Vocab, context: str, temperature: float = 1.0,
                       top_k: int | None = None, top_p: float | None = None, *,
@@ -101,14 +111,7 @@ def next_distribution(model, vocab: Vocab, context: str, temperature: float = 1.
     or (``start_token=False``, text models) a prompt as it is, its last ``block_size`` characters."""
     validate_options(temperature, top_k, top_p)
     block = model.config.block_size
-    if not start_token:
-        missing = vocab.unknown(context)
-        if not context or missing:
-            raise SamplingError(f"prompt: {', '.join(repr(c) for c in missing)} not in the model's vocabulary"
-                                if missing else "a text model continues a prompt: type at least one character")
-        ids = vocab.encode(context)[-block:]
-    else:
-        ids = _encode_prefix(vocab, context)
+    ids = _encode_prefix(vocab, context) if start_token else _encode_prompt(vocab, context)[-block:]
     if len(ids) > block:
         raise SamplingError(f"context of {len(ids) - 1} characters exceeds the model's limit of {block - 1}")
     device = next(iter(model.buffers()), next(model.parameters(), torch.empty(0))).device
@@ -263,17 +266,13 @@ def continue_text(model, vocab: Vocab, prompt: str, n_chars: int = 200, *, n: in
     validate_options(temperature, top_k, top_p)
     if n < 1 or n_chars < 1:
         raise SamplingError("ask for at least one sample of at least one character")
-    if not prompt:
-        raise SamplingError("a text model continues a prompt: type at least one character")
-    missing = vocab.unknown(prompt)
-    if missing:
-        raise SamplingError(f"prompt: {', '.join(repr(c) for c in missing)} not in the model's vocabulary")
+    prompt_ids = _encode_prompt(vocab, prompt)
     model.eval()
     block = model.config.block_size
     device = _model_device(model)
     gen = torch.Generator(device="cpu")
     gen.manual_seed(seed) if seed is not None else gen.seed()
-    seq = torch.tensor([vocab.encode(prompt)], device=device).repeat(n, 1)
+    seq = torch.tensor([prompt_ids], device=device).repeat(n, 1)
     logprob = torch.zeros(n)
     cache = model.new_cache() if hasattr(model, "new_cache") else None
     step_input, start = seq[:, -block:], 0

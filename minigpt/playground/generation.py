@@ -348,13 +348,12 @@ class SweepColumn:
 def temperature_sweep(loaded: Loaded, s: Settings, temperatures=SWEEP_TEMPERATURES) -> list[SweepColumn]:
     """The same seed and options at each temperature: only T changes between columns."""
     out = []
+    # A text model's first distribution follows its prompt as it is, with no start token before it.
+    context = text_prompt(loaded, s.prefix) if loaded.is_text else s.prefix
     for t in temperatures:
         st = Settings(s.n, t, s.top_k, s.top_p, s.prefix, s.seed, s.max_len)
-        if loaded.is_text:  # the prompt as it is, with no start token before it
-            dist = next_distribution(loaded.model, loaded.vocab, text_prompt(loaded, s.prefix), t, s.top_k, s.top_p,
-                                     start_token=False)
-        else:
-            dist = next_distribution(loaded.model, loaded.vocab, s.prefix, t, s.top_k, s.top_p)
+        dist = next_distribution(loaded.model, loaded.vocab, context, t, s.top_k, s.top_p,
+                                 start_token=not loaded.is_text)
         out.append(SweepColumn(t, dist.entropy, run_batch(loaded, st)))
     return out
 
