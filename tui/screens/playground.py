@@ -193,7 +193,7 @@ class PlaygroundScreen(Screen):
 
     def _loaded(self, loaded) -> None:
         self.loaded = loaded
-        self.refresh_bindings()  # step and score are dimmed for a text model
+        self.refresh_bindings()  # step and score leave the footer for a text model
         self.show_message(markup_escape(loaded.dataset_note or ""), error=bool(loaded.dataset_note))
         # Use what the fields say; if one is invalid its message stays and the last valid
         # settings sample the new model, so the table never mixes two models.
@@ -354,9 +354,10 @@ class PlaygroundScreen(Screen):
         return True
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        # A text model has no names to step through or score: the footer shows those keys dimmed.
+        # A text model has no names to step through or score: those keys leave the footer, help and
+        # palette (dimmed ones did nothing when pressed, with nothing said); the model line explains.
         if action in ("step", "score") and self.loaded is not None and self.loaded.is_text:
-            return None
+            return False
         return True
 
     def highlighted_name(self) -> str:
