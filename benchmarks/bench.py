@@ -33,22 +33,21 @@ import time
 from pathlib import Path
 
 # Spinning OpenMP threads (the default) are fastest on idle cores; on a busy machine set
-# OMP_WAIT_POLICY=PASSIVE in the environment (minigpt's CLI does it by itself; see minigpt/cli.py).
-
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+# OMP_WAIT_POLICY=PASSIVE in the environment (minigpt's CLI does it by itself; see minigpt/cli/train.py).
+import torch
+import torch.nn.functional as F
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.references import course_tokens_per_s, makemore_tokens_per_s  # noqa: E402
 from minigpt.data import Dataset, EncodedSplit, Splits, Vocab, load_words  # noqa: E402
 from minigpt.models.gpt import MiniGPT  # noqa: E402
 from minigpt.sampling import generate  # noqa: E402
-from minigpt.training.options import TrainConfig  # noqa: E402
-from minigpt.training.loop import train  # noqa: E402
-from minigpt.training.schedule import evaluate  # noqa: E402
 from minigpt.training.cpu_policy import physical_cores  # noqa: E402
-from benchmarks.references import course_tokens_per_s, makemore_tokens_per_s  # noqa: E402
+from minigpt.training.loop import train  # noqa: E402
+from minigpt.training.options import TrainConfig  # noqa: E402
+from minigpt.training.schedule import evaluate  # noqa: E402
 
 CANONICAL = REPO.parent / "shared" / "data" / "names.txt"
 

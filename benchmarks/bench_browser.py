@@ -30,7 +30,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.browser.harness import (  # noqa: E402
-    ServedTutor, TutorPage, find_chromium, launch_chromium,
+    ServedTutor,
+    TutorPage,
+    find_chromium,
+    launch_chromium,
 )
 
 HOME = "Learn how GPT works"
@@ -45,7 +48,7 @@ STEPPER_ACTIONS = [("n", " 2/", "p", " 1/", "n → next stage (stepper)")]
 
 def summary(values: list[float], unit: str, scale: float = 1.0) -> str:
     v = sorted(x * scale for x in values)
-    p90 = v[min(len(v) - 1, int(round(0.9 * (len(v) - 1))))]
+    p90 = v[min(len(v) - 1, round(0.9 * (len(v) - 1)))]
     return f"median {statistics.median(v):7.1f} {unit}  p90 {p90:7.1f}  (n={len(v)})"
 
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from textual.app import App, ComposeResult  # noqa: E402
+from textual.app import App, ComposeResult
 
-from minigpt.control.workers import downsample  # noqa: E402
-from tui.widgets.loss_chart import LossChart  # noqa: E402
+from minigpt.control.workers import downsample
+from tui.widgets.loss_chart import LossChart
 
 N = 100_000
 

@@ -28,8 +28,8 @@ from minigpt.models.gpt import MiniGPT  # noqa: E402
 from minigpt.text_data import load_text_dataset  # noqa: E402
 from minigpt.training import flops  # noqa: E402
 from minigpt.training.devices import autocast_for  # noqa: E402
-from minigpt.training.schedule import make_optimizer  # noqa: E402
 from minigpt.training.options import TrainConfig  # noqa: E402
+from minigpt.training.schedule import make_optimizer  # noqa: E402
 
 
 def lessons_text(dest: Path) -> Path:

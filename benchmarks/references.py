@@ -23,7 +23,6 @@ from torch.nn import functional as F
 from minigpt.data import IGNORE, EncodedSplit
 
 
-
 class OneHead(nn.Module):
     """A single attention head with its own three projections, masking by hand."""
 

@@ -54,13 +54,13 @@ class Vocab:
     chars: tuple[str, ...]  # index -> character, chars[0] == BOUNDARY
 
     @classmethod
-    def from_words(cls, words) -> "Vocab":
+    def from_words(cls, words) -> Vocab:
         if isinstance(words, WordList) and words.present is not None:  # counted while reading
             return cls._checked((BOUNDARY, *(chr(c) for c in words.present.tolist() if chr(c) != BOUNDARY)))
         return cls._checked((BOUNDARY, *sorted(set("".join(words)) - {BOUNDARY})))
 
     @classmethod
-    def from_list(cls, chars: list[str]) -> "Vocab":
+    def from_list(cls, chars: list[str]) -> Vocab:
         if (not isinstance(chars, (list, tuple)) or not chars or chars[0] != BOUNDARY
                 or not all(isinstance(c, str) and len(c) == 1 for c in chars)
                 or len(set(chars)) != len(chars)):
@@ -70,7 +70,7 @@ class Vocab:
         return cls._checked(tuple(chars))
 
     @classmethod
-    def _checked(cls, chars: tuple[str, ...]) -> "Vocab":
+    def _checked(cls, chars: tuple[str, ...]) -> Vocab:
         if len(chars) > MAX_VOCAB:
             raise DatasetError(f"{len(chars) - 1:,} different characters (at most {MAX_VOCAB - 1:,}); "
                                f"this looks like binary or random data, not one item per line")
@@ -188,7 +188,7 @@ class EncodedSplit:
 
     @classmethod
     def from_arrays(cls, tokens: np.ndarray, starts: np.ndarray, n_chars: np.ndarray, vocab: Vocab,
-                    block_size: int) -> "EncodedSplit":
+                    block_size: int) -> EncodedSplit:
         split = cls.__new__(cls)
         split._setup(tokens, starts, n_chars, vocab, block_size)
         return split
@@ -241,7 +241,7 @@ class EncodedSplit:
         """Rows ``index``, trimmed to the longest word among them (most positions are padding)."""
         return self._rows(index, int(self.lengths[index].max()))
 
-    def packed_batch(self, index: torch.Tensor) -> "PackedBatch":
+    def packed_batch(self, index: torch.Tensor) -> PackedBatch:
         """The words ``index`` packed several to a row, with each token's position and word.
 
         A trimmed batch is still ~40% padding (names average 7 positions, the longest in a batch

@@ -1,14 +1,25 @@
-"""The errors a user can cause, in one torch-free module.
+"""The errors a user can cause, in one torch-free module, under one root: ``TutorError``.
 
 The CLI turns each into one line ``Error: …`` with exit status 2, and the app shows it in the
 screen that met it. Keeping them here lets the command line and the app catch them without
-importing the modules (and torch) that raise them.
+importing the modules (and torch) that raise them; ``except TutorError`` catches every one.
+
+Each class also keeps the built-in base it had before the root existed (``ValueError`` for bad
+input, ``RuntimeError`` for an action that cannot be done now), so code that catches those
+still catches these. ``tests/test_errors.py`` fails when a module elsewhere defines an error of
+its own that does not derive from ``TutorError``.
 """
 
 from __future__ import annotations
 
 
-class ConfigError(ValueError):
+class TutorError(Exception):
+    """Something the user can cause and fix; the message says what and, where it can, how."""
+
+
+# ------------------------------------------------------------------ training and its inputs
+
+class ConfigError(TutorError, ValueError):
     """An impossible hyperparameter (the message says which and why).
 
     ``field`` names the option at fault (a ``TrainConfig`` or model-config field) when one is,
@@ -20,19 +31,25 @@ class ConfigError(ValueError):
         self.field = field
 
 
-class DatasetError(ValueError):
+class DatasetError(TutorError, ValueError):
     """The dataset file cannot be used (the message names the file and, if relevant, the line)."""
 
 
-class CheckpointError(ValueError):
+class CheckpointError(TutorError, ValueError):
     """The folder is not a loadable checkpoint (the message says why)."""
 
 
-class SamplingError(ValueError):
+class SamplingError(TutorError, ValueError):
     """A sampling option that cannot work (the message says which and why)."""
 
 
-class RunError(ValueError):
+class TrainingDiverged(TutorError, ValueError):
+    """The loss or the gradients stopped being finite numbers: the run is marked failed."""
+
+
+# ------------------------------------------------------------------------------- runs
+
+class RunError(TutorError, ValueError):
     """A run folder that cannot be used for what was asked: not a run, damaged, or busy."""
 
 
@@ -40,5 +57,59 @@ class RunBusyError(RunError):
     """Another live process is training this run (it holds the run's lock)."""
 
 
-class TrainingDiverged(ValueError):
-    """The loss or the gradients stopped being finite numbers: the run is marked failed."""
+class RunControlError(TutorError, RuntimeError):
+    """An action that cannot be done on this run right now (the message says why)."""
+
+
+class FitError(TutorError, ValueError):
+    """Too few or unusable points for a scaling-law fit (the message says which)."""
+
+
+# ----------------------------------------------------------------------- content files
+
+class LessonError(TutorError, ValueError):
+    """A lesson file that cannot be used; the message always names the file."""
+
+
+class DeckError(TutorError, ValueError):
+    """A deck file is malformed; the message names the file and the card."""
+
+
+class CardImportError(TutorError, ValueError):
+    """A file to import is malformed; the message names the file and line."""
+
+
+# ------------------------------------------------------------------ the progress database
+
+class StoreError(TutorError, RuntimeError):
+    """The progress database cannot do what was asked; the message says why and what to do."""
+
+
+class StoreBusy(StoreError):
+    """Another process held the write lock past the busy timeout: nothing was written; retry."""
+
+
+class StoreReadOnly(StoreError):
+    """The database is open read-only: nothing can be written."""
+
+
+class StoreFull(StoreError):
+    """The disk (or the database's size limit) is full: nothing was written."""
+
+
+class StoreDamaged(StoreError):
+    """The file is not a usable SQLite database."""
+
+
+class UndoError(TutorError, RuntimeError):
+    """The last answer cannot be undone without erasing a later one; the message says why."""
+
+
+# ------------------------------------------------------------------- a served session
+
+class PolicyRefusal(TutorError):
+    """Something a served session may not do; the message says why and which flag allows it."""
+
+
+class TrainingLimitReached(PolicyRefusal):
+    """Too many runs started from served sessions are training at once."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minigpt import paths
+from minigpt.errors import LessonError
 
 REQUIRED = {"id": str, "title": str, "order": int}
 LIST_FIELDS = ("objectives", "tags")
@@ -35,9 +36,6 @@ _IMPORT_ROOT = Path(__file__).resolve().parent.parent
 # as many backticks and nothing else. Tracking the length lets a snippet contain ``` in a string.
 _FENCE = re.compile(r"^(`{3,})([^`]*)$")
 
-
-class LessonError(ValueError):
-    """A lesson file that cannot be used; the message always names the file."""
 
 
 @dataclass(frozen=True)
@@ -386,7 +384,7 @@ async def run_snippet_async(code: str, timeout: float = TIME_LIMIT_S, limit: int
                 task.cancel()
         try:
             await asyncio.wait_for(proc.wait(), 5)
-        except (asyncio.TimeoutError, asyncio.CancelledError):
+        except (TimeoutError, asyncio.CancelledError):
             pass
     code_ = proc.returncode if exited.done() and not exited.cancelled() else None
     return SnippetResult(_text(out), "", None if truncated or timed_out else code_, timed_out,

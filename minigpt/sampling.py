@@ -8,17 +8,13 @@ step mode shows stage by stage: logits → ÷ temperature → top-k → top-p �
 
 from __future__ import annotations
 
-from minigpt.errors import SamplingError
-
 import math
 from dataclasses import dataclass
 
 import torch
 
 from minigpt.data import Vocab
-
-
-
+from minigpt.errors import SamplingError
 
 MIN_TEMPERATURE = 1e-3  # below this the scaled float32 logits overflow (and the choice is greedy anyway)
 MAX_SAMPLES = 10_000  # one batch; more would only exhaust memory

@@ -24,10 +24,11 @@ import json
 import os
 import signal
 import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 from minigpt import paths
+from minigpt.errors import PolicyRefusal, TrainingLimitReached
 
 ENV_SERVED = "MINIGPT_SERVED"
 ENV_GUEST = "MINIGPT_SERVE_GUEST"
@@ -41,12 +42,6 @@ RUNS_REGISTRY = "served-runs.json"
 LIVE_STATES = ("starting", "running")
 
 
-class PolicyRefusal(Exception):
-    """Something a served session may not do; the message says why and which flag allows it."""
-
-
-class TrainingLimitReached(PolicyRefusal):
-    """Too many runs started from served sessions are training at once."""
 
 
 def _flag(name: str) -> bool:
@@ -78,7 +73,8 @@ def _normalise(code: str) -> str:
 
 def bundled_snippets() -> set[str]:
     """Every runnable snippet of the bundled lessons, as written (whitespace at line ends aside)."""
-    from minigpt.lessons import LessonError, load_lessons
+    from minigpt.errors import LessonError
+    from minigpt.lessons import load_lessons
 
     try:
         return {_normalise(s) for lesson in load_lessons() for s in lesson.snippets()}

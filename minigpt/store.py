@@ -26,9 +26,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+
+from minigpt.errors import StoreBusy, StoreDamaged, StoreError, StoreFull, StoreReadOnly
 
 MIGRATIONS: list[str] = [
     # 1: lessons and settings
@@ -83,24 +85,9 @@ MIGRATIONS: list[str] = [
 ]
 
 
-class StoreError(RuntimeError):
-    """The progress database cannot do what was asked; the message says why and what to do."""
 
 
-class StoreBusy(StoreError):
-    """Another process held the write lock past the busy timeout: nothing was written; retry."""
 
-
-class StoreReadOnly(StoreError):
-    """The database is open read-only: nothing can be written."""
-
-
-class StoreFull(StoreError):
-    """The disk (or the database's size limit) is full: nothing was written."""
-
-
-class StoreDamaged(StoreError):
-    """The file is not a usable SQLite database."""
 
 
 _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}

@@ -74,7 +74,7 @@ class WindowSplit:
         return windows[:, :-1], windows[:, 1:]
 
     @classmethod
-    def for_evaluation(cls, ids: torch.Tensor, block_size: int) -> "WindowSplit":
+    def for_evaluation(cls, ids: torch.Tensor, block_size: int) -> WindowSplit:
         """Non-overlapping windows from the start of the stretch, evenly thinned to a bound."""
         starts = torch.arange(0, len(ids) - block_size, block_size)
         if len(starts) > MAX_EVAL_WINDOWS:

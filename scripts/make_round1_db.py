@@ -7,7 +7,7 @@ learner has on disk; tests/hostile/test_database.py opens it with the current co
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from minigpt.store import Store
@@ -27,7 +27,7 @@ def main() -> None:
     store.save_lesson_position("query-key-value", 0.4)
     deck = load_decks()
     session = StudySession(store, deck)
-    now = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+    now = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
     for card_id, rating in zip(sorted(deck.cards)[:3], (3, 1, 4)):
         session.rate(card_id, rating, answer="typed answer", now=now)
     cards = OUT.with_name("mine.md")

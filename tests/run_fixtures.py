@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import asdict
 from pathlib import Path
 
 from minigpt.training.options import TrainConfig
-from dataclasses import asdict
 
 STARTED = "2026-01-05T10:00:00+00:00"
 

@@ -98,7 +98,7 @@ def screen_lines(app) -> list[str]:
     from rich.console import Console
 
     console = Console(width=app.size.width, height=app.size.height, record=True, legacy_windows=False,
-                      color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115 - closed below
+                      color_system=None, file=open("/dev/null", "w"))
     try:
         screen_render = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
         console.print(screen_render)

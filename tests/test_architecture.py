@@ -20,6 +20,13 @@ def test_import_contracts_hold():
     assert "0 broken" in r.stdout
 
 
+def test_ruff_is_clean():
+    """Lint and import order (pyproject's [tool.ruff]); the pinned ruff of the test extra."""
+    ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    r = subprocess.run([ruff, "check", "--no-cache", "."], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+
+
 def _cycles(graph, modules: set[str]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan), i.e. import cycles."""
     index: dict[str, int] = {}

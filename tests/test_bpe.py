@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from minigpt.teaching.bpe import (PIECE, UNKNOWN_ID, merge_pair, pre_tokenize, show_token,
-                                  train_bpe)
+from minigpt.teaching.bpe import PIECE, UNKNOWN_ID, merge_pair, pre_tokenize, show_token, train_bpe
 
 tokenizers = pytest.importorskip("tokenizers")
 REPO = Path(__file__).resolve().parents[1]

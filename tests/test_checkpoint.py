@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from minigpt.checkpoint import CheckpointError, load_checkpoint, load_optimizer_state, save_checkpoint
-from minigpt.models.config import BigramConfig, GPTConfig, MLPConfig
 from minigpt.data import Vocab
 from minigpt.models.build import build_model
+from minigpt.models.config import BigramConfig, GPTConfig, MLPConfig
 
 VOCAB = Vocab.from_words(["abcdefghij"])
 

@@ -8,8 +8,8 @@ from click.testing import CliRunner
 from minigpt import paths
 from minigpt.checkpoint import save_checkpoint
 from minigpt.cli import main
-from minigpt.models.config import GPTConfig
 from minigpt.data import load_dataset
+from minigpt.models.config import GPTConfig
 from minigpt.models.gpt import MiniGPT
 from minigpt.runs.schema import read_config_values
 
@@ -53,7 +53,7 @@ def _train_help(runner) -> str:
 
 def test_train_flags_are_the_option_list(runner):
     """The `train` command's training flags are generated from OPTIONS: one each, nothing else."""
-    from minigpt.cli_train import train
+    from minigpt.cli.train import train
     from minigpt.training.options import OPTIONS
 
     own = {"config_file", "out", "resume", "quiet", "nice", "help",
@@ -80,7 +80,7 @@ def test_train_help_states_every_default(runner):
 
 def test_train_from_a_config_file_with_changes(runner, tmp_path):
     """`--config` reads a saved config (a file or a run folder); flags beside it change it."""
-    from minigpt.cli_train import config_from_flags
+    from minigpt.cli.train import config_from_flags
     from minigpt.training.options import TrainConfig
 
     saved = TrainConfig(d_model=24, n_heads=3, pos_encoding="sinusoidal", tie_weights=True, ema=0.0, steps=40)

@@ -9,8 +9,14 @@ from pathlib import Path
 import pytest
 
 from minigpt.models.config import BigramConfig, ConfigError, GPTConfig, MLPConfig, config_from_dict, config_to_dict
-from minigpt.training.options import (MODEL_KINDS, OPTIONS, OPTIONS_BY_NAME, TrainConfig, load_config_file,
-                                      load_run_config)
+from minigpt.training.options import (
+    MODEL_KINDS,
+    OPTIONS,
+    OPTIONS_BY_NAME,
+    TrainConfig,
+    load_config_file,
+    load_run_config,
+)
 
 
 @pytest.mark.parametrize("kwargs, words", [

@@ -14,8 +14,15 @@ import pytest
 from minigpt.lessons import load_lessons
 from minigpt.study import numeric
 from minigpt.study.decks import CLOZE_RE, load_decks
-from minigpt.study.quiz import (CHAPTER_QUIZ_MIN, can_choose, chapter_notes, chapter_quiz,
-                                choice_question, formats_for, question_for)
+from minigpt.study.quiz import (
+    CHAPTER_QUIZ_MIN,
+    can_choose,
+    chapter_notes,
+    chapter_quiz,
+    choice_question,
+    formats_for,
+    question_for,
+)
 
 STOPWORDS = {"a", "an", "the", "of", "to", "in", "on", "by", "for", "and", "or", "with", "is",
              "it", "as", "at", "per", "its", "from", "that", "this", "be", "are", "all", "you",
@@ -122,7 +129,7 @@ def test_cloze_text_never_shows_a_blank(deck):
     for card in deck:
         if card.kind != "cloze":
             continue
-        visible = CLOZE_RE.sub(" ", card.source and _raw_cloze(card) or card.front)
+        visible = CLOZE_RE.sub(" ", (card.source and _raw_cloze(card)) or card.front)
         for answer in card.cloze_answers:
             if numeric.is_number(answer):
                 value = numeric.parse_number(answer)

@@ -15,8 +15,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from minigpt.training import distributed as D
 from minigpt.runs.listing import read_metrics
+from minigpt.training import distributed as D
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow

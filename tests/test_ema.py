@@ -10,10 +10,10 @@ from safetensors.torch import load_file
 
 from minigpt.checkpoint import TRAINING_WEIGHTS, WEIGHTS, load_checkpoint, load_training_weights
 from minigpt.models.config import ConfigError, GPTConfig
-from minigpt.training.ema import WeightAverage, ema_rate
 from minigpt.models.gpt import MiniGPT
-from minigpt.training.options import TrainConfig
+from minigpt.training.ema import WeightAverage, ema_rate
 from minigpt.training.loop import train
+from minigpt.training.options import TrainConfig
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from minigpt.teaching import attention as A
-from minigpt.teaching import positions
-from minigpt.teaching import norms
-from minigpt.teaching.examples import catalog as E, registry
+from minigpt.teaching import norms, positions
+from minigpt.teaching.examples import catalog as E
+from minigpt.teaching.examples import registry
 from minigpt.teaching.examples import scale as S
 from minigpt.teaching.examples.model import name_pair, residual_gradients
 

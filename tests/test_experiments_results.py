@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from minigpt.experiments import folder as ef
 from minigpt.experiments import exports, plots, results
+from minigpt.experiments import folder as ef
 from minigpt.experiments.chart import ChartSeries, bar_chart, number, scatter_chart
 from minigpt.experiments.spec import Axis, Budget, ExperimentSpec
 from minigpt.runs import listing
@@ -159,8 +159,8 @@ def test_compute_matched_and_learning_rate_plots(tmp_path, data):
 def test_extras_measure_train_loss_in_eval_mode_and_the_length_check(tmp_path):
     from minigpt.experiments.evaluation import compute_extras, read_extras
     from minigpt.training.loop import train
-    from minigpt.training.schedule import evaluate
     from minigpt.training.options import TrainConfig
+    from minigpt.training.schedule import evaluate
 
     words = ["ab", "abc", "bca", "cab", "bac", "acb", "abcab", "bcabc", "cabca", "ba", "cb", "ac"] * 3
     path = tmp_path / "w.txt"

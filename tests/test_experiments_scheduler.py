@@ -18,8 +18,8 @@ from click.testing import CliRunner
 
 from minigpt import paths
 from minigpt.control import workers as rc
-from minigpt.experiments import folder as ef
 from minigpt.experiments import exports, results, scheduler
+from minigpt.experiments import folder as ef
 from minigpt.experiments.presets import custom_spec, parse_grid_text
 from tui.cli import main
 

@@ -7,8 +7,7 @@ import pytest
 from minigpt.errors import ConfigError
 from minigpt.experiments import folder as ef
 from minigpt.experiments import presets
-from minigpt.experiments.spec import (Axis, Budget, ExperimentSpec, data_info, plan_runs, steps_for_compute,
-                                      value_text)
+from minigpt.experiments.spec import Axis, Budget, ExperimentSpec, data_info, plan_runs, steps_for_compute, value_text
 
 # 20 four-letter words over a, b, c, d: vocabulary 5 (with "."), block 5, every name 5 positions.
 WORDS = ["abcd", "bcda", "cdab", "dabc", "aabb", "bbcc", "ccdd", "ddaa", "abab", "cdcd",

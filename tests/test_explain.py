@@ -10,10 +10,19 @@ import pytest
 import torch
 
 from minigpt.teaching import heatmap
-from minigpt.teaching.attention import BUGS, check_trace, run_preset, COURSE_EXAMPLE
+from minigpt.teaching.attention import BUGS, COURSE_EXAMPLE, check_trace, run_preset
 from minigpt.teaching.stepper import (
-    BUG_ORDER, check_answer, explain_cell, export_csv, export_markdown, make_question, parse_number,
-    preset_state, stage_note, stage_panels, stages_for,
+    BUG_ORDER,
+    check_answer,
+    explain_cell,
+    export_csv,
+    export_markdown,
+    make_question,
+    parse_number,
+    preset_state,
+    stage_note,
+    stage_panels,
+    stages_for,
 )
 
 

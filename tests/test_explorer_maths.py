@@ -2,8 +2,8 @@
 
 import pytest
 
-from minigpt.models.config import GPTConfig
 from minigpt.data import Vocab
+from minigpt.models.config import GPTConfig
 from minigpt.teaching.explorers import layer_norm_steps, name_ids, parse_vector, real_param_count, rms_norm_steps
 
 

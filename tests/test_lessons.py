@@ -220,11 +220,12 @@ def test_one_snippet_runs_as_the_app_runs_it(shipped):
 
 @pytest.mark.slow
 def test_no_verbatim_overlap_with_seeds():
+    """Every file of ours, the worked examples' text (minigpt/teaching/examples/) included, shares
+    no run of ten words with the course material: the tool's whole report must be empty."""
     if not SEED_OVERLAP.exists():
         pytest.skip(f"{SEED_OVERLAP} not present (course material lives outside the repo)")
-    mine = ["lessons/chapters", "minigpt/examples.py", "minigpt/lessons.py"]
+    assert (REPO / "minigpt" / "teaching" / "examples").is_dir()
     out = subprocess.run(
-        [sys.executable, str(SEED_OVERLAP), str(REPO)], capture_output=True, text=True, timeout=120
+        [sys.executable, str(SEED_OVERLAP), str(REPO)], capture_output=True, text=True, timeout=300
     )
-    hits = [line for line in out.stdout.splitlines() if any(m in line for m in mine)]
-    assert not hits, "\n".join(hits)
+    assert out.returncode == 0 and out.stdout.strip().startswith("0 verbatim runs"), out.stdout[-4000:]

@@ -1,13 +1,11 @@
 import pytest
 import torch
 
-from minigpt.teaching import attention
-from minigpt.teaching import params
-from minigpt.models.config import BigramConfig, GPTConfig, MLPConfig
 from minigpt.data import IGNORE
-from minigpt.models.gpt import MiniGPT
 from minigpt.models.build import build_model, count_parameters
-from minigpt.models.gpt import CausalSelfAttention
+from minigpt.models.config import BigramConfig, GPTConfig, MLPConfig
+from minigpt.models.gpt import CausalSelfAttention, MiniGPT
+from minigpt.teaching import attention, params
 
 
 def make(kind, **kw):
@@ -140,6 +138,7 @@ def test_packed_rows_give_the_same_loss_and_gradients(pos, variant):
 
 def test_forward_has_one_return_shape_whatever_its_options():
     import torch
+
     from minigpt.models.config import GPTConfig
     from minigpt.models.gpt import MiniGPT
 

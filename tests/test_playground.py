@@ -10,13 +10,20 @@ import pytest
 import torch
 
 from minigpt.checkpoint import save_checkpoint
-from minigpt.models.config import BigramConfig, GPTConfig, MLPConfig
 from minigpt.data import load_dataset
-from minigpt.models.mlp import MLP
 from minigpt.models.bigram import Bigram
+from minigpt.models.config import BigramConfig, GPTConfig, MLPConfig
 from minigpt.models.gpt import MiniGPT
-from minigpt.playground.generation import (Settings, find_checkpoints, load_for_playground, run_batch, save_names,
-                                summarize, temperature_sweep)
+from minigpt.models.mlp import MLP
+from minigpt.playground.generation import (
+    Settings,
+    find_checkpoints,
+    load_for_playground,
+    run_batch,
+    save_names,
+    summarize,
+    temperature_sweep,
+)
 from minigpt.playground.inspection import Stepper, compare_models, score_name
 from minigpt.sampling import Sample, SamplingError, filter_logits, generate, greedy_continuation
 
@@ -277,9 +284,9 @@ def test_key_settings_tell_muon_runs_from_adamw_runs():
 
 
 def test_compare_adds_a_column_for_the_learners_own_run(ckpts, gpt, tmp_path):
-    from minigpt.playground.generation import CheckpointChoice
-
     import shutil
+
+    from minigpt.playground.generation import CheckpointChoice
 
     shipped = find_checkpoints(ckpts["default"].parent, runs_root=Path("/nonexistent"))
     own = shutil.copytree(ckpts["default"], tmp_path / "run" / "checkpoint")

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 
 from minigpt.control import form as run_form
 from minigpt.control import workers as rc
-from minigpt.runs.files import STATUS_FILE, process_start_time, write_json_atomic
 from minigpt.errors import ConfigError
+from minigpt.runs.files import STATUS_FILE, process_start_time, write_json_atomic
 from minigpt.training.options import OPTIONS, TrainConfig
 from tests.config_strategies import valid_configs
 

@@ -16,8 +16,17 @@ from minigpt.runs import listing as runs
 from minigpt.runs.files import RunWriter, edit_status, truncate_metrics, write_json_atomic, write_run_config
 from minigpt.runs.lock import RunLock, is_locked, lock_holder
 from minigpt.runs.resolve import resolve_checkpoint, resolve_run
-from minigpt.runs.schema import (CONFIG_VERSION, STATUS_VERSION, RunState, RunStatus, default_run_name,
-                                 metrics_line, read_config_values, read_status, short_number)
+from minigpt.runs.schema import (
+    CONFIG_VERSION,
+    STATUS_VERSION,
+    RunState,
+    RunStatus,
+    default_run_name,
+    metrics_line,
+    read_config_values,
+    read_status,
+    short_number,
+)
 from minigpt.training.options import TrainConfig, load_run_config
 
 REPO = Path(__file__).resolve().parents[1]

@@ -3,8 +3,8 @@ import math
 import pytest
 import torch
 
-from minigpt.models.config import GPTConfig
 from minigpt.data import Vocab, load_dataset
+from minigpt.models.config import GPTConfig
 from minigpt.models.gpt import MiniGPT
 from minigpt.sampling import SamplingError, filter_logits, generate, next_distribution
 

@@ -40,7 +40,7 @@ def test_failed_transaction_rolls_back(tmp_path):
     with pytest.raises(ZeroDivisionError):
         with store.transaction():
             store.conn.execute("INSERT INTO settings(key, value) VALUES ('a', 'b')")
-            1 / 0
+            raise ZeroDivisionError("a failure inside the transaction")
     assert store.get_setting("a") is None
 
 

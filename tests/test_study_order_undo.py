@@ -4,7 +4,7 @@ this session's own answers, with two sessions on one real SQLite file."""
 import subprocess
 import sys
 import textwrap
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ from minigpt.study.order import new_card_order, space_siblings
 from minigpt.study.review import StudySession, UndoError, history
 
 ROOT = Path(__file__).resolve().parent.parent
-T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """The home screen's "Cards to study" count and the per-mode quiz log values."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -9,7 +9,7 @@ from minigpt.study.anki import import_file
 from minigpt.study.decks import load_decks
 from minigpt.study.review import QUIZ_MODES, StudySession, history, queue_counts
 
-T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
 
 def test_queue_counts_matches_a_session_over_the_bundled_deck(tmp_path):

@@ -10,8 +10,16 @@ import pytest
 from minigpt.store import Store
 from minigpt.study import anki
 from minigpt.study.decks import load_decks
-from minigpt.study.quiz import (answer_choice, answer_numeric, answer_typed, chapter_quiz,
-                                choice_question, question_for, reveal, self_grade)
+from minigpt.study.quiz import (
+    answer_choice,
+    answer_numeric,
+    answer_typed,
+    chapter_quiz,
+    choice_question,
+    question_for,
+    reveal,
+    self_grade,
+)
 from minigpt.study.review import StudySession
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ from minigpt.study.review import LEECH_LAPSES, StudySession, history
 
 ROOT = Path(__file__).resolve().parent.parent
 DECKS = ROOT / "lessons" / "decks"
-T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +115,7 @@ def test_suspend_and_bury(session):
     session.suspend(cid, False, now=T0)
     assert cid in session.queue(T0)
     until = session.bury(cid, now=T0)
-    assert until == datetime(2025, 3, 2, tzinfo=timezone.utc)
+    assert until == datetime(2025, 3, 2, tzinfo=UTC)
     assert cid not in session.queue(T0 + timedelta(hours=14))
     assert cid in session.queue(until)
     assert session.status(cid).is_new

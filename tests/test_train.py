@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from minigpt.runs import listing as runs
 from minigpt.checkpoint import load_checkpoint
 from minigpt.models.config import ConfigError
-from minigpt.training.options import TrainConfig
+from minigpt.runs import listing as runs
 from minigpt.training.loop import train
+from minigpt.training.options import TrainConfig
 from minigpt.training.schedule import lr_at
 
 REPO = Path(__file__).resolve().parents[1]
@@ -98,7 +98,7 @@ def test_sigterm_stops_cleanly_with_checkpoint(tmp_path, names):
         wait_for_metrics(run, p)
     finally:
         p.send_signal(signal.SIGTERM)
-    out, err = p.communicate(timeout=60)
+    _out, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
     st = read_status(run)
     assert st["state"] == "stopped" and 0 < st["step"] < 100000

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from minigpt.models.config import GPTConfig
-from minigpt.teaching.stepper import BUG_ORDER, stage_panels
 from minigpt.teaching.explorers import real_param_count
 from minigpt.teaching.params import gpt_total
+from minigpt.teaching.stepper import BUG_ORDER, stage_panels
 from tui.widgets.matrix_view import MatrixView
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 
 from click.testing import CliRunner
+from textual.widgets import DataTable, Footer, Input, OptionList, Static, TabbedContent
 
 from minigpt.experiments import folder as ef
 from minigpt.experiments.presets import custom_spec, parse_grid_text
 from minigpt.runs.files import write_json_atomic
-from textual.widgets import DataTable, Footer, Input, OptionList, Static, TabbedContent
 from tui.widgets.experiment_plot import PlotCanvas
 from tui.widgets.loss_chart import LossChart
 

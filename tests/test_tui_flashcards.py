@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import zipfile
+from datetime import UTC
 
 from textual.widgets import Input, Static
 
@@ -116,8 +117,8 @@ async def test_a_leech_invites_suspending_it(tmp_path):
         s = screen.session
         card = screen.current
         # Seven lapses already behind it (a card in Review forgotten over and over).
-        from datetime import datetime, timedelta, timezone
-        t = datetime(2025, 1, 1, tzinfo=timezone.utc)
+        from datetime import datetime, timedelta
+        t = datetime(2025, 1, 1, tzinfo=UTC)
         s.rate(card, 3, now=t)
         while s.status(card).lapses < LEECH_LAPSES - 1:
             t += timedelta(days=60)

@@ -36,7 +36,7 @@ def looks(view: MatrixView) -> list[tuple]:
     text = view.render()
     row = text.plain.split("\n")[2]
     cells = []
-    for j, v in enumerate(WEIGHTS[0]):
+    for j, _v in enumerate(WEIGHTS[0]):
         number = view.cell_text(0, j)
         start = row.index(number, sum(len(c[4]) for c in cells) if cells else 0)
         glyph = row[start - 1] if view.show_glyphs else ""

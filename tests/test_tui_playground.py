@@ -114,7 +114,7 @@ async def test_step_mode(tmp_path, ckpt_root):
         assert isinstance(step, StepScreen)
         dist = step.stepper.distribution
         table = str(step.query_one("#step-table").render())
-        best, p_best, _ = dist.top(1)[0]
+        _best, p_best, _ = dist.top(1)[0]
         assert f"{p_best:.3f}" in table and "p final" in table and "÷T" in table
         await pilot.press("e")  # the learner picks 'e'
         assert step.stepper.text == "e"

@@ -7,9 +7,9 @@ from textual.command import CommandList
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, OptionList
 
-from minigpt.teaching.examples.catalog import render_example
 from minigpt.lessons import load_lessons
 from minigpt.store import Store
+from minigpt.teaching.examples.catalog import render_example
 from tui.app import TutorApp
 from tui.areas import AREAS
 from tui.screens.help import HelpScreen

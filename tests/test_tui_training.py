@@ -22,12 +22,12 @@ from textual.widgets import Collapsible
 from minigpt import paths
 from minigpt.control import form as run_form
 from minigpt.control import workers as rc
-from minigpt.training.options import OPTIONS
 from minigpt.runs import listing as runs
 from minigpt.store import Store
+from minigpt.training.options import OPTIONS
+from tests.config_strategies import valid_configs
 from tui.app import TutorApp
 from tui.screens.training import TrainingScreen
-from tests.config_strategies import valid_configs
 from tui.widgets.loss_chart import LossChart
 from tui.widgets.training_confirm import StartRunScreen
 from tui.widgets.training_form import TrainingForm
@@ -297,8 +297,8 @@ async def test_watch_attaches_to_a_cli_run_and_sees_kill_9(tmp_path, monkeypatch
 
 
 async def test_runs_screen_lists_copies_and_deletes_with_confirmation(tmp_path, make_app):
-    from minigpt.training.options import TrainConfig
     from minigpt.runs.files import write_json_atomic
+    from minigpt.training.options import TrainConfig
 
     run_dir = runs.new_run_dir(name="old-run")
     cfg = TrainConfig(d_model=24, n_heads=3, n_layers=1, steps=50)

@@ -6,9 +6,9 @@ import asyncio
 
 from minigpt import paths
 from minigpt.lessons import load_lessons
+from minigpt.store import Store
 from tui.app import TutorApp
 from tui.widgets.snippet import SnippetBlock
-from minigpt.store import Store
 
 
 async def _wait(pilot, condition, seconds: float = 15.0) -> bool:

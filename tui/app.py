@@ -5,16 +5,17 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from collections.abc import Iterable
 from importlib import import_module
 from pathlib import Path
-from typing import Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
 from minigpt import paths
-from minigpt.store import Store, StoreError
+from minigpt.errors import StoreError
+from minigpt.store import Store
 from minigpt.text import markup_escape, printable
 from tui import navigation
 from tui.areas import AREAS
@@ -79,7 +80,7 @@ class TutorApp(App):
             for module in PREWARM:
                 try:
                     import_module(module)
-                except Exception:  # noqa: BLE001 - the screen that needs it reports the error
+                except Exception:
                     pass
 
         self.run_worker(load, thread=True, group="prewarm", exclusive=True)
@@ -127,7 +128,8 @@ class TutorApp(App):
         self.notify(f"No area called {area_id!r}", severity="error")
 
     def open_lesson(self, lesson_id: str) -> None:
-        from minigpt.lessons import LessonError, lesson_by_id
+        from minigpt.errors import LessonError
+        from minigpt.lessons import lesson_by_id
         try:
             lesson = lesson_by_id(lesson_id)
         except (KeyError, LessonError) as e:

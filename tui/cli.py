@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from minigpt import cli as headless
-from minigpt.cli_support import UserError, apply_data_dir, data_dir_option
+from minigpt.cli.support import UserError, apply_data_dir, data_dir_option
 from tui.serve import serve
 
 

@@ -33,8 +33,8 @@ def _decks():
 
 
 def _cards_due(store: Store) -> int | None:
+    from minigpt.errors import DeckError
     from minigpt.study.anki import with_user_cards
-    from minigpt.study.decks import DeckError
     from minigpt.study.review import StudySession
 
     try:  # what minigpt.study.review.queue_counts counts, over the cached decks
@@ -60,9 +60,8 @@ def _last_run() -> str | None:
 
 
 def glance(store: Store) -> Glance:
+    from minigpt.errors import LessonError
     from minigpt.lessons import load_lessons
-
-    from minigpt.lessons import LessonError
 
     try:
         lessons = load_lessons()

@@ -13,7 +13,7 @@ import inspect
 import sqlite3
 import time
 
-from minigpt.store import StoreError
+from minigpt.errors import StoreError
 from minigpt.text import markup_escape
 
 _REPEAT_S = 5.0  # the same message again within this time is not shown twice (scrolling saves)

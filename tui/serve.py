@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from minigpt.cli_support import UserError
+from minigpt.cli.support import UserError
 
 PUBLIC_WARNING = ("WARNING: --public: anyone who can reach {where} can use this tutor: read and change the "
                   "progress in its data folder, start training runs on this machine{extra}. Serve it on a "

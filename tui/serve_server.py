@@ -107,14 +107,14 @@ class SessionService(AppService):
         deadline = loop.time() + timeout_s
         try:
             await asyncio.wait_for(asyncio.shield(self.stop()), timeout_s)
-        except (asyncio.TimeoutError, ConnectionError):
+        except (TimeoutError, ConnectionError):
             self.kill()
         process = self._process
         if process is None:
             return
         try:
             await asyncio.wait_for(self._drain_until_exit(process), max(0.5, deadline - loop.time()))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.kill()
             await process.wait()
 
@@ -257,7 +257,7 @@ class TutorServer(Server):
 
         try:
             await asyncio.wait_for(drain(), FULL_MESSAGE_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         await websocket.close()
 

@@ -13,7 +13,8 @@ import inspect
 import logging
 import threading
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from textual import work
 
@@ -71,14 +72,14 @@ def background(*, thread: bool = True, exclusive: bool = True, group: str = "def
             async def guarded(self, *args, **kwargs) -> Any:
                 try:
                     return await fn(self, *args, **kwargs)
-                except Exception as error:  # noqa: BLE001 - shown to the learner and logged
+                except Exception as error:
                     report_failure(self, label, error)
         else:
             @functools.wraps(fn)
             def guarded(self, *args, **kwargs) -> Any:
                 try:
                     return fn(self, *args, **kwargs)
-                except Exception as error:  # noqa: BLE001 - shown to the learner and logged
+                except Exception as error:
                     report_failure(self, label, error)
 
         return work(thread=thread, exclusive=exclusive, group=group, exit_on_error=False)(guarded)
@@ -92,7 +93,7 @@ def run_guarded(node, coroutine, *, what: str, **kwargs):
     async def guarded() -> Any:
         try:
             return await coroutine
-        except Exception as error:  # noqa: BLE001 - shown to the learner and logged
+        except Exception as error:
             report_failure(node, what, error)
 
     return node.run_worker(guarded(), exit_on_error=False, **kwargs)

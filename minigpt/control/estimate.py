@@ -17,9 +17,8 @@ import torch
 from minigpt.models.build import build_model, count_parameters
 from minigpt.training.devices import autocast_for, resolve_device
 from minigpt.training.ema import WeightAverage
-from minigpt.training.schedule import make_optimizer
 from minigpt.training.options import TrainConfig, load_data_for
-
+from minigpt.training.schedule import make_optimizer
 
 EVAL_BATCH = 1024  # what the training loop's evaluation reads at a time
 
@@ -42,7 +41,7 @@ def _sync(device: torch.device) -> None:
 def _eval_seconds(model, split, device: torch.device, dtype: str, rows: int = EVAL_BATCH) -> float:
     """One evaluation of ``split``, timed on its first batch and scaled to all of them."""
     n = min(rows, len(split))
-    x, y = split.batch(torch.arange(n))
+    x, _y = split.batch(torch.arange(n))
     model.eval()
     t0 = time.perf_counter()
     with torch.no_grad(), autocast_for(device, dtype):

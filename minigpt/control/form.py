@@ -17,8 +17,8 @@ from pathlib import Path
 
 import torch
 
-from minigpt.data import DatasetError, load_words
-from minigpt.errors import ConfigError
+from minigpt.data import load_words
+from minigpt.errors import ConfigError, DatasetError
 from minigpt.training.options import EMBEDDED, OPTIONS, Option, TrainConfig, format_value
 
 # Larger models cannot train in a tutorial's time on a laptop, and a typo (d_model 6400) would

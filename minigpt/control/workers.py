@@ -24,10 +24,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import minigpt
-from minigpt.runs import listing as runs
 from minigpt.data import load_words
-from minigpt.runs.files import (BEST_DIR, CONFIG_FILE, LAST_DIR, METRICS_FILE, STATUS_FILE, now_iso,
-                                process_start_time, write_json_atomic, write_run_config)
+from minigpt.errors import RunControlError
+from minigpt.runs import listing as runs
+from minigpt.runs.files import (
+    BEST_DIR,
+    CONFIG_FILE,
+    LAST_DIR,
+    METRICS_FILE,
+    STATUS_FILE,
+    now_iso,
+    process_start_time,
+    write_json_atomic,
+    write_run_config,
+)
 from minigpt.runs.lock import is_locked, lock_holder
 from minigpt.runs.schema import RunState
 from minigpt.training.options import TrainConfig, load_run_config
@@ -35,9 +45,6 @@ from minigpt.training.options import TrainConfig, load_run_config
 LAUNCH_FILE, STDOUT_FILE, STDERR_FILE = "launch.json", "stdout.log", "stderr.log"
 STOP_FILE = "stop-requested.json"  # written by stop_run: a worker gone before its status was a stop
 
-
-class RunControlError(RuntimeError):
-    """An action that cannot be done on this run right now (the message says why)."""
 
 
 # ---------------------------------------------------------------------------- launching
@@ -211,7 +218,7 @@ def progress(info: runs.RunInfo, last: dict) -> tuple[float, float | None]:
 def format_duration(seconds: float | None) -> str:
     if seconds is None:
         return "–"
-    seconds = int(round(seconds))
+    seconds = round(seconds)
     h, rest = divmod(seconds, 3600)
     m, s = divmod(rest, 60)
     return f"{h}h{m:02d}m" if h else (f"{m}m{s:02d}s" if m else f"{s}s")

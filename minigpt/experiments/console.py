@@ -14,8 +14,8 @@ from pathlib import Path
 import click
 
 from minigpt.errors import ConfigError
-from minigpt.experiments import folder as ef
 from minigpt.experiments import exports, plots, presets, results, scheduler
+from minigpt.experiments import folder as ef
 from minigpt.experiments.spec import Budget, ExperimentSpec, load_spec_file
 from minigpt.runs.listing import pid_alive
 

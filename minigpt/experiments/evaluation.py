@@ -32,8 +32,8 @@ def compute_extras(run_dir: Path | str, long_data: Path | None = None) -> dict:
 
     from minigpt.checkpoint import load_checkpoint
     from minigpt.data import EncodedSplit, load_words
-    from minigpt.training.schedule import evaluate
     from minigpt.training.options import load_data_for, load_run_config
+    from minigpt.training.schedule import evaluate
 
     run_dir = Path(run_dir)
     torch.set_num_threads(1)  # the next run is already training on the other cores

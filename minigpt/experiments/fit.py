@@ -17,12 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from minigpt.errors import FitError
+
 MIN_POINTS = 3  # three unknowns: a, α and c
 STRAIGHT_R2 = 0.95  # a straight line explaining this much of log L counts as "roughly straight"
 
-
-class FitError(ValueError):
-    """Too few or unusable points (the message says which)."""
 
 
 @dataclass(frozen=True)

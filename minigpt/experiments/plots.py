@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from minigpt.errors import FitError
 from minigpt.experiments.chart import ChartSeries, bar_chart, number, scatter_chart
-from minigpt.experiments.fit import FitError, fit_power_law, straight_line
+from minigpt.experiments.fit import fit_power_law, straight_line
 from minigpt.experiments.results import ExperimentResults, RunResult
 from minigpt.experiments.spec import COMPUTE_AXIS, value_text
 

@@ -217,7 +217,7 @@ class Scheduler:
     async def _extras(self, name: str) -> None:
         try:
             await asyncio.to_thread(compute_extras, self.exp.run_dir(name), self.exp.long_data)
-        except Exception as e:  # noqa: BLE001 - a missing extra must not stop the sweep
+        except Exception as e:
             write_json_atomic(self.exp.run_dir(name) / EXTRAS_FILE, {"error": f"{type(e).__name__}: {e}"})
         self.export()
 
@@ -236,7 +236,7 @@ class Scheduler:
 
         try:
             exports.write_exports(self.exp)
-        except Exception as e:  # noqa: BLE001 - exports are a convenience; the runs are what matter
+        except Exception as e:
             print(f"exports not written: {e}", file=sys.stderr, flush=True)
 
     # -- pause / stop ---------------------------------------------------------------------------

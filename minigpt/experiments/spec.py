@@ -138,7 +138,7 @@ class ExperimentSpec:
                 "length_split": self.length_split}
 
     @classmethod
-    def from_dict(cls, values: dict) -> "ExperimentSpec":
+    def from_dict(cls, values: dict) -> ExperimentSpec:
         """From JSON or TOML: ``axes`` is a table of option → list of values, ``budget`` a
         one-entry table (``steps``, ``time`` or ``compute``)."""
         if not isinstance(values, dict):
@@ -222,7 +222,7 @@ class PlannedRun:
                 "tokens_per_step": self.tokens_per_step, "steps": self.steps, "flops": self.flops}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "PlannedRun":
+    def from_dict(cls, d: dict) -> PlannedRun:
         return cls(d["name"], dict(d["values"]), dict(d["config"]), int(d["n_params"]),
                    float(d["tokens_per_step"]), d.get("steps"), d.get("flops"))
 

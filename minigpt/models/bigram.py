@@ -9,8 +9,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from minigpt.models.config import BigramConfig
 from minigpt.data import IGNORE
+from minigpt.models.config import BigramConfig
 from minigpt.models.loss import next_token_loss
 
 

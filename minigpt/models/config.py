@@ -6,12 +6,9 @@ CLI, the training form and checkpoint loading all report the same clear reason.
 
 from __future__ import annotations
 
-from minigpt.errors import ConfigError
-
 from dataclasses import asdict, dataclass, fields
 
-
-
+from minigpt.errors import ConfigError
 
 POSITIONAL_ENCODINGS = ("learned", "sinusoidal", "rope", "none")
 NORMS = ("layernorm", "rmsnorm")

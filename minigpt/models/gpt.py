@@ -218,7 +218,7 @@ class MiniGPT(nn.Module):
         return logits, loss
 
     def _run(self, idx, targets, *, cache, start, last_only, positions, segments, keep_weights):
-        B, T = idx.shape
+        _B, T = idx.shape
         if start + T > self.config.block_size:
             raise ValueError(f"sequence of {start + T} exceeds the model's block size {self.config.block_size}")
         if positions is None:

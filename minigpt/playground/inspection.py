@@ -11,13 +11,19 @@ from pathlib import Path
 
 import torch
 
-from minigpt.checkpoint import CheckpointError
-from minigpt.data import BOUNDARY, DatasetError
+from minigpt.data import BOUNDARY
+from minigpt.errors import CheckpointError, DatasetError
 from minigpt.models.config import MODEL_LABELS as KIND_LABELS
-from minigpt.playground.generation import (Batch, CheckpointChoice, Loaded, Settings, fit_case,
-                                           load_for_playground, run_batch)
-from minigpt.sampling import (Distribution, SamplingError, greedy_continuation, next_distribution,
-                              score_word)
+from minigpt.playground.generation import (
+    Batch,
+    CheckpointChoice,
+    Loaded,
+    Settings,
+    fit_case,
+    load_for_playground,
+    run_batch,
+)
+from minigpt.sampling import Distribution, SamplingError, greedy_continuation, next_distribution, score_word
 from minigpt.training.schedule import evaluate
 
 MODEL_ORDER = ("bigram", "mlp", "gpt")  # chapter 9's comparison, simplest first
@@ -167,8 +173,8 @@ class ModelColumn:
 
 def fit_bigram(loaded: Loaded):
     """A bigram counted from ``loaded``'s training split (milliseconds: nothing to train)."""
-    from minigpt.models.config import BigramConfig
     from minigpt.models.bigram import Bigram
+    from minigpt.models.config import BigramConfig
 
     ds = loaded.dataset
     model = Bigram(BigramConfig(vocab_size=ds.vocab.size, block_size=ds.block_size))

@@ -15,12 +15,21 @@ import contextlib
 import json
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from minigpt.errors import RunError
-from minigpt.runs.schema import (METRICS_HEADER, RunState, RunStatus, check_name_and_note, config_for_file,
-                                 default_run_name, metrics_line, metrics_record, read_status)
+from minigpt.runs.schema import (
+    METRICS_HEADER,
+    RunState,
+    RunStatus,
+    check_name_and_note,
+    config_for_file,
+    default_run_name,
+    metrics_line,
+    metrics_record,
+    read_status,
+)
 
 try:
     import fcntl
@@ -33,7 +42,7 @@ STATUS_LOCK = ".status.lock"
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def process_start_time(pid: int) -> int | None:

@@ -28,7 +28,7 @@ class RunLock:
         self.path = Path(run_dir) / LOCK_FILE
         self._fd: int | None = None
 
-    def acquire(self) -> "RunLock":
+    def acquire(self) -> RunLock:
         """Take the lock or raise RunBusyError naming the process that holds it."""
         if fcntl is None:
             return self
@@ -51,7 +51,7 @@ class RunLock:
             os.close(self._fd)  # closing the file drops the lock
             self._fd = None
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         return self.acquire()
 
     def __exit__(self, *exc) -> bool:

@@ -14,6 +14,7 @@ from minigpt.runs.files import BEST_DIR, STATUS_FILE
 from minigpt.runs.listing import RunInfo, is_run_folder, list_runs
 from minigpt.runs.schema import RunState
 
+
 def _by_name(ref: str, root: Path) -> Path | None:
     """A run folder under ``root`` called ``ref``, or the one run whose own name is ``ref``."""
     if ref and "/" not in ref and ref not in (".", ".."):

@@ -185,7 +185,7 @@ class RunStatus:
         return values
 
     @classmethod
-    def from_dict(cls, raw: dict, where: str = "status.json", config: dict | None = None) -> "RunStatus":
+    def from_dict(cls, raw: dict, where: str = "status.json", config: dict | None = None) -> RunStatus:
         """Migrate ``raw`` to the current format and check every field (RunError says which is
         wrong). ``config`` (the run's config.json) names runs saved before they had names."""
         values = migrate_status(raw, where, config)

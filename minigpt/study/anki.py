@@ -20,6 +20,7 @@ from pathlib import Path
 
 import genanki
 
+from minigpt.errors import CardImportError
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
 from minigpt.study.decks import Deck, StudyCard
@@ -80,9 +81,6 @@ def export_apkg(deck: Deck, path: Path | str, *, title: str = "minigpt-tutor") -
 MAX_IMPORT_BYTES = 5 * 2**20  # a card file is notes, not a dataset
 MAX_SIDE_CHARS = 20_000  # one side of one card
 
-
-class CardImportError(ValueError):
-    """A file to import is malformed; the message names the file and line."""
 
 
 _MARKER = re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?([QA])(?:\*\*)?\s*[:：]\s?(.*)$")

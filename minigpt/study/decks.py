@@ -49,13 +49,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from minigpt.errors import DeckError
+
 KINDS = ("term", "reverse", "question", "cloze", "numeric", "user")
 CLOZE_RE = re.compile(r"\{\{c(\d+)::(.*?)(?:::(.*?))?\}\}")
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9._:-]*$")
 
-
-class DeckError(ValueError):
-    """A deck file is malformed; the message names the file and the card."""
 
 
 @dataclass(frozen=True)

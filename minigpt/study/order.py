@@ -5,7 +5,7 @@ Pure functions over card ids, so the queue (``minigpt.study.review``) and the te
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from minigpt.study.decks import Deck
 

@@ -26,6 +26,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from minigpt.errors import UndoError
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
 from minigpt.study.decks import Deck
@@ -80,9 +81,6 @@ def _row_to_dict(row) -> dict | None:
     return dict(row) if row is not None else None
 
 
-class UndoError(RuntimeError):
-    """The last answer cannot be undone without erasing a later one; the message says why."""
-
 
 class StudySession:
     """Headless study logic; the TUI calls these methods and only draws the results."""
@@ -99,7 +97,8 @@ class StudySession:
     def lesson_order(self) -> dict[str, int]:
         """Lesson id → its ``order`` (read once from the lesson files; empty if unreadable)."""
         if self._lesson_order is None:
-            from minigpt.lessons import LessonError, load_lessons
+            from minigpt.errors import LessonError
+            from minigpt.lessons import load_lessons
 
             try:
                 self._lesson_order = {l.id: l.order for l in load_lessons()}

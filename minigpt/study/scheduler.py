@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from fsrs import Card, Rating, Scheduler, State
 
@@ -20,7 +20,7 @@ DESIRED_RETENTION = 0.9
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def as_utc(dt: datetime | None) -> datetime:
@@ -28,8 +28,8 @@ def as_utc(dt: datetime | None) -> datetime:
     if dt is None:
         return utc_now()
     if dt.tzinfo is None:
-        return dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+        return dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
 
 
 def iso(dt: datetime) -> str:
@@ -38,7 +38,7 @@ def iso(dt: datetime) -> str:
 
 
 def from_iso(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
 
 
 def fsrs_card_id(card_id: str) -> int:

@@ -92,7 +92,7 @@ class BPE:
             ranks.setdefault((m.left, m.right), i)
         return ranks
 
-    def truncated(self, n_merges: int) -> "BPE":
+    def truncated(self, n_merges: int) -> BPE:
         """The tokenizer after its first ``n_merges`` merges (a smaller vocabulary)."""
         merges = self.merges[:n_merges]
         made = {m.token for m in merges}

@@ -10,13 +10,18 @@ predict-then-reveal questions live here too, so the Textual screen only displays
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
 
 from minigpt.teaching.attention import (
-    BUGS, COURSE_EXAMPLE, FIVE_TOKEN_EXAMPLE, MultiHeadTrace, Preset, multi_head_attention,
+    BUGS,
+    COURSE_EXAMPLE,
+    FIVE_TOKEN_EXAMPLE,
+    MultiHeadTrace,
+    Preset,
+    multi_head_attention,
     random_preset,
 )
 
@@ -45,7 +50,7 @@ class StepperState:
     bugs: set[str] = field(default_factory=set)
 
     @classmethod
-    def from_preset(cls, p: Preset) -> "StepperState":
+    def from_preset(cls, p: Preset) -> StepperState:
         return cls(p.name, list(p.tokens), _rows(p.X), _rows(p.W_q), _rows(p.W_k), _rows(p.W_v),
                    _rows(p.W_o) if p.W_o is not None else None, p.n_heads, p.seed)
 

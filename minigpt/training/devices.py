@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from minigpt.models.config import ConfigError
+from minigpt.errors import ConfigError
 
 
 def resolve_device(name: str) -> torch.device:

@@ -3,7 +3,7 @@
 Every field of :class:`TrainConfig` is declared with :func:`option`, which records its help, its
 bounds or choices, whether the form shows it among the common options or under "advanced", and
 which model kinds it applies to. :data:`OPTIONS` is read from those declarations, and everything
-else is generated from it: the ``minigpt train`` flags and their help (``minigpt/cli.py``), the
+else is generated from it: the ``minigpt train`` flags and their help (``minigpt/cli/train.py``), the
 new-run form's fields, its text conversions and presets (``minigpt/control/form.py`` and
 ``tui/widgets/training_form.py``), and the checks below.
 
@@ -31,8 +31,7 @@ from pathlib import Path
 
 from minigpt import paths
 from minigpt.errors import ConfigError
-from minigpt.models.config import (FEED_FORWARDS, NORMS, POSITIONAL_ENCODINGS, BigramConfig, GPTConfig,
-                                   MLPConfig)
+from minigpt.models.config import FEED_FORWARDS, NORMS, POSITIONAL_ENCODINGS, BigramConfig, GPTConfig, MLPConfig
 from minigpt.runs.files import CONFIG_FILE
 from minigpt.runs.schema import read_config_values
 
@@ -43,9 +42,9 @@ MODEL_KINDS = ("gpt", "mlp", "bigram")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DTYPES = ("auto", "float32", "bfloat16")
 DATA_FORMATS = ("lines", "text")  # one item per line (names) or one long text
-NONFINITE = ("fail", "skip")
-SCHEDULES = ("cosine", "wsd")
-OPTIMIZERS = ("adamw", "muon")  # after the warmup: cosine decay, or warmup-stable-decay  # what a NaN or infinite loss or gradient does to a run
+NONFINITE = ("fail", "skip")  # what a NaN or infinite loss or gradient does to a run
+SCHEDULES = ("cosine", "wsd")  # after the warmup: cosine decay, or warmup-stable-decay
+OPTIMIZERS = ("adamw", "muon")  # muon for the block matrices (AdamW for the rest), or AdamW for all
 EMBEDDED = "embedded"
 GRADIENT_MODELS = ("gpt", "mlp")  # the bigram counts: no optimiser, batches or evaluations
 
@@ -318,7 +317,7 @@ class TrainConfig:
         return d
 
     @classmethod
-    def from_dict(cls, values: dict) -> "TrainConfig":
+    def from_dict(cls, values: dict) -> TrainConfig:
         if not isinstance(values, dict):
             raise ConfigError(f"a training config is a JSON object, got {type(values).__name__}")
         unknown = set(values) - {o.name for o in OPTIONS}
@@ -376,7 +375,7 @@ def load_run_config(run_dir: Path | str) -> TrainConfig:
     return load_config_file(Path(run_dir) / CONFIG_FILE)
 
 
-def load_data_for(cfg: TrainConfig, vocab=None, block_size: int | None = None) -> "Dataset":
+def load_data_for(cfg: TrainConfig, vocab=None, block_size: int | None = None) -> Dataset:
     """The run's data: a names ``Dataset``, or a ``TextDataset`` for ``data_format = "text"``."""
     if cfg.data_format == "text":
         from minigpt.text_data import load_text_dataset

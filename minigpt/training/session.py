@@ -14,14 +14,11 @@ import threading
 from pathlib import Path
 
 from minigpt.checkpoint import CheckpointMeta, read_checkpoint_meta
-from minigpt.errors import CheckpointError, ConfigError, DatasetError, RunError, TrainingDiverged
+from minigpt.errors import ConfigError, RunError, TutorError
 from minigpt.models.build import MAX_PARAMS, count_text, planned_size
 from minigpt.runs.files import BEST_DIR, CONFIG_FILE, LAST_DIR, STATUS_FILE, RunWriter
 from minigpt.runs.schema import RunState, RunStatus, read_json_file, read_status
 from minigpt.training.options import TrainConfig, load_data_for
-
-# Errors whose message is meant for the learner: the failed status shows it as it is.
-USER_FACING = (ConfigError, DatasetError, CheckpointError, RunError, TrainingDiverged)
 
 
 def resume_source(run_dir: Path) -> Path:
@@ -67,7 +64,7 @@ def refuse_too_large(cfg: TrainConfig, data) -> None:
 def write_exit(run: RunWriter, e: BaseException) -> None:
     if isinstance(e, KeyboardInterrupt):
         changes = dict(state=RunState.STOPPED, failure_reason="interrupted")
-    elif isinstance(e, USER_FACING):
+    elif isinstance(e, TutorError):  # meant for the learner: the failed status shows it as it is
         changes = dict(state=RunState.FAILED, failure_reason=str(e) or type(e).__name__)
     else:
         changes = dict(state=RunState.FAILED, failure_reason=f"{type(e).__name__}: {e}")

@@ -100,7 +100,7 @@ class ServedTutor:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"
 
-    def start(self, timeout: float = 30.0) -> "ServedTutor":
+    def start(self, timeout: float = 30.0) -> ServedTutor:
         self._log = open(self.log_path, "ab")
         self.process = subprocess.Popen([sys.executable, "-m", "tui.cli", *self.args], cwd=REPO, env=self.env,
                                         stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
@@ -139,7 +139,7 @@ class ServedTutor:
         self._log.close()
         return self.process.returncode
 
-    def __enter__(self) -> "ServedTutor":
+    def __enter__(self) -> ServedTutor:
         return self.start()
 
     def __exit__(self, *exc) -> None:

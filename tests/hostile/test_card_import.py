@@ -14,8 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minigpt.store import Store
-from minigpt.study.anki import (MAX_IMPORT_BYTES, CardImportError, _MARKER, import_file,
-                                parse_markdown, parse_tsv, read_card_file, user_cards)
+from minigpt.study.anki import (
+    _MARKER,
+    MAX_IMPORT_BYTES,
+    CardImportError,
+    import_file,
+    parse_markdown,
+    parse_tsv,
+    read_card_file,
+    user_cards,
+)
 from tests.hostile.conftest import OSC52, assert_screen_safe, bounded
 from tui.app import TutorApp
 

@@ -17,8 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from minigpt import corpus
-from minigpt.data import (MAX_AUTO_BLOCK, DatasetError, EncodedSplit, Vocab, load_dataset,
-                          load_words)
+from minigpt.data import MAX_AUTO_BLOCK, DatasetError, EncodedSplit, Vocab, load_dataset, load_words
 from minigpt.text_data import load_text
 from tests.hostile.conftest import REPO, bounded, denied, write_names
 from tui.cli import main
@@ -128,7 +127,7 @@ def test_a_one_megabyte_line_is_cut_at_the_block_size_and_said(tmp_path):
     assert ds.cut_note == ("1 item is longer than 255 characters (the longest has 1,000,000) and is "
                            "cut at the block size 256")
     every = torch.arange(len(ds.train))
-    x, y = ds.train.batch(every)
+    x, _y = ds.train.batch(every)
     assert x.shape[1] <= MAX_AUTO_BLOCK and ds.train.packed_batch(every).x.shape[1] <= MAX_AUTO_BLOCK
     code, out = cli_train(data)
     assert code == 0, out

@@ -73,7 +73,7 @@ def runs_root_with(broken_status, name: str = "broken") -> tuple[Path, Path]:
 
 @pytest.mark.parametrize("content", [*MALFORMED.values(), None], ids=[*MALFORMED, "a folder"])
 def test_one_damaged_status_is_listed_as_broken_and_the_others_shown(content):
-    root, bad = runs_root_with(content)
+    root, _bad = runs_root_with(content)
     listed = {r.name: r for r in runs.list_runs(root)}
     assert set(listed) == {"run-gpt", "run-gpt-stopped", "broken"}
     assert listed["broken"].status == "broken" and listed["broken"].reason
@@ -106,7 +106,7 @@ def test_watch_opens_a_broken_run_and_resume_replaces_its_status(monkeypatch):
     import tui.app
     from tui.cli import main as console
 
-    root, bad = runs_root_with("[1, 2]")
+    _root, bad = runs_root_with("[1, 2]")
     opened = {}
     monkeypatch.setattr(tui.app, "run_app", lambda **kw: opened.update(kw))
     result = CliRunner().invoke(console, ["watch", "broken"])

@@ -19,11 +19,21 @@ from textual.widgets import Footer, Header, Input, Static
 from minigpt import paths
 from minigpt.teaching.attention import BUGS, check_trace
 from minigpt.teaching.stepper import (
-    BUG_ORDER, STAGE, check_answer, explain_cell, export_csv, export_markdown,
-    make_question, parse_number, preset_state, stage_note, stage_panels, stages_for,
+    BUG_ORDER,
+    STAGE,
+    check_answer,
+    explain_cell,
+    export_csv,
+    export_markdown,
+    make_question,
+    parse_number,
+    preset_state,
+    stage_note,
+    stage_panels,
+    stages_for,
 )
-from tui.widgets.matrix_view import MatrixView
 from tui import navigation
+from tui.widgets.matrix_view import MatrixView
 
 PRESET_NAMES = ("the cat sat down", "five tokens, d=4", "random")
 CHECK_GLYPH = {"ok": "[b $success]✓[/]", "fail": "[b $error]✗[/]", "skipped": "[$text-muted]–[/]"}
@@ -116,7 +126,7 @@ class AttentionStepperScreen(Screen):
         seed = "" if st.seed is not None else " (fixed)"  # a random preset's name carries its seed
         bugs = ", ".join(str(BUG_ORDER.index(b) + 1) for b in BUG_ORDER if b in st.bugs) or "none"
         head = f" · head {self.head + 1}/{st.n_heads} (h)" if st.multi_head else ""
-        self._show("#att-status", 
+        self._show("#att-status",
             f"[b]{st.name}[/b]{seed} · T={len(st.tokens)} d={len(st.X[0])}{head} · "
             f"mask {'ON' if st.causal else 'off'} (m) · bugs: {bugs}"
             f"{' · PREDICT' if self.predict else ''}")
@@ -124,7 +134,7 @@ class AttentionStepperScreen(Screen):
         for k, s in enumerate(self.stages):
             label = STAGE[s].label
             path.append(f"[reverse b] {label} [/]" if k == self.stage_index else label)
-        self._show("#att-path", 
+        self._show("#att-path",
             f"{self.stage_index + 1}/{len(self.stages)} " + " → ".join(path)
             + f"  [dim]{STAGE[self.stage].title}[/dim]")
         panels = self.current_panels()
@@ -171,7 +181,7 @@ class AttentionStepperScreen(Screen):
         if getattr(self, "_checked", (None,))[0] is not trace:  # the same trace on every stage: check once
             self._checked = (trace, check_trace(trace))
         checks = self._checked[1]
-        self._show("#att-checks", 
+        self._show("#att-checks",
             "  ".join(f"{CHECK_GLYPH[c.status]} {c.name}" for c in checks))
 
     def render_explain(self) -> None:
@@ -184,7 +194,7 @@ class AttentionStepperScreen(Screen):
         else:
             text = explain_cell(self.state, self.mh, self.stage, cur.panel.name, i, j, self.head)
         note = stage_note(self.state, self.stage)
-        self._show("#att-explain", 
+        self._show("#att-explain",
             text.replace("[", "\\[") + (f"\n[dim]{note}[/dim]" if note else ""))
 
     def _fit(self) -> None:
@@ -212,7 +222,7 @@ class AttentionStepperScreen(Screen):
             self.render_explain()
 
     def message(self, text: str, error: bool = False) -> None:
-        self._show("#att-message", 
+        self._show("#att-message",
             f"[b $error]✗ {text}[/]" if error else text.replace("[", "\\["))
 
     # -- actions ----------------------------------------------------------------------------------

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.markup import escape
 from rich.text import Text
-from tui.workers import background
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -24,8 +22,21 @@ from minigpt.runs import listing as runs
 from minigpt.text import markup_escape as escape
 from minigpt.text import printable
 from tui.widgets.loss_chart import LossChart
-from tui.widgets.run_summary import (budget_cell, loss_cell, lr_cell, model_cell, params_cell, read_config,
-                                     run_note, run_title, seed_cell, settings_line, state_glyph, state_name)
+from tui.widgets.run_summary import (
+    budget_cell,
+    loss_cell,
+    lr_cell,
+    model_cell,
+    params_cell,
+    read_config,
+    run_note,
+    run_title,
+    seed_cell,
+    settings_line,
+    state_glyph,
+    state_name,
+)
+from tui.workers import background
 
 # Distinct markers so curves stay apart without colour (NO_COLOR, ansi themes); the colours (plotext
 # name, the same colour for the legend's marker) are a second cue.

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -17,13 +16,14 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 
 from minigpt import serving_policy
 from minigpt.errors import ConfigError
-from minigpt.experiments import folder as ef
 from minigpt.experiments import exports, plots, results, scheduler
+from minigpt.experiments import folder as ef
+from minigpt.text import markup_escape
 from tui import navigation
-from tui.workers import background
 from tui.widgets.experiment_plot import ExperimentPlot
 from tui.widgets.loss_chart import LossChart
 from tui.widgets.training_confirm import ConfirmScreen
+from tui.workers import background
 
 POLL_S = 1.0
 MARKERS = ("●", "x", "+", "■", "◆", "o", "*", "#")
@@ -70,7 +70,7 @@ class ExperimentScreen(Screen):
             self.experiment = ef.load_experiment(self.exp_dir)
         except ConfigError as e:
             self.error = str(e)
-            self.query_one("#exp-summary", Static).update(f"[red]{escape(str(e))}[/red]")
+            self.query_one("#exp-summary", Static).update(f"[red]{markup_escape(str(e))}[/red]")
             return
         self.sub_title = f"Experiment {self.experiment.name}"
         self._columns: list[str] = []
@@ -84,8 +84,8 @@ class ExperimentScreen(Screen):
         before = self.results.state if self.results is not None else None
         try:
             self.results = results.collect(self.experiment, self.curves)
-        except Exception as e:  # noqa: BLE001 - a folder changing under us: say so, keep polling
-            self.query_one("#exp-summary", Static).update(f"[red]cannot read the experiment: {escape(str(e))}[/red]")
+        except Exception as e:
+            self.query_one("#exp-summary", Static).update(f"[red]cannot read the experiment: {markup_escape(str(e))}[/red]")
             return
         self._show_summary()
         self._fill_table()
@@ -100,13 +100,13 @@ class ExperimentScreen(Screen):
         colour = STATE_STYLE.get(res.state, "yellow" if res.state in ("starting", "finishing") else "")
         state = f"[{colour}]{res.state}[/{colour}]" if colour else res.state
         active = [r.name for r in res.runs if r.status in ("running", "starting")]
-        line = (f"[b]{escape(self.experiment.name)}[/b] · {escape(spec.title or spec.kind)} · {state} · "
-                f"{len(res.finished)}/{len(res.runs)} finished · {escape(spec.budget.describe())}")
+        line = (f"[b]{markup_escape(self.experiment.name)}[/b] · {markup_escape(spec.title or spec.kind)} · {state} · "
+                f"{len(res.finished)}/{len(res.runs)} finished · {markup_escape(spec.budget.describe())}")
         if active:
-            line += f"\n[dim]training {escape(', '.join(active))}[/dim]"
+            line += f"\n[dim]training {markup_escape(', '.join(active))}[/dim]"
         elif res.state in ("interrupted", "paused", "stopped", "not started"):
             tail = ef.log_tail(self.exp_dir, 1) if res.state in ("interrupted", "not started") else []
-            why = f"scheduler: {escape(tail[-1][:60])} · " if tail else ""
+            why = f"scheduler: {markup_escape(tail[-1][:60])} · " if tail else ""
             line += f"\n[dim]{why}r resumes: unfinished runs continue from their last checkpoint[/dim]"
         self.query_one("#exp-summary", Static).update(line)
 
@@ -190,7 +190,7 @@ class ExperimentScreen(Screen):
                 self.notify(scheduler.request(self.exp_dir, "stop"))
                 self.poll()
 
-        self.app.push_screen(ConfirmScreen(f"Stop experiment [b]{escape(self.exp_dir.name)}[/b]? Its runs stop "
+        self.app.push_screen(ConfirmScreen(f"Stop experiment [b]{markup_escape(self.exp_dir.name)}[/b]? Its runs stop "
                                            f"with a checkpoint; r resumes them later."), done)
 
     def action_export(self) -> None:

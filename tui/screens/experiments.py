@@ -7,7 +7,6 @@ from the table, or by ``minigpt watch NAME``) follows it from its folder.
 
 from __future__ import annotations
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -16,8 +15,7 @@ from textual.widgets import DataTable, Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from minigpt import serving_policy
-from minigpt.data import DatasetError
-from minigpt.errors import ConfigError
+from minigpt.errors import ConfigError, DatasetError
 from minigpt.experiments import folder as ef
 from minigpt.experiments import plots, presets, results, scheduler
 from minigpt.experiments.spec import Budget, data_info, plan_runs, value_text
@@ -98,14 +96,14 @@ class ExperimentsScreen(Screen):
         try:
             runs = plan_runs(spec, self.data_info())
         except (ConfigError, DatasetError) as e:
-            plan.update(f"[red]{escape(str(e))}[/red]")
+            plan.update(f"[red]{markup_escape(str(e))}[/red]")
             return
-        lines = [f"[b]{escape(spec.title)}[/b]", escape(spec.description), "",
-                 f"{len(runs)} runs · {escape(spec.budget.describe())}"]
+        lines = [f"[b]{markup_escape(spec.title)}[/b]", markup_escape(spec.description), "",
+                 f"{len(runs)} runs · {markup_escape(spec.budget.describe())}"]
         for r in runs[:6]:
             point = " ".join(f"{a}={value_text(v)}" for a, v in r.values.items())
             steps = f"  {r.steps:>6,} steps" if spec.budget.kind == "compute" else ""
-            lines.append(f" {escape(point):<16} N {r.n_params:>9,}{steps}")
+            lines.append(f" {markup_escape(point):<16} N {r.n_params:>9,}{steps}")
         lines.append("[dim]enter starts it in the background[/dim]")
         plan.update("\n".join(lines))
 

@@ -8,9 +8,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static
 
+from minigpt.teaching.explorers import layer_norm_steps, parse_vector, rms_norm_steps
 from minigpt.teaching.norms import batch_norm, layer_norm, rms_norm
 from minigpt.teaching.stepper import Panel
-from minigpt.teaching.explorers import layer_norm_steps, parse_vector, rms_norm_steps
 from tui.widgets.matrix_view import MatrixView
 
 COURSE_VECTOR = "2 4 6 8"

@@ -9,7 +9,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Label, Static
 
-from minigpt.models.config import ConfigError, GPTConfig
+from minigpt.errors import ConfigError
+from minigpt.models.config import GPTConfig
 from minigpt.teaching.explorers import real_param_count
 from minigpt.teaching.params import gpt_breakdown, gpt_total, rule_of_thumb
 from tui.workers import background

@@ -13,9 +13,9 @@ from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
 
 from minigpt.teaching.attention import scaling_demo
-from tui.workers import background
 from tui.widgets import plot_theme  # noqa: F401 - readable axes in the ANSI themes
 from tui.widgets.chart_axes import tick_labels, value_ticks
+from tui.workers import background
 
 D_KS = [2, 4, 8, 16, 32, 64, 128, 256, 512]
 METRICS = [("max_weight", "largest weight (0.125 uniform, 1 one-hot)"),

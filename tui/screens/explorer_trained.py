@@ -12,8 +12,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Select, Static
 
 from minigpt.playground.generation import find_checkpoints
-from minigpt.teaching.stepper import Panel
 from minigpt.teaching.explorers import name_ids
+from minigpt.teaching.stepper import Panel
 from minigpt.text import markup_escape
 from tui.widgets.attention_grid import AttentionGrid
 from tui.widgets.matrix_view import MatrixView
@@ -75,7 +75,8 @@ class TrainedAttentionScreen(Screen):
 
     @background(thread=True, exclusive=True, group="load")
     def load(self, path: Path) -> None:
-        from minigpt.checkpoint import CheckpointError, load_checkpoint
+        from minigpt.checkpoint import load_checkpoint
+        from minigpt.errors import CheckpointError
 
         self.app.call_from_thread(self.status, f"loading {path} …")
         try:

@@ -17,9 +17,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
 from minigpt import paths, serving_policy
-from minigpt.study.anki import CardImportError, export_apkg, import_file, with_user_cards
-from minigpt.study.decks import DeckError, load_decks
-from minigpt.study.review import StudySession, UndoError
+from minigpt.errors import CardImportError, DeckError, PolicyRefusal, UndoError
+from minigpt.study.anki import export_apkg, import_file, with_user_cards
+from minigpt.study.decks import load_decks
+from minigpt.study.review import StudySession
 from minigpt.text import markup_escape as escape
 from tui.saving import keeps_screen
 from tui.widgets.study_card import CardView, RatingBar
@@ -336,7 +337,7 @@ class FlashcardsScreen(Screen):
             return
         try:
             path = serving_policy.check_path(raw)  # before looking: a refusal tells nothing of outside files
-        except serving_policy.PolicyRefusal as e:
+        except PolicyRefusal as e:
             error.update(f"✗ {escape(str(e))}")
             return
         if not path.is_file():

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from rich.markup import escape
-from tui.workers import background
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -14,6 +12,7 @@ from textual.widgets.option_list import Option
 from minigpt.text import markup_escape as escape
 from tui.areas import AREAS
 from tui.progress import glance
+from tui.workers import background
 
 
 class HomeScreen(Screen):

@@ -14,16 +14,16 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widget import MountError
 from textual.timer import Timer
+from textual.widget import MountError
 from textual.widgets import Footer, Header, Markdown, Static
 
-from minigpt.teaching.examples.catalog import render_example
 from minigpt.lessons import Lesson, load_lessons
+from minigpt.teaching.examples.catalog import render_example
+from tui import navigation
 from tui.saving import keeps_screen
 from tui.widgets.snippet import SnippetBlock
 from tui.workers import background
-from tui import navigation
 
 
 class ExampleBlock(Vertical):
@@ -290,7 +290,8 @@ class LessonScreen(Screen):
     def _check_quiz(self) -> None:
         """Whether any card is tagged with this lesson (reading the decks takes a second: not on
         the event loop)."""
-        from minigpt.study.decks import DeckError, load_decks
+        from minigpt.errors import DeckError
+        from minigpt.study.decks import load_decks
 
         try:
             found = self.lesson.id in load_decks().lessons()

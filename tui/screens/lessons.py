@@ -8,7 +8,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from minigpt.lessons import LessonError, load_lessons
+from minigpt.errors import LessonError
+from minigpt.lessons import load_lessons
 
 
 class LessonsScreen(Screen):

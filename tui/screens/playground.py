@@ -18,12 +18,16 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static
 
 from minigpt import paths
-from minigpt.checkpoint import CheckpointError
-from minigpt.data import DatasetError
-from minigpt.playground.generation import (Settings, find_checkpoints, fit_case, load_for_playground, run_batch,
-                                           save_names)
+from minigpt.errors import CheckpointError, DatasetError, SamplingError
+from minigpt.playground.generation import (
+    Settings,
+    find_checkpoints,
+    fit_case,
+    load_for_playground,
+    run_batch,
+    save_names,
+)
 from minigpt.playground.inspection import refuse_text_model
-from minigpt.sampling import SamplingError
 from minigpt.text import markup_escape, printable
 from tui import navigation
 from tui.workers import background

@@ -8,11 +8,11 @@ from dataclasses import replace
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from minigpt.text import markup_escape as escape
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from minigpt.playground.inspection import MODEL_ORDER, compare_models
+from minigpt.text import markup_escape as escape
 from tui.workers import background
 
 GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}

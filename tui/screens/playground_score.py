@@ -6,12 +6,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from minigpt.text import markup_escape as escape
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from minigpt.errors import SamplingError
 from minigpt.playground.inspection import score_name
-from minigpt.sampling import SamplingError
+from minigpt.text import markup_escape as escape
 from tui.widgets.playground_bars import bar, prob_style, show_char
 
 WHERE = {"train": "● in train", "val": "◐ in val", "test": "◑ in test", "new": "★ new"}

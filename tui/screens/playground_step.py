@@ -12,12 +12,12 @@ import math
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from minigpt.text import markup_escape as escape
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from minigpt.errors import SamplingError
 from minigpt.playground.inspection import Stepper
-from minigpt.sampling import SamplingError
+from minigpt.text import markup_escape as escape
 from tui.widgets.playground_bars import DistributionTable, show_char
 
 WHERE = {"train": "● in the training data", "val": "◐ in the validation split",

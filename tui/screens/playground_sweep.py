@@ -8,12 +8,12 @@ from dataclasses import replace
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from minigpt.text import markup_escape as escape
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from minigpt.errors import SamplingError
 from minigpt.playground.generation import SWEEP_TEMPERATURES, temperature_sweep
-from minigpt.sampling import SamplingError
+from minigpt.text import markup_escape as escape
 from tui.workers import background
 
 GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import random
 
-from minigpt.text import markup_escape as escape
-from tui.saving import keeps_screen
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -18,10 +16,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
+from minigpt.errors import DeckError
 from minigpt.study import quiz as q
-from minigpt.study.decks import DeckError, load_decks
+from minigpt.study.decks import load_decks
 from minigpt.study.review import StudySession
+from minigpt.text import markup_escape as escape
 from tui import navigation
+from tui.saving import keeps_screen
 from tui.widgets.study_quiz import QuestionView, TypedView, view_for
 
 ROUND = 5
@@ -39,7 +40,8 @@ MODES = {
 
 def lesson_titles() -> dict[str, tuple[int, str]]:
     """Lesson id → (order, title); empty when the lessons cannot be read (ids never shown)."""
-    from minigpt.lessons import LessonError, load_lessons
+    from minigpt.errors import LessonError
+    from minigpt.lessons import load_lessons
 
     try:
         return {lesson.id: (lesson.order, lesson.title) for lesson in load_lessons()}
@@ -233,7 +235,7 @@ class QuizScreen(Screen):
         lines = [f"[b]{self.score} of {total} right.[/b]"]
         if self.missed:
             lines += ["", f"[b]Missed ({len(self.missed)})[/b], with the right answers:"]
-            for question, outcome in self.missed:
+            for question, _outcome in self.missed:
                 ask = question.prompt.splitlines()[-1] if question.card.kind in (
                     "reverse", "cloze") else question.prompt.splitlines()[0]
                 lines.append(f"✗ {escape(_short(ask))}\n  → [b]{escape(_short(question.right_answer))}[/b]")

@@ -17,15 +17,27 @@ from textual.widgets import DataTable, Footer, Header, Static
 from minigpt import paths, serving_policy
 from minigpt.control import form as run_form
 from minigpt.control import workers as rc
+from minigpt.errors import ConfigError, PolicyRefusal, RunControlError
 from minigpt.runs import listing as runs
 from minigpt.runs.schema import RunState
 from minigpt.text import markup_escape as escape
 from minigpt.text import printable
-from minigpt.models.config import ConfigError
-from tui.widgets.run_summary import (budget_cell, loss_cell, lr_cell, model_cell, params_cell, read_config,
-                                     run_note, run_title, seed_cell, settings_line, state_glyph, state_name)
-from tui.widgets.training_confirm import ConfirmScreen
 from tui import navigation
+from tui.widgets.run_summary import (
+    budget_cell,
+    loss_cell,
+    lr_cell,
+    model_cell,
+    params_cell,
+    read_config,
+    run_note,
+    run_title,
+    seed_cell,
+    settings_line,
+    state_glyph,
+    state_name,
+)
+from tui.widgets.training_confirm import ConfirmScreen
 
 # Fits 80 columns: the state as a glyph (legend above the table), the settings that tell runs apart.
 COLUMNS = ("", "run", "model", "lr", "steps", "seed", "best val", "age")  # the size is in the detail line
@@ -198,7 +210,7 @@ class RunsScreen(Screen):
         try:
             rc.stop_run(path)
             self.notify(f"Stop requested for {escape(path.name)}")
-        except rc.RunControlError as e:
+        except RunControlError as e:
             self.notify(escape(e), severity="warning")
             return
         self.stopping.add(str(path))
@@ -212,7 +224,7 @@ class RunsScreen(Screen):
         try:
             await serving_policy.resume_run(path)
             self.notify(f"Resuming {path.name}")
-        except (rc.RunControlError, serving_policy.PolicyRefusal) as e:
+        except (RunControlError, PolicyRefusal) as e:
             self.notify(escape(e), severity="warning")
         self.refresh_runs()
 
@@ -228,7 +240,7 @@ class RunsScreen(Screen):
             try:
                 rc.delete_run(path)
                 self.notify(f"Deleted {escape(path.name)}")
-            except (rc.RunControlError, OSError) as e:
+            except (RunControlError, OSError) as e:
                 self.notify(escape(e), severity="error")
             self.refresh_runs()
 

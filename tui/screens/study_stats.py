@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from minigpt.text import markup_escape as escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from minigpt.errors import DeckError
 from minigpt.study import scheduler as sch
 from minigpt.study import stats
 from minigpt.study.anki import with_user_cards
-from minigpt.study.decks import DeckError, load_decks
+from minigpt.study.decks import load_decks
 from minigpt.study.review import queue_counts
+from minigpt.text import markup_escape as escape
 from tui.widgets.study_card import card_title
-from tui.widgets.study_charts import (ForecastChart, buttons_text, heatmap_text, retention_text,
-                                      weakest_text)
+from tui.widgets.study_charts import ForecastChart, buttons_text, heatmap_text, retention_text, weakest_text
 
 
 class StudyStatsScreen(Screen):

@@ -18,15 +18,15 @@ from textual.widgets import ContentSwitcher, Footer, Header
 from minigpt import serving_policy
 from minigpt.control import form as run_form
 from minigpt.control import workers as rc
-from minigpt.errors import ConfigError, DatasetError
+from minigpt.errors import ConfigError, DatasetError, PolicyRefusal, RunControlError
 from minigpt.runs import listing as runs
 from minigpt.runs.schema import RunState
 from minigpt.text import markup_escape
 from minigpt.training.options import TrainConfig
+from tui import navigation
 from tui.widgets.training_confirm import StartRunScreen
 from tui.widgets.training_form import TrainingForm
 from tui.widgets.training_panel import RunPanel
-from tui import navigation
 from tui.workers import run_guarded
 
 FORM_ACTIONS = {"start", "runs_from_form", "back"}
@@ -129,7 +129,7 @@ class TrainingScreen(Screen):
     async def start_run(self, config: TrainConfig) -> None:
         try:
             run_dir = await serving_policy.start_run(config)  # rc.start_run, within a served limit
-        except serving_policy.PolicyRefusal as e:
+        except PolicyRefusal as e:
             self.form.show_error(None, str(e))
             return
         except (ConfigError, DatasetError, OSError) as e:
@@ -141,7 +141,7 @@ class TrainingScreen(Screen):
     def action_stop(self) -> None:
         try:
             rc.stop_run(self.panel.run_dir)
-        except rc.RunControlError as e:
+        except RunControlError as e:
             self.notify(markup_escape(e), severity="warning")
             return
         self.panel.stop_requested()
@@ -150,7 +150,7 @@ class TrainingScreen(Screen):
     async def action_resume(self) -> None:
         try:
             await serving_policy.resume_run(self.panel.run_dir)
-        except (rc.RunControlError, serving_policy.PolicyRefusal) as e:
+        except (RunControlError, PolicyRefusal) as e:
             self.notify(markup_escape(e), severity="warning")
             return
         self.notify("Resuming from the last checkpoint")

@@ -14,8 +14,6 @@ scrolls sideways.
 
 from __future__ import annotations
 
-import os
-
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
@@ -55,7 +53,8 @@ def glyphs_wanted(app) -> bool:
 
 def _nearest_ansi(c: Color) -> int:
     """The ANSI colour (0–7) nearest to a truecolour hue, for 16-colour terminals."""
-    from rich.color import Color as RichColor, ColorSystem
+    from rich.color import Color as RichColor
+    from rich.color import ColorSystem
 
     return RichColor.from_rgb(c.r, c.g, c.b).downgrade(ColorSystem.STANDARD).number % 8
 
@@ -88,7 +87,7 @@ class MatrixView(Widget, can_focus=True):
     glyphs: reactive[bool | None] = reactive(None)
 
     class CursorMoved(Message):
-        def __init__(self, view: "MatrixView", row: int, col: int):
+        def __init__(self, view: MatrixView, row: int, col: int):
             super().__init__()
             self.view, self.row, self.col = view, row, col
 

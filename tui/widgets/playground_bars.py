@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 
-from minigpt.text import markup_escape as escape
 from textual.widgets import Static
+
+from minigpt.text import markup_escape as escape
 
 BLOCKS = " ▏▎▍▌▋▊▉█"
 

@@ -21,6 +21,7 @@ from textual.reactive import reactive
 from textual.widgets import Static, TextArea
 
 from minigpt import serving_policy
+from minigpt.errors import PolicyRefusal
 from minigpt.lessons import run_snippet
 from minigpt.text import printable
 from tui.workers import background
@@ -160,7 +161,7 @@ class SnippetBlock(Vertical, can_focus=True):
         out.display = True
         try:  # served to a browser: only the lessons' own snippets run, unless the server allows
             serving_policy.check_code(self.code)
-        except serving_policy.PolicyRefusal as e:
+        except PolicyRefusal as e:
             out.update(Text(str(e)))
             self.state = "failed"
             self._draw_title(self.state)

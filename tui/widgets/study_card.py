@@ -5,7 +5,6 @@ They only draw what ``minigpt.study`` computed; the screen decides what happens 
 
 from __future__ import annotations
 
-from minigpt.text import markup_escape as escape
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
@@ -13,6 +12,7 @@ from textual.reactive import reactive
 from textual.widgets import Button, Static
 
 from minigpt.study.decks import StudyCard
+from minigpt.text import markup_escape as escape
 
 KIND_LABELS = {
     "term": "term → definition",

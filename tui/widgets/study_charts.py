@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from minigpt.text import markup_escape as escape
 from textual_plotext import PlotextPlot
 
 from minigpt.study.stats import Activity, Retention
+from minigpt.text import markup_escape as escape
 
 # Reviews in a day -> glyph; the legend under the heatmap spells the ranges out.
 LEVELS = [(0, "·"), (1, "░"), (3, "▒"), (6, "▓"), (10, "█")]

@@ -6,7 +6,6 @@ Right and wrong are always spelled out with ✓ / ✗ and words, never shown by 
 
 from __future__ import annotations
 
-from minigpt.text import markup_escape as escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -15,6 +14,7 @@ from textual.widgets import Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from minigpt.study import quiz as q
+from minigpt.text import markup_escape as escape
 
 FORMAT_TITLES = {"choice": "Multiple choice", "type": "Type the term", "numeric": "Numbers",
                  "explain": "Explain in your own words"}
@@ -47,7 +47,7 @@ class QuestionView(Vertical):
     """Base: prompt on top, a feedback block filled once the question is answered."""
 
     class Answered(Message):
-        def __init__(self, view: "QuestionView", outcome: q.QuizOutcome, answer: str) -> None:
+        def __init__(self, view: QuestionView, outcome: q.QuizOutcome, answer: str) -> None:
             super().__init__()
             self.view = view
             self.outcome = outcome
@@ -237,7 +237,7 @@ class ExplainView(QuestionView):
             self.query_one("#explain-help", Static).update(
                 "✗ Write your answer first, then ctrl+s shows the model answer.")
             return
-        answer, checklist = q.reveal(self.question)
+        answer, _checklist = q.reveal(self.question)
         self.revealed = True
         text.read_only = True
         model = self.query_one("#model-answer", Static)

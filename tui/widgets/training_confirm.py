@@ -89,7 +89,7 @@ class StartRunScreen(ModalScreen[bool]):
 
         try:
             estimate = estimate_run(self.config)
-        except Exception as e:  # noqa: BLE001 - an estimate never blocks the start; the worker reports
+        except Exception as e:
             self.app.call_from_thread(self._show_estimate, None, f"{type(e).__name__}: {e}")
             return
         self.app.call_from_thread(self._show_estimate, estimate, None)

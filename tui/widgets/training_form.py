@@ -22,7 +22,7 @@ from textual.widgets import Button, Collapsible, Input, Label, Select, Static
 
 from minigpt import serving_policy
 from minigpt.control import form as run_form
-from minigpt.errors import ConfigError
+from minigpt.errors import ConfigError, PolicyRefusal
 from minigpt.text import markup_escape as escape
 from minigpt.training.options import OPTIONS_BY_NAME, Option, TrainConfig
 
@@ -225,7 +225,7 @@ class TrainingForm(Vertical):
             data = values.get("data", "").strip()
             if data and data != run_form.EMBEDDED:
                 serving_policy.check_path(data)  # served to a browser: before the form reads the file
-        except serving_policy.PolicyRefusal as e:
+        except PolicyRefusal as e:
             self.show_error("data", str(e))
             return None
         try:

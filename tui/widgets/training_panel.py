@@ -16,8 +16,8 @@ from textual.widgets import ProgressBar, Static
 from minigpt.control import workers as rc
 from minigpt.runs.schema import RunState
 from tui.widgets.loss_chart import LossChart
-from tui.workers import background
 from tui.widgets.run_summary import STATE_GLYPHS, lr_cell, model_cell, read_config, run_title, seed_cell
+from tui.workers import background
 
 POLL_S = 0.4  # a dead worker shows within 2 s
 STOPPING_POLL_S = 0.1  # after a stop request: the stopped state shows as soon as the worker writes it
@@ -155,7 +155,7 @@ class RunPanel(Vertical):
         try:
             names = rc.sample_names(run_dir, 6)
             text = "\n".join(f"  {_escape(n) or '(empty)'}" for n in names)
-        except Exception as e:  # noqa: BLE001 - a checkpoint mid-swap or damaged: say so, keep going
+        except Exception as e:
             names, text = [], f"  [dim]no samples: {_escape(str(e)[:60])}[/dim]"
         self.app.call_from_thread(self._show_samples, run_dir, evals, names, text)
 

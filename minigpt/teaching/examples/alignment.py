@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from minigpt.teaching.loss_maths import dpo_loss
 from minigpt.teaching.examples.registry import example, fmt, table
+from minigpt.teaching.loss_maths import dpo_loss
 
 BETA = 0.1
 # (label, policy chosen, policy rejected, reference chosen, reference rejected): log-probs of

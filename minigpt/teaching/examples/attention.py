@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from minigpt.teaching import attention as A
-from minigpt.teaching.examples.registry import count, example, fmt, matrix, table
+from minigpt.teaching.examples.registry import example, fmt, matrix, table
 
 # The course's four-token example: "the cat sat down", d = 2.
 

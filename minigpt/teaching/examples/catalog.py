@@ -6,9 +6,19 @@ means adding a module here and naming it below.
 
 from __future__ import annotations
 
-from minigpt.teaching.examples import attention, model, scale  # noqa: F401  (each registers its examples)
-from minigpt.teaching.examples import (  # noqa: F401  (the lessons beyond the course)
-    alignment, averaging, inference, initialization, kv_memory, long_context, loss, moe, precision,
+from minigpt.teaching.examples import (  # noqa: F401  (each registers its examples)  # noqa: F401  (the lessons beyond the course)
+    alignment,
+    attention,
+    averaging,
+    inference,
+    initialization,
+    kv_memory,
+    long_context,
+    loss,
+    model,
+    moe,
+    precision,
+    scale,
     tokenization,
 )
 from minigpt.teaching.examples.registry import EXAMPLES, example_ids, render_example  # noqa: F401

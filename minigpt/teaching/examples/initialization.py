@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 from minigpt.teaching import init_stats as I
 from minigpt.teaching.examples.registry import example, fmt, table
@@ -13,7 +13,7 @@ DEEP = 12
 BATCH = 4  # 4 rows of 16 tokens: enough for stable spreads, quick enough to run on opening
 
 
-@lru_cache(maxsize=None)
+@cache
 def _measure(n_layers: int, scheme: str) -> I.InitStats:
     return I.measure(n_layers, scheme, batch=BATCH)
 

@@ -43,7 +43,6 @@ def _measured() -> str:
 
     from minigpt.models.config import GPTConfig
     from minigpt.models.gpt import MiniGPT
-
     from minigpt.teaching.init_stats import one_thread
 
     rows = []

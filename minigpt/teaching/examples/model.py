@@ -9,10 +9,9 @@ import math
 
 import torch
 
-from minigpt.teaching import attention as A
-from minigpt.teaching import positions
-from minigpt.teaching import norms
 from minigpt.data import IGNORE, EncodedSplit, Vocab
+from minigpt.teaching import attention as A
+from minigpt.teaching import norms, positions
 from minigpt.teaching.examples.registry import count, example, fmt, matrix, table
 
 

@@ -55,7 +55,7 @@ def _params() -> str:
     rows = [
         ["attention per layer (GQA, 8 kv heads)", count(m["attention per layer"])],
         [f"one SwiGLU expert 3·d·{s.ffn_hidden:,}", count(m["one expert"])],
-        [f"router per layer d·E", count(m["router per layer"])],
+        ["router per layer d·E", count(m["router per layer"])],
         [f"total ({s.n_experts} experts per layer)", f"{m['total'] / 1e9:.2f}B"],
         [f"active per token (top-{s.top_k})", f"{m['active'] / 1e9:.2f}B"],
     ]

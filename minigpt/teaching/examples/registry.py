@@ -10,11 +10,10 @@ module of its own (``attention``, ``model``, ``scale``); ``catalog`` imports the
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import torch
-
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,13 @@ import math
 import torch
 
 from minigpt.sampling import filter_logits
-
 from minigpt.teaching.examples.registry import count, example, fmt, table
 
 
 def _params():
     # Imported lazily: the registry must load even while the model code is being changed.
-    from minigpt.teaching import params
     from minigpt.models.config import GPTConfig
+    from minigpt.teaching import params
 
     return params, GPTConfig
 
@@ -188,7 +187,7 @@ def _muon() -> str:
 
 @example("training.decay_groups", "Which parameters get weight decay (course-sized mini GPT)")
 def _decay_groups() -> str:
-    P, GPTConfig = _params()
+    _P, GPTConfig = _params()
     cfg = GPTConfig(**COURSE_GPT, bias=True, tie_weights=False)
     from minigpt.models.gpt import MiniGPT
 

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from minigpt.cli_support import USER_ERRORS, _fail
-
-if TYPE_CHECKING:
-    pass
-
+from minigpt.cli.support import _fail
+from minigpt.errors import TutorError
 
 # ---------------------------------------------------------------------------- sweep
 
@@ -61,7 +57,7 @@ def sweep(target, axes, sets, steps, time_s, compute, data, name, jobs, detach, 
             budget = console.budget_from(steps, time_s, compute)
             spec = console.spec_from(target, axes, sets, budget, name)
             code = console.start(spec, str(data) if data is not None else None, jobs, detach, as_json)
-    except USER_ERRORS as e:
+    except TutorError as e:
         raise _fail(e) from None
     except OSError as e:
         raise _fail(e) from None

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from minigpt.cli_support import USER_ERRORS, _fail, loss_text as _loss
-from minigpt.errors import ConfigError
+from minigpt.cli.support import _fail
+from minigpt.cli.support import loss_text as _loss
+from minigpt.errors import ConfigError, TutorError
 from minigpt.runs.schema import RunState
 from minigpt.text import printable
 from minigpt.training.options import OPTIONS, OPTIONS_BY_NAME  # (no torch)
@@ -77,7 +78,7 @@ def training_options(command):
     return command
 
 
-def config_from_flags(config_file: Path | None, given: dict) -> "TrainConfig":
+def config_from_flags(config_file: Path | None, given: dict) -> TrainConfig:
     """The run's TrainConfig: the config file (or the defaults), then the flags given on top.
 
     Giving one of a group of alternatives (``--time``) unsets the others (the default ``--steps``);
@@ -208,7 +209,7 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
                                   stop_signals=stop_signals)
             if distributed.launched_by_torchrun():
                 return  # the launcher reports the run once, for every rank
-    except USER_ERRORS as e:
+    except TutorError as e:
         raise _fail(_naming_the_flag(e)) from None
     except OSError as e:  # an unwritable run folder, a full disk
         raise _fail(e) from None

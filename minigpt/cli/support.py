@@ -1,4 +1,4 @@
-"""What every ``minigpt`` command shares: the user errors that end in one ``Error:`` line (exit
+"""What every ``minigpt`` command shares: turning a ``TutorError`` into one ``Error:`` line (exit
 status 2), the ``--data-dir`` option, and small formatting helpers. Torch-free."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from pathlib import Path
 
 import click
 
-from minigpt.errors import CheckpointError, ConfigError, DatasetError, RunError, SamplingError, TrainingDiverged
+from minigpt.errors import TutorError
 from minigpt.text import printable
 
-USER_ERRORS = (ConfigError, DatasetError, CheckpointError, SamplingError, RunError, TrainingDiverged)
 
+class UserError(click.ClickException, TutorError):
+    """A refusal the CLI prints as one ``Error: …`` line with exit status 2."""
 
-class UserError(click.ClickException):
     exit_code = 2
 
     def __init__(self, message: str):

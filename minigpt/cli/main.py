@@ -8,21 +8,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from minigpt.cli_support import USER_ERRORS, UserError, _fail
-from minigpt.errors import DatasetError, SamplingError
+from minigpt.cli.support import UserError, _fail, apply_data_dir, data_dir_option
+from minigpt.cli.sweep import sweep
+from minigpt.cli.train import train
+from minigpt.errors import DatasetError, SamplingError, TutorError
 from minigpt.runs.schema import RunState
 from minigpt.text import printable
-
-if TYPE_CHECKING:
-    pass
-
-from minigpt.cli_support import apply_data_dir, data_dir_option
-from minigpt.cli_sweep import sweep
-from minigpt.cli_train import train
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -101,7 +95,7 @@ def sample(checkpoint, n, temperature, top_k, top_p, prefix, max_len, seed, as_j
             raise SamplingError(f"--max-len must be at least 1, got {max_len}")
         samples = generate(ckpt.model, ckpt.vocab, n, temperature=temperature, top_k=top_k, top_p=top_p,
                            prefix=prefix, max_len=max_len, seed=seed, dataset=dataset)
-    except USER_ERRORS as e:
+    except TutorError as e:
         raise _fail(e) from None
     if as_json:
         click.echo(json.dumps([{"name": s.text, "membership": s.membership if dataset else None,
@@ -126,7 +120,7 @@ def eval_cmd(checkpoint, data, as_json):
         ckpt = _load(checkpoint)
         dataset = _dataset_for(ckpt, data)
         losses = {name: evaluate(ckpt.model, dataset.split(name)) for name in ("train", "val", "test")}
-    except USER_ERRORS as e:
+    except TutorError as e:
         raise _fail(e) from None
     if as_json:
         click.echo(json.dumps({"checkpoint": str(ckpt.path), "data": dataset.source, **losses}, indent=2))
@@ -176,7 +170,7 @@ def stop(run, wait, timeout):
     try:
         run_dir = resolve_run(run, pick=None if run else is_running, none_found="no running run")
         pid = workers.stop_run(run_dir)
-    except USER_ERRORS as e:
+    except TutorError as e:
         raise _fail(e) from None
     except workers.RunControlError as e:
         raise UserError(f"{run_dir.name}: {e}") from None
@@ -204,10 +198,7 @@ def rename(run, name, note):
         raise UserError("give a new NAME, a --note, or both")
     try:
         status = edit_status(resolve_run(run), name=name, note=note)
-    except USER_ERRORS as e:
+    except TutorError as e:
         raise _fail(e) from None
     click.echo(printable(status.name + (f" · {status.note}" if status.note else "")))
 
-
-if __name__ == "__main__":
-    main()
