@@ -55,8 +55,10 @@ def one_run(out: Path, train_s: float, worker: bool) -> tuple[float, str]:
     env["PYTHONPATH"] = str(REPO)
     subprocess.run(cmd, check=True, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     status = json.loads((out / "status.json").read_text())
-    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line.strip()]
-    train = [r for r in records if "train_loss" in r]
+    sys.path.insert(0, str(REPO))
+    from minigpt.runs.metrics import read_metrics
+
+    train = [r for r in read_metrics(out)[0] if "train_loss" in r]
     first, last = train[0], train[-1]
     rate = (last["step"] - first["step"]) / max(last["elapsed_s"] - first["elapsed_s"], 1e-9)
     return rate, status.get("cpu_policy", "?")

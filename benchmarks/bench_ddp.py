@@ -12,7 +12,6 @@ says what data parallelism costs here, and the same command shows what it buys o
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -23,8 +22,10 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def steps_per_s(run: Path) -> float:
-    recs = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines() if line.strip()]
-    train = [r for r in recs if "train_loss" in r]
+    sys.path.insert(0, str(REPO))
+    from minigpt.runs.metrics import read_metrics
+
+    train = [r for r in read_metrics(run)[0] if "train_loss" in r]
     first, last = train[0], train[-1]
     return (last["step"] - first["step"]) / max(last["elapsed_s"] - first["elapsed_s"], 1e-9)
 

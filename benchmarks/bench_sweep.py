@@ -84,6 +84,8 @@ def main() -> int:
 
 
 def report_overhead(exp, ef) -> None:
+    from minigpt.runs.metrics import read_metrics
+
     events = ef.read_events(exp.dir)
     launches = {e["run"]: e["t"] for e in events if e["event"] in ("start", "resume")}
     ends, rows = {}, []
@@ -92,8 +94,7 @@ def report_overhead(exp, ef) -> None:
         try:
             ends[run.name] = (run_dir / "status.json").stat().st_mtime
             launch = json.loads((run_dir / "launch.json").read_text())
-            metrics = (run_dir / "metrics.jsonl").read_text().splitlines()
-            trained = max(json.loads(line).get("elapsed_s", 0.0) for line in metrics)
+            trained = max(r.get("elapsed_s", 0.0) for r in read_metrics(run_dir)[0])
         except (OSError, ValueError):
             continue
         rows.append((run.name, launch["launched_ts"], ends[run.name], trained))

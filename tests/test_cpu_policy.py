@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from minigpt.runs.listing import read_metrics
+from minigpt.runs.metrics import read_metrics
 from minigpt.training import cpu_policy as cp
 from minigpt.training.cpu_policy import CpuSample, decide, others_busy_cores, threads_for
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from minigpt.runs.listing import read_metrics
+from minigpt.runs.metrics import read_metrics
 from minigpt.training import distributed as D
 
 REPO = Path(__file__).resolve().parent.parent

@@ -13,7 +13,7 @@ from minigpt.experiments import folder as ef
 from minigpt.experiments.chart import ChartSeries, bar_chart, number, scatter_chart
 from minigpt.experiments.spec import Axis, Budget, ExperimentSpec
 from minigpt.runs import listing
-from minigpt.runs.files import process_start_time, write_json_atomic
+from minigpt.runs.files import process_start_time, write_json_atomic, write_text_atomic
 
 WORDS = ["abcd", "bcda", "cdab", "dabc", "aabb", "bbcc", "ccdd", "ddaa", "abab", "cdcd"]
 
@@ -69,6 +69,22 @@ def test_partial_results_show_every_run_and_plot_only_finished_ones(tmp_path, da
     # The chart marks exactly the finished runs.
     text = plots.render(plot, width=78, height=20)
     assert sum(line.count("●") for line in text.splitlines()[:-1]) == 2
+
+
+def test_polling_follows_a_run_whose_metrics_a_resume_rewrote(tmp_path, data):
+    """The table's cache of curves read a replaced metrics file from its old offset when the new
+    file had already grown past it; the run's curve now starts over from the new file."""
+    exp = size_experiment(tmp_path, data)
+    name = exp.runs[0].name
+    fake_run(exp, name, "running", 40, 2.50, pid=os.getpid())
+    curves: dict = {}
+    results.collect(exp.dir, curves)
+    assert curves[name].val_steps == [20, 40]
+    lines = [json.dumps({"step": s, "train_loss": 2.7, "val_loss": 2.6 - s / 1000}) + "\n" for s in range(5, 80, 5)]
+    write_text_atomic(exp.run_dir(name) / "metrics.jsonl", "".join(lines))  # longer than the first file
+    res = results.collect(exp.dir, curves)
+    assert curves[name].val_steps == list(range(5, 80, 5))
+    assert res.runs[0].steps == 75 and res.runs[0].train_running == 2.7
 
 
 def test_fit_appears_with_three_finished_sizes_and_reads_the_exponent(tmp_path, data):

@@ -24,6 +24,7 @@ from click.testing import CliRunner
 from minigpt.checkpoint import load_checkpoint
 from minigpt.cli import main
 from minigpt.runs import listing as runs
+from minigpt.runs.metrics import read_metrics
 from minigpt.training.loop import train
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "round1"
@@ -77,5 +78,5 @@ def test_round1_stopped_run_resumes(round1):
     (run / "config.json").write_text(json.dumps(config))
     status = train(None, run, resume=True)
     assert (str(status["state"]), status["step"]) == ("finished", 50)
-    steps = [r["step"] for r in runs.read_metrics(run)[0]]
+    steps = [r["step"] for r in read_metrics(run)[0]]
     assert steps[-1] == 50 and 36 in steps and steps == sorted(steps)

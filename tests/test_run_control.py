@@ -179,22 +179,6 @@ def test_downsample_keeps_shape_ends_and_extremes():
     assert rc.downsample([1, 2], [3, 4], 200) == ([1, 2], [3, 4])
 
 
-def test_series_reads_only_complete_new_lines(tmp_path):
-    metrics = tmp_path / "metrics.jsonl"
-    metrics.write_text(json.dumps({"step": 1, "train_loss": 3.3, "lr": 0.1, "elapsed_s": 1}) + "\n")
-    series = rc.RunSeries(tmp_path)
-    assert series.poll() == 1
-    with open(metrics, "a") as f:
-        f.write(json.dumps({"step": 20, "train_loss": 2.9, "val_loss": 2.8, "lr": 0.2, "elapsed_s": 4}) + "\n")
-        f.write('{"step": 30, "train_')  # being written
-    assert series.poll() == 1
-    assert series.poll() == 0
-    assert (series.steps, series.val_steps, series.val_loss) == ([1, 20], [20], [2.8])
-    with open(metrics, "a") as f:
-        f.write('loss": 2.5, "lr": 0.3, "elapsed_s": 5}\n')
-    assert series.poll() == 1 and series.train_loss[-1] == 2.5
-
-
 def _status(run_dir, **values):
     base = {"state": "running", "pid": os.getpid(), "pid_start": process_start_time(os.getpid()), "step": 10,
             "total_steps": 100, "model": "gpt", "started_at": "2026-01-01T00:00:00+00:00"}

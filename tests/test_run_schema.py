@@ -15,6 +15,7 @@ from minigpt.errors import ConfigError, RunBusyError, RunError
 from minigpt.runs import listing as runs
 from minigpt.runs.files import RunWriter, edit_status, truncate_metrics, write_json_atomic, write_run_config
 from minigpt.runs.lock import RunLock, is_locked, lock_holder
+from minigpt.runs.metrics import read_metrics
 from minigpt.runs.resolve import resolve_checkpoint, resolve_run
 from minigpt.runs.schema import (
     CONFIG_VERSION,
@@ -132,20 +133,20 @@ def test_metrics_lines_are_strict_json_and_readers_skip_the_header(tmp_path):
     assert json.loads(lines[0])["format"] == "minigpt-metrics"
     for line in lines:
         json.loads(line, parse_constant=lambda c: pytest.fail(f"bare {c} in metrics.jsonl"))
-    records, _ = runs.read_metrics(tmp_path)
+    records, _ = read_metrics(tmp_path)
     assert records == [{"step": 1, "train_loss": 3.0}, {"step": 2, "lr": 0.1}]
 
 
 def test_round1_metrics_with_bare_nan_are_read_without_the_nan(tmp_path):
     (tmp_path / "metrics.jsonl").write_text('{"step": 1, "train_loss": 3.1}\n{"step": 2, "train_loss": NaN}\n')
-    assert runs.read_metrics(tmp_path)[0] == [{"step": 1, "train_loss": 3.1}, {"step": 2}]
+    assert read_metrics(tmp_path)[0] == [{"step": 1, "train_loss": 3.1}, {"step": 2}]
 
 
 def test_truncate_metrics_keeps_the_steps_up_to_the_checkpoint(tmp_path):
     (tmp_path / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "train_loss": 1.0}) + "\n"
                                                     for s in (1, 10, 20, 25, 30)) + '{"step": 35, "tra')
     assert truncate_metrics(tmp_path, 20) == 2
-    assert [r["step"] for r in runs.read_metrics(tmp_path)[0]] == [1, 10, 20]
+    assert [r["step"] for r in read_metrics(tmp_path)[0]] == [1, 10, 20]
 
 
 def test_a_rename_while_the_trainer_writes_is_kept(tmp_path):

@@ -11,6 +11,7 @@ import pytest
 from minigpt.checkpoint import load_checkpoint
 from minigpt.models.config import ConfigError
 from minigpt.runs import listing as runs
+from minigpt.runs.metrics import read_metrics
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
 from minigpt.training.schedule import lr_at
@@ -48,7 +49,7 @@ def read_status(run):
 def wait_for_metrics(run, proc, timeout=60):
     deadline = time.time() + timeout
     while time.time() < deadline:
-        recs, _ = runs.read_metrics(run)
+        recs, _ = read_metrics(run)
         if recs:
             return recs
         assert proc.poll() is None, proc.communicate()
@@ -74,7 +75,7 @@ def test_real_cli_run_writes_metrics_status_checkpoint(tmp_path, names):
     out, err = p.communicate(timeout=120)
     assert p.returncode == 0, err
     assert "val loss" in out and "test loss" in out
-    recs, offset = runs.read_metrics(run)
+    recs, offset = read_metrics(run)
     assert offset == (run / "metrics.jsonl").stat().st_size
     assert recs[-1]["step"] == 40
     assert {"step", "train_loss", "lr", "tokens_per_s", "elapsed_s"} <= set(recs[-1])
@@ -139,7 +140,7 @@ def test_stop_then_resume_continues_schedule(tmp_path, names):
     st = train(None, run, resume=True, on_log=seen.append)
     assert st["state"] == "finished" and st["step"] == 60
     assert seen[0]["step"] == 31 and seen[-1]["step"] == 60
-    recs, _ = runs.read_metrics(run)
+    recs, _ = read_metrics(run)
     steps = [r["step"] for r in recs]
     assert steps == sorted(steps) and steps[-1] == 60
     # lr follows the one 60-step schedule, not a new one started at the resume.
@@ -205,13 +206,13 @@ def test_runs_read_metrics_partial_line_and_new_run_dir(tmp_path):
     assert runs.new_run_dir(tmp_path).parent == tmp_path
     with open(run / "metrics.jsonl", "w") as f:
         f.write('{"step": 1}\n{"step": 2}\n{"step": 3, "train')
-    recs, off = runs.read_metrics(run)
+    recs, off = read_metrics(run)
     assert [r["step"] for r in recs] == [1, 2]
     with open(run / "metrics.jsonl", "a") as f:
         f.write('_loss": 2.0}\n')
-    more, off2 = runs.read_metrics(run, off)
+    more, off2 = read_metrics(run, off)
     assert more == [{"step": 3, "train_loss": 2.0}] and off2 > off
-    assert runs.read_metrics(run, off2) == ([], off2)
+    assert read_metrics(run, off2) == ([], off2)
     (run / "status.json").write_text(json.dumps({"state": "running", "pid": 2**22 + 12345,
                                                  "started_at": "2020-01-01T00:00:00+00:00"}))
     info = runs.read_run(run)

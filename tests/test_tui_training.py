@@ -23,6 +23,7 @@ from minigpt import paths
 from minigpt.control import form as run_form
 from minigpt.control import workers as rc
 from minigpt.runs import listing as runs
+from minigpt.runs.metrics import read_metrics
 from minigpt.store import Store
 from minigpt.training.options import OPTIONS
 from tests.config_strategies import valid_configs
@@ -203,7 +204,7 @@ async def test_starting_asks_first_with_steps_time_and_device(tmp_path, make_app
 
 def chart_matches_library(panel: RunPanel) -> None:
     """The chart draws (a downsampling of) exactly the library's metrics."""
-    records, _ = runs.read_metrics(panel.run_dir)
+    records, _ = read_metrics(panel.run_dir)
     train = [(r["step"], r["train_loss"]) for r in records if "train_loss" in r]
     chart = panel.query_one("#loss-chart", LossChart)
     xs, ys = chart.drawn["train"]

@@ -4,8 +4,8 @@ The app never trains in its own process: it validates a form into a :class:`Trai
 it as the new run folder's ``config.json`` and launches ``minigpt train --config RUN/config.json``
 as an asyncio subprocess in a new session (so a closed terminal or SSH connection does not take it
 down): the worker reads the very file the app wrote, so no command line is rebuilt option by
-option. From then on the app only reads the run folder: ``status.json``, ``metrics.jsonl`` and
-``stderr.log``.
+option. From then on the app only reads the run folder: ``status.json``, ``stderr.log`` and
+``metrics.jsonl`` (through ``minigpt.runs.metrics.RunMetrics``).
 
 Besides the trainer's files, a launch writes ``launch.json`` (pid and time of the launch): it lets
 the panel tell "still importing torch" from "died before writing its status", and a resumed run
@@ -20,7 +20,7 @@ import shutil
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import minigpt
@@ -31,7 +31,6 @@ from minigpt.runs.files import (
     BEST_DIR,
     CONFIG_FILE,
     LAST_DIR,
-    METRICS_FILE,
     STATUS_FILE,
     now_iso,
     process_start_time,
@@ -149,54 +148,6 @@ def stderr_tail(run_dir: Path | str, lines: int = 8) -> list[str]:
     except OSError:
         return []
     return [ln for ln in text.replace("\r", "\n").splitlines() if ln.strip()][-lines:]
-
-
-@dataclass
-class RunSeries:
-    """Metrics of one run, read incrementally from ``metrics.jsonl``."""
-
-    run_dir: Path
-    offset: int = 0
-    steps: list[int] = field(default_factory=list)
-    train_loss: list[float] = field(default_factory=list)
-    lr: list[float] = field(default_factory=list)
-    val_steps: list[int] = field(default_factory=list)
-    val_loss: list[float] = field(default_factory=list)
-    last: dict = field(default_factory=dict)
-    file_identity: tuple | None = None  # (device, inode) of the file being followed
-
-    def poll(self) -> int:
-        """Read what was appended since the last call; returns how many records arrived.
-
-        A resume rewrites the file cut back to its checkpoint's step (a new file): the series
-        then starts again from the top, so steps never go backwards in a chart."""
-        try:
-            st = (self.run_dir / METRICS_FILE).stat()
-            identity = (st.st_dev, st.st_ino)
-        except OSError:
-            identity, st = None, None
-        if identity != self.file_identity or (st is not None and st.st_size < self.offset):
-            if self.file_identity is not None or self.offset:
-                self._clear()
-            self.file_identity = identity
-        records, self.offset = runs.read_metrics(self.run_dir, self.offset)
-        for rec in records:
-            step = rec["step"]
-            if "train_loss" in rec:
-                self.steps.append(step)
-                self.train_loss.append(float(rec["train_loss"]))
-                self.lr.append(float(rec.get("lr", 0.0)))
-            if "val_loss" in rec:
-                self.val_steps.append(step)
-                self.val_loss.append(float(rec["val_loss"]))
-            self.last = rec
-        return len(records)
-
-    def _clear(self) -> None:
-        self.offset = 0
-        for series in (self.steps, self.train_loss, self.lr, self.val_steps, self.val_loss):
-            series.clear()
-        self.last = {}
 
 
 def progress(info: runs.RunInfo, last: dict) -> tuple[float, float | None]:
@@ -357,9 +308,3 @@ def comparison_rows(infos: list[runs.RunInfo]) -> list[ComparisonRow]:
     rows = [ComparisonRow(i.name, i.model or "?", i.n_params, i.step, i.status, i.best_val, i.test_loss)
             for i in infos]
     return sorted(rows, key=lambda r: (order.get(r.model, 3), r.best_val if r.best_val is not None else 1e9))
-
-
-def val_curve(run_dir: Path | str) -> tuple[list[int], list[float]]:
-    series = RunSeries(Path(run_dir))
-    series.poll()
-    return series.val_steps, series.val_loss

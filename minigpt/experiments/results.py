@@ -2,51 +2,20 @@
 
 Nothing here waits for the sweep: a run in progress shows its latest numbers, a run not yet
 started shows as pending, and the experiment's plot (``plots``) takes finished runs only. The
-app polls :func:`collect` every second with a ``curves`` cache so each metrics file is read
-incrementally.
+app polls :func:`collect` every second with a ``curves`` cache of :class:`RunMetrics` so each
+metrics file is read incrementally (and from the top again when a resume rewrote it).
 """
 
 from __future__ import annotations
 
-import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from minigpt.control import workers as rc
 from minigpt.experiments import folder as ef
 from minigpt.experiments.evaluation import read_extras
 from minigpt.experiments.spec import value_text
-from minigpt.runs import listing
-
-
-@dataclass
-class RunCurve:
-    """One run's metrics, read incrementally: its val curve, latest train loss and speed."""
-
-    run_dir: Path
-    offset: int = 0
-    val_steps: list[int] = field(default_factory=list)
-    val_loss: list[float] = field(default_factory=list)
-    train_loss: float | None = None
-    speeds: list[float] = field(default_factory=list)  # tokens/s of the latest log lines
-
-    def poll(self) -> int:
-        records, self.offset = listing.read_metrics(self.run_dir, self.offset)
-        for rec in records:
-            if not isinstance(rec.get("step"), int):
-                continue
-            if "val_loss" in rec:
-                self.val_steps.append(rec["step"])
-                self.val_loss.append(float(rec["val_loss"]))
-            if "train_loss" in rec:
-                self.train_loss = float(rec["train_loss"])
-            if rec.get("tokens_per_s"):
-                self.speeds = (self.speeds + [float(rec["tokens_per_s"])])[-20:]
-        return len(records)
-
-    @property
-    def tokens_per_s(self) -> float | None:
-        return statistics.median(self.speeds) if self.speeds else None
+from minigpt.runs.metrics import RunMetrics
 
 
 @dataclass
@@ -101,7 +70,7 @@ class ExperimentResults:
         return [a.name for a in self.experiment.spec.axes]
 
 
-def run_result(exp: ef.Experiment, planned, curve: RunCurve | None = None) -> RunResult:
+def run_result(exp: ef.Experiment, planned, curve: RunMetrics | None = None) -> RunResult:
     run_dir = exp.run_dir(planned)
     base = dict(name=planned.name, values=planned.values, n_params=planned.n_params, total_steps=planned.steps,
                 flops=planned.flops, path=run_dir)
@@ -110,7 +79,7 @@ def run_result(exp: ef.Experiment, planned, curve: RunCurve | None = None) -> Ru
                          tokens_per_s=None, **base)
     state = rc.run_state(run_dir)
     info = state.info
-    curve = curve or RunCurve(run_dir)
+    curve = curve or RunMetrics(run_dir)
     curve.poll()
     extras = read_extras(run_dir) if state.status == "finished" else {}
     # The name a run's status may carry (runs can be renamed) wins over the planned one.
@@ -121,7 +90,7 @@ def run_result(exp: ef.Experiment, planned, curve: RunCurve | None = None) -> Ru
         val = min(curve.val_loss)
     return RunResult(status=state.status if state.status != "unknown" else "pending", steps=steps,
                      tokens=steps * planned.tokens_per_step, val_loss=val, train_loss=extras.get("train_loss"),
-                     train_running=curve.train_loss, tokens_per_s=curve.tokens_per_s,
+                     train_running=curve.latest_train_loss, tokens_per_s=curve.tokens_per_s,
                      long_loss=extras.get("long_loss"), reason=state.reason, **base)
 
 
@@ -145,27 +114,19 @@ def experiment_state(exp_dir: Path, runs: list[RunResult]) -> str:
     return "interrupted"  # the scheduler died (killed, machine restarted): resume continues it
 
 
-def collect(exp: ef.Experiment | Path | str, curves: dict[str, RunCurve] | None = None) -> ExperimentResults:
-    """Everything known about the experiment now. ``curves`` (run name → RunCurve) is filled and
+def collect(exp: ef.Experiment | Path | str, curves: dict[str, RunMetrics] | None = None) -> ExperimentResults:
+    """Everything known about the experiment now. ``curves`` (run name → RunMetrics) is filled and
     reused across calls so that polling reads only what was appended."""
     if not isinstance(exp, ef.Experiment):
         exp = ef.load_experiment(exp)
     curves = curves if curves is not None else {}
     out = []
     for planned in exp.runs:
-        run_dir = exp.run_dir(planned)
         curve = curves.get(planned.name)
-        if curve is None or not run_dir.exists() or curve.offset > _size(run_dir):
-            curve = curves[planned.name] = RunCurve(run_dir)  # new, or discarded and restarted
+        if curve is None:
+            curve = curves[planned.name] = RunMetrics(exp.run_dir(planned))
         out.append(run_result(exp, planned, curve))
     return ExperimentResults(exp, experiment_state(exp.dir, out), out, ef.read_scheduler(exp.dir))
-
-
-def _size(run_dir: Path) -> int:
-    try:
-        return (run_dir / "metrics.jsonl").stat().st_size
-    except OSError:
-        return 0
 
 
 # ---------------------------------------------------------------------------- the table

@@ -1,7 +1,7 @@
 """A read-only view of training run folders, for processes other than the trainer.
 
-The training panel follows a run through these functions alone: ``list_runs`` for the table,
-``read_metrics`` to tail ``metrics.jsonl`` incrementally. A run whose status says "running" but
+The runs list reads runs through these functions (``list_runs``, ``read_run``); a run's
+``metrics.jsonl`` is read by ``minigpt.runs.metrics`` alone. A run whose status says "running" but
 whose process is gone (killed, crashed before writing its status) is reported as failed; a run
 whose status cannot be read is listed as broken, with the reason, and never stops the others
 from being listed.
@@ -9,7 +9,6 @@ from being listed.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -18,9 +17,9 @@ from pathlib import Path
 
 from minigpt import paths
 from minigpt.errors import RunError
-from minigpt.runs.files import CONFIG_FILE, METRICS_FILE, STATUS_FILE, process_start_time
+from minigpt.runs.files import CONFIG_FILE, STATUS_FILE, process_start_time
 from minigpt.runs.lock import is_locked
-from minigpt.runs.schema import RunState, RunStatus, default_run_name, metrics_record, read_json_file
+from minigpt.runs.schema import RunState, RunStatus, default_run_name, read_json_file
 
 DEAD_WORKER = "worker exited without writing its status"
 # An experiment's folder (minigpt.experiments) holds its runs one level down; listings include them.
@@ -227,36 +226,6 @@ def list_runs(root: Path | str | None = None) -> list[RunInfo]:
 def latest_run(root: Path | str | None = None) -> RunInfo | None:
     runs = list_runs(root)
     return runs[0] if runs else None
-
-
-def read_metrics(run_dir: Path | str, since_offset: int = 0) -> tuple[list[dict], int]:
-    """Records appended to ``metrics.jsonl`` since byte ``since_offset``, and the new offset.
-
-    Only complete lines are read: a line still being written is left for the next call. The
-    format header and damaged lines are skipped; each record is checked by
-    ``minigpt.runs.schema.metrics_record`` (a step, and finite numbers).
-    """
-    path = Path(run_dir) / METRICS_FILE
-    try:
-        with open(path, "rb") as f:
-            f.seek(since_offset)
-            data = f.read()
-    except OSError:  # not there yet, or not a readable file
-        return [], since_offset
-    end = data.rfind(b"\n")
-    if end < 0:
-        return [], since_offset
-    records = []
-    for line in data[: end + 1].splitlines():
-        if not line.strip():
-            continue
-        try:
-            rec = metrics_record(json.loads(line))
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            continue
-        if rec is not None:
-            records.append(rec)
-    return records, since_offset + end + 1
 
 
 def new_run_dir(root: Path | str | None = None, name: str | None = None) -> Path:

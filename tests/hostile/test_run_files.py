@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from minigpt.runs.listing import list_runs, read_metrics, read_run
+from minigpt.runs.listing import list_runs, read_run
+from minigpt.runs.metrics import read_metrics
 from tests.hostile.conftest import assert_no_control
 from tui.cli import main
 

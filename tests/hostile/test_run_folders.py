@@ -27,6 +27,7 @@ from minigpt.cli import main
 from minigpt.errors import RunBusyError
 from minigpt.runs import listing as runs
 from minigpt.runs.lock import RunLock
+from minigpt.runs.metrics import read_metrics
 from minigpt.store import Store
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
@@ -183,19 +184,19 @@ def test_metrics_after_a_resume_never_go_back(tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         train(cfg, run, on_log=killed_at_step_33)
-    assert max(r["step"] for r in runs.read_metrics(run)[0]) > 20
+    assert max(r["step"] for r in read_metrics(run)[0]) > 20
     train(None, run, resume=True)
-    steps = [r["step"] for r in runs.read_metrics(run)[0]]
+    steps = [r["step"] for r in read_metrics(run)[0]]
     assert steps == sorted(set(steps)) and steps[-1] == 50, steps
 
 
 def test_the_panel_series_restarts_when_a_resume_cuts_the_metrics(tmp_path):
-    from minigpt.control.workers import RunSeries
     from minigpt.runs.files import truncate_metrics
+    from minigpt.runs.metrics import RunMetrics
 
     (tmp_path / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "train_loss": 2.0}) + "\n"
                                                     for s in (1, 10, 20, 30)))
-    series = RunSeries(tmp_path)
+    series = RunMetrics(tmp_path)
     series.poll()
     truncate_metrics(tmp_path, 20)
     with open(tmp_path / "metrics.jsonl", "a") as f:
@@ -243,7 +244,7 @@ def test_stop_from_the_command_line_then_resume(tmp_path):
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and not runs.read_metrics(run)[0]:
+        while time.monotonic() < deadline and not read_metrics(run)[0]:
             assert trainer.poll() is None, trainer.communicate()
             time.sleep(0.1)
         second = CliRunner().invoke(main, ["train", "--resume", "long", "--quiet"])
@@ -268,7 +269,7 @@ def test_stop_from_the_command_line_then_resume(tmp_path):
 def test_any_metrics_lines_read_as_records_with_a_step(tmp_path_factory, lines):
     run = tmp_path_factory.mktemp("run")
     (run / "metrics.jsonl").write_bytes(b"\n".join(x if isinstance(x, bytes) else x.encode() for x in lines) + b"\n")
-    records, offset = runs.read_metrics(run)
+    records, offset = read_metrics(run)
     assert offset <= (run / "metrics.jsonl").stat().st_size
     for record in records:
         assert isinstance(record["step"], int) and record["step"] >= 0

@@ -22,6 +22,7 @@ from minigpt.checkpoint import load_checkpoint
 from minigpt.cli import main
 from minigpt.errors import TrainingDiverged
 from minigpt.runs import listing as runs
+from minigpt.runs.metrics import read_metrics
 from minigpt.training import loop
 from minigpt.training.options import TrainConfig
 from tests.hostile.conftest import one_error_line
@@ -138,7 +139,7 @@ def test_round1_diverged_run_reads_as_failed_and_its_checkpoint_is_refused():
     shutil.copytree(DIVERGED, root / DIVERGED.name)
     info = runs.read_run(root / DIVERGED.name)
     assert info.status == "failed" and "diverged" in info.reason and info.best_val is None
-    records, _ = runs.read_metrics(root / DIVERGED.name)
+    records, _ = read_metrics(root / DIVERGED.name)
     assert [r["step"] for r in records] == [1, 10, 20] and "train_loss" not in records[1]
     for command in ("sample", "eval"):
         line = one_error_line(CliRunner().invoke(main, [command, "--checkpoint", DIVERGED.name]))

@@ -17,8 +17,8 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from minigpt.control import workers as rc
 from minigpt.runs import listing as runs
+from minigpt.runs.metrics import RunMetrics
 from minigpt.text import markup_escape as escape
 from minigpt.text import printable
 from tui.widgets.loss_chart import LossChart
@@ -75,7 +75,7 @@ class CompareRunsScreen(Screen):
         self.metric = "val"
         self.smoothing = 0.0
         self.log_axis = False
-        self.curves: dict[str, rc.RunSeries] = {}  # read in a worker, drawn from here
+        self.curves: dict[str, RunMetrics] = {}  # read in a worker, drawn from here
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -115,12 +115,12 @@ class CompareRunsScreen(Screen):
         """Read the metrics files off the event loop (a long run's file is megabytes)."""
         loaded = {}
         for path in paths:
-            series = self.curves.get(path) or rc.RunSeries(Path(path))
+            series = self.curves.get(path) or RunMetrics(Path(path))
             series.poll()
             loaded[path] = series
         self.app.call_from_thread(self._curves_loaded, loaded)
 
-    def _curves_loaded(self, loaded: dict[str, rc.RunSeries]) -> None:
+    def _curves_loaded(self, loaded: dict[str, RunMetrics]) -> None:
         self.curves.update(loaded)
         self._draw()
 

@@ -18,6 +18,7 @@ from minigpt import serving_policy
 from minigpt.errors import ConfigError
 from minigpt.experiments import exports, plots, results, scheduler
 from minigpt.experiments import folder as ef
+from minigpt.runs.metrics import RunMetrics
 from minigpt.text import markup_escape
 from tui import navigation
 from tui.widgets.experiment_plot import ExperimentPlot
@@ -50,7 +51,7 @@ class ExperimentScreen(Screen):
         self.exp_dir = Path(exp_dir)
         self.experiment: ef.Experiment | None = None
         self.results: results.ExperimentResults | None = None
-        self.curves: dict[str, results.RunCurve] = {}
+        self.curves: dict[str, RunMetrics] = {}
         self.error: str | None = None
 
     def compose(self) -> ComposeResult:

@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Static
 
 from minigpt.control import workers as rc
+from minigpt.runs.metrics import RunMetrics
 from minigpt.runs.schema import RunState
 from tui.widgets.loss_chart import LossChart
 from tui.widgets.run_summary import STATE_GLYPHS, lr_cell, model_cell, read_config, run_title, seed_cell
@@ -33,7 +34,7 @@ class RunPanel(Vertical):
     def __init__(self, run_dir: Path | None = None, **kwargs):
         super().__init__(**kwargs)
         self.run_dir = run_dir
-        self.series: rc.RunSeries | None = None
+        self.series: RunMetrics | None = None
         self.state: rc.RunView | None = None
         self.samples: list[str] = []
         self._sampled_evals = -1
@@ -59,7 +60,7 @@ class RunPanel(Vertical):
     def follow(self, run_dir: Path) -> None:
         """Start following another run (from scratch: its whole metrics file is read again)."""
         self.run_dir = Path(run_dir)
-        self.series = rc.RunSeries(self.run_dir)
+        self.series = RunMetrics(self.run_dir)
         self.samples, self._sampled_evals = [], -1
         self._end_stopping()
         loss, lr = self.query_one("#loss-chart", LossChart), self.query_one("#lr-chart", LossChart)
@@ -97,7 +98,7 @@ class RunPanel(Vertical):
             self._end_stopping()
         if self.state.status != before:
             self.screen.refresh_bindings()  # stop / resume appear and disappear with the state
-        if arrived:
+        if arrived or self.series.restarted:  # a restart emptied the lists the charts draw
             self.query_one("#loss-chart", LossChart).touch()
             self.query_one("#lr-chart", LossChart).touch()
         self._show_status()
