@@ -1,8 +1,9 @@
 """The live view of one run: status line, progress with ETA, loss and learning-rate charts, samples.
 
-It only reads the run folder (minigpt.control.workers / minigpt.runs.listing), a few times a second and only
-the bytes appended since the last look, so it follows runs started by this app, by an earlier app
-or by ``minigpt train`` in another terminal alike. Samples are drawn in a worker thread.
+It only reads the run folder (minigpt.control.workers for the status, minigpt.runs.metrics for the
+curves), a few times a second and only the bytes appended since the last look, so it follows runs
+started by this app, by an earlier app or by ``minigpt train`` in another terminal alike. Samples
+are drawn in a worker thread.
 """
 
 from __future__ import annotations
