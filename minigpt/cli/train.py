@@ -236,7 +236,8 @@ def _run_under_torchrun(launch: list[str], run_dir: Path) -> int:
     rank stops at the same step after rank 0 saves.
     """
     import signal
-    import subprocess
+
+    from minigpt import spawn
 
     args = sys.argv[sys.argv.index("train") + 1:]
     # The ranks learn the world from torchrun's environment; torchrun's own parser would also take
@@ -249,7 +250,7 @@ def _run_under_torchrun(launch: list[str], run_dir: Path) -> int:
     if "--resume" not in args:
         args += ["--out", str(run_dir)]
     cmd = [sys.executable, "-m", "torch.distributed.run", *launch, "-m", "minigpt.cli", "train", *args]
-    child = subprocess.Popen(cmd)
+    child = spawn.popen(cmd, new_session=False, stdin=None)  # same terminal: Ctrl+C reaches the ranks
     forward = lambda signum, _frame: child.send_signal(signum)  # noqa: E731
     previous = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
     try:

@@ -30,6 +30,7 @@ from minigpt.runs.schema import (
     metrics_record,
     read_status,
 )
+from minigpt.spawn import process_start_time
 
 try:
     import fcntl
@@ -43,16 +44,6 @@ STATUS_LOCK = ".status.lock"
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def process_start_time(pid: int) -> int | None:
-    """Start time of a process in clock ticks since boot (Linux), to tell a reused pid apart."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-            stat = f.read()
-        return int(stat[stat.rindex(")") + 2 :].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def fsync_dir(path: Path) -> None:
