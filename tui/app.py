@@ -19,6 +19,7 @@ from minigpt.store import Store
 from minigpt.text import markup_escape, printable
 from tui import navigation
 from tui.areas import AREAS
+from tui.terminal_input import tolerate_non_utf8_input
 from tui.widgets.screen_commands import ScreenCommands
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
@@ -48,6 +49,7 @@ class TutorApp(App):
     COMMANDS = App.COMMANDS | {ScreenCommands}
 
     def __init__(self, store: Store | None = None, initial: str | None = None, **kwargs):
+        tolerate_non_utf8_input()  # a byte that is not UTF-8 (0xE9 pasted) ended the app
         super().__init__(**kwargs)
         self.store = store or Store(paths.database_path(), busy_timeout_s=BUSY_TIMEOUT_S)
         self._initial = initial  # "lesson:<id>", "area:<id>", "run:<folder>", "experiment:<folder>" or None
