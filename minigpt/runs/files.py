@@ -120,7 +120,7 @@ class RunWriter:
     """Everything one training run writes, kept in one place."""
 
     def __init__(self, cfg, run_dir: Path, on_log, previous: RunStatus | None = None,
-                 name: str | None = None, note: str | None = None):
+                 name: str | None = None, note: str | None = None, data_fingerprint: str | None = None):
         """``previous``: the status of the run being resumed (its name, note and start time carry on)."""
         self.cfg, self.dir, self.on_log = cfg, Path(run_dir), on_log
         config = cfg.to_dict()
@@ -128,7 +128,8 @@ class RunWriter:
             state=RunState.RUNNING, pid=os.getpid(), pid_start=process_start_time(os.getpid()),
             total_steps=cfg.steps, time_budget_s=cfg.time_s, model=cfg.model, started_at=now_iso(),
             name=name or (previous.name if previous else "") or default_run_name(config),
-            note=note if note is not None else (previous.note if previous else ""))
+            note=note if note is not None else (previous.note if previous else ""),
+            data_fingerprint=data_fingerprint)
         if previous is not None and previous.started_at:
             self.status.started_at = previous.started_at
         self._last_status_write = 0.0
