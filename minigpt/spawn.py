@@ -210,8 +210,9 @@ class ProcessTree:
             with contextlib.suppress(OSError):
                 (self.cgroup / "cgroup.kill").write_text("1")
         stopped: set[int] = set()
+        left: set[int] = set()
         for _ in range(rounds):
-            live = self.members()
+            live = left = self.members()
             if not live:
                 break
             fresh = live - stopped
@@ -224,7 +225,6 @@ class ProcessTree:
             stopped |= fresh
             if not fresh:
                 time.sleep(0.005)
-        left = self.members()
         if not left:
             self._remove_cgroup()
         return not left
@@ -251,6 +251,11 @@ def _argv(argv: list[str], niceness: int, tree: ProcessTree | None) -> list[str]
     import shutil
 
     program = argv[0] if os.path.isabs(argv[0]) else (shutil.which(argv[0]) or argv[0])
+    if procs and not niceness and os.path.exists("/bin/sh"):
+        # The cgroup bounds the tree by itself: a shell joins it and execs, in a millisecond
+        # where a second interpreter (for the niceness and the subreaper) takes tens of them.
+        return ["/bin/sh", "-c", '{ echo 0 > "$1"; } 2>/dev/null; shift; exec "$@"', "sh", procs, program,
+                *argv[1:]]
     return [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(niceness), procs, "1" if reap else "0",
             program, *argv[1:]]
 
