@@ -53,6 +53,10 @@ class RunError(TutorError, ValueError):
     """A run folder that cannot be used for what was asked: not a run, damaged, or busy."""
 
 
+class DataChangedError(RunError):
+    """A run is resumed on a data file that is not the one it started on (size or hash differ)."""
+
+
 class RunBusyError(RunError):
     """Another live process is training this run (it holds the run's lock)."""
 

@@ -12,7 +12,6 @@ import atexit
 import os
 import re
 import selectors
-import signal
 import subprocess
 import sys
 import threading
@@ -22,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minigpt import paths
+from minigpt import paths, spawn
 from minigpt.errors import LessonError
 
 REQUIRED = {"id": str, "title": str, "order": int}
@@ -195,7 +194,8 @@ def lesson_by_id(lesson_id: str, directory: Path | str | None = None) -> Lesson:
 TIME_LIMIT_S = 20.0
 OUTPUT_LIMIT = 64 * 1024  # bytes kept; a snippet printing more is stopped there
 _DRAIN_S = 0.3  # after the snippet's process ends, how long its last output may take to arrive
-_live_groups: set[int] = set()  # process groups still running, killed at interpreter exit too
+_live_trees: set[spawn.ProcessTree] = set()  # snippets still running, killed at interpreter exit too
+USE_CGROUP = True  # bound a snippet's tree with a cgroup where one can be made (tests turn it off)
 
 
 @dataclass(frozen=True)
@@ -235,36 +235,26 @@ def snippet_command(code: str) -> list[str]:
 
 def snippet_env() -> dict[str, str]:
     """Environment for a snippet: minigpt importable wherever the app was started from."""
-    env = dict(os.environ)
-    parts = [str(_IMPORT_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env["PYTHONPATH"] = os.pathsep.join(parts)
+    # Snippets are tiny: one thread for the maths libraries (many only cost start-up time).
+    env = spawn.child_env(import_root=_IMPORT_ROOT, threads=1, unbuffered=False)
     env.setdefault("PYTHONIOENCODING", "utf-8")
-    # Snippets are tiny; many torch threads only cost start-up time.
-    env.setdefault("OMP_NUM_THREADS", "1")
     return env
 
 
-def kill_group(pid: int) -> None:
-    """SIGKILL the process group led by ``pid`` (a snippet and everything it started)."""
-    _live_groups.discard(pid)
-    try:
-        if hasattr(os, "killpg"):
-            os.killpg(pid, signal.SIGKILL)
-        else:  # Windows has no process groups: the snippet's own process is all we can reach
-            os.kill(pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        pass  # already gone
+def _end(tree: spawn.ProcessTree) -> None:
+    """Kill a snippet and everything it started (its cgroup, or its session and descendants)."""
+    _live_trees.discard(tree)
+    tree.kill()
 
 
 @atexit.register
-def _kill_live_groups() -> None:
-    for pid in list(_live_groups):
-        kill_group(pid)
+def _kill_live_trees() -> None:
+    for tree in list(_live_trees):
+        _end(tree)
 
 
-def _popen_options() -> dict:
-    return dict(stdin=subprocess.DEVNULL, env=snippet_env(), cwd=str(_IMPORT_ROOT),
-                start_new_session=True)
+def _start_options(tree: spawn.ProcessTree) -> dict:
+    return dict(env=snippet_env(), cwd=_IMPORT_ROOT, new_session=True, tree=tree)
 
 
 def _text(data: bytes | bytearray) -> str:
@@ -279,9 +269,10 @@ def run_snippet(code: str, timeout: float = TIME_LIMIT_S, limit: int = OUTPUT_LI
     left the lesson): the snippet's group is killed within a tenth of a second.
     """
     start = time.monotonic()
-    proc = subprocess.Popen(snippet_command(code), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            **_popen_options())
-    _live_groups.add(proc.pid)
+    tree = spawn.ProcessTree(USE_CGROUP)
+    proc = spawn.popen(snippet_command(code), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       **_start_options(tree))
+    _live_trees.add(tree)
     buffers = {proc.stdout: bytearray(), proc.stderr: bytearray()}
     timed_out = truncated = stopped = False
     ended_at = None
@@ -290,6 +281,7 @@ def run_snippet(code: str, timeout: float = TIME_LIMIT_S, limit: int = OUTPUT_LI
             for stream in buffers:
                 sel.register(stream, selectors.EVENT_READ)
             while sel.get_map() and not truncated:
+                tree.watch()
                 now = time.monotonic()
                 if ended_at is None and proc.poll() is not None:
                     ended_at = now
@@ -310,6 +302,7 @@ def run_snippet(code: str, timeout: float = TIME_LIMIT_S, limit: int = OUTPUT_LI
                     buffers[key.fileobj] += chunk[: max(room, 0)]
                     truncated = truncated or len(chunk) > room
         while not (timed_out or truncated or stopped):  # output closed: it may still be finishing
+            tree.watch()
             try:
                 proc.wait(min(0.1, max(timeout - (time.monotonic() - start), 0)))
                 break
@@ -317,13 +310,21 @@ def run_snippet(code: str, timeout: float = TIME_LIMIT_S, limit: int = OUTPUT_LI
                 timed_out = time.monotonic() - start >= timeout
                 stopped = stop is not None and stop.is_set()
     finally:
-        kill_group(proc.pid)
+        _end(tree)
         proc.wait()
         for stream in buffers:
             stream.close()
     return SnippetResult(_text(buffers[proc.stdout]), _text(buffers[proc.stderr]),
                          None if timed_out or truncated or stopped else proc.returncode, timed_out,
                          truncated, time.monotonic() - start, stopped)
+
+
+async def _watch(tree: spawn.ProcessTree) -> None:
+    import asyncio
+
+    while True:
+        tree.watch()
+        await asyncio.sleep(0.1)
 
 
 async def run_snippet_async(code: str, timeout: float = TIME_LIMIT_S, limit: int = OUTPUT_LIMIT,
@@ -336,16 +337,17 @@ async def run_snippet_async(code: str, timeout: float = TIME_LIMIT_S, limit: int
     import asyncio
 
     start = time.monotonic()
-    spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
-        *snippet_command(code), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        **_popen_options()))
+    tree = spawn.ProcessTree(USE_CGROUP)
+    starting = asyncio.ensure_future(spawn.start(
+        snippet_command(code), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        **_start_options(tree)))
     try:
-        proc = await asyncio.shield(spawn)
+        proc = await asyncio.shield(starting)
     except asyncio.CancelledError:  # cancelled while starting: the process may be running already
-        spawn.add_done_callback(
-            lambda done: done.cancelled() or done.exception() or kill_group(done.result().pid))
+        starting.add_done_callback(lambda done: done.cancelled() or done.exception() or _end(tree))
         raise
-    _live_groups.add(proc.pid)
+    _live_trees.add(tree)
+    watching = asyncio.ensure_future(_watch(tree))
     out = bytearray()
     timed_out = truncated = False
     exited = asyncio.ensure_future(proc.wait())
@@ -378,8 +380,8 @@ async def run_snippet_async(code: str, timeout: float = TIME_LIMIT_S, limit: int
                 truncated = True
                 break
     finally:
-        kill_group(proc.pid)
-        for task in (reading, exited):
+        _end(tree)
+        for task in (reading, exited, watching):
             if task is not None and not task.done():
                 task.cancel()
         try:

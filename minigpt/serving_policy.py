@@ -236,7 +236,7 @@ def stop_runs_in(data_dir: Path | str, grace_s: float = 10.0) -> list[Path]:
 
     For guest sessions, whose folder is about to be removed: nothing could reattach to the runs.
     """
-    from minigpt.control.workers import run_state
+    from minigpt.control.workers import RunControlError, trainer_pid
     from minigpt.runs.listing import list_runs, pid_alive
 
     root = Path(data_dir) / "runs"
@@ -244,11 +244,13 @@ def stop_runs_in(data_dir: Path | str, grace_s: float = 10.0) -> list[Path]:
         return []
     live: dict[Path, int] = {}
     for info in list_runs(root):
-        state = run_state(info.path)
-        if state.status in LIVE_STATES and state.alive_pid:
-            live[info.path] = state.alive_pid
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(state.alive_pid, signal.SIGTERM)
+        try:
+            pid = trainer_pid(info.path)  # proven to be the run's trainer, never a pid the folder names
+        except RunControlError:
+            continue
+        live[info.path] = pid
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while live and time.monotonic() < deadline and any(pid_alive(p) for p in live.values()):
         time.sleep(0.1)

@@ -135,6 +135,7 @@ class Store:
         if self.path.exists() and not (os.access(self.path, os.W_OK)
                                        and os.access(self.path.parent, os.W_OK)):
             raise StoreReadOnly(f"{self.path} is not writable")
+        self._writable_companions()
         try:
             self._connect(self.path)
             self.conn.execute("PRAGMA journal_mode=WAL")
@@ -150,6 +151,24 @@ class Store:
         except StoreError:
             self._close_quietly()
             raise
+
+    def _writable_companions(self) -> None:
+        """The ``-wal`` and ``-shm`` files must be writable too. SQLite gives them the database's
+        permissions when it creates them, so a read-only open leaves them read-only; once the
+        learner makes the database writable again (the notice's advice), they follow it when
+        this user owns them, else StoreReadOnly names the one to fix."""
+        if not self.path.exists():
+            return
+        for suffix in ("-wal", "-shm"):
+            part = Path(f"{self.path}{suffix}")
+            if not part.exists() or os.access(part, os.W_OK):
+                continue
+            try:
+                os.chmod(part, self.path.stat().st_mode & 0o7777)
+            except OSError:
+                pass
+            if not os.access(part, os.W_OK):
+                raise StoreReadOnly(f"{part} is not writable (make it writable like {self.path.name})")
 
     def _open_read_only(self, why: str) -> None:
         # immutable=1 when the folder is read-only too: WAL readers otherwise need the -shm file.
@@ -167,7 +186,8 @@ class Store:
             return
         self.read_only = True
         self.notice = (f"The progress database is read-only ({why}): you can look around, but "
-                       f"nothing new is saved. Make it writable and restart to save progress.")
+                       f"nothing new is saved. Make it (and its -wal and -shm files) writable and restart to "
+                       f"save progress.")
 
     def _open_in_memory(self, why: str) -> None:
         self._connect(":memory:")

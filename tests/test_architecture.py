@@ -81,3 +81,43 @@ def test_home_screen_path_does_not_import_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+# Calls that start a child process. Only minigpt.spawn makes them: the environment, session,
+# niceness, thread policy and the bound of a snippet's tree are decided in one place.
+_SPAWNING_CALLS = {("subprocess", "Popen"), ("subprocess", "run"), ("subprocess", "call"),
+                   ("subprocess", "check_call"), ("subprocess", "check_output"),
+                   ("asyncio", "create_subprocess_exec"), ("asyncio", "create_subprocess_shell"),
+                   ("os", "fork"), ("os", "posix_spawn"), ("os", "posix_spawnp"), ("os", "spawnv"),
+                   ("os", "system"), ("os", "popen"), ("os", "execv"), ("os", "execvp")}
+
+
+def _spawning_calls(path: Path) -> list[str]:
+    import ast
+
+    found = []
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported_names = {alias.asname or alias.name: (node.module, alias.name) for node in ast.walk(tree)
+                      if isinstance(node, ast.ImportFrom) for alias in node.names}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            base = func.value
+            name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+            if (name, func.attr) in _SPAWNING_CALLS:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno} {name}.{func.attr}")
+        elif isinstance(func, ast.Name) and imported_names.get(func.id) in _SPAWNING_CALLS:
+            found.append(f"{path.relative_to(REPO)}:{node.lineno} {func.id}")
+    return found
+
+
+def test_only_the_spawn_module_starts_child_processes():
+    """Trainers, sweep schedulers, torchrun launchers and lesson snippets all start through
+    minigpt.spawn; a second way to start one fails here (asyncio.subprocess.X counts as asyncio.X)."""
+    own = REPO / "minigpt" / "spawn.py"
+    offenders = [hit for package in ("minigpt", "tui") for path in sorted((REPO / package).rglob("*.py"))
+                 if path != own for hit in _spawning_calls(path)]
+    assert offenders == [], "start child processes through minigpt.spawn:\n" + "\n".join(offenders)
+    assert _spawning_calls(own), "the spawn module itself must still be found by this check"

@@ -114,12 +114,15 @@ def _run_launched_by(run_dir: Path, proc: subprocess.Popen) -> Path:
     return run_dir
 
 
-def _sleeper(ignore_term: bool = False) -> subprocess.Popen:
+def _sleeper(ignore_term: bool = False, run_dir: Path | None = None) -> subprocess.Popen:
+    """A stand-in worker; given ``run_dir``, its command line is a trainer's for that folder (what
+    the stop's proof reads: it never signals a process the folder merely names)."""
     code = "import signal, time\n"
     if ignore_term:
         code += "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
     code += "print('ready', flush=True)\ntime.sleep(120)\n"
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True)
+    as_trainer = ["minigpt.cli", "train", "--out", str(run_dir)] if run_dir is not None else []
+    proc = subprocess.Popen([sys.executable, "-c", code, *as_trainer], stdout=subprocess.PIPE, start_new_session=True)
     assert proc.stdout.readline().strip() == b"ready"  # its handlers are in place
     return proc
 
@@ -155,7 +158,7 @@ def test_max_runs_zero_refuses_every_start_and_terminals_have_no_limit(served, m
 
 
 def test_stop_runs_in_escalates_to_sigkill_for_a_worker_that_ignores_sigterm(tmp_path):
-    stubborn = _sleeper(ignore_term=True)
+    stubborn = _sleeper(ignore_term=True, run_dir=tmp_path / "guest" / "runs" / "r1")
     run_dir = _run_launched_by(tmp_path / "guest" / "runs" / "r1", stubborn)
     try:
         assert policy.stop_runs_in(tmp_path / "guest", grace_s=0.5) == [run_dir]

@@ -19,6 +19,7 @@ from minigpt.store import Store
 from minigpt.text import markup_escape, printable
 from tui import navigation
 from tui.areas import AREAS
+from tui.terminal_input import tolerate_non_utf8_input
 from tui.widgets.screen_commands import ScreenCommands
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
@@ -48,10 +49,12 @@ class TutorApp(App):
     COMMANDS = App.COMMANDS | {ScreenCommands}
 
     def __init__(self, store: Store | None = None, initial: str | None = None, **kwargs):
+        tolerate_non_utf8_input()  # a byte that is not UTF-8 (0xE9 pasted) ended the app
         super().__init__(**kwargs)
         self.store = store or Store(paths.database_path(), busy_timeout_s=BUSY_TIMEOUT_S)
         self._initial = initial  # "lesson:<id>", "area:<id>", "run:<folder>", "experiment:<folder>" or None
         self._too_small_shown = False
+        self._home_opened = False
         self._theme_applied = False  # the startup choice is not the learner's: don't store it
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -64,11 +67,15 @@ class TutorApp(App):
         else:
             self.theme = DEFAULT_THEME
         self._theme_applied = True
-        navigation.open_screen(self, "home")
+        # In a terminal too small, the home screen waits under nothing: it is pushed once the
+        # terminal is large enough (laid out 10 columns wide, Textual's wrapping raised).
+        self._check_size()
+        if not self._too_small_shown:
+            self._open_home()
         if self.store.notice:  # a damaged file moved aside, a read-only database
             self.notify(markup_escape(self.store.notice), title="Progress", severity="warning", timeout=20)
         if self._initial:
-            self.call_after_refresh(self.open_target, self._initial)
+            self.call_after_refresh(self._open_initial)
         self.call_after_refresh(self._check_size)
         self.set_timer(PREWARM_AFTER_S, self._prewarm)
 
@@ -107,6 +114,19 @@ class TutorApp(App):
             self._too_small_shown = False
             if navigation.is_screen(self.screen, "too_small"):
                 self.pop_screen()
+            if not self._home_opened:
+                self._open_home()
+            self._open_initial()
+
+    def _open_home(self) -> None:
+        self._home_opened = True
+        navigation.open_screen(self, "home")
+
+    def _open_initial(self) -> None:
+        """The screen asked for on the command line, once the terminal is large enough to lay it out."""
+        if self._initial and not self._too_small_shown:
+            target, self._initial = self._initial, None
+            self.open_target(target)
 
     # -- navigation -----------------------------------------------------------------------------
     def open_target(self, target: str) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 import logging
 import os
 import re
@@ -31,12 +32,13 @@ from html import escape as html_escape
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from aiohttp import web
+from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
 import tui
 from minigpt import serving_policy as policy
+from minigpt.text import printable
 
 log = logging.getLogger("minigpt-serve")
 
@@ -232,11 +234,14 @@ class TutorServer(Server):
             try:
                 await self._process_messages(websocket, service)
             finally:
+                # The tab is gone: its slot is free now, not once its app is reaped (up to
+                # STOP_TIMEOUT_S later), so a tab opened meanwhile is not refused as over the limit.
+                self.sessions.pop(session.id, None)
                 await service.stop_and_reap(STOP_TIMEOUT_S)
         except asyncio.CancelledError:
             await websocket.close()
-        except Exception:
-            log.exception("session %s ended with an error", session.id)
+        except Exception as e:  # one line: a traceback on the server's console helps nobody
+            log.error("session %s ended with an error: %s: %s", session.id, type(e).__name__, printable(str(e)))
         finally:
             self.sessions.pop(session.id, None)
             if session.guest:
@@ -245,6 +250,29 @@ class TutorServer(Server):
                 self._cleanups.add(task)
                 task.add_done_callback(self._cleanups.discard)
         return websocket
+
+    async def _process_messages(self, websocket: web.WebSocketResponse, app_service: AppService) -> None:
+        """textual-serve's relay, with every frame checked: a malformed one (not JSON, not a list,
+        an unknown kind, a resize without whole numbers) is one log line and is dropped; the
+        session goes on (textual-serve's own relay raised, logged a traceback and ended the tab)."""
+        async for message in websocket:
+            if message.type != WSMsgType.TEXT:
+                continue
+            frame = parse_frame(message.data)
+            if isinstance(frame, str):
+                log.warning("ignored a malformed websocket frame: %s", frame)
+                continue
+            kind, data = frame
+            if kind == "stdin":
+                await app_service.send_bytes(data.encode("utf-8", "replace"))
+            elif kind == "resize":
+                await app_service.set_terminal_size(*data)
+            elif kind == "ping":
+                await websocket.send_json(["pong", data])
+            elif kind == "blur":
+                await app_service.blur()
+            elif kind == "focus":
+                await app_service.focus()
 
     async def _say_full(self, websocket: web.WebSocketResponse) -> None:
         """Write the limit message into the tab's terminal; close when it leaves or after a while."""
@@ -290,6 +318,33 @@ class TutorServer(Server):
             for folder in guests.iterdir():
                 await asyncio.to_thread(end_guest_session, folder)
         shutil.rmtree(self.state_dir, ignore_errors=True)
+
+
+FRAME_KINDS = ("stdin", "resize", "ping", "blur", "focus")
+MAX_TERMINAL_SIDE = 1000  # columns or rows: xterm.js in any real window asks for far fewer
+
+
+def parse_frame(text: str) -> tuple[str, object] | str:
+    """A browser's frame as (kind, data), or why it is malformed (short, printable: for the log).
+
+    The page sends ``["stdin", text]``, ``["resize", {"width": w, "height": h}]``, ``["ping", x]``,
+    ``["blur"]`` and ``["focus"]``; a resize's data comes back as (width, height)."""
+    shown = ascii(text[:60]) + ("…" if len(text) > 60 else "")
+    try:
+        envelope = json.loads(text)
+    except (ValueError, RecursionError):
+        return f"not JSON: {shown}"
+    if not isinstance(envelope, list) or not envelope or envelope[0] not in FRAME_KINDS:
+        return f"not a [kind, data] list of a known kind: {shown}"
+    kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
+    if kind == "stdin" and not isinstance(data, str):
+        return f"stdin without text: {shown}"
+    if kind == "resize":
+        sides = [data.get(side) for side in ("width", "height")] if isinstance(data, dict) else [None]
+        if not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_TERMINAL_SIDE for v in sides):
+            return f"resize without a width and height from 1 to {MAX_TERMINAL_SIDE}: {shown}"
+        data = tuple(sides)
+    return kind, data
 
 
 def end_guest_session(data_dir: Path) -> None:

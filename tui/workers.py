@@ -19,7 +19,7 @@ from typing import Any
 from textual import work
 
 from minigpt import paths
-from minigpt.text import markup_escape
+from minigpt.text import markup_escape, printable
 
 _log_lock = threading.Lock()
 
@@ -40,8 +40,9 @@ def _write_log(what: str, error: BaseException) -> None:
 def report_failure(node, what: str, error: BaseException) -> None:
     """Log ``error`` and tell the learner, from the event loop or from a worker thread."""
     _write_log(what, error)
-    detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    message = f"{what} failed: {detail[:200]}. The details are in {log_path()}."
+    # One line, all of it: a line break inside a path shows as ␊ instead of cutting the reason off.
+    detail = printable(str(error).strip() or type(error).__name__)
+    message = f"{what} failed: {detail[:300]}. The details are in {log_path()}."
 
     def show() -> None:
         target = node if getattr(node, "is_attached", True) else node.app

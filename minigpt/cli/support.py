@@ -22,7 +22,9 @@ class UserError(click.ClickException, TutorError):
 
 
 def _fail(e: Exception) -> UserError:
-    return UserError(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
+    """One ``Error:`` line with all of the message: a line break inside a path (a folder named
+    ``a\nb``) shows as ``␊`` through ``printable`` instead of cutting the reason off after it."""
+    return UserError(str(e).strip() or type(e).__name__)
 
 
 def apply_data_dir(data_dir: Path | None) -> None:

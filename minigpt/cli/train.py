@@ -123,11 +123,13 @@ def _naming_the_flag(e: Exception) -> Exception:
 @click.option("--name", "run_name", default=None,
               help="What the run is called in lists (default: its model and key settings, e.g. gpt d64 L4 lr5e-3).")
 @click.option("--note", default=None, help="A line about the run, shown in lists.")
+@click.option("--data-changed-ok", is_flag=True,
+              help="With --resume: continue even though the data file changed since the run started.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 @click.option("--nice", type=click.IntRange(0, 19), default=0,
               help="Lower this process's CPU priority (the app starts workers at 5 to stay responsive).")
-def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint, run_name, note, quiet,
-          nice, **given):
+def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint, run_name, note,
+          data_changed_ok, quiet, nice, **given):
     """Train a model; writes metrics, status and the best checkpoint into a run folder."""
     import signal
 
@@ -136,26 +138,28 @@ def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
     stop_signals: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         return _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint,
-                      run_name, note, quiet, nice, stop_signals, given)
+                      run_name, note, quiet, nice, stop_signals, given, data_changed_ok)
     previous = signal.signal(signal.SIGTERM, lambda signum, _frame: stop_signals.append(signum))
     try:
         return _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint,
-                      run_name, note, quiet, nice, stop_signals, given)
+                      run_name, note, quiet, nice, stop_signals, given, data_changed_ok)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
 def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint, run_name, note,
-           quiet, nice, stop_signals: list[int], given: dict):
+           quiet, nice, stop_signals: list[int], given: dict, data_changed_ok: bool = False):
     from minigpt.training import cpu_policy
 
     policy = cpu_policy.choose_at_start()  # sets OMP_WAIT_POLICY: before anything below imports torch
     if nice and hasattr(os, "nice"):
         os.nice(nice)  # an idle machine trains as fast; a busy one keeps the terminal snappy
     from minigpt.runs import listing as runs
+    from minigpt.runs.schema import check_name_and_note
     from minigpt.training.loop import train as run_training
 
     try:
+        check_name_and_note(run_name, note)  # the rule `rename` applies, before any data is read
         if resume is not None:
             # the number of processes may change on resume: a run continues on any number of them
             changed = [OPTIONS_BY_NAME[name].cli_flag for name, value in given.items()
@@ -176,9 +180,9 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
                 cfg.processes = int(os.environ["LOCAL_WORLD_SIZE"])
             # Read the data now so a bad file fails before a run folder is created.
             from minigpt.training.options import load_data_for
-            note = getattr(load_data_for(cfg), "cut_note", None)
-            if note:  # even with -q: the data is not what the file says
-                click.echo(f"note: {printable(note)}", err=True)
+            cut_note = getattr(load_data_for(cfg), "cut_note", None)
+            if cut_note:  # even with -q: the data is not what the file says
+                click.echo(f"note: {printable(cut_note)}", err=True)
             if out is not None:
                 # torchrun's ranks and the launchers of other nodes share the folder of node 0
                 if (out / "status.json").exists() and "RANK" not in os.environ and node_rank == 0:
@@ -206,7 +210,7 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
         else:
             status = run_training(cfg, run_dir, resume=resume is not None, name=run_name, note=note,
                                   on_log=_progress_printer(cfg, quiet or not _is_main_rank()),
-                                  stop_signals=stop_signals)
+                                  stop_signals=stop_signals, data_changed_ok=data_changed_ok)
             if distributed.launched_by_torchrun():
                 return  # the launcher reports the run once, for every rank
     except TutorError as e:
@@ -236,7 +240,8 @@ def _run_under_torchrun(launch: list[str], run_dir: Path) -> int:
     rank stops at the same step after rank 0 saves.
     """
     import signal
-    import subprocess
+
+    from minigpt import spawn
 
     args = sys.argv[sys.argv.index("train") + 1:]
     # The ranks learn the world from torchrun's environment; torchrun's own parser would also take
@@ -249,7 +254,7 @@ def _run_under_torchrun(launch: list[str], run_dir: Path) -> int:
     if "--resume" not in args:
         args += ["--out", str(run_dir)]
     cmd = [sys.executable, "-m", "torch.distributed.run", *launch, "-m", "minigpt.cli", "train", *args]
-    child = subprocess.Popen(cmd)
+    child = spawn.popen(cmd, new_session=False, stdin=None)  # same terminal: Ctrl+C reaches the ranks
     forward = lambda signum, _frame: child.send_signal(signum)  # noqa: E731
     previous = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
     try:

@@ -14,7 +14,6 @@ from the stale status of its previous life.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import signal
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import minigpt
+from minigpt import spawn
 from minigpt.data import load_words
 from minigpt.errors import RunControlError
 from minigpt.runs import listing as runs
@@ -37,7 +37,7 @@ from minigpt.runs.files import (
     write_json_atomic,
     write_run_config,
 )
-from minigpt.runs.lock import is_locked, lock_holder
+from minigpt.runs.lock import is_locked, lock_holder, proven_trainer
 from minigpt.runs.schema import RunState
 from minigpt.training.options import TrainConfig, load_run_config
 
@@ -55,20 +55,12 @@ _LAUNCHED: list = []
 WORKER_NICENESS = 5
 
 
-def _worker_env() -> dict[str, str]:
-    env = dict(os.environ)
-    root = str(Path(minigpt.__file__).resolve().parent.parent)  # the worker must import this minigpt
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
 async def _spawn(run_dir: Path, args: list[str]) -> int:
+    # In a session of its own, so a closed terminal or SSH connection does not take it down.
+    root = Path(minigpt.__file__).resolve().parent.parent  # the worker must import this minigpt
     with open(run_dir / STDOUT_FILE, "ab") as out, open(run_dir / STDERR_FILE, "ab") as err:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "minigpt.cli", *args, "--nice", str(WORKER_NICENESS),
-            stdin=asyncio.subprocess.DEVNULL, stdout=out,
-            stderr=err, start_new_session=True, env=_worker_env())
+        proc = await spawn.start([sys.executable, "-m", "minigpt.cli", *args], env=spawn.child_env(import_root=root),
+                                 new_session=True, niceness=WORKER_NICENESS, stdout=out, stderr=err)
     _LAUNCHED.append(proc)
     write_json_atomic(run_dir / LAUNCH_FILE, {"pid": proc.pid, "pid_start": process_start_time(proc.pid),
                                               "launched_at": now_iso(), "launched_ts": time.time(),
@@ -193,20 +185,38 @@ def has_checkpoint(run_dir: Path | str) -> bool:
 # ---------------------------------------------------------------------------- controls
 
 
+def trainer_pid(run_dir: Path | str) -> int:
+    """The pid of the run's live trainer, proven before anything signals it; RunControlError when
+    there is none or it cannot be proven.
+
+    A run folder is data: its status or launch record may name any pid (a reused one, or one
+    written by hand). The process must be a ``minigpt train`` (its command line) and either hold
+    the run's lock file open, or be the worker the app launched for this folder (its start time as
+    recorded at launch, and this folder on its command line) while it has not taken the lock yet.
+    """
+    run_dir = Path(run_dir)
+    state = run_state(run_dir)
+    pid = state.alive_pid
+    if pid is None or not state.status.active:
+        raise RunControlError(f"the run is {state.status}, not running: nothing to stop")
+    if not proven_trainer(run_dir, pid, _launch(run_dir)):
+        raise RunControlError(f"pid {pid} is not this run's trainer (the run folder names a process that "
+                              f"does not hold its lock): not signalling it")
+    return pid
+
+
 def stop_run(run_dir: Path | str) -> int:
     """Ask the worker to stop cleanly (SIGTERM: it finishes its step and saves); returns its pid."""
-    state = run_state(run_dir)
-    if state.alive_pid is None or not state.status.active:
-        raise RunControlError(f"the run is {state.status}, not running: nothing to stop")
+    pid = trainer_pid(run_dir)
     # Said in the folder first: a worker stopped while Python starts (before it can catch the
     # signal) then reads as stopped, not as a crash.
     write_json_atomic(Path(run_dir) / STOP_FILE, {"requested_at": now_iso(), "requested_ts": time.time(),
-                                                  "pid": state.alive_pid})
+                                                  "pid": pid})
     try:
-        os.kill(state.alive_pid, signal.SIGTERM)
+        os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         raise RunControlError("the worker had already exited") from None
-    return state.alive_pid
+    return pid
 
 
 def _stopped_since(run_dir: Path, launched_ts) -> bool:

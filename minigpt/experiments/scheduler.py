@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from minigpt import spawn
 from minigpt.control import workers as rc
 from minigpt.experiments import folder as ef
 from minigpt.experiments.evaluation import EXTRAS_FILE, compute_extras
@@ -307,10 +308,7 @@ def max_jobs() -> int:
 
 
 def _scheduler_command(exp_dir: Path, jobs: int) -> tuple[list[str], dict[str, str]]:
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])  # the scheduler must import this minigpt
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["PYTHONUNBUFFERED"] = "1"
+    env = spawn.child_env(import_root=Path(__file__).resolve().parents[2])  # it must import this minigpt
     return [sys.executable, "-m", "minigpt.experiments.scheduler", str(exp_dir), "--jobs", str(jobs)], env
 
 
@@ -323,24 +321,20 @@ async def start(exp_dir: Path | str, jobs: int = 1) -> int | None:
         return None
     argv, env = _scheduler_command(exp_dir, min(jobs, max_jobs()))
     with open(exp_dir / ef.LOG_FILE, "ab") as log:
-        proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL, stdout=log,
-                                                    stderr=log, start_new_session=True, env=env)
+        proc = await spawn.start(argv, env=env, new_session=True, stdout=log, stderr=log)
     _SPAWNED.append(proc)
     return proc.pid
 
 
 def start_sync(exp_dir: Path | str, jobs: int = 1) -> int | None:
     """The same from a plain process (the CLI): no event loop to outlive the scheduler it starts."""
-    import subprocess
-
     exp_dir = Path(exp_dir)
     ef.write_control(exp_dir, "run")
     if ef.scheduler_alive(exp_dir) is not None:
         return None
     argv, env = _scheduler_command(exp_dir, min(jobs, max_jobs()))
     with open(exp_dir / ef.LOG_FILE, "ab") as log:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                                env=env)
+        proc = spawn.popen(argv, env=env, new_session=True, stdout=log, stderr=log)
     _SPAWNED.append(proc)
     return proc.pid
 

@@ -30,6 +30,7 @@ from minigpt.runs.schema import (
     metrics_record,
     read_status,
 )
+from minigpt.spawn import process_start_time
 
 try:
     import fcntl
@@ -43,16 +44,6 @@ STATUS_LOCK = ".status.lock"
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def process_start_time(pid: int) -> int | None:
-    """Start time of a process in clock ticks since boot (Linux), to tell a reused pid apart."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-            stat = f.read()
-        return int(stat[stat.rindex(")") + 2 :].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def fsync_dir(path: Path) -> None:
@@ -129,7 +120,7 @@ class RunWriter:
     """Everything one training run writes, kept in one place."""
 
     def __init__(self, cfg, run_dir: Path, on_log, previous: RunStatus | None = None,
-                 name: str | None = None, note: str | None = None):
+                 name: str | None = None, note: str | None = None, data_fingerprint: str | None = None):
         """``previous``: the status of the run being resumed (its name, note and start time carry on)."""
         self.cfg, self.dir, self.on_log = cfg, Path(run_dir), on_log
         config = cfg.to_dict()
@@ -137,7 +128,8 @@ class RunWriter:
             state=RunState.RUNNING, pid=os.getpid(), pid_start=process_start_time(os.getpid()),
             total_steps=cfg.steps, time_budget_s=cfg.time_s, model=cfg.model, started_at=now_iso(),
             name=name or (previous.name if previous else "") or default_run_name(config),
-            note=note if note is not None else (previous.note if previous else ""))
+            note=note if note is not None else (previous.note if previous else ""),
+            data_fingerprint=data_fingerprint)
         if previous is not None and previous.started_at:
             self.status.started_at = previous.started_at
         self._last_status_write = 0.0

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from minigpt.errors import RunBusyError
+from minigpt.spawn import process_cmdline, process_start_time
 
 try:
     import fcntl
@@ -83,3 +84,62 @@ def lock_holder(run_dir: Path | str) -> int | None:
         return int(text) if text else None
     except (OSError, ValueError):
         return None
+
+
+def holds_lock(run_dir: Path | str, pid: int) -> bool | None:
+    """Whether process ``pid`` has this run's lock file open, the proof that it is the run's trainer
+    (a status file names any pid; the kernel's table of open files does not lie). None where /proc
+    cannot tell (another system, another user's process)."""
+    try:
+        st = (Path(run_dir) / LOCK_FILE).stat()
+    except OSError:
+        return False
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except FileNotFoundError:
+        return False if os.path.isdir("/proc/self/fd") else None
+    except OSError:
+        return None
+    for fd in fds:
+        try:
+            opened = os.stat(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if (opened.st_dev, opened.st_ino) == (st.st_dev, st.st_ino):
+            return True
+    return False
+
+
+def _trainer_command(argv: list[str]) -> bool:
+    """``minigpt train …``, ``python -m minigpt.cli train …`` (a worker, a torchrun rank)."""
+    return "train" in argv and any("minigpt" in part for part in argv)
+
+
+def _names_folder(pid: int, argv: list[str], run_dir: Path) -> bool:
+    """The command line names this run folder (``--out RUN``, ``--resume RUN``, ``RUN/config.json``)."""
+    try:
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return False
+    want = run_dir.resolve()
+    return any(Path(cwd, part) in (want, want / "config.json") for part in argv)
+
+
+def proven_trainer(run_dir: Path | str, pid: int, launch: dict | None = None) -> bool:
+    """Whether ``pid`` is provably the trainer of ``run_dir``: a ``minigpt train`` (its command
+    line) that holds the run's lock file open, or, before it takes the lock, the worker recorded in
+    ``launch`` (the app's launch record: its start time matches and its command line names this
+    folder). A status file may name any pid; nothing is signalled on its word alone."""
+    run_dir = Path(run_dir)
+    argv = process_cmdline(pid)
+    if argv is not None and not _trainer_command(argv):
+        return False
+    held = holds_lock(run_dir, pid)
+    if held and is_locked(run_dir):
+        return True
+    recorded = (launch or {}).get("pid_start")
+    if ((launch or {}).get("pid") == pid and isinstance(recorded, int) and not isinstance(recorded, bool)
+            and process_start_time(pid) == recorded and argv is not None and _names_folder(pid, argv, run_dir)):
+        return True
+    # No /proc to look in: the lock's own record, written by whoever holds the lock.
+    return held is None and is_locked(run_dir) and lock_holder(run_dir) == pid

@@ -82,6 +82,7 @@ _STATUS_FIELDS = {
     "n_params": ("count", True), "device": ("text", True), "block_size": ("positive", True),
     "world_size": ("positive", False), "cpu_policy": ("text", True), "pid": ("positive", True), "pid_start": ("count", True),
     "started_at": ("time", True), "updated_at": ("time", True), "failure_reason": ("text", True),
+    "data_fingerprint": ("text", True),
 }
 
 
@@ -174,6 +175,8 @@ class RunStatus:
     started_at: str | None = None
     updated_at: str | None = None
     failure_reason: str | None = None  # why it failed, or what cut it short
+    # "SIZE:SHA256" of the data file the run trains on, checked on resume (absent in older files)
+    data_fingerprint: str | None = None
 
     def to_dict(self) -> dict:
         values = {"format": STATUS_FORMAT, "format_version": STATUS_VERSION}

@@ -278,7 +278,8 @@ class StudySession:
 
         Returns the card id, or None when this session has nothing left to undo. Raises
         ``UndoError`` (changing nothing) when another session has since answered the same card.
-        A suspension made since is kept: undoing an answer is not un-suspending.
+        A suspension or a bury made since (in another window) is kept: undoing an answer is not
+        un-suspending or un-burying.
         """
         while self._answered:
             log_id = self._answered[-1]
@@ -301,17 +302,22 @@ class StudySession:
 
     @staticmethod
     def _restore(conn, card_id: str, prev_json: str | None) -> None:
-        current = conn.execute("SELECT suspended FROM card_state WHERE card_id = ?",
+        # What another window did to the card since the answer stays: a suspension, and a bury
+        # (an answer clears buried_until, so one set now was made after it).
+        current = conn.execute("SELECT suspended, buried_until FROM card_state WHERE card_id = ?",
                                (card_id,)).fetchone()
         conn.execute("DELETE FROM card_state WHERE card_id = ?", (card_id,))
         prev = json.loads(prev_json) if prev_json else None
         if prev is None:
-            if current is not None and current["suspended"]:  # keep the suspension, unanswered
+            if current is not None and (current["suspended"] or current["buried_until"]):  # kept, unanswered
                 StudySession._ensure_row(conn, card_id, sch.utc_now())
-                conn.execute("UPDATE card_state SET suspended = 1 WHERE card_id = ?", (card_id,))
+                conn.execute("UPDATE card_state SET suspended = ?, buried_until = ? WHERE card_id = ?",
+                             (current["suspended"], current["buried_until"], card_id))
             return
         if current is not None:
             prev["suspended"] = current["suspended"]
+            if current["buried_until"]:
+                prev["buried_until"] = current["buried_until"]
         cols = list(prev)
         conn.execute(f"INSERT INTO card_state({', '.join(cols)}) "
                      f"VALUES ({', '.join('?' for _ in cols)})", [prev[c] for c in cols])

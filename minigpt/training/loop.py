@@ -57,8 +57,11 @@ from minigpt.training.options import TrainConfig, load_run_config
 from minigpt.training.schedule import evaluate, lr_at, make_optimizer
 from minigpt.training.session import (
     StopFlag,
+    data_fingerprint,
     data_for_run,
     previous_status,
+    refuse_changed_data,
+    refuse_paths_not_utf8,
     refuse_too_large,
     resume_checkpoint,
     write_exit,
@@ -72,7 +75,8 @@ MAX_SKIPPED_IN_A_ROW = 20
 
 def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
           on_log: Callable[[dict], None] | None = None, dataset: Dataset | None = None,
-          name: str | None = None, note: str | None = None, stop_signals: list[int] | None = None) -> dict:
+          name: str | None = None, note: str | None = None, stop_signals: list[int] | None = None,
+          data_changed_ok: bool = False) -> dict:
     """Train into ``run_dir``; return the final status (``RunStatus.to_dict()``).
 
     ``dataset`` replaces the one described by ``cfg`` (benchmarks use it for other splits).
@@ -90,6 +94,7 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
     """
     run_dir = Path(run_dir)
     check_name_and_note(name, note)
+    refuse_paths_not_utf8(cfg, run_dir)  # the run's files record them: found now, not after training
     if resume:
         cfg = load_run_config(run_dir)
     elif cfg is None:
@@ -108,7 +113,8 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
             run_dir.mkdir(parents=True, exist_ok=True)
             with RunLock(run_dir):  # first: a run another trainer is writing is refused as such
                 source = resume_checkpoint(run_dir) if resume else None
-                result = _train_main(cfg, run_dir, source, on_log, dataset, name, note, world, stop_signals)
+                result = _train_main(cfg, run_dir, source, on_log, dataset, name, note, world, stop_signals,
+                                     data_changed_ok)
         # Leave together: a rank that tore its process group down while rank 0 was still saving
         # could abort in gloo's teardown ("terminate called without an active exception").
         distributed.barrier(world)
@@ -119,16 +125,19 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
 
 def _train_main(cfg: TrainConfig, run_dir: Path, source: CheckpointMeta | None, on_log, dataset: Dataset | None,
                 name: str | None, note: str | None, world: distributed.World,
-                stop_signals: list[int] | None = None) -> dict:
+                stop_signals: list[int] | None = None, data_changed_ok: bool = False) -> dict:
     """Rank 0 (or the only process), holding the run's lock: check, then write and train."""
     previous = previous_status(run_dir) if source is not None else None
     data = dataset or data_for_run(cfg, source)
+    fingerprint = data_fingerprint(cfg) if dataset is None else None
+    if fingerprint is not None:
+        refuse_changed_data(cfg, previous, fingerprint, data_changed_ok)
     if source is None:
         refuse_too_large(cfg, data)
         write_run_config(run_dir, cfg.to_dict())
     else:
         truncate_metrics(run_dir, int(source.state.get("step", 0)))
-    run = RunWriter(cfg, run_dir, on_log, previous=previous, name=name, note=note)
+    run = RunWriter(cfg, run_dir, on_log, previous=previous, name=name, note=note, data_fingerprint=fingerprint)
     try:
         run.write_status(world_size=world.size)
         with StopFlag(stop_signals) as stop:

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 from minigpt.checkpoint import CheckpointMeta, read_checkpoint_meta
-from minigpt.errors import ConfigError, RunError, TutorError
+from minigpt.errors import ConfigError, DataChangedError, RunError, TutorError
 from minigpt.models.build import MAX_PARAMS, count_text, planned_size
 from minigpt.runs.files import BEST_DIR, CONFIG_FILE, LAST_DIR, STATUS_FILE, RunWriter
 from minigpt.runs.schema import RunState, RunStatus, read_json_file, read_status
@@ -100,3 +100,47 @@ class StopFlag:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
         return False
+
+
+def data_fingerprint(cfg: TrainConfig) -> str:
+    """``SIZE:SHA256`` of the run's data file, recorded in its status to notice a changed file on
+    resume (read after the data was loaded, so the file is known to be a readable regular one)."""
+    import hashlib
+
+    digest, size = hashlib.sha256(), 0
+    with open(cfg.data_path(), "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+    return f"{size}:{digest.hexdigest()}"
+
+
+def refuse_changed_data(cfg: TrainConfig, previous: RunStatus | None, now: str, changed_ok: bool) -> None:
+    """DataChangedError when a resumed run's data file is not the one it started on (a run saved
+    before fingerprints were recorded is not checked), unless ``changed_ok``."""
+    was = previous.data_fingerprint if previous is not None else None
+    if was is None or was == now or changed_ok:
+        return
+    sizes = f"{was.split(':')[0]} bytes then, {now.split(':')[0]} now"
+    raise DataChangedError(f"{cfg.data_path()}: the data file changed since this run started ({sizes}, "
+                           f"other contents): resuming would train on other data; start a new run, or "
+                           f"pass --data-changed-ok to continue on the new data")
+
+
+def shown_path(path: Path | str) -> str:
+    """A path as text that can be printed and saved: bytes that are not UTF-8 as ``\\xe9``."""
+    import os
+
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def refuse_paths_not_utf8(cfg: TrainConfig | None, run_dir: Path) -> None:
+    """ConfigError, before anything is trained, when the run folder's or the data file's path is
+    not UTF-8: the run's JSON files record both, and could not be saved at the end."""
+    named = [("run folder", run_dir)] + ([("data file", cfg.data_path())] if cfg is not None else [])
+    for what, path in named:
+        try:
+            str(Path(path).absolute()).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ConfigError(f"{shown_path(Path(path).absolute())}: the {what}'s path is not UTF-8 text, and a "
+                              f"run records it in its files; rename the folder (or choose another --data-dir)") from None

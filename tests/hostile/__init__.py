@@ -22,7 +22,19 @@ Input classes and where they are tested (add a file here for a new class, and a 
   duplicates, stray quotes, FIFOs (``test_card_import.py``);
 - run files: text fields of status.json and lines of metrics.jsonl (``test_run_files.py``);
 - CLI options: absurd numbers, unicode, symlinks, permission-denied and special paths
-  (``test_cli_options.py``).
+  (``test_cli_options.py``);
+- stopping a run: a run folder naming a foreign pid, with or without its start time, a trainer
+  look-alike, a lock held by another process, a forged launch record (``test_stop_foreign.py``);
+- snippets that leave their session: start_new_session, setsid, a double fork, a fork bomb, under
+  a cgroup and under the /proc walk (``test_snippet_escape.py``);
+- websocket frames to ``minigpt serve``: not JSON, unknown kinds, stdin without text, resizes
+  without whole numbers, deep nesting (``test_serve_frames.py``);
+- the terminal itself: starting or shrinking to 1–79 columns (``test_narrow_terminal.py``), bytes
+  that are not UTF-8 typed or pasted (``test_terminal_bytes.py``);
+- silently wrong answers: ``train --note`` dropped, resuming on changed data, run or data paths
+  that are not UTF-8 (``test_silently_wrong.py``), an error cut at a line break in a path
+  (``test_error_lines.py``), undo against a bury from another window (``test_study_windows.py``),
+  the database's ``-wal``/``-shm`` left read-only (``test_database_companions.py``).
 
 ``conftest.py`` holds the shared pieces: the escape sequences, an assertion that text is free of
 control characters, the CLI run in a real subprocess, the app's rendered screen as text, and the

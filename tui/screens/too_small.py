@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Center, Middle
-from textual.screen import ModalScreen
+from textual.screen import Screen
 from textual.widgets import Static
 
 
-class TooSmallScreen(ModalScreen):
+class TooSmallScreen(Screen):
+    """A plain screen, not a modal: the screen under it is then not laid out at all, so no
+    widget is ever sized to a width where it breaks (an option list 10 columns wide crashed
+    Textual's text wrapping before this screen could show)."""
+
     BINDINGS = [("ctrl+q", "app.quit", "Quit")]
 
     def __init__(self, min_width: int, min_height: int):

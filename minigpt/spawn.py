@@ -1,0 +1,290 @@
+"""Starting child processes: the one place that does (trainers, sweep schedulers, lesson snippets).
+
+What differs between the children is passed in as arguments, never decided here: the environment
+(:func:`child_env`), a new session (so a closed terminal does not take a trainer down), the
+niceness, the thread policy, and for code a learner typed a :class:`ProcessTree`, the bound that
+lets everything the child started be killed with it.
+
+The bound is a cgroup v2 of its own where the current one can be written (the kernel then kills the
+whole tree at once, whatever it did to leave its session); elsewhere the child's session, process
+group and descendants are found by walking ``/proc``, remembered while it runs, and killed until none
+is left. That fallback cannot catch a process that leaves the session *and* its parent between two
+looks (``ProcessTree.watch``, every tenth of a second while a snippet runs).
+
+Torch-free and the library's bottom layer: it imports nothing from minigpt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# Environment variables that set how many threads the maths libraries start.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+# Run in a bare interpreter before the child: lower its priority, join its cgroup, become the
+# "subreaper" of its descendants (an orphan is then adopted by the child, not by init, so it stays
+# in the tree: the setting survives exec), then exec the child in the same pid (so the caller's
+# process object, signals and waits stay right).
+_LAUNCHER = ("import os,sys\n"
+             "nice,procs,reap=int(sys.argv[1]),sys.argv[2],sys.argv[3]=='1'\n"
+             "if nice: os.nice(nice)\n"
+             "if procs:\n"
+             "  try:\n"
+             "    with open(procs,'w') as f: f.write('0')\n"
+             "  except OSError: pass\n"
+             "if reap:\n"
+             "  try:\n"
+             "    import ctypes; ctypes.CDLL(None).prctl(36,1,0,0,0)\n"
+             "  except Exception: pass\n"
+             "os.execv(sys.argv[4],sys.argv[4:])\n")
+
+
+def child_env(*, import_root: Path | str | None = None, threads: int | None = None, unbuffered: bool = True,
+              extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a child: ``base`` (this process's by default) with ``import_root`` first on
+    PYTHONPATH (the child imports this minigpt), unbuffered output, and ``threads`` threads for the
+    maths libraries unless the user set them."""
+    env = dict(os.environ if base is None else base)
+    if import_root is not None:
+        parts = [str(import_root)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        env["PYTHONPATH"] = os.pathsep.join(parts)
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    if threads is not None:
+        for name in THREAD_VARIABLES:
+            env.setdefault(name, str(threads))
+    env.update(extra or {})
+    return env
+
+
+# ---------------------------------------------------------------------------- looking at processes
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/PID/stat after the command name: [state, ppid, pgrp, session, ...]."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            stat = f.read()
+        return stat[stat.rindex(")") + 2:].split()
+    except (OSError, ValueError):
+        return None
+
+
+def process_start_time(pid: int) -> int | None:
+    """Start time of a process in clock ticks since boot (Linux), to tell a reused pid apart."""
+    fields = _stat_fields(pid)
+    try:
+        return int(fields[19]) if fields else None
+    except (ValueError, IndexError):
+        return None
+
+
+def process_cmdline(pid: int) -> list[str] | None:
+    """The argv of a live process (None where it cannot be read: gone, another user's, no /proc)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    return [part.decode("utf-8", "replace") for part in raw.split(b"\0") if part] or None
+
+
+def _processes() -> dict[int, tuple[int, int, int, int, str]]:
+    """pid -> (ppid, process group, session, start time, state) of every process /proc shows."""
+    table = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return table
+    for name in names:
+        if not name.isdigit():
+            continue
+        fields = _stat_fields(int(name))
+        try:
+            table[int(name)] = (int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]), fields[0])
+        except (TypeError, ValueError, IndexError):
+            continue
+    return table
+
+
+def _own_ancestors() -> set[int]:
+    """This process and its parents: never part of a child's tree, whatever /proc says."""
+    seen, pid = set(), os.getpid()
+    while pid > 0 and pid not in seen:
+        seen.add(pid)
+        fields = _stat_fields(pid)
+        pid = int(fields[1]) if fields else 0
+    return seen
+
+
+# ---------------------------------------------------------------------------- the bound of a tree
+
+
+def _cgroup_base() -> Path | None:
+    """This process's own cgroup v2 folder, when it is mounted and writable."""
+    try:
+        line = next(ln for ln in Path("/proc/self/cgroup").read_text().splitlines() if ln.startswith("0::"))
+        mount = next(ln.split(" - ")[0].split()[4] for ln in Path("/proc/self/mountinfo").read_text().splitlines()
+                     if " - cgroup2 " in ln)
+    except (OSError, StopIteration, IndexError):
+        return None
+    base = Path(mount) / line[3:].strip().lstrip("/")
+    return base if os.access(base, os.W_OK) and (base / "cgroup.procs").exists() else None
+
+
+_counter = itertools.count()
+
+
+class ProcessTree:
+    """Everything one child starts, bounded so it can all be killed (see the module's docstring)."""
+
+    def __init__(self, use_cgroup: bool = True):
+        self.cgroup: Path | None = None
+        if use_cgroup and sys.platform.startswith("linux"):
+            base = _cgroup_base()
+            if base is not None:
+                path = base / f"minigpt-{os.getpid()}-{next(_counter)}"
+                with contextlib.suppress(OSError):
+                    path.mkdir()
+                    self.cgroup = path
+        self.leader: int | None = None
+        self.leader_start: int | None = None
+        self.known: dict[int, int] = {}  # descendants seen while it ran: pid -> start time
+
+    @property
+    def kind(self) -> str:
+        return "cgroup" if self.cgroup is not None else "session"
+
+    def adopt(self, pid: int) -> None:
+        """The child was started as ``pid`` (the leader of its own session)."""
+        self.leader, self.leader_start = pid, process_start_time(pid)
+
+    def members(self) -> set[int]:
+        """The live processes of the tree: its cgroup, the leader's session and group, descendants of
+        the leader or of any process seen in the tree before."""
+        if self.leader is None:
+            return set()
+        table = _processes()
+        found: set[int] = set()
+        if self.cgroup is not None:
+            with contextlib.suppress(OSError, ValueError):
+                found |= {int(p) for p in (self.cgroup / "cgroup.procs").read_text().split()}
+        for pid, (_ppid, pgid, sid, start, _state) in table.items():
+            if self.leader in (sid, pgid) and (self.leader_start is None or start >= self.leader_start):
+                found.add(pid)
+        roots = {self.leader} | {p for p, start in self.known.items() if table.get(p, (0, 0, 0, -1))[3] == start}
+        found |= roots & set(table)
+        children: dict[int, list[int]] = {}
+        for pid, info in table.items():
+            children.setdefault(info[0], []).append(pid)
+        stack = list(roots)
+        while stack:
+            for child in children.get(stack.pop(), []):
+                if child not in found:
+                    found.add(child)
+                    stack.append(child)
+        found = {p for p in found if p in table and table[p][4] not in ("Z", "X")} - _own_ancestors()
+        self.known.update({p: table[p][3] for p in found})
+        return found
+
+    def watch(self) -> None:
+        """Remember who is in the tree now, so a process that later leaves its session and its
+        parent is still known (the fallback's only way to follow a double fork)."""
+        if self.cgroup is None:
+            self.members()
+
+    def kill(self, rounds: int = 200) -> bool:
+        """Kill the whole tree; True once nothing of it is left. Stopped first, then killed, round
+        after round, so a process that forks meanwhile leaves no child behind."""
+        if self.leader is None:
+            self._remove_cgroup()
+            return True
+        if self.cgroup is not None:
+            with contextlib.suppress(OSError):
+                (self.cgroup / "cgroup.kill").write_text("1")
+        stopped: set[int] = set()
+        left: set[int] = set()
+        for _ in range(rounds):
+            live = left = self.members()
+            if not live:
+                break
+            fresh = live - stopped
+            # Stop first (a stopped process cannot fork), look again, and kill only once a look
+            # finds nobody new: a fork bomb loses the race instead of winning it.
+            sig = signal.SIGSTOP if fresh else signal.SIGKILL
+            for pid in fresh or live:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
+            stopped |= fresh
+            if not fresh:
+                time.sleep(0.005)
+        if not left:
+            self._remove_cgroup()
+        return not left
+
+    def _remove_cgroup(self) -> None:
+        for _ in range(50 if self.cgroup is not None else 0):  # emptied a moment after the last exit
+            try:
+                self.cgroup.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.01)
+
+
+# ---------------------------------------------------------------------------- starting
+
+
+def _argv(argv: list[str], niceness: int, tree: ProcessTree | None) -> list[str]:
+    procs = str(tree.cgroup / "cgroup.procs") if tree is not None and tree.cgroup is not None else ""
+    reap = tree is not None and sys.platform.startswith("linux")  # PR_SET_CHILD_SUBREAPER is Linux's
+    if not (niceness and hasattr(os, "nice")) and not procs and not reap:
+        return list(argv)
+    import shutil
+
+    program = argv[0] if os.path.isabs(argv[0]) else (shutil.which(argv[0]) or argv[0])
+    if procs and not niceness and os.path.exists("/bin/sh"):
+        # The cgroup bounds the tree by itself: a shell joins it and execs, in a millisecond
+        # where a second interpreter (for the niceness and the subreaper) takes tens of them.
+        return ["/bin/sh", "-c", '{ echo 0 > "$1"; } 2>/dev/null; shift; exec "$@"', "sh", procs, program,
+                *argv[1:]]
+    return [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(niceness), procs, "1" if reap else "0",
+            program, *argv[1:]]
+
+
+def _options(new_session: bool, env: dict[str, str] | None, cwd) -> dict:
+    # A new session also makes the child lead its own process group: killpg(pid) reaches it all.
+    return {"start_new_session": new_session and os.name == "posix", "env": env,
+            "cwd": None if cwd is None else str(cwd)}
+
+
+def popen(argv: list[str], *, env: dict[str, str] | None = None, cwd=None, new_session: bool = True,
+          niceness: int = 0, tree: ProcessTree | None = None, stdin=subprocess.DEVNULL, stdout=None,
+          stderr=None) -> subprocess.Popen:
+    """Start ``argv`` from plain code (no event loop)."""
+    proc = subprocess.Popen(_argv(argv, niceness, tree), stdin=stdin, stdout=stdout, stderr=stderr,
+                            **_options(new_session, env, cwd))
+    if tree is not None:
+        tree.adopt(proc.pid)
+    return proc
+
+
+async def start(argv: list[str], *, env: dict[str, str] | None = None, cwd=None, new_session: bool = True,
+                niceness: int = 0, tree: ProcessTree | None = None, stdin=subprocess.DEVNULL, stdout=None,
+                stderr=None):
+    """Start ``argv`` as an asyncio subprocess (from the app's event loop)."""
+    import asyncio
+
+    proc = await asyncio.create_subprocess_exec(*_argv(argv, niceness, tree), stdin=stdin, stdout=stdout,
+                                                stderr=stderr, **_options(new_session, env, cwd))
+    if tree is not None:
+        tree.adopt(proc.pid)
+    return proc
