@@ -326,6 +326,7 @@ async def start(exp_dir: Path | str, jobs: int = 1) -> int | None:
         proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL, stdout=log,
                                                     stderr=log, start_new_session=True, env=env)
     _SPAWNED.append(proc)
+    ef.write_control(exp_dir, "run", launched_pid=proc.pid)  # "starting" until it writes its status
     return proc.pid
 
 
@@ -342,6 +343,7 @@ def start_sync(exp_dir: Path | str, jobs: int = 1) -> int | None:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                                 env=env)
     _SPAWNED.append(proc)
+    ef.write_control(exp_dir, "run", launched_pid=proc.pid)  # "starting" until it writes its status
     return proc.pid
 
 
