@@ -58,7 +58,32 @@ async def test_runs_list_shows_the_settings_that_tell_runs_apart(app):
         assert "Stop" not in footer_text(app) and "Resume" not in footer_text(app)
         table.move_cursor(row=list(rows).index("gpt d32 L2 lr3e-3"))
         await pilot.pause()
+        # Stopped before any checkpoint: nothing to resume, so no Resume (the panel's rule too).
+        assert "Resume" not in footer_text(app) and "Stop" not in footer_text(app)
+        run_dir = app.screen.selected_path()
+        (run_dir / "last").mkdir()
+        (run_dir / "last" / "config.json").write_text("{}", encoding="utf-8")
+        app.screen.refresh_bindings()
+        await pilot.pause()
         assert "Resume" in footer_text(app) and "Stop" not in footer_text(app)
+        navigation.open_screen(app, "training", run_dir=run_dir)
+        await settle(pilot, lambda: app.screen.panel.state is not None)
+        assert app.screen.check_action("resume", ()) and not app.screen.check_action("stop", ())
+
+
+async def test_names_take_the_width_at_120_columns_and_the_finished_panel_shows_the_test_loss(make_app):
+    long = "a run with a long name that tells it apart"
+    write_run(paths.runs_dir(), "20260105-100500", label=long, best_val=2.0)
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        navigation.open_screen(app, "runs")
+        await settle(pilot)
+        table = app.screen.query_one("#runs-table")
+        assert str(table.get_row_at(0)[1]) == long  # whole at 120 columns (cut at 20 at 80)
+        navigation.open_screen(app, "training", run_dir=paths.runs_dir() / "20260105-100500")
+        await settle(pilot, lambda: app.screen.panel.state is not None)
+        stats = str(app.screen.query_one("#run-stats").render())
+        assert "test 1.9800" in stats
 
 
 async def test_compare_metric_smoothing_log_axis_and_legend_beside_the_chart(app):

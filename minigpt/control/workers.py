@@ -33,13 +33,14 @@ from minigpt.runs.files import (
     LAST_DIR,
     METRICS_FILE,
     STATUS_FILE,
+    distinct_name,
     now_iso,
     process_start_time,
     write_json_atomic,
     write_run_config,
 )
 from minigpt.runs.lock import is_locked, lock_holder
-from minigpt.runs.schema import RunState
+from minigpt.runs.schema import RunState, default_run_name
 from minigpt.training.options import TrainConfig, load_run_config
 
 LAUNCH_FILE, STDOUT_FILE, STDERR_FILE = "launch.json", "stdout.log", "stderr.log"
@@ -90,6 +91,11 @@ async def start_run(cfg: TrainConfig, root: Path | str | None = None, name: str 
     named = ["--name", name] if name else []  # the folder's name is the run's name too
     await _spawn(run_dir, ["train", "--config", str(run_dir / CONFIG_FILE), "--out", str(run_dir), *named, "--quiet"])
     return run_dir
+
+
+def expected_name(cfg: TrainConfig, run_dir: Path | str) -> str:
+    """The name the worker will give a run started without one (what lists will call it)."""
+    return distinct_name(default_run_name(cfg.to_dict()), Path(run_dir))
 
 
 # ---------------------------------------------------------------------------- following
@@ -240,6 +246,26 @@ def has_checkpoint(run_dir: Path | str) -> bool:
 
 
 # ---------------------------------------------------------------------------- controls
+
+
+@dataclass(frozen=True)
+class RunActions:
+    """What a learner can do with a run in its state: the one rule the runs list and the run's
+    panel both show (a key appears only where it would do something)."""
+
+    stop: bool  # a worker is training it
+    resume: bool  # stopped or failed, with a checkpoint to continue from
+    delete: bool  # not training
+    duplicate: bool  # its settings can be read (a new run with them)
+
+
+def run_actions(status: RunState, run_dir: Path | str) -> RunActions:
+    run_dir = Path(run_dir)
+    return RunActions(
+        stop=status.active,
+        resume=status in (RunState.STOPPED, RunState.FAILED) and has_checkpoint(run_dir),
+        delete=not status.active,
+        duplicate=(run_dir / CONFIG_FILE).exists())
 
 
 def stop_run(run_dir: Path | str) -> int:
