@@ -200,3 +200,22 @@ def test_quitting_names_the_runs_that_keep_training(tmp_path):
     data_dir = os.environ["MINIGPT_DATA_DIR"]
     assert f"minigpt --data-dir {data_dir} watch 20260105-100600" in message
     assert f"minigpt --data-dir {data_dir} stop 20260105-100600" in message
+
+
+async def test_compare_markers_stay_with_their_runs_after_hide_and_show(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "compare_runs")
+        await settle(pilot, lambda: bool(app.screen.curves))
+        screen = app.screen
+        before = {p: screen._marker(p) for p in screen.shown}
+        first = screen.shown[0]
+        table = screen.query_one("#compare-table")
+        row = next(i for i, info in enumerate(screen.infos) if str(info.path) == first)
+        table.move_cursor(row=row)
+        await pilot.press("space")  # hide the first run
+        await pilot.pause()
+        assert first not in screen.shown
+        assert {p: screen._marker(p) for p in screen.shown} == {p: m for p, m in before.items() if p != first}
+        await pilot.press("space")  # show it again: its own marker back, the others unchanged
+        await pilot.pause()
+        assert {p: screen._marker(p) for p in screen.shown} == before
