@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from textual.command import CommandList
 from textual.containers import VerticalScroll
@@ -150,6 +152,25 @@ async def test_palette_jumps_to_a_lesson(app):
         assert isinstance(app.screen, LessonScreen) and app.screen.lesson.id == target.id
 
 
+async def test_the_empty_palette_leads_with_the_current_screens_actions(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        from tui import navigation
+
+        navigation.open_screen(app, "runs")
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        hits = None
+        for _ in range(100):
+            await pilot.pause(0.05)
+            hits = app.screen.query(CommandList)
+            if hits and hits.first().option_count > 5:
+                break
+        await pilot.pause(0.3)
+        command_list = app.screen.query_one(CommandList)
+        first = [str(command_list.get_option_at_index(i).prompt) for i in range(3)]
+        assert all(line.startswith("Runs:") for line in first), first
+
+
 async def test_a_lesson_left_before_its_first_frame_leaves_the_app_running(app):
     """The lesson mounts most of its blocks after its first frame: when the learner has already
     left by then, the late mount does nothing (and the app keeps running)."""
@@ -215,9 +236,18 @@ async def test_help_lists_the_focused_controls_keys(app):
         await pilot.pause()
         text = _help_text(app)
         # the matrix has focus: the stepper's keys, then the matrix's cell keys, then the app's
-        assert "In the focused MatrixView" in text and "Cell ↑" in text
-        assert text.index("AttentionStepper") < text.index("Cell ↑") < text.index("Everywhere")
+        assert "In the focused matrix" in text and "Cell ↑" in text
+        assert text.index("Attention stepper") < text.index("Cell ↑") < text.index("Everywhere")
         assert "Scroll Up" not in text and "Focus Previous" not in text  # Textual's built-ins: summed up once
+        # Words for people: no class names, no widget ids.
+        assert not re.search(r"\b[A-Z][a-z]{2,}[A-Z][a-z]{2,}\w*\b|#[a-z][a-z-]+", text), text
+        body = app.screen.query_one("#help-body")
+        await pilot.press("j", "j", "j")
+        await pilot.pause()
+        assert body.scroll_y == min(3, body.max_scroll_y) and body.max_scroll_y > 0
+        await pilot.press("k")
+        await pilot.pause()
+        assert body.scroll_y == min(2, body.max_scroll_y)
 
 
 async def test_theme_choice_is_remembered(tmp_path):
