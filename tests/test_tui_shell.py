@@ -121,6 +121,40 @@ async def test_running_a_snippet_shows_its_output(app):
         assert snippet.output_text and snippet.output_text != "(no output)"
 
 
+async def test_editing_a_snippet_hides_run_and_reset_clears_a_failure(app):
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    from tui.widgets.snippet import SnippetEditor
+
+    lesson = next(l for l in load_lessons() if l.snippets())
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_lesson(lesson.id)
+        await pilot.pause()
+        await pilot.press("tab")
+        snippet = app.screen.query(SnippetBlock).first()
+
+        def footer_keys():
+            return {k.key for k in app.screen.query_one(Footer).query(FooterKey)}
+
+        assert "enter" in footer_keys()
+        await pilot.press("e")
+        await pilot.pause()
+        assert snippet.editing and "enter" not in footer_keys()  # enter types a line break here
+        snippet.query_one(SnippetEditor).load_text("raise ValueError('on purpose')")
+        await pilot.press("ctrl+s")
+        for _ in range(200):
+            await pilot.pause(0.1)
+            if snippet.state not in ("idle", "running"):
+                break
+        assert snippet.state == "failed"
+        await pilot.press("escape")
+        await pilot.press("x")  # back to the lesson's code: the failure was about other code
+        await pilot.pause()
+        assert snippet.state == "idle" and not snippet.query_one(".snippet-output").display
+        assert "failed" not in str(snippet.query_one(".snippet-title").render())
+
+
 async def test_lessons_list_opens_and_continues(app):
     lessons = load_lessons()
     async with app.run_test(size=(80, 24)) as pilot:
