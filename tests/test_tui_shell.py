@@ -391,3 +391,23 @@ async def test_worked_matrices_are_compact_at_80_by_24(app):
         table = blocks["attention.course.weights"].query_one("MarkdownTable")
         assert table.query_one("MarkdownTableContent").size.height <= 6   # header + 4 rows
         assert table.outer_size.height <= 7                               # and one blank line
+
+
+async def test_last_read_home_and_continue_point_to_one_lesson(app):
+    from tui.progress import glance, lesson_to_continue
+
+    lessons = load_lessons()
+    ids = [lesson.id for lesson in lessons]
+    app.store.save_lesson_position(ids[3], 0.4)
+    app.store.save_lesson_position(ids[0], 1.0, reached_end=True)  # the last one opened, and read
+    target = lesson_to_continue(app.store, ids)
+    assert target == ids[1]  # the first unread lesson, since the last one opened is read
+    assert glance(app.store).last_lesson == lessons[1].title  # home's "Continue with"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("l")
+        await pilot.pause()
+        marked = [o.id for o in app.screen.query_one(OptionList)._options if "continue" in str(o.prompt)]
+        assert marked == [target]
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, LessonScreen) and app.screen.lesson.id == target

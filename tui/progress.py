@@ -13,7 +13,7 @@ class Glance:
     lessons_total: int
     cards_due: int | None  # None when the decks cannot be read
     last_run: str | None
-    last_lesson: str | None = None  # title of the lesson opened most recently
+    last_lesson: str | None = None  # title of the lesson to continue (tui.progress.lesson_to_continue)
     run_active: bool = False  # the last run is training: its line is worth refreshing
 
 
@@ -62,6 +62,17 @@ def last_run() -> tuple[str | None, bool]:
     return f"{label or run.name}\n{status} at step {run.step}{best}", active
 
 
+def lesson_to_continue(store: Store, lesson_ids: list[str]) -> str | None:
+    """The one lesson "continue" means on every screen (the lessons list's mark and its c key, the
+    home screen's line): the lesson opened last, or, when that one is read, the first unread one."""
+    last = store.last_lesson()
+    read = store.lessons_read()
+    if last in read or last not in lesson_ids:
+        unread = [i for i in lesson_ids if i not in read]
+        return unread[0] if unread else (last if last in lesson_ids else (lesson_ids[0] if lesson_ids else None))
+    return last
+
+
 def glance(store: Store) -> Glance:
     from minigpt.errors import LessonError
     from minigpt.lessons import load_lessons
@@ -73,4 +84,4 @@ def glance(store: Store) -> Glance:
     titles = {lesson.id: lesson.title for lesson in lessons}
     run, active = last_run()
     return Glance(len(store.lessons_read()), len(lessons), _cards_due(store), run,
-                  titles.get(store.last_lesson() or ""), active)
+                  titles.get(lesson_to_continue(store, [lesson.id for lesson in lessons]) or ""), active)

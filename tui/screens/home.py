@@ -78,7 +78,7 @@ class HomeScreen(Screen):
         if g.last_run is not None:
             lines += ["", "Last run", *(f"  {escape(part)}" for part in g.last_run.split("\n"))]
         if g.last_lesson:
-            lines += ["", "[dim]Last lesson[/dim]", f"[dim]  {escape(g.last_lesson)}[/dim]"]
+            lines += ["", "[dim]Continue with[/dim]", f"[dim]  {escape(g.last_lesson)}[/dim]"]
         lines += ["", "[dim]ctrl+p jump anywhere[/dim]", "[dim]?      every key[/dim]"]
         self.query_one("#glance", Static).update("\n".join(lines))
 
