@@ -219,3 +219,21 @@ async def test_compare_markers_stay_with_their_runs_after_hide_and_show(app):
         await pilot.press("space")  # show it again: its own marker back, the others unchanged
         await pilot.pause()
         assert {p: screen._marker(p) for p in screen.shown} == before
+
+
+async def test_stop_leaves_the_panels_footer_when_the_run_finishes(make_app):
+    import json
+
+    from tests.test_experiments_sharing import a_training_run
+
+    run = a_training_run()
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "training", run_dir=run)
+        await settle(pilot, lambda: app.screen.panel.state is not None)
+        assert "Stop" in footer_text(app)
+        status = json.loads((run / "status.json").read_text(encoding="utf-8"))
+        status.update(state="finished", pid=None, test_loss=1.98, val_loss=2.0)
+        (run / "status.json").write_text(json.dumps(status), encoding="utf-8")
+        await settle(pilot, lambda: "Stop" not in footer_text(app), timeout=5)
+        assert "Stop" not in footer_text(app) and "test 1.9800" in str(app.screen.query_one("#run-stats").render())
