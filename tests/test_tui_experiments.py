@@ -77,6 +77,10 @@ async def test_a_2x2_sweep_from_the_lab_runs_to_the_end_at_80x24(tmp_path, make_
         await pilot.pause(1.0)
         chart = screen.query_one("#exp-curves", LossChart)
         assert len(chart.drawn) == 4 and all(len(xs) >= 2 for xs, _ in chart.drawn.values())
+        legend = screen.query_one("#exp-curves-legend", Static)
+        text = str(legend.render())
+        assert "d_model=8 dropout=0" in text and text.count("=16") == 2  # every run, by its axis values
+        assert inside(app, legend) and all_problems(app) == []  # not clipped at 80×24
         await pilot.press("e")
         await pilot.pause()
         assert (screen.exp_dir / "results.md").exists() and (screen.exp_dir / "plot.txt").exists()
