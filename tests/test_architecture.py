@@ -121,3 +121,25 @@ def test_only_the_spawn_module_starts_child_processes():
                  if path != own for hit in _spawning_calls(path)]
     assert offenders == [], "start child processes through minigpt.spawn:\n" + "\n".join(offenders)
     assert _spawning_calls(own), "the spawn module itself must still be found by this check"
+
+
+def test_no_screen_calls_another_objects_private_methods():
+    """A screen talks to another screen (or widget) through its public methods: a call of
+    ``other._name()`` from tui/screens ties two screens' insides together (runs.py once switched
+    the training screen's mode with its ``_set_mode``)."""
+    import ast
+
+    found = []
+    for path in sorted((REPO / "tui" / "screens").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            name, owner = node.func.attr, node.func.value
+            if not name.startswith("_") or name.startswith("__"):
+                continue
+            if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+                continue
+            if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
+                continue
+            found.append(f"{path.name}:{node.lineno} {ast.unparse(node.func)}()")
+    assert not found, "private methods called from outside their object:\n" + "\n".join(found)

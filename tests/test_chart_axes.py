@@ -47,3 +47,26 @@ def test_smoothing_is_tensorboards_debiased_moving_average():
     assert smooth([1, 2, 3], 0.6) == pytest.approx([1.0, 1.625, 2.3265306])
     assert smooth([5, 1], 0) == [5, 1]
     assert smooth([], 0.9) == []
+
+
+def test_the_y_axis_leaves_the_initial_loss_above_when_it_would_squash_the_rest():
+    from tui.widgets.loss_chart import focused_top
+
+    falling = [(0, 3.3), (50, 2.6), (100, 2.3), (200, 2.2), (300, 2.15), (400, 2.12), (500, 2.1)]
+    top = focused_top(falling, 0, 500, 2.1, 3.3)
+    assert 2.6 < top < 2.7  # from the data after the first tenth (2.6), with a margin; not 3.3
+    flat = [(0, 2.3), (100, 2.2), (200, 2.15), (300, 2.1)]
+    assert focused_top(flat, 0, 300, 2.1, 2.3) == 2.3  # nothing to gain: everything stays in view
+
+
+def test_a_curve_drawn_under_another_within_a_row_is_named():
+    from types import SimpleNamespace
+
+    from tui.screens.compare_runs import hidden_under
+
+    chart = SimpleNamespace(size=SimpleNamespace(height=14))
+    steps = [0, 100, 200, 300]
+    drawn = {"a": (steps, [3.0, 2.5, 2.2, 2.1]), "b": (steps, [3.0, 2.51, 2.21, 2.1]),
+             "c": (steps, [3.0, 2.8, 2.7, 2.6])}
+    assert hidden_under("a", drawn, chart) == "b"  # b is drawn after a, on the same rows
+    assert hidden_under("b", drawn, chart) is None and hidden_under("c", drawn, chart) is None

@@ -168,7 +168,7 @@ def test_compute_matched_and_learning_rate_plots(tmp_path, data):
     for run, val in zip(exp.runs, (2.6, 2.2, 3.3)):
         fake_run(exp, run.name, "finished", 20, val)
     plot = plots.plot_data(results.collect(exp.dir))
-    assert plot.xlog and "best: lr = 0.01 (val 2.2000)" in plot.notes
+    assert plot.xlog and "best: lr = 1e-2 (val 2.2000)" in plot.notes
     assert [p[0] for p in plot.series[0].points] == [1e-3, 1e-2, 1e-1]
 
 

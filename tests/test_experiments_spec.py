@@ -68,7 +68,7 @@ def test_run_names_say_the_experiment_and_axis_values():
     spec = ExperimentSpec(name="grid", axes=[Axis("d_model", (8, 16)), Axis("lr", (0.001, 0.02))],
                           budget=Budget("steps", 10), base={"n_heads": 2})
     names = [r.name for r in plan_runs(spec, data_info(WORDS))]
-    assert names == ["grid-d8-lr1e-3", "grid-d8-lr0.02", "grid-d16-lr1e-3", "grid-d16-lr0.02"]
+    assert names == ["grid-d8-lr1e-3", "grid-d8-lr2e-2", "grid-d16-lr1e-3", "grid-d16-lr2e-2"]
     assert value_text(0.0) == "0" and value_text(5e-3) == "5e-3" and value_text("rope") == "rope"
     spec = ExperimentSpec(name="pos", axes=[Axis("pos_encoding", ("learned", "rope")), Axis("tie_weights", (True,))],
                           budget=Budget("steps", 10), base={"d_model": 16, "n_heads": 2})

@@ -278,9 +278,9 @@ def test_key_settings_tell_muon_runs_from_adamw_runs():
     from minigpt.playground.generation import key_settings
 
     shape = {"d_model": 64, "n_layers": 4}
-    assert key_settings("gpt", shape, {"optimizer": "muon", "lr": 5e-3, "seed": 7}) == "64×4 muon lr 0.005 seed 7"
-    assert key_settings("gpt", shape, {"optimizer": "adamw", "lr": 5e-3}) == "64×4 lr 0.005"
-    assert key_settings("gpt", shape, {"lr": 5e-3}) == "64×4 lr 0.005"  # saved before the option: AdamW
+    assert key_settings("gpt", shape, {"optimizer": "muon", "lr": 5e-3, "seed": 7}) == "64×4 muon lr 5e-3 seed 7"
+    assert key_settings("gpt", shape, {"optimizer": "adamw", "lr": 5e-3}) == "64×4 lr 5e-3"
+    assert key_settings("gpt", shape, {"lr": 5e-3}) == "64×4 lr 5e-3"  # saved before the option: AdamW
 
 
 def test_compare_adds_a_column_for_the_learners_own_run(ckpts, gpt, tmp_path):

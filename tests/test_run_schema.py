@@ -215,3 +215,40 @@ def test_a_folder_without_status_is_starting_only_while_young_or_locked(tmp_path
     assert info.status is RunState.FAILED and "never started" in info.reason
     with RunLock(tmp_path):
         assert runs.read_run(tmp_path).status is RunState.STARTING
+
+
+def test_one_notation_for_learning_rates_that_reads_back():
+    from minigpt.experiments.spec import value_text
+    from minigpt.text import number_text
+    from minigpt.training.options import format_value
+
+    for x, text in ((1e-2, "1e-2"), (5e-4, "5e-4"), (2.5e-3, "2.5e-3"), (0.25, "0.25"), (1e-8, "1e-8"),
+                    (1.23456e-3, "1.23456e-3"), (3e4, "3e4")):
+        assert number_text(x) == text and float(text) == x
+        assert short_number(x) == value_text(x) == text  # run names, sweep names, the runs list
+    assert format_value(5e-3) == "5e-3" and format_value(0.1) == "0.1" and format_value(20.0) == "20"
+
+
+def test_runs_of_the_same_settings_get_distinct_default_names(tmp_path):
+    from minigpt.runs.files import distinct_name
+
+    for i, expected in enumerate(["gpt d64 L4 lr5e-3", "gpt d64 L4 lr5e-3 (2)", "gpt d64 L4 lr5e-3 (3)"]):
+        run = tmp_path / f"run{i}"
+        run.mkdir()
+        name = distinct_name("gpt d64 L4 lr5e-3", run)
+        assert name == expected
+        (run / "status.json").write_text(json.dumps({"name": name}), encoding="utf-8")
+
+
+def test_run_actions_follow_the_state_and_the_checkpoint(tmp_path):
+    from dataclasses import astuple
+
+    from minigpt.control.workers import run_actions
+
+    (tmp_path / "config.json").write_text("{}", encoding="utf-8")
+    assert astuple(run_actions(RunState.RUNNING, tmp_path)) == (True, False, False, True)
+    assert run_actions(RunState.STOPPED, tmp_path).resume is False  # no checkpoint: nothing to resume
+    (tmp_path / "last").mkdir()
+    (tmp_path / "last" / "config.json").write_text("{}", encoding="utf-8")
+    assert run_actions(RunState.STOPPED, tmp_path).resume and run_actions(RunState.FAILED, tmp_path).resume
+    assert not run_actions(RunState.FINISHED, tmp_path).resume and run_actions(RunState.FINISHED, tmp_path).delete

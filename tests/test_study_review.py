@@ -43,7 +43,7 @@ def test_new_cards_limited_per_day(session):
     assert len(q) == 3
     session.rate(q[0], 3, now=T0)
     c = session.counts(T0)
-    assert c.new == 2 and c.learning == 0        # the answered card is learning, due in 10 min
+    assert c.new == 2 and c.learning == 1        # learning, due in 10 min: within the learn-ahead window
     assert session.counts(T0 + timedelta(minutes=11)).learning == 1
     assert session.counts(T0 + timedelta(days=1)).new == 3  # a new UTC day refills the allowance
 
@@ -220,3 +220,27 @@ def test_two_processes_writing_at_once(tmp_path):
                                (cid,)).fetchone()[0]
         assert reps == n and json.loads(blob)["state"] in (1, 2, 3)
     store.close()
+
+
+def test_learning_cards_due_within_the_learn_ahead_window_are_counted_and_shown(session):
+    from minigpt.study.review import LEARN_AHEAD
+
+    session.set_new_per_day(1)
+    first = session.queue(T0)[0]
+    session.rate(first, 3, now=T0)  # Good on a new card: learning, due in 10 minutes
+    assert session.counts(T0) == type(session.counts(T0))(new=0, learning=1, due=0)
+    assert session.next_card(T0) == first  # nothing else left: learned ahead, not "nothing to study"
+    assert session.next_due(T0) is None
+    session.rate(first, 3, now=T0)  # Good again: out of learning, due in days (past the window)
+    assert session.next_card(T0) is None and session.counts(T0).total == 0
+    due = session.next_due(T0)
+    assert due is not None and due - T0 > LEARN_AHEAD
+
+
+def test_cram_reviews_cards_met_so_far_not_lessons_never_opened(session):
+    assert session.cram_queue() == []  # nothing answered, no lesson opened
+    session.store.save_lesson_position("query-key-value", 0.1)  # opened, not read to the end
+    crammed = session.cram_queue()
+    assert crammed and {session.deck[c].lesson for c in crammed} == {"query-key-value"}
+    session.rate("term.value", 3, now=T0)
+    assert "term.value" in session.cram_queue()

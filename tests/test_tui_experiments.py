@@ -3,6 +3,7 @@ followed to the end (the plot shows finished runs only), the lesson's key, and `
 
 from __future__ import annotations
 
+import os
 import time
 
 from click.testing import CliRunner
@@ -11,6 +12,7 @@ from textual.widgets import DataTable, Footer, Input, OptionList, Static, Tabbed
 from minigpt.experiments import folder as ef
 from minigpt.experiments.presets import custom_spec, parse_grid_text
 from minigpt.runs.files import write_json_atomic
+from tests.screen_checks import all_problems
 from tui.widgets.experiment_plot import PlotCanvas
 from tui.widgets.loss_chart import LossChart
 
@@ -38,7 +40,10 @@ async def test_a_2x2_sweep_from_the_lab_runs_to_the_end_at_80x24(tmp_path, make_
         custom = app.screen.query_one("#lab-custom", Input)
         assert app.focused is custom
         custom.value = GRID
-        await pilot.press("enter")
+        await pilot.press("enter")  # asks first, as the training form does
+        await pilot.pause()
+        assert screen_name(app) == "StartSweepScreen"
+        await pilot.press("y")
         deadline = time.monotonic() + 20
         while screen_name(app) != "ExperimentScreen" and time.monotonic() < deadline:
             await pilot.pause(0.2)
@@ -72,6 +77,10 @@ async def test_a_2x2_sweep_from_the_lab_runs_to_the_end_at_80x24(tmp_path, make_
         await pilot.pause(1.0)
         chart = screen.query_one("#exp-curves", LossChart)
         assert len(chart.drawn) == 4 and all(len(xs) >= 2 for xs, _ in chart.drawn.values())
+        legend = screen.query_one("#exp-curves-legend", Static)
+        text = str(legend.render())
+        assert "d_model=8 dropout=0" in text and text.count("=16") == 2  # every run, by its axis values
+        assert inside(app, legend) and all_problems(app) == []  # not clipped at 80×24
         await pilot.press("e")
         await pilot.pause()
         assert (screen.exp_dir / "results.md").exists() and (screen.exp_dir / "plot.txt").exists()
@@ -136,3 +145,48 @@ async def test_a_served_session_does_not_start_sweeps(tmp_path, monkeypatch, mak
         await pilot.pause(0.5)
         assert screen_name(app) == "ExperimentsScreen" and ef.list_experiments() == []
         assert any("browser session" in n.message for n in app._notifications)
+
+
+async def test_enter_on_a_preset_asks_first_with_sizes_and_a_measured_estimate(make_app):
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        lab = app.screen
+        await pilot.press("c")
+        await pilot.press(*"d_model=8,16 steps=20 n_layers=1")
+        await pilot.pause()
+        plan = str(lab.query_one("#lab-plan", Static).render())
+        assert "2 runs" in plan and "d_model=8" in plan and "d_model=16" in plan  # the typed grid, previewed
+        await pilot.press("enter")
+        await pilot.pause()
+        ask = app.screen
+        assert screen_name(app) == "StartSweepScreen" and ef.list_experiments() == []
+        assert "parameters" in str(ask.query_one("#start-budget", Static).render())
+        deadline = time.monotonic() + 60
+        while ask.estimate is None and ask.estimate_error is None and time.monotonic() < deadline:
+            await pilot.pause(0.2)
+        assert ask.estimate is not None and len(ask.estimate.runs) == 2
+        assert "about" in str(ask.query_one("#start-estimate", Static).render())
+        assert all_problems(app) == []
+        await pilot.press("enter")  # a second enter lands on Back (focused): nothing starts
+        await pilot.pause()
+        assert app.screen is lab and ef.list_experiments() == []
+        await pilot.press("1")  # the preset list: enter asks, escape goes back, nothing started
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen_name(app) == "StartSweepScreen"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is lab and ef.list_experiments() == []
+
+
+def test_a_sweep_just_asked_to_run_reads_as_starting_not_as_not_started():
+    from minigpt.experiments import results
+
+    grid = parse_grid_text("d_model=8,16 steps=5 n_layers=1 n_heads=2")
+    exp = ef.create_experiment(custom_spec("s", grid.axes, grid.budget, grid.base))
+    assert results.collect(exp.dir).state == "not started"
+    ef.write_control(exp.dir, "run", launched_pid=os.getpid())  # as scheduler.start does after launching
+    assert results.collect(exp.dir).state == "starting"

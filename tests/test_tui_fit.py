@@ -90,6 +90,16 @@ async def training_panel(pilot):
     await settle(pilot, lambda: pilot.app.screen.panel.state is not None)
 
 
+async def experiment_planned(pilot):
+    from minigpt.experiments import folder as ef
+    from minigpt.experiments.presets import custom_spec, parse_grid_text
+
+    grid = parse_grid_text("d_model=8,16 dropout=0,0.1 steps=30 n_layers=1 n_heads=2")
+    exp = ef.create_experiment(custom_spec("custom", grid.axes, grid.budget, grid.base))
+    navigation.open_screen(pilot.app, "experiment", exp.dir)
+    await settle(pilot, lambda: getattr(pilot.app.screen, "results", None) is not None)
+
+
 SCENARIOS = {
     "home": keys(),
     "help": keys("question_mark"),
@@ -116,6 +126,10 @@ SCENARIOS = {
     "runs": screen("runs"),
     "compare runs": screen("compare_runs", wait=lambda app: bool(app.screen.curves)),
     "playground": open_playground,
+    "experiments": keys("e"),
+    "experiments custom grid": keys("e", "c", *"d_model=8,16 steps=20"),
+    "experiments asking": keys("e", "c", *"d_model=8,16 steps=20", "enter"),
+    "experiment": experiment_planned,
     "playground step": lambda pilot: open_playground(pilot, "i"),
     "playground score": lambda pilot: open_playground(pilot, "o"),
     "playground sweep": lambda pilot: open_playground(pilot, "w"),

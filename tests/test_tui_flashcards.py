@@ -95,7 +95,10 @@ async def test_cram_mode_leaves_the_schedule_untouched(tmp_path):
         await pilot.press("space", "3")
         reviewed = history(app.store)[0]["card_id"]
         snapshot = app.store.conn.execute("SELECT * FROM card_state ORDER BY card_id").fetchall()
+        opened = screen.session.deck[reviewed].lesson
+        app.store.save_lesson_position(opened, 0.2)  # cram takes the cards of lessons opened
         await pilot.press("c")
+        assert {screen.session.deck[c].lesson for c in screen.cram_ids} == {opened}
         assert screen.cram and "CRAM" in _strip(screen)
         for _ in range(3):
             await pilot.press("space")
@@ -287,3 +290,33 @@ async def test_undo_in_one_window_leaves_the_other_windows_answer(tmp_path):
         await pilot.press("u")                   # nothing more of this window's to undo
         await pilot.pause()
         assert [r["rating"] for r in history(app.store, theirs)] == [4]
+
+
+async def test_learning_cards_are_counted_and_learned_ahead_and_the_empty_screen_has_no_dead_keys(tmp_path):
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    store = Store(tmp_path / "p.sqlite3")
+    StudySession(store, load_decks()).set_new_per_day(2)
+    app = TutorApp(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open(app, pilot)
+        bar = screen.query_one(RatingBar)
+        assert not bar.visible  # no "1 2 3 4" before the answer
+        await pilot.press("space")
+        assert bar.visible
+        await pilot.press("1")  # Again: learning, due in a minute
+        await pilot.press("space", "3")  # Good: learning, due in 10 minutes
+        await pilot.pause()
+        assert "Learning 2" in _strip(screen)
+        assert screen.current is not None  # learned ahead, not "nothing to study"
+        for _ in range(6):  # Easy until every card has left learning
+            if screen.current is None:
+                break
+            await pilot.press("space", "4")
+            await pilot.pause()
+        assert screen.current is None
+        front = str(screen.query_one("#card-front", Static).render())
+        assert "Nothing to study right now" in front and "comes due" in front
+        keys = {k.key for k in screen.query_one(Footer).query(FooterKey)}
+        assert not keys & {"space", "s", "1"}, keys

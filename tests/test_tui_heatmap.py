@@ -107,3 +107,37 @@ async def test_attention_grid_wraps_heads_and_uses_glyphs_in_16_colours(monkeypa
         assert grid.show_glyphs and lines[1].strip().startswith("█")  # row 0 attends to itself only
         assert any("L0H3" in line for line in lines[1:])
         assert max(len(line.rstrip()) for line in lines) <= 40
+
+
+@pytest.mark.parametrize("color_system", ["truecolor", "256", "standard"])
+@pytest.mark.parametrize("sign", [1, -1])
+def test_each_sign_is_one_ramp_in_every_colour_system(color_system, sign):
+    """Stronger values only get stronger, never change hue: in 256 colours a blend used to map to
+    purple for small positives and brown-red for larger ones."""
+    import colorsys
+
+    from rich.color import Color as RichColor
+    from textual.theme import BUILTIN_THEMES
+
+    from minigpt.teaching import heatmap
+    from tui.widgets.matrix_view import cell_style
+
+    theme = BUILTIN_THEMES["textual-dark"]
+    styles = [cell_style(sign * level, "diverging", theme, color_system)
+              for level in range(1, heatmap.DIVERGING_MAX + 1)]
+    if color_system == "standard":
+        names = {str(s.bgcolor.name if s.bgcolor else s.color.name).removeprefix("bright_") for s in styles}
+        assert len(names) == 1, names  # one ANSI colour, in shades
+        return
+    from rich.color import ColorSystem
+
+    shown = [s.bgcolor.downgrade(ColorSystem.EIGHT_BIT) if color_system == "256" else s.bgcolor
+             for s in styles]  # what a 256-colour terminal gets: Rich maps to the nearest entry
+    rgbs = [c.get_truecolor() for c in shown]
+    hsv = [colorsys.rgb_to_hsv(*(c / 255 for c in rgb)) for rgb in rgbs]
+    values = [v for _, _, v in hsv]
+    assert values == sorted(values) and values[0] < values[-1]  # darker to brighter
+    hues = [h for h, sat, _ in hsv if sat > 0.2]
+    spread = max(hues) - min(hues) if hues else 0
+    assert min(spread, 1 - spread) < 0.06, (color_system, rgbs)  # one hue (within about 20°)
+    assert all(isinstance(s.bgcolor, RichColor) for s in styles)

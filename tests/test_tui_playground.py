@@ -96,9 +96,13 @@ async def test_generate_nudge_and_bad_input(tmp_path, ckpt_root):
         assert screen.settings.prefix == "em" and screen.settings.temperature == 0.8
         assert all(n.startswith("em") for n in names_in_table(screen))
 
-        # switching checkpoint
+        # switching checkpoint: m opens the list of models, down and enter choose the next one
         assert screen.focused is screen.query_one("#pg-names")  # enter applied and left the field
         await pilot.press("m")
+        await pilot.pause()
+        model = screen.query_one("#pg-model")
+        assert model.expanded and screen.loaded.kind != "bigram"  # opened, nothing switched yet
+        await pilot.press("down", "enter")
         await settle(pilot)
         assert screen.loaded.kind == "bigram"
 

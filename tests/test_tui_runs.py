@@ -58,7 +58,32 @@ async def test_runs_list_shows_the_settings_that_tell_runs_apart(app):
         assert "Stop" not in footer_text(app) and "Resume" not in footer_text(app)
         table.move_cursor(row=list(rows).index("gpt d32 L2 lr3e-3"))
         await pilot.pause()
+        # Stopped before any checkpoint: nothing to resume, so no Resume (the panel's rule too).
+        assert "Resume" not in footer_text(app) and "Stop" not in footer_text(app)
+        run_dir = app.screen.selected_path()
+        (run_dir / "last").mkdir()
+        (run_dir / "last" / "config.json").write_text("{}", encoding="utf-8")
+        app.screen.refresh_bindings()
+        await pilot.pause()
         assert "Resume" in footer_text(app) and "Stop" not in footer_text(app)
+        navigation.open_screen(app, "training", run_dir=run_dir)
+        await settle(pilot, lambda: app.screen.panel.state is not None)
+        assert app.screen.check_action("resume", ()) and not app.screen.check_action("stop", ())
+
+
+async def test_names_take_the_width_at_120_columns_and_the_finished_panel_shows_the_test_loss(make_app):
+    long = "a run with a long name that tells it apart"
+    write_run(paths.runs_dir(), "20260105-100500", label=long, best_val=2.0)
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        navigation.open_screen(app, "runs")
+        await settle(pilot)
+        table = app.screen.query_one("#runs-table")
+        assert str(table.get_row_at(0)[1]) == long  # whole at 120 columns (cut at 20 at 80)
+        navigation.open_screen(app, "training", run_dir=paths.runs_dir() / "20260105-100500")
+        await settle(pilot, lambda: app.screen.panel.state is not None)
+        stats = str(app.screen.query_one("#run-stats").render())
+        assert "test 1.9800" in stats
 
 
 async def test_compare_metric_smoothing_log_axis_and_legend_beside_the_chart(app):
@@ -108,7 +133,9 @@ async def test_compare_metric_smoothing_log_axis_and_legend_beside_the_chart(app
 FAKE_WORKER = textwrap.dedent("""
     import json, os, signal, sys, time
     from minigpt.runs.files import process_start_time, write_json_atomic
-    run = sys.argv[1]
+    from minigpt.runs.lock import RunLock
+    run = sys.argv[-1]
+    lock = RunLock(run).acquire()  # a trainer holds its run's lock: what a stop checks before signalling
     def status(state):
         st = json.load(open(os.path.join(run, "status.json")))
         st.update(state=state, pid=os.getpid(), pid_start=process_start_time(os.getpid()))
@@ -126,7 +153,8 @@ FAKE_WORKER = textwrap.dedent("""
 
 async def test_a_stop_shows_within_a_second(app, tmp_path):
     run = write_run(paths.runs_dir(), "20260105-100500", state="running", step=120)
-    worker = subprocess.Popen([sys.executable, "-c", FAKE_WORKER, str(run)],
+    # Its command line reads as a trainer's (``minigpt.cli train --out RUN``), as a stop requires.
+    worker = subprocess.Popen([sys.executable, "-c", FAKE_WORKER, "minigpt.cli", "train", "--out", str(run)],
                               env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     try:
         deadline = time.monotonic() + 30
@@ -175,3 +203,40 @@ def test_quitting_names_the_runs_that_keep_training(tmp_path):
     data_dir = os.environ["MINIGPT_DATA_DIR"]
     assert f"minigpt --data-dir {data_dir} watch 20260105-100600" in message
     assert f"minigpt --data-dir {data_dir} stop 20260105-100600" in message
+
+
+async def test_compare_markers_stay_with_their_runs_after_hide_and_show(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "compare_runs")
+        await settle(pilot, lambda: bool(app.screen.curves))
+        screen = app.screen
+        before = {p: screen._marker(p) for p in screen.shown}
+        first = screen.shown[0]
+        table = screen.query_one("#compare-table")
+        row = next(i for i, info in enumerate(screen.infos) if str(info.path) == first)
+        table.move_cursor(row=row)
+        await pilot.press("space")  # hide the first run
+        await pilot.pause()
+        assert first not in screen.shown
+        assert {p: screen._marker(p) for p in screen.shown} == {p: m for p, m in before.items() if p != first}
+        await pilot.press("space")  # show it again: its own marker back, the others unchanged
+        await pilot.pause()
+        assert {p: screen._marker(p) for p in screen.shown} == before
+
+
+async def test_stop_leaves_the_panels_footer_when_the_run_finishes(make_app):
+    import json
+
+    from tests.test_experiments_sharing import a_training_run
+
+    run = a_training_run()
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "training", run_dir=run)
+        await settle(pilot, lambda: app.screen.panel.state is not None)
+        assert "Stop" in footer_text(app)
+        status = json.loads((run / "status.json").read_text(encoding="utf-8"))
+        status.update(state="finished", pid=None, test_loss=1.98, val_loss=2.0)
+        (run / "status.json").write_text(json.dumps(status), encoding="utf-8")
+        await settle(pilot, lambda: "Stop" not in footer_text(app), timeout=5)
+        assert "Stop" not in footer_text(app) and "test 1.9800" in str(app.screen.query_one("#run-stats").render())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from textual.command import CommandList
 from textual.containers import VerticalScroll
@@ -119,6 +121,40 @@ async def test_running_a_snippet_shows_its_output(app):
         assert snippet.output_text and snippet.output_text != "(no output)"
 
 
+async def test_editing_a_snippet_hides_run_and_reset_clears_a_failure(app):
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    from tui.widgets.snippet import SnippetEditor
+
+    lesson = next(l for l in load_lessons() if l.snippets())
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_lesson(lesson.id)
+        await pilot.pause()
+        await pilot.press("tab")
+        snippet = app.screen.query(SnippetBlock).first()
+
+        def footer_keys():
+            return {k.key for k in app.screen.query_one(Footer).query(FooterKey)}
+
+        assert "enter" in footer_keys()
+        await pilot.press("e")
+        await pilot.pause()
+        assert snippet.editing and "enter" not in footer_keys()  # enter types a line break here
+        snippet.query_one(SnippetEditor).load_text("raise ValueError('on purpose')")
+        await pilot.press("ctrl+s")
+        for _ in range(200):
+            await pilot.pause(0.1)
+            if snippet.state not in ("idle", "running"):
+                break
+        assert snippet.state == "failed"
+        await pilot.press("escape")
+        await pilot.press("x")  # back to the lesson's code: the failure was about other code
+        await pilot.pause()
+        assert snippet.state == "idle" and not snippet.query_one(".snippet-output").display
+        assert "failed" not in str(snippet.query_one(".snippet-title").render())
+
+
 async def test_lessons_list_opens_and_continues(app):
     lessons = load_lessons()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -148,6 +184,25 @@ async def test_palette_jumps_to_a_lesson(app):
             if isinstance(app.screen, LessonScreen):
                 break
         assert isinstance(app.screen, LessonScreen) and app.screen.lesson.id == target.id
+
+
+async def test_the_empty_palette_leads_with_the_current_screens_actions(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        from tui import navigation
+
+        navigation.open_screen(app, "runs")
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        hits = None
+        for _ in range(100):
+            await pilot.pause(0.05)
+            hits = app.screen.query(CommandList)
+            if hits and hits.first().option_count > 5:
+                break
+        await pilot.pause(0.3)
+        command_list = app.screen.query_one(CommandList)
+        first = [str(command_list.get_option_at_index(i).prompt) for i in range(3)]
+        assert all(line.startswith("Runs:") for line in first), first
 
 
 async def test_a_lesson_left_before_its_first_frame_leaves_the_app_running(app):
@@ -215,9 +270,18 @@ async def test_help_lists_the_focused_controls_keys(app):
         await pilot.pause()
         text = _help_text(app)
         # the matrix has focus: the stepper's keys, then the matrix's cell keys, then the app's
-        assert "In the focused MatrixView" in text and "Cell ↑" in text
-        assert text.index("AttentionStepper") < text.index("Cell ↑") < text.index("Everywhere")
+        assert "In the focused matrix" in text and "Cell ↑" in text
+        assert text.index("Attention stepper") < text.index("Cell ↑") < text.index("Everywhere")
         assert "Scroll Up" not in text and "Focus Previous" not in text  # Textual's built-ins: summed up once
+        # Words for people: no class names, no widget ids.
+        assert not re.search(r"\b[A-Z][a-z]{2,}[A-Z][a-z]{2,}\w*\b|#[a-z][a-z-]+", text), text
+        body = app.screen.query_one("#help-body")
+        await pilot.press("j", "j", "j")
+        await pilot.pause()
+        assert body.scroll_y == min(3, body.max_scroll_y) and body.max_scroll_y > 0
+        await pilot.press("k")
+        await pilot.pause()
+        assert body.scroll_y == min(2, body.max_scroll_y)
 
 
 async def test_theme_choice_is_remembered(tmp_path):
@@ -327,3 +391,23 @@ async def test_worked_matrices_are_compact_at_80_by_24(app):
         table = blocks["attention.course.weights"].query_one("MarkdownTable")
         assert table.query_one("MarkdownTableContent").size.height <= 6   # header + 4 rows
         assert table.outer_size.height <= 7                               # and one blank line
+
+
+async def test_last_read_home_and_continue_point_to_one_lesson(app):
+    from tui.progress import glance, lesson_to_continue
+
+    lessons = load_lessons()
+    ids = [lesson.id for lesson in lessons]
+    app.store.save_lesson_position(ids[3], 0.4)
+    app.store.save_lesson_position(ids[0], 1.0, reached_end=True)  # the last one opened, and read
+    target = lesson_to_continue(app.store, ids)
+    assert target == ids[1]  # the first unread lesson, since the last one opened is read
+    assert glance(app.store).last_lesson == lessons[1].title  # home's "Continue with"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("l")
+        await pilot.pause()
+        marked = [o.id for o in app.screen.query_one(OptionList)._options if "continue" in str(o.prompt)]
+        assert marked == [target]
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, LessonScreen) and app.screen.lesson.id == target

@@ -33,7 +33,7 @@ NOW = calendar.timegm(real_time.strptime("2026-01-05 12:00:00", "%Y-%m-%d %H:%M:
 
 SCREENS = ["home", "help", "lessons", "lesson with snippets and quiz", "quiz", "stepper at softmax",
            "explorer norms", "explorer trained", "training form", "training panel", "runs", "compare runs",
-           "playground", "playground step"]
+           "playground", "playground step", "experiments", "experiments custom grid", "experiment"]
 COLOURS = {"default": {"TERM": "xterm-256color", "COLORTERM": "truecolor"},
            "ansi16": {"TERM": "xterm-16color", "COLORTERM": ""}}
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from textual.widgets import Collapsible
+from textual.widgets import Collapsible, Select
 
 from minigpt import paths
 from minigpt.control import form as run_form
@@ -156,7 +156,12 @@ async def test_enter_moves_on_and_never_starts_a_run(tmp_path, make_app):
         screen = await open_training_form(app, pilot)
         visited = [app.focused.id]
         for _ in range(11):  # through inputs and selects alike, in the order they are shown
+            if isinstance(app.focused, Select):  # enter opens the list, enter again chooses and moves on
+                await pilot.press("enter")
+                await pilot.pause()
+                assert app.focused.parent.expanded if not isinstance(app.focused, Select) else app.focused.expanded
             await pilot.press("enter")
+            await pilot.pause()
             visited.append(app.focused.id)
         assert visited == ["f-d_model", "f-n_heads", "f-n_layers", "f-dropout", "f-batch_size", "f-lr",
                            "f-budget-kind", "f-budget", "f-eval_interval", "f-device", "f-seed", "f-data"]
@@ -167,7 +172,7 @@ async def test_enter_moves_on_and_never_starts_a_run(tmp_path, make_app):
         assert not screen.query_one("#form-advanced").collapsed and app.focused.id == "f-block_size"
         from minigpt.training.options import OPTIONS
 
-        for _ in range(sum(o.advanced for o in OPTIONS) + 4):  # every advanced field, then Start
+        for _ in range(2 * sum(o.advanced for o in OPTIONS) + 4):  # every advanced field, then Start
             if app.focused.id == "form-start":
                 break
             await pilot.press("enter")

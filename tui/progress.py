@@ -13,7 +13,8 @@ class Glance:
     lessons_total: int
     cards_due: int | None  # None when the decks cannot be read
     last_run: str | None
-    last_lesson: str | None = None  # title of the lesson opened most recently
+    last_lesson: str | None = None  # title of the lesson to continue (tui.progress.lesson_to_continue)
+    run_active: bool = False  # the last run is training: its line is worth refreshing
 
 
 _decks_cache: tuple[tuple, object] | None = None  # (deck files and their mtimes, the Deck)
@@ -44,19 +45,32 @@ def _cards_due(store: Store) -> int | None:
     return c.due + c.learning + c.new
 
 
-def _last_run() -> str | None:
+def last_run() -> tuple[str | None, bool]:
+    """The last run in words (name, state and step, best val) and whether it is training now."""
     from minigpt.runs.listing import latest_run
 
     try:
         run = latest_run()
     except OSError:  # an unreadable runs folder must not break the home screen
-        return None
+        return None, False
     if run is None:
-        return None
+        return None, False
+    active = bool(getattr(run.status, "active", False))
     label = (getattr(run, "label", "") or "").strip()  # the run's own name, where it has one
     status = getattr(run.status, "value", run.status)
     best = f"\nbest val {run.best_val:.3f}" if getattr(run, "best_val", None) else ""
-    return f"{label or run.name}\n{status} at step {run.step}{best}"
+    return f"{label or run.name}\n{status} at step {run.step}{best}", active
+
+
+def lesson_to_continue(store: Store, lesson_ids: list[str]) -> str | None:
+    """The one lesson "continue" means on every screen (the lessons list's mark and its c key, the
+    home screen's line): the lesson opened last, or, when that one is read, the first unread one."""
+    last = store.last_lesson()
+    read = store.lessons_read()
+    if last in read or last not in lesson_ids:
+        unread = [i for i in lesson_ids if i not in read]
+        return unread[0] if unread else (last if last in lesson_ids else (lesson_ids[0] if lesson_ids else None))
+    return last
 
 
 def glance(store: Store) -> Glance:
@@ -68,5 +82,6 @@ def glance(store: Store) -> Glance:
     except LessonError:  # reported on the lessons screen
         lessons = []
     titles = {lesson.id: lesson.title for lesson in lessons}
-    return Glance(len(store.lessons_read()), len(lessons), _cards_due(store), _last_run(),
-                  titles.get(store.last_lesson() or ""))
+    run, active = last_run()
+    return Glance(len(store.lessons_read()), len(lessons), _cards_due(store), run,
+                  titles.get(lesson_to_continue(store, [lesson.id for lesson in lessons]) or ""), active)

@@ -109,3 +109,25 @@ def estimate_run(cfg: TrainConfig, trial_steps: int = 3) -> RunEstimate:
         steps = max(1, int(cfg.time_s / (step_s + eval_s / cfg.eval_interval)))
         seconds = cfg.time_s + final_s
     return RunEstimate(str(device), n_params, steps, seconds, step_s, eval_s)
+
+
+@dataclass(frozen=True)
+class SweepEstimate:
+    runs: list[RunEstimate]  # one per run, in the order the scheduler trains them
+    seconds: float  # the runs one after another (the scheduler trains one at a time by default)
+
+    @property
+    def n_params(self) -> tuple[int, int]:
+        """The smallest and the largest model of the sweep."""
+        sizes = [r.n_params for r in self.runs]
+        return min(sizes), max(sizes)
+
+
+def estimate_sweep(configs: list[TrainConfig], trial_steps: int = 2, jobs: int = 1) -> SweepEstimate:
+    """Each run of a sweep measured as :func:`estimate_run` does, and their total when the
+    scheduler trains ``jobs`` of them at a time (each then gets a share of the cores, so ``jobs``
+    does not divide the time: the total is the longest of ``jobs`` equal lanes, a floor)."""
+    estimates = [estimate_run(cfg, trial_steps) for cfg in configs]
+    total = sum(e.seconds for e in estimates)
+    lanes = max(1, min(jobs, len(estimates)))
+    return SweepEstimate(estimates, max(total / lanes, max((e.seconds for e in estimates), default=0.0)))

@@ -32,13 +32,14 @@ from minigpt.runs.files import (
     CONFIG_FILE,
     LAST_DIR,
     STATUS_FILE,
+    distinct_name,
     now_iso,
     process_start_time,
     write_json_atomic,
     write_run_config,
 )
 from minigpt.runs.lock import is_locked, lock_holder, proven_trainer
-from minigpt.runs.schema import RunState
+from minigpt.runs.schema import RunState, default_run_name
 from minigpt.training.options import TrainConfig, load_run_config
 
 LAUNCH_FILE, STDOUT_FILE, STDERR_FILE = "launch.json", "stdout.log", "stderr.log"
@@ -81,6 +82,11 @@ async def start_run(cfg: TrainConfig, root: Path | str | None = None, name: str 
     named = ["--name", name] if name else []  # the folder's name is the run's name too
     await _spawn(run_dir, ["train", "--config", str(run_dir / CONFIG_FILE), "--out", str(run_dir), *named, "--quiet"])
     return run_dir
+
+
+def expected_name(cfg: TrainConfig, run_dir: Path | str) -> str:
+    """The name the worker will give a run started without one (what lists will call it)."""
+    return distinct_name(default_run_name(cfg.to_dict()), Path(run_dir))
 
 
 # ---------------------------------------------------------------------------- following
@@ -203,6 +209,26 @@ def trainer_pid(run_dir: Path | str) -> int:
         raise RunControlError(f"pid {pid} is not this run's trainer (the run folder names a process that "
                               f"does not hold its lock): not signalling it")
     return pid
+
+
+@dataclass(frozen=True)
+class RunActions:
+    """What a learner can do with a run in its state: the one rule the runs list and the run's
+    panel both show (a key appears only where it would do something)."""
+
+    stop: bool  # a worker is training it
+    resume: bool  # stopped or failed, with a checkpoint to continue from
+    delete: bool  # not training
+    duplicate: bool  # its settings can be read (a new run with them)
+
+
+def run_actions(status: RunState, run_dir: Path | str) -> RunActions:
+    run_dir = Path(run_dir)
+    return RunActions(
+        stop=status.active,
+        resume=status in (RunState.STOPPED, RunState.FAILED) and has_checkpoint(run_dir),
+        delete=not status.active,
+        duplicate=(run_dir / CONFIG_FILE).exists())
 
 
 def stop_run(run_dir: Path | str) -> int:

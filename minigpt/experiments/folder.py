@@ -193,10 +193,20 @@ def read_control(exp_dir: Path | str) -> str:
     return want if want in WANTS else "run"
 
 
-def write_control(exp_dir: Path | str, want: str) -> None:
+def write_control(exp_dir: Path | str, want: str, launched_pid: int | None = None) -> None:
+    """``launched_pid``: the scheduler just launched for this want (it has not written its status yet)."""
     if want not in WANTS:
         raise ValueError(want)
-    write_json_atomic(Path(exp_dir) / CONTROL_FILE, {"want": want, "at": now_iso()})
+    record = {"want": want, "at": now_iso()}
+    if launched_pid is not None:
+        record["launched_pid"] = launched_pid
+    write_json_atomic(Path(exp_dir) / CONTROL_FILE, record)
+
+
+def launched_alive(exp_dir: Path | str) -> bool:
+    """A scheduler the app launched lives but has not written its status yet: the sweep is starting."""
+    pid = _read_json(Path(exp_dir) / CONTROL_FILE).get("launched_pid")
+    return pid_alive(pid) if isinstance(pid, int) else False
 
 
 def read_scheduler(exp_dir: Path | str) -> dict:

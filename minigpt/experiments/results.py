@@ -110,7 +110,8 @@ def experiment_state(exp_dir: Path, runs: list[RunResult]) -> str:
     if sched.get("state") == "finished":
         return "finished"
     if not sched:
-        return "not started"
+        # A scheduler launched and alive, its status not written yet: starting (not "not started").
+        return "starting" if want == "run" and ef.launched_alive(exp_dir) else "not started"
     return "interrupted"  # the scheduler died (killed, machine restarted): resume continues it
 
 

@@ -323,6 +323,7 @@ async def start(exp_dir: Path | str, jobs: int = 1) -> int | None:
     with open(exp_dir / ef.LOG_FILE, "ab") as log:
         proc = await spawn.start(argv, env=env, new_session=True, stdout=log, stderr=log)
     _SPAWNED.append(proc)
+    ef.write_control(exp_dir, "run", launched_pid=proc.pid)  # "starting" until it writes its status
     return proc.pid
 
 
@@ -336,6 +337,7 @@ def start_sync(exp_dir: Path | str, jobs: int = 1) -> int | None:
     with open(exp_dir / ef.LOG_FILE, "ab") as log:
         proc = spawn.popen(argv, env=env, new_session=True, stdout=log, stderr=log)
     _SPAWNED.append(proc)
+    ef.write_control(exp_dir, "run", launched_pid=proc.pid)  # "starting" until it writes its status
     return proc.pid
 
 

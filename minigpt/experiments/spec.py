@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from minigpt.errors import ConfigError
+from minigpt.text import number_text
 
 BUDGET_KINDS = ("steps", "time", "compute")
 PLOT_KINDS = ("size", "dropout", "positions", "lr", "grid")
@@ -228,12 +229,10 @@ class PlannedRun:
 
 
 def value_text(value) -> str:
-    """An axis value as it appears in run names and tables: 0.001 → 1e-3, 0.1 → 0.1, 64 → 64."""
+    """An axis value as it appears in run names and tables: 0.001 → 1e-3, 0.1 → 0.1, 64 → 64
+    (the one notation of minigpt.text.number_text, also the runs list's and the form's)."""
     if isinstance(value, float):
-        if value and (abs(value) < 0.01 or abs(value) >= 1e5):
-            mantissa, exp = f"{value:.0e}".split("e")
-            return f"{mantissa}e{int(exp)}"
-        return f"{value:g}"
+        return number_text(value)
     return str(value)
 
 

@@ -22,6 +22,7 @@ from minigpt.data import load_dataset
 from minigpt.errors import CheckpointError, DatasetError, SamplingError
 from minigpt.models.config import MODEL_LABELS as KIND_LABELS
 from minigpt.sampling import Sample, continue_text, generate, is_text_model, next_distribution
+from minigpt.text import number_text
 
 TEXT_CHARS = 120  # a text model's continuation when no length is set
 SWEEP_TEMPERATURES = tuple(t / 10 for t in (5, 8, 10, 12, 15))  # the course's exercise 3: 0.5 … 1.5
@@ -89,7 +90,7 @@ def key_settings(kind: str, model_config: dict, train_config: dict) -> str:
         parts.append(f"{model_config.get('n_hidden', model_config.get('hidden'))} hidden")
     lr = _number(train_config.get("lr"))
     if lr is not None and kind != "bigram":
-        parts.append(f"lr {lr:g}")
+        parts.append(f"lr {number_text(lr)}")
     if isinstance(train_config.get("seed"), int) and not isinstance(train_config.get("seed"), bool):
         parts.append(f"seed {train_config['seed']}")
     return " ".join(parts)

@@ -116,6 +116,27 @@ def edit_status(run_dir: Path | str, *, name: str | None = None, note: str | Non
     return status
 
 
+def distinct_name(base: str, run_dir: Path) -> str:
+    """``base``, or ``base (2)``, ``base (3)``… when a sibling run already has that name: three runs
+    of the same settings are told apart in lists (the learner can rename them)."""
+    taken = set()
+    try:
+        siblings = [d for d in Path(run_dir).parent.iterdir() if d != Path(run_dir)]
+    except OSError:
+        siblings = []
+    for d in siblings:
+        try:
+            taken.add(json.loads((d / STATUS_FILE).read_text(encoding="utf-8")).get("name"))
+        except (OSError, ValueError, AttributeError):
+            continue
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base} ({n})" in taken:
+        n += 1
+    return f"{base} ({n})"
+
+
 class RunWriter:
     """Everything one training run writes, kept in one place."""
 
@@ -127,7 +148,7 @@ class RunWriter:
         self.status = RunStatus(
             state=RunState.RUNNING, pid=os.getpid(), pid_start=process_start_time(os.getpid()),
             total_steps=cfg.steps, time_budget_s=cfg.time_s, model=cfg.model, started_at=now_iso(),
-            name=name or (previous.name if previous else "") or default_run_name(config),
+            name=name or (previous.name if previous else "") or distinct_name(default_run_name(config), self.dir),
             note=note if note is not None else (previous.note if previous else ""),
             data_fingerprint=data_fingerprint)
         if previous is not None and previous.started_at:

@@ -21,6 +21,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from minigpt.errors import ConfigError, RunError
+from minigpt.text import number_text
 
 
 class RunState(StrEnum):
@@ -144,11 +145,8 @@ def check_name_and_note(name: str | None, note: str | None) -> None:
 
 
 def short_number(x: float) -> str:
-    """5e-3 rather than 0.005 or 5e-03; plain digits for numbers from 0.1 up."""
-    if x == 0 or 0.1 <= abs(x) < 1e4:
-        return f"{x:g}"
-    mantissa, exponent = f"{x:.2e}".split("e")
-    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+    """5e-3 rather than 0.005 or 5e-03; plain digits for numbers from 0.1 up (minigpt.text.number_text)."""
+    return number_text(x)
 
 
 @dataclass

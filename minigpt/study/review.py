@@ -15,8 +15,10 @@ between them. With the setting ``study.new_from_read_lessons`` on, only cards of
 learner has read are introduced.
 
 Counts: "new" = a card with no card_state row (never answered), limited per UTC day by the
-setting ``study.new_per_day`` (default 20); "learning" = fsrs Learning/Relearning and due now;
-"due" = fsrs Review and due now. Suspended cards and cards buried until later are skipped.
+setting ``study.new_per_day`` (default 20); "learning" = fsrs Learning/Relearning and due within
+the learn-ahead window (LEARN_AHEAD, Anki's 20 minutes: a learning card due in 10 minutes is
+shown early once nothing else is left, rather than "nothing to study"); "due" = fsrs Review and
+due now. Suspended cards and cards buried until later are skipped.
 A lapse is an Again on a card in the Review state; 8 lapses flag the card as a leech.
 """
 
@@ -59,6 +61,9 @@ class CardStatus:
     @property
     def is_leech(self) -> bool:
         return self.lapses >= LEECH_LAPSES
+
+
+LEARN_AHEAD = timedelta(minutes=20)  # Anki's default "learn ahead limit"
 
 
 @dataclass(frozen=True)
@@ -158,7 +163,8 @@ class StudySession:
         now = sch.as_utc(now)
         stamp = sch.iso(now)
         states = self._states()
-        learning, due, new = [], [], []
+        ahead_stamp = sch.iso(now + LEARN_AHEAD)
+        learning, due, new, ahead = [], [], [], []
         for card in self.deck:
             if lesson and card.lesson != lesson:
                 continue
@@ -173,9 +179,11 @@ class StudySession:
             elif st["due"] <= stamp:
                 bucket = due if st["fsrs_state"] == sch.State.Review else learning
                 bucket.append((st["due"], card.id))
+            elif st["fsrs_state"] != sch.State.Review and st["due"] <= ahead_stamp:
+                ahead.append((st["due"], card.id))  # learning, due soon: shown once nothing else is
         room = max(0, self.new_per_day() - self.new_introduced_today(now))
         ordered = ([c for _, c in sorted(learning)] + [c for _, c in sorted(due)]
-                   + self._new_order(new)[:room])
+                   + self._new_order(new)[:room] + [c for _, c in sorted(ahead)])
         return space_siblings(ordered, self.note_of)
 
     def counts(self, now: datetime | None = None, *, lesson: str | None = None) -> Counts:
@@ -185,6 +193,15 @@ class StudySession:
         new = sum(1 for c in q if c not in states or states[c]["reps"] == 0)
         due = sum(1 for c in q if c in states and states[c]["fsrs_state"] == sch.State.Review)
         return Counts(new=new, learning=len(q) - new - due, due=due)
+
+    def next_due(self, now: datetime | None = None) -> datetime | None:
+        """When the next card of the deck not in the queue now comes due (a learning card past
+        the learn-ahead window, a review later on), or None: the empty screen waits for it."""
+        now = sch.as_utc(now)
+        rows = self.store.conn.execute(
+            "SELECT card_id, due FROM card_state WHERE suspended = 0 AND reps > 0 AND due > ? "
+            "ORDER BY due", (sch.iso(now + LEARN_AHEAD),))
+        return next((sch.from_iso(due) for card_id, due in rows if card_id in self.deck.cards), None)
 
     def next_card(self, now: datetime | None = None, *, lesson: str | None = None,
                   after: str | None = None) -> str | None:
@@ -263,9 +280,13 @@ class StudySession:
         return self.rate(card_id, rating, mode="cram", **kw)
 
     def cram_queue(self, *, lesson: str | None = None, seed: int | None = None) -> list[str]:
-        """Every card (optionally of one lesson), not suspended, soonest due first."""
+        """The cards met so far (of a lesson opened, or answered before, or imported), optionally
+        of one lesson, not suspended, soonest due first: cramming reviews, it does not introduce
+        the cards of lessons never opened."""
         states = self._states()
-        ids = [c.id for c in self.deck if not lesson or c.lesson == lesson]
+        opened = {r[0] for r in self.store.conn.execute("SELECT lesson_id FROM lesson_progress")}
+        ids = [c.id for c in self.deck if (not lesson or c.lesson == lesson)
+               and (c.id in states or not c.lesson or c.lesson in opened)]
         ids = [i for i in ids if not (states.get(i) or {}).get("suspended")]
         return sorted(ids, key=lambda i: (states[i]["due"] if i in states else "", i))
 
@@ -340,10 +361,11 @@ class StudySession:
                          (int(suspended), sch.iso(now), card_id))
 
     def bury(self, card_id: str, now: datetime | None = None) -> datetime:
-        """Hide a card until the start of the next UTC day; returns that time."""
+        """Hide a card until the start of the learner's next day (local midnight); returns that time (UTC)."""
         self._check(card_id)
         now = sch.as_utc(now)
-        until = start_of_utc_day(now) + timedelta(days=1)
+        local = now.astimezone()
+        until = sch.as_utc((local + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0))
         with self.store.transaction() as conn:
             self._ensure_row(conn, card_id, now)
             conn.execute("UPDATE card_state SET buried_until = ?, updated_at = ? WHERE card_id = ?",

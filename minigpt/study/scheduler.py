@@ -89,6 +89,19 @@ def format_interval(delta: timedelta) -> str:
     return f"{days / 365:.1f}".rstrip("0").rstrip(".") + "y"
 
 
+def describe_time(when: datetime, now: datetime | None = None) -> str:
+    """A moment in the learner's own clock and words: "at 14:05", "tomorrow at 00:00 (local time)",
+    "on 2026-12-05 at 09:30". Stored times are UTC; the learner reads local time."""
+    local = as_utc(when).astimezone()
+    today = as_utc(now).astimezone().date()
+    clock = f"{local:%H:%M}"
+    if local.date() == today:
+        return f"at {clock}"
+    if local.date() == today + timedelta(days=1):
+        return f"tomorrow at {clock}"
+    return f"on {local:%Y-%m-%d} at {clock}"
+
+
 def is_lapse(before: Card, rating: int) -> bool:
     """A lapse: forgetting (Again) a card that had graduated to the Review state."""
     return rating == 1 and before.state == State.Review

@@ -34,6 +34,7 @@ from minigpt.errors import ConfigError
 from minigpt.models.config import FEED_FORWARDS, NORMS, POSITIONAL_ENCODINGS, BigramConfig, GPTConfig, MLPConfig
 from minigpt.runs.files import CONFIG_FILE
 from minigpt.runs.schema import read_config_values
+from minigpt.text import number_text
 
 if typing.TYPE_CHECKING:
     from minigpt.data import Dataset
@@ -149,7 +150,7 @@ def format_value(value) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+        return str(int(value)) if value.is_integer() and abs(value) < 1e4 else number_text(value)
     return str(value)
 
 

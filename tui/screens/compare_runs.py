@@ -50,6 +50,24 @@ METRICS = {"val": "val loss", "train": "train loss"}
 MODEL_ORDER = {"bigram": 0, "mlp": 1, "gpt": 2}
 
 
+def hidden_under(path: str, drawn: dict[str, tuple[list, list]], chart) -> str | None:
+    """The run drawn after ``path`` whose curve covers it: at every step they share, the two
+    values are within one text row of the chart, so only the later one shows."""
+    steps, values = drawn.get(path, ([], []))
+    if len(steps) < 2:
+        return None
+    all_ys = [y for _, ys in drawn.values() for y in ys]
+    row = (max(all_ys) - min(all_ys)) / max(chart.size.height - 4, 4) if all_ys else 0
+    row /= 2  # half a row: closer than that, both round to the same row
+    later = list(drawn)[list(drawn).index(path) + 1:]
+    for other in later:
+        theirs = dict(zip(*drawn[other]))
+        shared = [(y, theirs[x]) for x, y in zip(steps, values) if x in theirs]
+        if len(shared) >= max(2, len(steps) // 2) and all(abs(a - b) <= row for a, b in shared):
+            return other
+    return None
+
+
 def curve_label(info: runs.RunInfo, width: int = 27) -> tuple[str, str]:
     """A run in the legend: its name (as in the table's run column), then its key settings."""
     cfg = read_config(info.path)
@@ -70,7 +88,8 @@ class CompareRunsScreen(Screen):
 
     def __init__(self):
         super().__init__()
-        self.shown: list[str] = []  # run paths whose curve is drawn, in marker order
+        self.shown: list[str] = []  # run paths whose curve is drawn, in the order they were shown
+        self.slots: dict[str, int] = {}  # run path → its marker and colour, kept while it is shown
         self.infos: list[runs.RunInfo] = []
         self.metric = "val"
         self.smoothing = 0.0
@@ -99,6 +118,7 @@ class CompareRunsScreen(Screen):
             best_per_kind.setdefault(i.model or "?", i)
         ordered = list(best_per_kind.values()) + [i for i in with_val if i not in best_per_kind.values()]
         self.shown = [str(i.path) for i in ordered[:4]]
+        self.slots = {path: i for i, path in enumerate(self.shown)}
         table = self.query_one(DataTable)
         table.add_columns("", "model", "run", "lr", "steps", "seed", "best val", "test")
         self._fill_table()
@@ -129,7 +149,7 @@ class CompareRunsScreen(Screen):
 
     # -- drawing ----------------------------------------------------------------------------------
     def _marker(self, path: str) -> str:
-        return MARKERS[self.shown.index(path)] if path in self.shown else " "
+        return MARKERS[self.slots[path]] if path in self.slots else " "
 
     def _fill_table(self) -> None:
         table = self.query_one(DataTable)
@@ -171,19 +191,29 @@ class CompareRunsScreen(Screen):
         chart.log_y = self.log_axis
         chart.clear_series()
         legend = []
-        for i, path in enumerate(self.shown):
+        drawn = {}
+        order = sorted(self.shown, key=lambda p: self.slots[p])  # drawn in marker order
+        labels = {}
+        for path in order:
             series = self.curves.get(path)
             info = self._info(path)
-            label, settings = curve_label(info) if info is not None else (Path(path).name, "")
+            labels[path] = curve_label(info) if info is not None else (Path(path).name, "")
+            if series is not None:
+                steps, values = ((series.val_steps, series.val_loss) if self.metric == "val"
+                                 else (series.steps, series.train_loss))
+                drawn[path] = (steps, values)
+                i = self.slots[path]
+                chart.set_series(path, steps, values, label=printable(labels[path][0]), marker=MARKERS[i],
+                                 scatter=len(steps) < 30, color=COLOURS[i][0])
+        for path in order:
+            i = self.slots[path]
+            label, settings = labels[path]
             legend.append(f"[{COLOURS[i][1]}]{MARKERS[i]}[/] {escape(label)}")
-            if len(self.shown) <= 5:  # room for a second line each: the settings
+            under = hidden_under(path, drawn, chart)
+            if under is not None:  # drawn over: the legend says where it is
+                legend.append(f"  [dim]hidden under {MARKERS[self.slots[under]]}: the same row[/dim]")
+            elif len(self.shown) <= 5:  # room for a second line each: the settings
                 legend.append(f"  [dim]{escape(settings)}[/dim]")
-            if series is None:
-                continue
-            steps, values = ((series.val_steps, series.val_loss) if self.metric == "val"
-                             else (series.steps, series.train_loss))
-            chart.set_series(path, steps, values, label=printable(label), marker=MARKERS[i], scatter=len(steps) < 30,
-                             color=COLOURS[i][0])
         if legend:
             self.query_one("#compare-legend", Static).update("\n".join(legend))
         elif self.infos:
@@ -200,11 +230,13 @@ class CompareRunsScreen(Screen):
         path = str(self.infos[table.cursor_row].path)
         if path in self.shown:
             self.shown.remove(path)
+            del self.slots[path]  # its marker is free again; the others keep theirs
         elif len(self.shown) >= MAX_CURVES:
             self.notify(f"At most {MAX_CURVES} curves: hide one first", severity="warning")
             return
         else:
             self.shown.append(path)
+            self.slots[path] = min(set(range(MAX_CURVES)) - set(self.slots.values()))
         self._fill_table()
         self._draw()
         if path in self.shown and path not in self.curves:

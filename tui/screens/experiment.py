@@ -18,6 +18,7 @@ from minigpt import serving_policy
 from minigpt.errors import ConfigError
 from minigpt.experiments import exports, plots, results, scheduler
 from minigpt.experiments import folder as ef
+from minigpt.experiments.spec import value_text
 from minigpt.runs.metrics import RunMetrics
 from minigpt.text import markup_escape
 from tui import navigation
@@ -61,7 +62,8 @@ class ExperimentScreen(Screen):
             with TabPane("1 Runs", id="runs"):
                 yield DataTable(id="exp-table", cursor_type="row", zebra_stripes=True)
             with TabPane("2 Curves", id="curves"):
-                yield LossChart("val loss by run (lower is better)", id="exp-curves")
+                yield LossChart("val loss by run (lower is better)", legend=False, id="exp-curves")
+                yield Static(id="exp-curves-legend")
             with TabPane("3 Plot", id="plot"):
                 yield ExperimentPlot(id="exp-plot")
         yield Footer()
@@ -126,15 +128,23 @@ class ExperimentScreen(Screen):
             table.move_cursor(row=min(keep, len(self.results.runs) - 1))
 
     def _draw_curves(self) -> None:
+        """The runs' val curves, and under the chart a legend that wraps (the title line holds one
+        or two runs at 80 columns, not five): each run by its axis values."""
         chart = self.query_one("#exp-curves", LossChart)
+        legend = []
         for i, run in enumerate(self.experiment.runs):
             curve = self.curves.get(run.name)
             if curve is None:
                 continue
+            label = " ".join(f"{a}={value_text(v)}" for a, v in run.values.items()) or run.name
+            marker = MARKERS[i % len(MARKERS)]
             series = chart.series.get(run.name)
             if series is None or series.xs is not curve.val_steps:
-                chart.set_series(run.name, curve.val_steps, curve.val_loss, label=run.name[-18:],
-                                 marker=MARKERS[i % len(MARKERS)])
+                chart.set_series(run.name, curve.val_steps, curve.val_loss, label=label, marker=marker)
+            if curve.val_steps:
+                legend.append(f"{marker} {markup_escape(label)}")
+        self.query_one("#exp-curves-legend", Static).update(
+            "   ".join(legend) if legend else "[dim]no evaluation yet[/dim]")
         chart.touch()
 
     # -- actions --------------------------------------------------------------------------------

@@ -21,10 +21,13 @@ from minigpt.experiments import plots, presets, results, scheduler
 from minigpt.experiments.spec import Budget, data_info, plan_runs, value_text
 from minigpt.text import markup_escape
 from tui import navigation
+from tui.widgets.training_confirm import StartSweepScreen
 from tui.workers import background
 
 TEMPERATURE = "temperature"  # not a sweep of runs: the playground's sweep of one model
-CUSTOM_HINT = "d_model=16,32 dropout=0,0.1 steps=500"
+CUSTOM_HINT = "d_model=16,32 steps=500"  # fits the field at 80 columns; the plan explains more
+CUSTOM_HELP = ("[b]Custom grid[/b]\nType axes as name=value,value and a budget, e.g.\n"
+               "  d_model=16,32 dropout=0,0.1 steps=500\nThe runs appear here as you type; enter asks before it starts.")
 # A sweep trains run after run in the background, outside the served sessions' limit on runs.
 SERVED_REFUSAL = ("Sweeps are not started from a browser session: they train many runs in the background. "
                   "Run `minigpt sweep` on the server; this lab shows its results.")
@@ -46,6 +49,7 @@ class ExperimentsScreen(Screen):
         self.order = first + [p for p in presets.preset_names() if p not in first] + [TEMPERATURE]
         self.initial = preset if preset in self.order else (first[0] if first else None)
         self._info = None
+        self._starting = False  # a question or a start under way: a second enter starts nothing
         self._curves: dict[str, dict] = {}  # per experiment: its runs' metrics, read incrementally
 
     def compose(self) -> ComposeResult:
@@ -86,13 +90,44 @@ class ExperimentsScreen(Screen):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self.show_plan(event.option.id)
 
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "lab-custom":
+            self.show_custom_plan(event.value)
+
+    def on_descendant_focus(self, event) -> None:
+        """The plan follows the pane: the typed grid while the field has the focus."""
+        if isinstance(event.widget, Input):
+            self.show_custom_plan(event.widget.value)
+        elif isinstance(event.widget, OptionList) and event.widget.highlighted is not None:
+            self.show_plan(self.order[event.widget.highlighted])
+
+    def custom_spec(self, text: str):
+        grid = presets.parse_grid_text(text)
+        budget = grid.budget or Budget("steps", 1000)
+        return presets.custom_spec("custom", grid.axes, budget, grid.base)
+
+    def show_custom_plan(self, text: str) -> None:
+        plan = self.query_one("#lab-plan", Static)
+        if not text.strip():
+            plan.update(CUSTOM_HELP)
+            return
+        try:
+            spec = self.custom_spec(text)
+        except ConfigError as e:
+            plan.update(f"[b]Custom grid[/b]\n[red]{markup_escape(str(e))}[/red]")
+            return
+        self.show_spec(spec)
+
     def show_plan(self, key: str) -> None:
         plan = self.query_one("#lab-plan", Static)
         if key == TEMPERATURE:
             plan.update("[b]Temperature[/b] (exercise 3)\nOne trained model sampled at T = 0.5 … 1.5 side by "
                         "side: no training needed. Enter opens the playground; its [b]w[/b] key runs the sweep.")
             return
-        spec = presets.preset_spec(key)
+        self.show_spec(presets.preset_spec(key))
+
+    def show_spec(self, spec) -> None:
+        plan = self.query_one("#lab-plan", Static)
         try:
             runs = plan_runs(spec, self.data_info())
         except (ConfigError, DatasetError) as e:
@@ -104,7 +139,9 @@ class ExperimentsScreen(Screen):
             point = " ".join(f"{a}={value_text(v)}" for a, v in r.values.items())
             steps = f"  {r.steps:>6,} steps" if spec.budget.kind == "compute" else ""
             lines.append(f" {markup_escape(point):<16} N {r.n_params:>9,}{steps}")
-        lines.append("[dim]enter starts it in the background[/dim]")
+        if len(runs) > 6:
+            lines.append(f" … and {len(runs) - 6} more")
+        lines.append("[dim]enter asks first, with a measured estimate[/dim]")
         plan.update("\n".join(lines))
 
     # -- experiments so far ---------------------------------------------------------------------
@@ -166,30 +203,53 @@ class ExperimentsScreen(Screen):
             self.app.open_area("playground")
             self.notify("Temperature sweep: press w in the playground")
             return
-        self.launch(presets.preset_spec(key))
+        self.ask_to_start(presets.preset_spec(key))
 
     async def start_custom(self, text: str) -> None:
         try:
-            grid = presets.parse_grid_text(text)
-            budget = grid.budget or Budget("steps", 1000)
-            spec = presets.custom_spec("custom", grid.axes, budget, grid.base)
+            spec = self.custom_spec(text)
         except ConfigError as e:
             self.notify(markup_escape(e), severity="error", title="Custom grid")
             return
-        self.launch(spec)
+        self.ask_to_start(spec)
 
-    @background(thread=False, group="experiment-start", what="Starting the experiment")
-    async def launch(self, spec) -> None:
+    def ask_to_start(self, spec) -> None:
+        """The training form's question, for a whole sweep: what starts, its sizes, the measured time."""
+        if self._starting:
+            return  # a second enter while asked, or while the first start is under way
         if serving_policy.is_served():
             self.notify(SERVED_REFUSAL, severity="warning", title="Not started")
             return
+        try:
+            planned = plan_runs(spec, self.data_info())
+        except (ConfigError, DatasetError) as e:
+            self.notify(markup_escape(e), severity="error", title="Not started")
+            return
+        from minigpt.training.options import TrainConfig
+
+        configs = [TrainConfig.from_dict(r.config) for r in planned]
+        self._starting = True
+
+        def answered(start: bool | None) -> None:
+            if start:
+                self.launch(spec)
+            else:
+                self._starting = False
+
+        self.app.push_screen(StartSweepScreen(spec.title or spec.name, spec.budget.describe(), configs,
+                                              [r.n_params for r in planned]), answered)
+
+    @background(thread=False, group="experiment-start", what="Starting the experiment")
+    async def launch(self, spec) -> None:
         try:
             exp = ef.create_experiment(spec)
             await scheduler.start(exp.dir)
         except (ConfigError, DatasetError, OSError) as e:
             self.notify(markup_escape(e), severity="error", title="Not started")
             return
-        self.notify(f"{exp.name}: {len(exp.runs)} runs started in the background")
+        finally:
+            self._starting = False
+        self.notify(f"{markup_escape(exp.name)}: a sweep of {len(exp.runs)} runs is starting in the background")
         self.refresh_experiments()
         navigation.open_screen(self.app, "experiment", exp.dir)
 

@@ -8,6 +8,7 @@ screen in cram mode over the cards a round missed. `u` only undoes this window's
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from textual.app import ComposeResult
@@ -20,7 +21,8 @@ from minigpt import paths, serving_policy
 from minigpt.errors import CardImportError, DeckError, PolicyRefusal, UndoError
 from minigpt.study.anki import export_apkg, import_file, with_user_cards
 from minigpt.study.decks import load_decks
-from minigpt.study.review import StudySession
+from minigpt.study.review import LEARN_AHEAD, StudySession
+from minigpt.study.scheduler import describe_time
 from minigpt.text import markup_escape as escape
 from tui.saving import keeps_screen
 from tui.widgets.study_card import CardView, RatingBar
@@ -66,6 +68,7 @@ class FlashcardsScreen(Screen):
         self.leech: str | None = None     # a card that just reached 8 lapses, awaiting a decision
         self.undo_stack: list[tuple[str, str]] = []  # ("rate", id) | ("suspend", id), this visit
         self._shown_at = time.monotonic()
+        self._wake = None  # the timer that shows the next card when it comes due (empty screen)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -117,9 +120,9 @@ class FlashcardsScreen(Screen):
             elif self.cram:
                 done = "Cram list finished. c: back to the scheduled review."
             else:
-                done = ("Nothing to study right now: every due card is done. "
-                        "c: cram (review ahead) · o: new cards only from lessons read · "
-                        "escape: back")
+                done = ("Nothing to study right now: every due card is done."
+                        + self._wait_for_next() +
+                        " c: cram (review ahead) · o: new cards only from lessons read · escape: back")
             view.show(None, empty_text=done)
         else:
             view.show(self.session.deck[self.current])
@@ -127,6 +130,23 @@ class FlashcardsScreen(Screen):
         self._shown_at = time.monotonic()
         self.refresh_strip()
         self.refresh_bindings()
+
+    def _wait_for_next(self) -> str:
+        """Come back to life when the next card comes due (learn-ahead included); say when."""
+        if self._wake is not None:
+            self._wake.stop()
+            self._wake = None
+        due = self.session.next_due()
+        if due is None:
+            return ""
+        delay = (due - LEARN_AHEAD - datetime.now(UTC)).total_seconds()
+        self._wake = self.set_timer(min(max(delay, 1.0), 3600.0), self._woken)
+        return f" The next card comes due {describe_time(due)}."
+
+    def _woken(self) -> None:
+        self._wake = None
+        if self.current is None and not self.cram:
+            self.advance()
 
     def refresh_strip(self) -> None:
         s = self.session
@@ -164,9 +184,14 @@ class FlashcardsScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action in ("rate", "reveal", "suspend", "bury") and (self.session is None or self.current is None):
-            return None  # shown dimmed: nothing to act on
+            return False  # no card: these keys leave the footer rather than do nothing
         if action == "rate" and not self.query_one(CardView).revealed:
-            return None
+            return False
+        if action == "reveal" and self.query_one(CardView).revealed:
+            return False
+        if action in ("undo", "toggle_cram", "export", "import", "toggle_read_only", "new_limit") \
+                and self.session is None:
+            return False
         if action == "suspend_leech":
             return self.leech is not None
         return True
@@ -259,7 +284,7 @@ class FlashcardsScreen(Screen):
         if self.current is None:
             return
         until = self.session.bury(self.current)
-        self.notify(f"Buried until {until:%Y-%m-%d %H:%M} UTC")
+        self.notify(f"Buried until {describe_time(until)}")
         if self.cram:
             self.cram_pos += 1
         self.advance()

@@ -4,6 +4,7 @@ with ``check_action`` are not listed)."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from textual.app import ComposeResult
@@ -39,14 +40,21 @@ def _bindings_table(title: str, bindings, width: int = BOX_WIDTH - 6) -> list[st
     return [f"[b u]{_literal(title)}[/b u]", *rows, ""] if rows else []
 
 
+def _words(class_name: str) -> str:
+    """A class name in words: "AttentionStepper" → "attention stepper" (never shown as code)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", class_name).lower()
+
+
 def _title(node) -> str:
-    """A section title for the node that owns some bindings: a screen, the app, a control."""
+    """A section title for the node that owns some bindings, in the learner's words: the
+    screen's own title, "Everywhere", or what the focused control is (no class names, no ids)."""
     if isinstance(node, Screen):
-        return node.__class__.__name__.replace("Screen", "") or "Screen"
+        return (getattr(node, "HELP_TITLE", None) or node.sub_title
+                or _words(node.__class__.__name__.replace("Screen", "")).capitalize() or "This screen")
     if node is node.app:
         return "Everywhere"
-    name = getattr(node, "HELP_TITLE", None) or node.__class__.__name__
-    return f"In the focused {name}" if node.id is None else f"In the focused {name} (#{node.id})"
+    name = getattr(node, "HELP_TITLE", None) or _words(node.__class__.__name__)
+    return f"In the focused {name}"
 
 
 def _declared_here(node) -> set[tuple[str, str]]:
@@ -80,14 +88,18 @@ def key_sections(origin: Screen) -> list[tuple[str, list[Binding]]]:
 
 
 class HelpScreen(ModalScreen):
-    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close"),
+                Binding("j,down", "scroll(1)", "Scroll down", show=False),
+                Binding("k,up", "scroll(-1)", "Scroll up", show=False),
+                Binding("space,pagedown", "scroll(10)", "Page down", show=False),
+                Binding("b,pageup", "scroll(-10)", "Page up", show=False)]
 
     def __init__(self, origin: Screen):
         super().__init__()
         self.origin = origin
 
     def compose(self) -> ComposeResult:
-        lines = ["[b]Keys[/b]  (escape closes)", ""]
+        lines = ["[b]Keys[/b]  (escape closes · j/k scroll, as in lessons)", ""]
         try:
             sections = key_sections(self.origin)
         except Exception:  # a binding chain Textual has changed: the declared keys still help
@@ -108,3 +120,6 @@ class HelpScreen(ModalScreen):
 
     def action_dismiss(self) -> None:
         self.dismiss()
+
+    def action_scroll(self, rows: int) -> None:
+        self.query_one("#help-body", VerticalScroll).scroll_relative(y=rows, animate=False)

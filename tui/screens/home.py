@@ -40,7 +40,24 @@ class HomeScreen(Screen):
     def on_mount(self) -> None:
         self.query_one("#area-list", OptionList).focus()
         self.query_one("#glance", Static).update("[b]Your progress[/b]\n\n[dim]counting…[/dim]")
+        self._glance = None
         self.refresh_glance()
+        self.set_interval(2.0, self._follow_run)
+
+    def _follow_run(self) -> None:
+        """While the last run trains, its "running at step N" follows it (only the run is re-read)."""
+        if self._glance is not None and self._glance.run_active and self.app.screen is self:
+            self.refresh_run_line()
+
+    @background(thread=True, exclusive=True, group="glance-run")
+    def refresh_run_line(self) -> None:
+        from dataclasses import replace
+
+        from tui.progress import last_run
+
+        run, active = last_run()
+        if self._glance is not None:
+            self.app.call_from_thread(self._show_glance, replace(self._glance, last_run=run, run_active=active))
 
     def on_screen_resume(self) -> None:
         self.refresh_glance()
@@ -53,6 +70,7 @@ class HomeScreen(Screen):
         self.app.call_from_thread(self._show_glance, g)
 
     def _show_glance(self, g) -> None:
+        self._glance = g
         lines = ["[b]Your progress[/b]", "",
                  f"Lessons read   {g.lessons_read} / {g.lessons_total}"]
         if g.cards_due is not None:
@@ -60,7 +78,7 @@ class HomeScreen(Screen):
         if g.last_run is not None:
             lines += ["", "Last run", *(f"  {escape(part)}" for part in g.last_run.split("\n"))]
         if g.last_lesson:
-            lines += ["", "[dim]Last lesson[/dim]", f"[dim]  {escape(g.last_lesson)}[/dim]"]
+            lines += ["", "[dim]Continue with[/dim]", f"[dim]  {escape(g.last_lesson)}[/dim]"]
         lines += ["", "[dim]ctrl+p jump anywhere[/dim]", "[dim]?      every key[/dim]"]
         self.query_one("#glance", Static).update("\n".join(lines))
 

@@ -263,10 +263,9 @@ class LessonScreen(Screen):
         self._save_position(read=read)
         end = self.query_one("#lesson-end", Static)
         if read:
-            end.update("[dim]— end of lesson —  n: next lesson · z: chapter quiz · escape: back[/dim]")
-            if not getattr(self, "_announced", False):
-                self._announced = True
-                self.notify(f"Lesson “{self.lesson.title}” marked as read", timeout=3)
+            # Said in the hint itself: a toast here sat over this very line.
+            end.update("[dim]— end of lesson —[/dim] [b]✓ marked as read[/b]  "
+                       "[dim]n: next lesson · z: chapter quiz · escape: back[/dim]")
         elif end_shown:
             end.update(f"[dim]— end of lesson — {self.seen.share:.0%} of it seen so far; "
                        "page through it (space) to mark it read[/dim]")

@@ -10,6 +10,7 @@ from textual.widgets.option_list import Option
 
 from minigpt.errors import LessonError
 from minigpt.lessons import load_lessons
+from tui.progress import lesson_to_continue
 
 
 class LessonsScreen(Screen):
@@ -42,7 +43,7 @@ class LessonsScreen(Screen):
             return
         store = self.app.store
         read = store.lessons_read()
-        last = store.last_lesson()
+        last = lesson_to_continue(store, [l.id for l in self.lessons])  # what c opens, marked
         ol = self.query_one(OptionList)
         keep = ol.highlighted
         ol.clear_options()
@@ -54,7 +55,7 @@ class LessonsScreen(Screen):
                 mark = f"[yellow]{int(pos * 100):>2}%[/yellow]"
             else:
                 mark = " ·"
-            here = "  [dim]← last read[/dim]" if lesson.id == last else ""
+            here = "  [dim]← continue (c)[/dim]" if lesson.id == last else ""
             ol.add_option(Option(f"{mark:>3} {number:>2}. {lesson.title}{here}", id=lesson.id))
         summary.update(
             f"[b]Lessons[/b]  {len(read & {l.id for l in self.lessons})} of {len(self.lessons)} read"
@@ -75,13 +76,6 @@ class LessonsScreen(Screen):
             self.app.open_lesson(ol.get_option_at_index(ol.highlighted).id)
 
     def action_continue(self) -> None:
-        last = self.app.store.last_lesson()
-        read = self.app.store.lessons_read()
-        target = last
-        if last in read:  # finished the last one: go to the first unread lesson
-            unread = [l.id for l in self.lessons if l.id not in read]
-            target = unread[0] if unread else last
-        if target is None and self.lessons:
-            target = self.lessons[0].id
+        target = lesson_to_continue(self.app.store, [l.id for l in self.lessons])
         if target:
             self.app.open_lesson(target)

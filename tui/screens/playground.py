@@ -30,6 +30,7 @@ from minigpt.playground.generation import (
 from minigpt.playground.inspection import refuse_text_model
 from minigpt.text import markup_escape, printable
 from tui import navigation
+from tui.widgets.dropdown import Dropdown
 from tui.workers import background
 
 WHERE = {"train": "● train", "val": "◐ val", "test": "◑ test", "new": "★ new"}
@@ -112,8 +113,7 @@ class PlaygroundScreen(Screen):
         Binding("S", "nudge('seed', 1)", "Seed +1", show=False),
         Binding("l", "nudge('max_len', -1)", "Max length −1", show=False),
         Binding("L", "nudge('max_len', 1)", "Max length +1 (limit → off)", show=False),
-        Binding("m", "next_model(1)", "Next checkpoint", show=False),
-        Binding("M", "next_model(-1)", "Previous checkpoint", show=False),
+        Binding("m", "models", "Choose the model", show=False),
         Binding("f", "focus_prefix", "Edit the prefix", show=False),
     ]
 
@@ -135,7 +135,7 @@ class PlaygroundScreen(Screen):
         yield Header()
         with Horizontal(classes="pg-row"):
             yield Label("model", classes="pg-label")
-            yield Select([(markup_escape(c.label), i) for i, c in enumerate(self.choices)], prompt="no checkpoint",
+            yield Dropdown([(markup_escape(c.label), i) for i, c in enumerate(self.choices)], prompt="no checkpoint",
                          allow_blank=not self.choices, value=self.initial if self.choices else Select.NULL,
                          compact=True, id="pg-model")
             yield Label("names", classes="pg-label")
@@ -154,8 +154,8 @@ class PlaygroundScreen(Screen):
             yield Label("max", classes="pg-label")
             yield Input("off", compact=True, id="pg-max_len", classes="pg-num")
         # One line at 80 columns; enter (apply a typed value), y (copy) and e (save) are in ? help.
-        yield Static("[b]t/T[/b] temp [b]k/K[/b] top-k [b]p/P[/b] top-p [b]n/N[/b] count [b]s/S[/b] seed "
-                     "[b]l/L[/b] max [b]m[/b] model [b]f[/b] prefix", id="pg-hint")
+        yield Static("[b]−/+[/b]: [b]t/T[/b] temp [b]k/K[/b] top-k [b]p/P[/b] top-p [b]n/N[/b] count "
+                     "[b]s/S[/b] seed [b]l/L[/b] max · [b]m[/b] models", id="pg-hint")
         yield Static("", id="pg-message")
         yield DataTable(id="pg-names", cursor_type="row", zebra_stripes=True)
         yield Static("", id="pg-summary")
@@ -323,13 +323,14 @@ class PlaygroundScreen(Screen):
         self._write_fields(s)
         self.regenerate()
 
-    def action_next_model(self, direction: int) -> None:
-        if len(self.choices) < 2:
-            self.notify("Only one checkpoint to choose from: finished training runs appear here.")
+    def action_models(self) -> None:
+        """Open the list of models (trained runs and the shipped one); enter loads the chosen one."""
+        if not self.choices:
+            self.notify("No model to choose from: finished training runs appear here.")
             return
-        select = self.query_one("#pg-model", Select)
-        current = select.value if isinstance(select.value, int) else 0
-        select.value = (current + direction) % len(self.choices)  # Select.Changed loads it
+        select = self.query_one("#pg-model", Dropdown)
+        select.focus()
+        select.action_show_overlay()
 
     def action_focus_prefix(self) -> None:
         self.query_one("#pg-prefix", Input).focus()

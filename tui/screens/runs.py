@@ -15,7 +15,6 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from minigpt import paths, serving_policy
-from minigpt.control import form as run_form
 from minigpt.control import workers as rc
 from minigpt.errors import ConfigError, PolicyRefusal, RunControlError
 from minigpt.runs import listing as runs
@@ -41,7 +40,8 @@ from tui.widgets.training_confirm import ConfirmScreen
 
 # Fits 80 columns: the state as a glyph (legend above the table), the settings that tell runs apart.
 COLUMNS = ("", "run", "model", "lr", "steps", "seed", "best val", "age")  # the size is in the detail line
-RUN_WIDTH = 20
+RUN_WIDTH = 20  # at 80 columns; a wider terminal gives the names its extra columns
+OTHER_COLUMNS = 60  # what the other columns take, with the table's padding and scrollbar
 
 
 def _age(seconds: float | None) -> str:
@@ -57,9 +57,9 @@ def _short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def row_for(info: runs.RunInfo, stopping: bool = False) -> tuple[str, ...]:
+def row_for(info: runs.RunInfo, stopping: bool = False, name_width: int = RUN_WIDTH) -> tuple[str, ...]:
     cfg = read_config(info.path)
-    return ("■…" if stopping else state_glyph(info), _short(run_title(info), RUN_WIDTH), model_cell(info, cfg),
+    return ("■…" if stopping else state_glyph(info), _short(run_title(info), name_width), model_cell(info, cfg),
             lr_cell(cfg), budget_cell(info, cfg), seed_cell(cfg), loss_cell(info.best_val), _age(info.age))
 
 
@@ -124,7 +124,8 @@ class RunsScreen(Screen):
         if not self.stopping and self._fast is not None:
             self._fast.stop()
             self._fast = None
-        rows = [(str(info.path), row_for(info, str(info.path) in self.stopping)) for info in found]
+        name_width = max(RUN_WIDTH, self.size.width - OTHER_COLUMNS)
+        rows = [(str(info.path), row_for(info, str(info.path) in self.stopping, name_width)) for info in found]
         if rows != getattr(self, "_shown_rows", None):  # redraw only what changed: no flicker
             self._shown_rows = rows
             table.clear()
@@ -140,6 +141,9 @@ class RunsScreen(Screen):
             summary.update("No runs yet: press [b]n[/b] to configure one, or run [b]minigpt train[/b] in a terminal.")
         self._show_detail()
         self.refresh_bindings()
+
+    def on_resize(self) -> None:
+        self.refresh_runs()  # the names take the width there is
 
     def _show_detail(self) -> None:
         path = self.selected_path()
@@ -159,13 +163,10 @@ class RunsScreen(Screen):
         info = self.infos.get(str(path)) if path is not None else None
         if info is None:
             return False
-        if action == "stop":
-            return info.status.active and str(path) not in self.stopping
-        if action == "resume":
-            return info.status in (RunState.STOPPED, RunState.FAILED)
-        if action == "delete":
-            return not info.status.active
-        return True
+        if action == "open":
+            return True
+        allowed = getattr(rc.run_actions(info.status, path), action)  # the panel's rule too
+        return allowed and not (action == "stop" and str(path) in self.stopping)
 
     def selected_path(self) -> Path | None:
         table = self.query_one(DataTable)
@@ -197,9 +198,7 @@ class RunsScreen(Screen):
             if run_dir is not None:
                 below.show_run(run_dir)
             else:
-                if settings is not None:
-                    below.form.fill(run_form.form_from_config(settings))
-                below._set_mode("form")
+                below.show_form(settings)
         else:
             navigation.open_screen(self.app, "training", run_dir=run_dir, settings=settings, new=True)
 

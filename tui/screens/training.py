@@ -89,6 +89,12 @@ class TrainingScreen(Screen):
             self.set_focus(None)
         self.refresh_bindings()
 
+    def show_form(self, settings: TrainConfig | None = None) -> None:
+        """Open the new-run form, filled with ``settings`` when given (from the runs list, a copy)."""
+        if settings is not None:
+            self.form.fill(run_form.form_from_config(settings))
+        self._set_mode("form")
+
     def show_run(self, run_dir: Path) -> None:
         """Follow ``run_dir`` in the panel (from the runs list, a launch, or ``minigpt watch``)."""
         self.panel.follow(Path(run_dir))
@@ -99,13 +105,13 @@ class TrainingScreen(Screen):
         if action not in allowed and action in FORM_ACTIONS | PANEL_ACTIONS:
             return False
         if self.mode == "panel" and action in ("stop", "resume", "duplicate"):
-            state = self.panel.state
+            state, run_dir = self.panel.state, self.panel.run_dir
+            if run_dir is None:
+                return False
             if state is None:
-                return action == "duplicate" and self.panel.run_dir is not None
-            if action == "stop":
-                return state.status.active
-            if action == "resume":
-                return state.status in (RunState.STOPPED, RunState.FAILED) and rc.has_checkpoint(self.panel.run_dir)
+                return action == "duplicate"
+            return getattr(rc.run_actions(state.status, run_dir), action) and not (
+                action == "stop" and self.panel.stopping)
         return True
 
     def on_screen_resume(self) -> None:
@@ -135,7 +141,7 @@ class TrainingScreen(Screen):
         except (ConfigError, DatasetError, OSError) as e:
             self.form.show_error("data" if isinstance(e, DatasetError) else getattr(e, "field", None), str(e))
             return
-        self.notify(f"Training started in the background: {markup_escape(run_dir.name)}")
+        self.notify(f"Training started in the background: {markup_escape(rc.expected_name(config, run_dir))}")
         self.show_run(run_dir)
 
     def action_stop(self) -> None:
@@ -166,8 +172,7 @@ class TrainingScreen(Screen):
         except ConfigError as e:
             self.notify(markup_escape(e), severity="error")
             return
-        self.form.fill(run_form.form_from_config(settings))
-        self._set_mode("form")
+        self.show_form(settings)
         self.notify("Settings copied into the form: change what you like, then ctrl+s")
 
     def action_runs(self) -> None:

@@ -49,6 +49,23 @@ class Series:
     color: str | None = None  # a plotext colour name; None: plotext's own sequence
 
 
+HEAD_FRACTION = 0.1  # the first tenth of the steps: the fall from the initial loss
+
+
+def focused_top(points: list[tuple[float, float]], x_lo: float, x_hi: float, y_lo: float, y_hi: float) -> float:
+    """The top of the y axis: the highest value after the first tenth of the steps when the
+    initial loss would otherwise squash the part that matters into a few rows (the early points
+    above it leave the chart at its top edge)."""
+    cut = x_lo + HEAD_FRACTION * (x_hi - x_lo)
+    rest = [y for x, y in points if x >= cut]
+    if len(rest) < 2:
+        return y_hi
+    top = max(rest)
+    if top <= y_lo or (y_hi - y_lo) <= 2 * (top - y_lo):
+        return y_hi  # the head is not much higher: keep everything in view
+    return top + 0.1 * (top - y_lo)
+
+
 class LossChart(PlotextPlot):
     """Several named series on one chart; ``set_series`` / ``extend`` then the timer redraws."""
 
@@ -142,6 +159,9 @@ class LossChart(PlotextPlot):
         xt = [t for t in xt if x_lo <= t <= x_hi] or [round(x_lo)]
         plt.xticks(xt, [step_label(t) for t in xt])
         y_lo, y_hi = min(p[1] for p in points), max(p[1] for p in points)
+        if not log_y:
+            y_hi = focused_top(points, x_lo, x_hi, y_lo, y_hi)
+            plt.ylim(y_lo, y_hi)
         count = max(3, (height - 4) // 3)
         if log_y:
             yt = log_ticks(y_lo, y_hi, count)

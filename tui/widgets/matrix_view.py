@@ -73,7 +73,39 @@ def ansi_style(shade: str, hue: Color) -> Style:
     }[shade]
 
 
+def cube_colour(hue: Color, fraction: float) -> str:
+    """A shade of ``hue`` from the 256-colour cube, ``fraction`` of the way from black to it.
+
+    Rich would map a truecolour blend to the nearest of the 256 colours, and the nearest of two
+    close blends can be of another hue (a pale red becomes purple, a dark one brown): scaling the
+    hue's own cube coordinates keeps every shade on one ramp."""
+    top = max(hue.r, hue.g, hue.b, 1)
+    r, g, b = (round(5 * fraction * c / top) for c in (hue.r, hue.g, hue.b))
+    return f"color({16 + 36 * r + 6 * g + b})"
+
+
+def cell_style(level: int, scale: str, theme, color_system: str | None) -> Style:
+    """The style of a heatmap cell: one ramp per sign (positive in the theme's error hue, negative
+    in its primary, the unit scale in its accent) in every colour system, from the background
+    (level 0) to the full hue (the scale's top level)."""
+    if level == 0:
+        return Style()
+    top = heatmap.UNIT_MAX if scale == "unit" else heatmap.DIVERGING_MAX
+    hue = theme.accent if scale == "unit" else (theme.error if level > 0 else theme.primary)
+    hue_c = Color.parse(hue or "#888888")
+    if color_system not in ("truecolor", "256"):
+        return ansi_style(heatmap.ansi_shade(level, scale), hue_c)
+    fraction = 0.25 + 0.75 * min(abs(level), top) / top
+    if color_system == "256":
+        bg = cube_colour(hue_c, fraction)
+        return Style(bgcolor=bg, color="black" if fraction > 0.6 else "bright_white")
+    base = Color.parse(theme.background or "#1e1e1e")
+    bg = base.blend(hue_c, fraction)
+    return Style(bgcolor=bg.hex, color=bg.get_contrast_text(1.0).hex)
+
+
 class MatrixView(Widget, can_focus=True):
+    HELP_TITLE = "matrix"  # what help calls it: "In the focused matrix"
     BINDINGS = [
         Binding("up", "move(-1, 0)", "Cell ↑", show=False),
         Binding("down", "move(1, 0)", "Cell ↓", show=False),
@@ -231,17 +263,8 @@ class MatrixView(Widget, can_focus=True):
         return style
 
     def _make_style(self, level: int) -> Style:
-        theme = self.app.current_theme
-        if level == 0:
-            return Style()
-        top = heatmap.UNIT_MAX if self.panel.scale == "unit" else heatmap.DIVERGING_MAX
-        hue = theme.accent if self.panel.scale == "unit" else (theme.error if level > 0 else theme.primary)
-        hue_c = Color.parse(hue or "#888888")
-        if sixteen_colours(self.app):
-            return ansi_style(heatmap.ansi_shade(level, self.panel.scale), hue_c)
-        base = Color.parse(theme.background or "#1e1e1e")
-        bg = base.blend(hue_c, 0.25 + 0.75 * abs(level) / top)
-        return Style(bgcolor=bg.hex, color=bg.get_contrast_text(1.0).hex)
+        return cell_style(level, self.panel.scale, self.app.current_theme,
+                          "standard" if sixteen_colours(self.app) else self.app.console.color_system)
 
     def render(self) -> Text:
         if self.auto_fit and self.size.width:

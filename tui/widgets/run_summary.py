@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tui.widgets.chart_axes import eng
+from minigpt.text import number_text
 
 CONFIG_FILE = "config.json"
 STATE_GLYPHS = {"starting": "…", "running": "▶", "finished": "✓", "stopped": "■", "failed": "✗",
@@ -77,7 +77,7 @@ def lr_cell(cfg: dict) -> str:
     if cfg.get("model") == "bigram":
         return "–"  # counted, not trained: no learning rate
     lr = cfg.get("lr")
-    return eng(float(lr), 2) if isinstance(lr, (int, float)) and not isinstance(lr, bool) else "–"
+    return number_text(lr) if isinstance(lr, (int, float)) and not isinstance(lr, bool) else "–"
 
 
 def seed_cell(cfg: dict) -> str:

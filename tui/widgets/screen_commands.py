@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import partial
 
 from textual.binding import Binding
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import Hit, Hits, Provider
 
 
 def screen_commands(screen) -> list[tuple[str, str, object]]:
@@ -35,8 +35,11 @@ def screen_commands(screen) -> list[tuple[str, str, object]]:
 
 class ScreenCommands(Provider):
     async def discover(self) -> Hits:
-        for title, help_text, callback in screen_commands(self.screen):
-            yield DiscoveryHit(title, callback, help=help_text)
+        """The empty palette leads with this screen's actions: scored hits sort above the
+        app-wide discovery list (areas, lessons, explorers), which Textual scores 0."""
+        commands = screen_commands(self.screen)
+        for i, (title, help_text, callback) in enumerate(commands):
+            yield Hit(1.0 - i / (len(commands) + 1) / 2, title, callback, text=title, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)

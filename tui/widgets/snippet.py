@@ -99,7 +99,7 @@ class SnippetBlock(Vertical, can_focus=True):
     def _draw_title(self, state: str) -> None:
         labels = {
             "idle": "▶ runnable snippet — Enter runs it · e: edit",
-            "running": "… running",
+            "running": "running…",
             "done": "✓ ran — Enter runs it again · e: edit",
             "failed": "✗ failed — see the error below",
             "timeout": f"✗ stopped after {TIME_LIMIT_S:.0f} s",
@@ -114,6 +114,13 @@ class SnippetBlock(Vertical, can_focus=True):
             f"[b]Snippet {self.index + 1}[/b]  {label}{mark}")
         self.set_class(state in ("failed", "timeout"), "-failed")
 
+    def check_action(self, action: str, parameters) -> bool | None:
+        """While editing, enter types a line break and x a letter: Run, Edit and Original code
+        leave the footer (ctrl+s runs the edited code, escape stops editing)."""
+        if self.editing and action in ("run", "edit", "reset"):
+            return False
+        return True
+
     # -- editing ------------------------------------------------------------------------------
     def action_edit(self) -> None:
         editor = self.query_one(SnippetEditor)
@@ -122,6 +129,7 @@ class SnippetBlock(Vertical, can_focus=True):
         editor.display = True
         editor.focus()
         self._draw_title(self.state)
+        self.screen.refresh_bindings()
 
     def stop_editing(self) -> None:
         editor = self.query_one(SnippetEditor)
@@ -134,6 +142,7 @@ class SnippetBlock(Vertical, can_focus=True):
         code_view.display = True
         self.call_after_refresh(self.focus)
         self._draw_title(self.state)
+        self.screen.refresh_bindings()
 
     def action_reset(self) -> None:
         if not self.edited and not self.editing:
@@ -141,6 +150,10 @@ class SnippetBlock(Vertical, can_focus=True):
             return
         self.query_one(SnippetEditor).load_text(self.original)
         self.code = self.original
+        if self.state != "running":  # the old run's verdict was about other code: no stale "failed"
+            self.output_text = ""
+            self.query_one(".snippet-output").display = False
+            self.state = "idle"
         if self.editing:
             self.stop_editing()
         else:

@@ -100,7 +100,9 @@ class RatingBar(Horizontal):
             yield btn
 
     def set_labels(self, labels: dict[int, str] | None) -> None:
-        """``labels`` from StudySession.button_labels, or None to hide the choice (not revealed)."""
+        """``labels`` from StudySession.button_labels, or None to hide the choice (not revealed):
+        buttons that only read "1 2 3 4" before the answer invite a rating without it."""
+        self.visible = labels is not None
         for r in (1, 2, 3, 4):
             btn = self.query_one(f"#rate-{r}", Button)
             if labels is None:

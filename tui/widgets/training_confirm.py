@@ -51,6 +51,14 @@ def describe_budget(cfg: TrainConfig) -> str:
     return f"{format_duration(cfg.time_s)} of training, evaluated every {cfg.eval_interval:,} steps"
 
 
+def show_sharing(screen: ModalScreen, warning: str | None) -> None:
+    """The line that says another training runs now (hidden when none does)."""
+    if screen.is_attached:
+        line = screen.query_one("#start-sharing", Static)
+        line.update(f"[b]Shared cores.[/b] {escape(warning)}" if warning else "")
+        line.display = bool(warning)
+
+
 class StartRunScreen(ModalScreen[bool]):
     """What is about to start (model, budget, device, estimated time, measured here): y starts it."""
 
@@ -75,18 +83,23 @@ class StartRunScreen(ModalScreen[bool]):
             yield Static(f"device: [b]{escape(device)}[/b]" + (" (auto)" if cfg.device == "auto" else ""),
                          id="start-device")
             yield Static("estimated time: measuring a few steps here…", id="start-estimate")
+            yield Static("", id="start-sharing", classes="sharing")
             with Horizontal(id="confirm-buttons"):
                 yield Button("Start (y)", id="start-yes", variant="primary", compact=True)
                 yield Button("Back (n)", id="start-no", compact=True)
 
     def on_mount(self) -> None:
+        self.query_one("#start-sharing", Static).display = False
         self.query_one("#start-no", Button).focus()
         self.measure()
 
     @background(what="Measuring the run's speed")
     def measure(self) -> None:
         from minigpt.control.estimate import estimate_run
+        from minigpt.experiments.sharing import sharing_warning
 
+        warning = sharing_warning()  # before measuring: the measurement then pays for the sharing
+        self.app.call_from_thread(show_sharing, self, warning)
         try:
             estimate = estimate_run(self.config)
         except Exception as e:
@@ -111,6 +124,74 @@ class StartRunScreen(ModalScreen[bool]):
         steps = f", about {estimate.steps:,} steps" if self.config.steps is None and self.config.model != "bigram" else ""
         line.update(f"estimated time: [b]about {format_duration(estimate.seconds)}[/b]{steps} "
                     f"({per_step}, measured here; {estimate.n_params:,} parameters)")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "start-yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class StartSweepScreen(ModalScreen[bool]):
+    """The same question before a sweep: its runs, their sizes, and the time of all of them,
+    measured here a run at a time (a few steps each). y starts it; Back is focused first."""
+
+    BINDINGS = [Binding("y", "answer(True)", "Start", show=True),
+                Binding("n,escape", "answer(False)", "Back", show=True)]
+
+    def __init__(self, title: str, budget: str, configs: list[TrainConfig], n_params: list[int]):
+        super().__init__()
+        self.title_text, self.budget_text = title, budget
+        self.configs, self.n_params = configs, n_params
+        self.estimate = None  # a SweepEstimate once measured
+        self.estimate_error: str | None = None
+
+    def compose(self) -> ComposeResult:
+        low, high = min(self.n_params), max(self.n_params)
+        sizes = f"{low:,} parameters" if low == high else f"{low:,} to {high:,} parameters"
+        n = len(self.configs)
+        with Vertical(id="confirm-box", classes="start-run"):
+            yield Static(f"[b]Start this sweep of {n} run{'s' if n != 1 else ''} in the background?[/b]",
+                         id="confirm-question")
+            yield Static(escape(self.title_text), id="start-model")
+            yield Static(escape(f"{self.budget_text} · {sizes}"), id="start-budget")
+            yield Static("estimated time: measuring a few steps of each run here…", id="start-estimate")
+            yield Static("", id="start-sharing", classes="sharing")
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Start (y)", id="start-yes", variant="primary", compact=True)
+                yield Button("Back (n)", id="start-no", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#start-sharing", Static).display = False
+        self.query_one("#start-no", Button).focus()
+        self.measure()
+
+    @background(what="Measuring the sweep's speed")
+    def measure(self) -> None:
+        from minigpt.control.estimate import estimate_sweep
+        from minigpt.experiments.sharing import sharing_warning
+
+        warning = sharing_warning()
+        self.app.call_from_thread(show_sharing, self, warning)
+        try:
+            estimate = estimate_sweep(self.configs)
+        except Exception as e:
+            self.app.call_from_thread(self._show_estimate, None, f"{type(e).__name__}: {e}")
+            return
+        self.app.call_from_thread(self._show_estimate, estimate, None)
+
+    def _show_estimate(self, estimate, error: str | None) -> None:
+        self.estimate, self.estimate_error = estimate, error
+        if not self.is_attached:
+            return
+        line = self.query_one("#start-estimate", Static)
+        if estimate is None:
+            line.update(f"estimated time: unknown ({escape(error or '')})")
+            return
+        longest = max(r.seconds for r in estimate.runs)
+        line.update(f"estimated time: [b]about {format_duration(estimate.seconds)}[/b] for all runs, one "
+                    f"after another (the longest {format_duration(longest)}; measured here)")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

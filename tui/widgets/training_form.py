@@ -12,32 +12,34 @@ Enter moves to the next field; only ctrl+s or the Start button submit, and a val
 
 from __future__ import annotations
 
-from textual import events
+from textual import events, on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Input, Label, Select, Static
+from textual.widgets._select import SelectOverlay  # its UpdateSelection: an option was chosen
 
 from minigpt import serving_policy
 from minigpt.control import form as run_form
 from minigpt.errors import ConfigError, PolicyRefusal
 from minigpt.text import markup_escape as escape
 from minigpt.training.options import OPTIONS_BY_NAME, Option, TrainConfig
+from tui.widgets.dropdown import Dropdown
 
 PRESET_NAMES = [("course: d=64, 4 heads, 4 layers", "course"), ("tiny: d=16, 1 layer", "tiny"),
                 ("large: d=128, 8 heads, 6 layers", "large")]
 
 
-class FormSelect(Select):
-    """A Select where Enter moves to the next field like everywhere in the form (space, up and
-    down still open the menu)."""
+class FormSelect(Dropdown):
+    """The form's dropdown: enter or space opens the list (the footer says so); a choice made
+    there moves on to the next field, as enter does in a text field."""
 
-    BINDINGS = [Binding("enter", "next_field", "Next field", show=False)]
-
-    def action_next_field(self) -> None:
-        self.screen.focus_next()
+    @on(SelectOverlay.UpdateSelection)
+    def _chosen(self, _event) -> None:
+        """Enter on an option (chosen, changed or not): on to the next field once Select has put
+        the focus back here. Escape closes the list and stays."""
+        self.call_after_refresh(self.screen.focus_next)
 
 
 def field_key(opt: Option) -> str:

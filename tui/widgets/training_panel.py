@@ -123,6 +123,8 @@ class RunPanel(Vertical):
         total = f"/{info.total:g}s" if info.total_unit == "seconds" and info.total else (
             f"/{info.total}" if info.total else "")
         best = f"{info.best_val:.4f}" if info.best_val is not None else "–"
+        if st.status == RunState.FINISHED and info.test_loss is not None:
+            best += f"  test {info.test_loss:.4f}"  # the held-out split, measured once at the end
         tps = last.get("tokens_per_s")
         tps_text = f"{tps / 1000:.1f}k" if tps else "–"
         eta_text = rc.format_duration(eta) if st.status == RunState.RUNNING else "–"
