@@ -209,3 +209,18 @@ def read_layer_health(run_dir: Path | str) -> LayerHealth | None:
         out.grad.append([v if _number(v) else None for v in grad])
         out.ratio.append([v if _number(v) else None for v in ratio])
     return out
+
+
+# ---------------------------------------------------------------------------- units
+
+
+def loss_units(loss: float) -> tuple[float, float]:
+    """(perplexity, bits per character) of a mean cross-entropy in nats: e^loss (as unsure as a
+    uniform choice among that many characters) and loss / ln 2."""
+    return math.exp(loss), loss / math.log(2)
+
+
+def short_layer_name(name: str) -> str:
+    """``blocks.0.attn.qkv.weight`` → ``b0.attn.qkv``: what fits a narrow column."""
+    name = name.removesuffix(".weight")
+    return name.replace("blocks.", "b", 1) if name.startswith("blocks.") else name

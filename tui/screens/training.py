@@ -30,7 +30,7 @@ from tui.widgets.training_panel import RunPanel
 from tui.workers import run_guarded
 
 FORM_ACTIONS = {"start", "runs_from_form", "back"}
-PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "back"}
+PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "back", "inside", "cursor"}
 
 
 class TrainingScreen(Screen):
@@ -39,10 +39,15 @@ class TrainingScreen(Screen):
         Binding("s", "stop", "Stop", show=True),
         Binding("r", "resume", "Resume", show=True),
         Binding("n", "new_run", "New run", show=True),
-        Binding("c", "duplicate", "Copy settings", show=True),
+        Binding("c", "duplicate", "Copy", show=True),
         Binding("l", "runs", "Runs", show=True),
         Binding("ctrl+o", "runs_from_form", "Runs", show=True),
         Binding("v", "compare", "Compare", show=True),
+        Binding("i", "inside", "Inside", show=True),
+        Binding("left", "cursor(0, -1)", "Char", show=False),
+        Binding("right", "cursor(0, 1)", "Char", show=False),
+        Binding("up", "cursor(-1, 0)", "Item", show=False),
+        Binding("down", "cursor(1, 0)", "Item", show=False),
         Binding("escape", "back", "Back", show=True),
     ]
 
@@ -98,6 +103,8 @@ class TrainingScreen(Screen):
         allowed = FORM_ACTIONS if self.mode == "form" else PANEL_ACTIONS
         if action not in allowed and action in FORM_ACTIONS | PANEL_ACTIONS:
             return False
+        if self.mode == "panel" and action == "cursor":
+            return self.panel.view == "surprise"
         if self.mode == "panel" and action in ("stop", "resume", "duplicate"):
             state = self.panel.state
             if state is None:
@@ -175,6 +182,14 @@ class TrainingScreen(Screen):
 
     def action_runs_from_form(self) -> None:
         self.action_runs()  # ctrl+o: letters type into the form's fields
+
+    def action_inside(self) -> None:
+        """Cycle the side column: samples, surprise per character, layer health."""
+        self.panel.next_view()
+        self.refresh_bindings()
+
+    def action_cursor(self, d_item: int, d_pos: int) -> None:
+        self.panel.move_cursor(d_item, d_pos)
 
     def action_compare(self) -> None:
         navigation.open_screen(self.app, "compare_runs")

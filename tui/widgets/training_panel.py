@@ -14,11 +14,14 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Static
 
 from minigpt.control import workers as rc
+from minigpt.runs import insight
 from minigpt.runs.schema import RunState
+from tui.widgets.inside_views import layers_text, move_cursor, surprise_text
 from tui.widgets.loss_chart import LossChart
 from tui.widgets.run_summary import STATE_GLYPHS, lr_cell, model_cell, read_config, run_title, seed_cell
 from tui.workers import background
 
+VIEWS = ("samples", "surprise", "layers")  # what the side column shows below the lr chart; i cycles
 POLL_S = 0.4  # a dead worker shows within 2 s
 STOPPING_POLL_S = 0.1  # after a stop request: the stopped state shows as soon as the worker writes it
 
@@ -39,16 +42,24 @@ class RunPanel(Vertical):
         self._sampled_evals = -1
         self.stopping = False  # a stop was asked for and the worker has not written "stopped" yet
         self._fast_poll = None
+        self.view = "samples"
+        self.surprise: insight.Surprise | None = None
+        self.layer_health: insight.LayerHealth | None = None
+        self.cursor = (0, 0)  # (item, character) under the surprise view's cursor
+        self._insight_seen: tuple = ()  # the sizes of the two files when last read
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-title")
         yield Static(id="run-stats")
+        yield Static(id="run-units")
         yield ProgressBar(total=1.0, show_eta=False, id="run-progress")
         with Horizontal(id="run-charts"):
             yield LossChart("loss (lower is better)", id="loss-chart")
             with Vertical(id="run-side"):
                 yield LossChart("learning rate", id="lr-chart")
                 yield Static(id="run-samples")
+                yield Static(id="run-surprise", classes="inside-view")
+                yield Static(id="run-layers", classes="inside-view")
         yield Static(id="run-error")
 
     def on_mount(self) -> None:
@@ -71,7 +82,63 @@ class RunPanel(Vertical):
         lr.legend = False  # one curve: the title names it
         lr.set_series("lr", self.series.steps, self.series.lr, label="lr", marker="braille")
         self.query_one("#run-samples", Static).update("[b]Samples[/b]\n[dim]after the first evaluation[/dim]")
+        self.surprise = self.layer_health = None
+        self._insight_seen, self.cursor = (), (0, 0)
+        self.show_view(self.view)
         self.poll()
+
+    # -- the inside views -----------------------------------------------------------------------
+    def show_view(self, view: str) -> None:
+        """Show samples, surprise or layer health below the learning-rate chart."""
+        self.view = view
+        for name in VIEWS:
+            self.query_one(f"#run-{name}", Static).display = name == view
+            self.set_class(name == view, f"-view-{name}")
+        self._draw_inside()
+
+    def next_view(self) -> None:
+        self.show_view(VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)])
+
+    def move_cursor(self, d_item: int, d_pos: int) -> None:
+        self.cursor = move_cursor(self.surprise, self.cursor, d_item, d_pos)
+        self._draw_inside()
+
+    def _read_insight(self) -> bool:
+        """Read the surprise and layer files again when they grew; True when they did."""
+        seen = tuple(_size(self.run_dir / name) for name in (insight.SURPRISE_FILE, insight.LAYERS_FILE))
+        if seen == self._insight_seen:
+            return False
+        self._insight_seen = seen
+        self.surprise = insight.read_surprise(self.run_dir)
+        self.layer_health = insight.read_layer_health(self.run_dir)
+        self.cursor = move_cursor(self.surprise, self.cursor, 0, 0)
+        return True
+
+    def _draw_inside(self) -> None:
+        if self.view == "surprise":
+            uniform = self.state.info.uniform_loss if self.state is not None else None
+            self.query_one("#run-surprise", Static).update(surprise_text(self.surprise, self.cursor, uniform))
+        elif self.view == "layers":
+            self.query_one("#run-layers", Static).update(layers_text(self.layer_health))
+
+    def _show_references(self) -> None:
+        """The loss chart's reference lines and the units line, from the status."""
+        info, chart = self.state.info, self.query_one("#loss-chart", LossChart)
+        chart.set_reference("uniform", info.uniform_loss,
+                            f"uniform {info.uniform_loss:.2f}" if info.uniform_loss else "")
+        chart.set_reference("bigram", info.bigram_loss, f"bigram {info.bigram_loss:.2f}" if info.bigram_loss else "")
+        best = info.best_val
+        if best is None:
+            text = "[dim]loss in nats; perplexity and bits per character after the first evaluation[/dim]"
+        else:
+            ppl, bits = insight.loss_units(best)
+            text = f"best val {best:.3f} nats = ppl {ppl:.2f} = {bits:.2f} bits/char"
+        if info.uniform_loss is not None and info.bigram_loss is not None:
+            text += f" [dim]· ┄ uniform {info.uniform_loss:.2f} · bigram {info.bigram_loss:.2f}[/dim]"
+        warn = self.layer_health is not None and self.layer_health.steps and self.layer_health.outside()
+        if warn:
+            text += f"  [b]! {len(warn)} layer{'s' if len(warn) > 1 else ''} off band[/b]"
+        self.query_one("#run-units", Static).update(text)
 
     def stop_requested(self) -> None:
         """Say at once that the run is stopping, and look at its status ten times a second until
@@ -100,7 +167,10 @@ class RunPanel(Vertical):
         if arrived:
             self.query_one("#loss-chart", LossChart).touch()
             self.query_one("#lr-chart", LossChart).touch()
+        if self._read_insight():
+            self._draw_inside()
         self._show_status()
+        self._show_references()
         evals = len(self.series.val_loss)
         if evals and evals != self._sampled_evals and rc.has_checkpoint(self.run_dir):
             self._sampled_evals = evals
@@ -164,6 +234,13 @@ class RunPanel(Vertical):
             return  # the panel moved on to another run meanwhile
         self.samples = names
         self.query_one("#run-samples", Static).update(f"[b]Samples[/b] (eval {evals})\n{text}")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
 
 
 def cpu_text(policy: str | None, threads_now) -> str:
