@@ -62,11 +62,13 @@ from minigpt.training.trainer import Trainer
 
 def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
           on_log: Callable[[dict], None] | None = None, dataset: Dataset | None = None,
-          name: str | None = None, note: str | None = None, stop_signals: list[int] | None = None) -> dict:
+          name: str | None = None, note: str | None = None, stop_signals: list[int] | None = None,
+          group: str | None = None) -> dict:
     """Train into ``run_dir``; return the final status (``RunStatus.to_dict()``).
 
     ``dataset`` replaces the one described by ``cfg`` (benchmarks use it for other splits).
     ``name`` and ``note`` describe the run in lists (default name: its model and key settings).
+    ``group`` names the seed group the run belongs to (``minigpt train --seeds N``).
 
     With ``resume=True`` the configuration is read from ``run_dir/config.json`` (``cfg`` may be
     None) and training continues the same schedule from the saved step. ``on_log`` is called
@@ -98,7 +100,8 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
             run_dir.mkdir(parents=True, exist_ok=True)
             with RunLock(run_dir):  # first: a run another trainer is writing is refused as such
                 source = resume_checkpoint(run_dir) if resume else None
-                result = _train_main(cfg, run_dir, source, on_log, dataset, name, note, world, stop_signals)
+                result = _train_main(cfg, run_dir, source, on_log, dataset, name, note, world, stop_signals,
+                                     group)
         # Leave together: a rank that tore its process group down while rank 0 was still saving
         # could abort in gloo's teardown ("terminate called without an active exception").
         distributed.barrier(world)
@@ -109,7 +112,7 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
 
 def _train_main(cfg: TrainConfig, run_dir: Path, source: CheckpointMeta | None, on_log, dataset: Dataset | None,
                 name: str | None, note: str | None, world: distributed.World,
-                stop_signals: list[int] | None = None) -> dict:
+                stop_signals: list[int] | None = None, group: str | None = None) -> dict:
     """Rank 0 (or the only process), holding the run's lock: check, then write and train."""
     previous = previous_status(run_dir) if source is not None else None
     data = dataset or data_for_run(cfg, source)
@@ -121,7 +124,7 @@ def _train_main(cfg: TrainConfig, run_dir: Path, source: CheckpointMeta | None, 
         truncate_insight(run_dir, int(source.state.get("step", 0)))
     run = RunWriter(cfg, run_dir, on_log, previous=previous, name=name, note=note)
     try:
-        run.write_status(world_size=world.size)
+        run.write_status(world_size=world.size, group=group or (previous.group if previous else None))
         with StopFlag(stop_signals) as stop:
             return _train(cfg, run, source, stop, data, world)
     except BaseException as e:
