@@ -13,6 +13,7 @@ What they write and how it is read back is ``minigpt.runs.insight``.
 from __future__ import annotations
 
 import math
+import shutil
 
 import torch
 
@@ -23,6 +24,15 @@ from minigpt.runs.insight import (
     InsightLog,
     layers_header,
     surprise_header,
+)
+from minigpt.runs.snapshots import (
+    MAX_SNAPSHOTS,
+    capacity,
+    folder_bytes,
+    is_log_step,
+    snapshot_path,
+    snapshot_steps,
+    to_drop,
 )
 
 SURPRISE_ITEMS = 4  # validation items scored at each evaluation
@@ -142,3 +152,31 @@ def reference_losses(train, val, vocab_size: int) -> dict[str, float]:
         total -= float(logp[x[keep].long(), y[keep].long()].sum())
         n += int(keep.sum())
     return {"uniform_loss": round(math.log(vocab_size), 5), "bigram_loss": round(total / max(n, 1), 5)}
+
+
+class SnapshotKeeper:
+    """Saves the kept model at log-spaced steps and at evaluations (``minigpt.runs.snapshots``),
+    deleting the snapshots thinning drops so both bounds always hold."""
+
+    def __init__(self, run_dir, save):
+        self.run_dir, self.save = run_dir, save  # save(path, step): writes one checkpoint folder
+        self.steps = snapshot_steps(run_dir)
+        self.capacity = MAX_SNAPSHOTS
+
+    def wants(self, step: int, evaluating: bool) -> bool:
+        return (evaluating or is_log_step(step)) and step not in self.steps
+
+    def take(self, step: int) -> None:
+        path = snapshot_path(self.run_dir, step)
+        self.save(path, step)
+        self.steps.append(step)
+        self.capacity = capacity(folder_bytes(path), MAX_SNAPSHOTS)
+        for old in to_drop(self.steps, self.capacity):
+            shutil.rmtree(snapshot_path(self.run_dir, old), ignore_errors=True)
+            self.steps.remove(old)
+
+    def forget_after(self, step: int) -> None:
+        """A resumed run redoes the steps past its checkpoint: their snapshots go."""
+        for old in [s for s in self.steps if s > step]:
+            shutil.rmtree(snapshot_path(self.run_dir, old), ignore_errors=True)
+            self.steps.remove(old)

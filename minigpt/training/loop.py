@@ -163,6 +163,7 @@ def _train(cfg: TrainConfig, run: RunWriter, source: CheckpointMeta | None, stop
             trainer.train_step()
             if trainer.should_log():
                 trainer.log()
+            trainer.keep_snapshot()
             if trainer.should_stop():
                 trainer.stopped = True
                 break

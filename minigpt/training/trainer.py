@@ -30,7 +30,7 @@ from minigpt.runs.schema import RunState
 from minigpt.training import cpu_policy, distributed
 from minigpt.training.devices import autocast_for, resolve_device
 from minigpt.training.ema import WeightAverage
-from minigpt.training.insight import LayerProbe, SurpriseProbe, reference_losses
+from minigpt.training.insight import LayerProbe, SnapshotKeeper, SurpriseProbe, reference_losses
 from minigpt.training.options import TrainConfig
 from minigpt.training.schedule import evaluate, lr_at, make_optimizer
 from minigpt.training.session import StopFlag
@@ -51,6 +51,7 @@ class Trainer:
         self.stopped = self.finished = self.stopping = False
         self.skipped = self.skipped_in_a_row = 0  # steps whose loss or gradients were not finite
         self.surprise: SurpriseProbe | None = None
+        self.snapshots: SnapshotKeeper | None = None
         self.layers: LayerProbe | None = None
 
     # ------------------------------------------------------------------------ setup
@@ -131,10 +132,12 @@ class Trainer:
     def setup_probes(self) -> None:
         """What the panel's inside views read (rank 0 only): the surprise of a few validation
         items at each evaluation, and every ``layer_every`` steps each matrix's update size."""
-        self.surprise = self.layers = None
+        self.surprise = self.layers = self.snapshots = None
         if not self.world.is_main:
             return
         self.surprise = SurpriseProbe(self.run.dir, self.data.val, self.data.vocab, self.device)
+        self.snapshots = SnapshotKeeper(self.run.dir, self._save_snapshot)
+        self.snapshots.forget_after(self.step)
         if self.cfg.layer_every:
             self.layers = LayerProbe(self.run.dir, self.model, self.optimizer, self.cfg.layer_every)
 
@@ -283,6 +286,15 @@ class Trainer:
             self.save(BEST_DIR, metrics, self.optimizer, self.trainer_state(), self.kept, raw)
         self.save(LAST_DIR, metrics, self.optimizer, self.trainer_state(), self.kept, raw)
         self.model.train()
+
+    def keep_snapshot(self) -> None:
+        """The kept model at log-spaced steps and evaluations, for the step scrubber."""
+        if self.snapshots is not None and self.snapshots.wants(self.step, self.is_eval()):
+            self.snapshots.take(self.step)
+
+    def _save_snapshot(self, path, step: int) -> None:
+        save_checkpoint(path, self.kept, self.data.vocab, train_config=self.train_config,
+                        metrics={"step": step}, optimizer=None, state=self.trainer_state())
 
     def save(self, where: str, metrics: dict, optimizer, state: dict, kept=None, training=None) -> None:
         save_checkpoint(self.run.dir / where, kept if kept is not None else self.model, self.data.vocab,
