@@ -83,3 +83,44 @@ async def test_a_run_from_before_says_nothing_was_recorded(tmp_path, make_app):
         await pilot.press("i")
         assert "not recorded for this run" in str(app.screen.panel.query_one("#run-surprise").render())
         assert app.screen.panel.query_one("#loss-chart").references == {}
+
+
+async def test_the_step_scrubber_moves_every_view_to_a_snapshot(tmp_path, make_app):
+    """[ and ] move samples, surprise, layer health and the charts' marker between the run's
+    snapshots; the samples come from that step's snapshot; past the newest, back to live."""
+    from minigpt.runs import snapshots
+    from minigpt.training.loop import train
+    from minigpt.training.options import TrainConfig
+    from tests.test_training_insight import REPO
+
+    names = tmp_path / "names.txt"
+    names.write_text("\n".join((REPO / "data" / "names.txt").read_text().split()[:300]) + "\n")
+    run = tmp_path / "runs" / "scrub"
+    train(TrainConfig(d_model=16, n_heads=2, n_layers=1, batch_size=16, steps=40, eval_interval=20,
+                      log_interval=5, layer_every=5, data=str(names)), run)
+    assert snapshots.snapshot_steps(run) == [10, 14, 20, 28, 40]
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "training", run_dir=run)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if getattr(app.screen, "panel", None) is not None and app.screen.panel.state is not None:
+                break
+        panel = app.screen.panel
+        await pilot.press("[", "[")
+        assert panel.scrub_step == 28
+        assert panel.query_one("#loss-chart").marker_step == 28
+        assert "⏪ step 28" in str(panel.query_one("#run-units").render())
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if "(step 28)" in str(panel.query_one("#run-samples").render()):
+                break
+        assert "(step 28)" in str(panel.query_one("#run-samples").render()) and len(panel.samples) == 6
+        await pilot.press("i")
+        assert "step 20" in str(panel.query_one("#run-surprise").render())  # the last evaluation ≤ 28
+        await pilot.press("i")
+        assert "step 25" in str(panel.query_one("#run-layers").render())  # the last sample ≤ 28
+        await pilot.pause(0.3)
+        assert all_problems(app) == []
+        await pilot.press("]", "]")
+        assert panel.scrub_step is None and panel.query_one("#loss-chart").marker_step is None

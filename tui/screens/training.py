@@ -30,7 +30,7 @@ from tui.widgets.training_panel import RunPanel
 from tui.workers import run_guarded
 
 FORM_ACTIONS = {"start", "runs_from_form", "back"}
-PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "back", "inside", "cursor"}
+PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "back", "inside", "cursor", "scrub"}
 
 
 class TrainingScreen(Screen):
@@ -38,12 +38,14 @@ class TrainingScreen(Screen):
         Binding("ctrl+s", "start", "Start training", show=True, priority=True),
         Binding("s", "stop", "Stop", show=True),
         Binding("r", "resume", "Resume", show=True),
-        Binding("n", "new_run", "New run", show=True),
-        Binding("c", "duplicate", "Copy", show=True),
+        Binding("n", "new_run", "New", show=True),
+        Binding("c", "duplicate", "Copy settings", show=False),  # in the palette: the footer is full
         Binding("l", "runs", "Runs", show=True),
         Binding("ctrl+o", "runs_from_form", "Runs", show=True),
         Binding("v", "compare", "Compare", show=True),
         Binding("i", "inside", "Inside", show=True),
+        Binding("[", "scrub(-1)", "Step", show=True, key_display="[ ]"),
+        Binding("]", "scrub(1)", "Later", show=False),
         Binding("left", "cursor(0, -1)", "Char", show=False),
         Binding("right", "cursor(0, 1)", "Char", show=False),
         Binding("up", "cursor(-1, 0)", "Item", show=False),
@@ -188,6 +190,11 @@ class TrainingScreen(Screen):
         self.panel.next_view()
         self.refresh_bindings()
 
+    def action_scrub(self, direction: int) -> None:
+        """Move every view (samples, surprise, layer health, the charts' marker) to an earlier
+        or later snapshot's step; past the newest, back to live."""
+        self.panel.scrub(direction)
+
     def action_cursor(self, d_item: int, d_pos: int) -> None:
         self.panel.move_cursor(d_item, d_pos)
 
@@ -213,3 +220,8 @@ class TrainingScreen(Screen):
         for action, (title, help_text) in labels.items():
             if self.check_action(action, ()):
                 yield title, help_text, getattr(self, f"action_{action}")
+        if self.mode == "panel":
+            yield ("Training: inside view", "Cycle samples, per-character surprise and layer health",
+                   self.action_inside)
+            yield "Training: earlier step", "Every view at the previous snapshot's step", lambda: self.action_scrub(-1)
+            yield "Training: later step", "Every view at the next snapshot's step (then live)", lambda: self.action_scrub(1)

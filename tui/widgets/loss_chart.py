@@ -61,6 +61,7 @@ class LossChart(PlotextPlot):
         self.log_y = False
         self.series: dict[str, Series] = {}
         self.references: dict[str, tuple[float, str]] = {}  # horizontal lines: name → (y, label)
+        self.marker_step: int | None = None  # a vertical line at a past step (the step scrubber)
         self.drawn: dict[str, tuple[list, list]] = {}  # what the last redraw plotted (tests read it)
         self.redraws = 0
         self.last_build_ms = 0.0  # time plotext took to build the last frame
@@ -88,6 +89,10 @@ class LossChart(PlotextPlot):
             self.references.pop(name, None)
         else:
             self.references[name] = (y, label)
+        self._dirty = True
+
+    def set_marker(self, step: int | None) -> None:
+        self.marker_step = step
         self._dirty = True
 
     def touch(self) -> None:
@@ -131,6 +136,8 @@ class LossChart(PlotextPlot):
             extra = {"color": s.color} if s.color else {}
             draw(xs, [math.log10(y) for y in ys] if log_y else ys, marker=s.marker, **extra)  # legend: title
         self._draw_references(log_y)
+        if self.marker_step is not None and self.drawn:
+            self.plt.vline(self.marker_step, "red+")
         self._set_ticks(log_y)
         self._dirty = False
         self._last_size = self.size
