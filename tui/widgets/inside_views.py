@@ -38,7 +38,7 @@ def surprise_text(surprise: Surprise | None, cursor: tuple[int, int], uniform: f
     at, nll = got
     uniform = uniform or max(max(row, default=1.0) for row in nll)
     out.append("Surprise", style="bold")
-    out.append(f" −ln p, step {at}\n", style="dim")
+    out.append(f" at step {at}\n", style="dim")
     item, pos = cursor
     for i, (chars, row) in enumerate(zip(surprise.chars, nll, strict=True)):
         out.append("  ")
