@@ -59,7 +59,8 @@ def test_train_flags_are_the_option_list(runner):
     own = {"config_file", "out", "resume", "quiet", "nice", "help",
            "nnodes", "node_rank", "master_addr", "master_port", "rdzv_endpoint",  # the launcher's
            "run_name", "note",  # what describes the run (its status), not its training
-           "data_changed_ok"}  # a resume's consent, not a setting
+           "data_changed_ok",  # a resume's consent, not a setting
+           "seeds"}  # how many runs (a seed group), not how one trains
     params = [p for p in train.params if p.name not in own]
     assert [p.name for p in params] == [o.name for o in OPTIONS]
     for p, opt in zip(params, OPTIONS):

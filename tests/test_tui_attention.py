@@ -212,3 +212,35 @@ async def test_trained_attention_grid_and_focused_head(app, tmp_path):
         scr.query_one("#tr-name").value = "an7"
         await pilot.pause()
         assert "not in the model's vocabulary" in _text(scr.query_one("#tr-status"))
+
+
+async def test_trained_heads_follow_a_live_run(app, tmp_path):
+    """The trained-heads view reloads a run's checkpoint when the run saves a newer one."""
+    from minigpt.checkpoint import save_checkpoint
+    from minigpt.data import Vocab
+    from minigpt.models.gpt import MiniGPT
+    from tui.screens.explorer_trained import TrainedAttentionScreen
+
+    vocab = Vocab(tuple(".abcdefghijklmnopqrstuvwxyz"))
+    config = GPTConfig(vocab_size=27, block_size=16, d_model=16, n_heads=2, n_layers=2)
+    torch.manual_seed(0)
+    path = save_checkpoint(tmp_path / "checkpoint", MiniGPT(config), vocab)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(TrainedAttentionScreen(checkpoints=[("live run", path)], name="ana"))
+        scr = app.screen
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if scr.maps is not None:
+                break
+        first = scr.maps
+        torch.manual_seed(1)
+        newer = MiniGPT(config)
+        save_checkpoint(tmp_path / "checkpoint", newer, vocab)  # what the trainer does at a better eval
+        want = newer.attention_maps(torch.tensor([[0, 1, 14, 1]]))
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if scr.reloads >= 2 and scr.maps is not first and scr.checkpoint is not None and torch.allclose(
+                    torch.tensor(scr.maps, dtype=torch.float64), want.double(), atol=1e-6):
+                break
+        assert scr.reloads >= 2  # (a save may touch the folder twice: one more reload, same model)
+        assert torch.allclose(torch.tensor(scr.maps, dtype=torch.float64), want.double(), atol=1e-6)

@@ -125,11 +125,14 @@ def _naming_the_flag(e: Exception) -> Exception:
 @click.option("--note", default=None, help="A line about the run, shown in lists.")
 @click.option("--data-changed-ok", is_flag=True,
               help="With --resume: continue even though the data file changed since the run started.")
+@click.option("--seeds", type=click.IntRange(1, 20), default=1,
+              help="Train the same settings over this many seeds (--seed, --seed + 1, …), one run after another, "
+                   "as a group the compare view draws as a band (default 1: one run).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 @click.option("--nice", type=click.IntRange(0, 19), default=0,
               help="Lower this process's CPU priority (the app starts workers at 5 to stay responsive).")
 def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint, run_name, note,
-          data_changed_ok, quiet, nice, **given):
+          data_changed_ok, seeds, quiet, nice, **given):
     """Train a model; writes metrics, status and the best checkpoint into a run folder."""
     import signal
 
@@ -141,14 +144,50 @@ def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
                       run_name, note, quiet, nice, stop_signals, given, data_changed_ok)
     previous = signal.signal(signal.SIGTERM, lambda signum, _frame: stop_signals.append(signum))
     try:
+        if seeds > 1:
+            return _train_seeds(seeds, config_file, out, resume, nnodes, run_name, note, quiet, nice, stop_signals,
+                                given)
         return _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint,
                       run_name, note, quiet, nice, stop_signals, given, data_changed_ok)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _train_seeds(seeds: int, config_file, out, resume, nnodes, run_name, note, quiet, nice,
+                 stop_signals: list[int], given: dict):
+    """One run per seed, one after another, in one group: ``OUT/seed-S`` each (or new run folders),
+    named ``NAME seed S``. A failed run stops the group (the runs before it stay); a stop stops
+    the run in progress cleanly, and no further seed starts."""
+    from minigpt.runs import listing as runs
+    from minigpt.runs.schema import default_run_name
+
+    if resume is not None or nnodes > 1 or (given.get("processes") or 1) > 1:
+        raise _fail(ConfigError("--seeds trains new single-process runs: leave out --resume, --nnodes and "
+                                "--processes"))
+    try:
+        cfg = config_from_flags(config_file, given)
+    except TutorError as e:
+        raise _fail(_naming_the_flag(e)) from None
+    base = run_name or default_run_name(cfg.to_dict())
+    first = cfg.seed
+    group = None
+    for i in range(seeds):
+        seed = (first + i) % 2**32
+        run_dir = out / f"seed-{seed}" if out is not None else runs.new_run_dir()
+        group = group or f"{base} ×{seeds} ({run_dir.parent.name if out is not None else run_dir.name})"
+        if not quiet:
+            click.echo(f"seed {seed} ({i + 1} of {seeds}):", err=True)
+        status = _train(config_file, run_dir, None, 1, 0, None, None, None, f"{base} seed {seed}", note, quiet,
+                        nice if i == 0 else 0, stop_signals, {**given, "seed": seed}, group=group)
+        if stop_signals or (status or {}).get("state") != "finished":
+            click.echo(f"stopped after seed {seed}: {i + 1} of {seeds} runs in the group", err=True)
+            break
+    click.echo(f"group: {printable(group)}")
+
+
 def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint, run_name, note,
-           quiet, nice, stop_signals: list[int], given: dict, data_changed_ok: bool = False):
+           quiet, nice, stop_signals: list[int], given: dict, data_changed_ok: bool = False,
+           group: str | None = None):
     from minigpt.training import cpu_policy
 
     policy = cpu_policy.choose_at_start()  # sets OMP_WAIT_POLICY: before anything below imports torch
@@ -210,7 +249,7 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
         else:
             status = run_training(cfg, run_dir, resume=resume is not None, name=run_name, note=note,
                                   on_log=_progress_printer(cfg, quiet or not _is_main_rank()),
-                                  stop_signals=stop_signals, data_changed_ok=data_changed_ok)
+                                  stop_signals=stop_signals, data_changed_ok=data_changed_ok, group=group)
             if distributed.launched_by_torchrun():
                 return  # the launcher reports the run once, for every rank
     except TutorError as e:
@@ -226,6 +265,7 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
                f"{status.get('device')}")
     click.echo(f"val loss {_loss(status['val_loss'])}  test loss {_loss(status['test_loss'])}")
     click.echo(f"checkpoint: {printable(Path(run_dir) / 'checkpoint')}")
+    return status
 
 
 def _is_main_rank() -> bool:

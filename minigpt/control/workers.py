@@ -173,12 +173,14 @@ def format_duration(seconds: float | None) -> str:
     return f"{h}h{m:02d}m" if h else (f"{m}m{s:02d}s" if m else f"{s}s")
 
 
-def sample_names(run_dir: Path | str, n: int = 6, seed: int | None = None) -> list[str]:
-    """A few names from the run's best checkpoint so far (slow: call it off the UI thread)."""
+def sample_names(run_dir: Path | str, n: int = 6, seed: int | None = None, step: int | None = None) -> list[str]:
+    """A few names from the run's best checkpoint so far, or from its snapshot at ``step`` (the
+    step scrubber); slow: call it off the UI thread."""
     from minigpt.checkpoint import load_checkpoint
+    from minigpt.runs.snapshots import snapshot_path
     from minigpt.sampling import generate
 
-    ckpt = load_checkpoint(Path(run_dir) / BEST_DIR)
+    ckpt = load_checkpoint(snapshot_path(run_dir, step) if step is not None else Path(run_dir) / BEST_DIR)
     return [s.text for s in generate(ckpt.model, ckpt.vocab, n, seed=seed)]
 
 

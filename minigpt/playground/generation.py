@@ -111,8 +111,10 @@ def _choice(path: Path, label: str, source: str) -> CheckpointChoice | None:
     return CheckpointChoice(f"{label} ({details}{val_text})", path, kind, val, source, details)
 
 
-def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None) -> list[CheckpointChoice]:
-    """The shipped checkpoints (``default`` first), then every finished run's checkpoint."""
+def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None,
+                     live: bool = False) -> list[CheckpointChoice]:
+    """The shipped checkpoints (``default`` first), then every finished run's checkpoint; with
+    ``live``, also the best checkpoint so far of each run still training (labelled "live")."""
     root = bundled if bundled is not None else paths.checkpoints_dir()
     found: list[CheckpointChoice] = []
     if root.is_dir():
@@ -126,9 +128,10 @@ def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None)
     from minigpt.runs.schema import RunState
 
     for run in list_runs(runs_root):
-        if run.status in (RunState.FINISHED, RunState.STOPPED) and run.checkpoint.exists():
+        running = live and run.status == RunState.RUNNING
+        if (run.status in (RunState.FINISHED, RunState.STOPPED) or running) and run.checkpoint.exists():
             label = run.label.strip()  # the run's own name
-            c = _choice(run.checkpoint, f"your run {label or run.name}", "run")
+            c = _choice(run.checkpoint, f"your run {label or run.name}{' (live)' if running else ''}", "run")
             if c:
                 found.append(c)
     return found

@@ -48,6 +48,9 @@ class RunInfo:
     pid: int | None = None
     world_size: int = 1  # processes training together (data parallel)
     cpu_policy: str | None = None  # how the trainer uses the CPU: OpenMP waiting, threads, why
+    uniform_loss: float | None = None  # the loss chart's reference lines (status format 3)
+    bigram_loss: float | None = None
+    group: str | None = None  # the seed group of ``minigpt train --seeds N``
     raw: dict = field(default_factory=dict, repr=False)  # status.json as read ({} when none could be read)
 
     @property
@@ -67,7 +70,8 @@ class RunInfo:
                 "total_unit": self.total_unit, "best_val": self.best_val, "val_loss": self.val_loss,
                 "test_loss": self.test_loss, "started_at": self.started_at, "updated_at": self.updated_at,
                 "age_s": self.age, "pid": self.pid, "world_size": self.world_size,
-                "cpu_policy": self.cpu_policy}
+                "cpu_policy": self.cpu_policy, "uniform_loss": self.uniform_loss,
+                "bigram_loss": self.bigram_loss, "group": self.group}
 
 
 def _parse_time(value) -> float | None:
@@ -156,6 +160,7 @@ def read_run(run_dir: Path | str) -> RunInfo:
     info.best_val, info.val_loss, info.test_loss = st.best_val, st.val_loss, st.test_loss
     info.started_at, info.updated_at, info.pid, info.world_size = st.started_at, st.updated_at, st.pid, st.world_size
     info.cpu_policy = st.cpu_policy
+    info.uniform_loss, info.bigram_loss, info.group = st.uniform_loss, st.bigram_loss, st.group
     if info.status == RunState.RUNNING and not pid_alive(info.pid, st.pid_start):
         info.status, info.reason = RunState.FAILED, DEAD_WORKER
     return info

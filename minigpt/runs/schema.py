@@ -42,7 +42,7 @@ class RunState(StrEnum):
 
 WRITTEN_STATES = (RunState.RUNNING, RunState.STOPPED, RunState.FINISHED, RunState.FAILED)
 
-STATUS_FORMAT, STATUS_VERSION = "minigpt-run-status", 2
+STATUS_FORMAT, STATUS_VERSION = "minigpt-run-status", 3  # 3: reference losses, the seed group
 CONFIG_FORMAT, CONFIG_VERSION = "minigpt-run-config", 3  # 3: the optimizer is named (Muon is the default)
 METRICS_FORMAT, METRICS_VERSION = "minigpt-metrics", 2
 EMBEDDED = "embedded"  # the data field of a run trained on the bundled names
@@ -84,6 +84,7 @@ _STATUS_FIELDS = {
     "world_size": ("positive", False), "cpu_policy": ("text", True), "pid": ("positive", True), "pid_start": ("count", True),
     "started_at": ("time", True), "updated_at": ("time", True), "failure_reason": ("text", True),
     "data_fingerprint": ("text", True),
+    "uniform_loss": ("number", True), "bigram_loss": ("number", True), "group": ("text", True),
 }
 
 
@@ -175,6 +176,11 @@ class RunStatus:
     failure_reason: str | None = None  # why it failed, or what cut it short
     # "SIZE:SHA256" of the data file the run trains on, checked on resume (absent in older files)
     data_fingerprint: str | None = None
+    # Format 3 (with data_fingerprint above). The loss chart's reference lines for this run's data: a uniform guess (ln V) and
+    # a bigram counted on the training split (val loss), measured when the trainer starts.
+    uniform_loss: float | None = None
+    bigram_loss: float | None = None
+    group: str | None = None  # the seed group (``minigpt train --seeds N``) this run belongs to
 
     def to_dict(self) -> dict:
         values = {"format": STATUS_FORMAT, "format_version": STATUS_VERSION}
@@ -232,7 +238,12 @@ def _versioned(raw: dict, where: str, newest: int, error: type[Exception]) -> tu
     return version, {k: v for k, v in raw.items() if k not in ("format", "format_version")}
 
 
-_STATUS_MIGRATIONS = {1: _status_v1_to_v2}
+def _status_v2_to_v3(values: dict, config: dict | None) -> dict:
+    """Format 2 had no reference losses and no seed groups: both stay unknown (None)."""
+    return values
+
+
+_STATUS_MIGRATIONS = {1: _status_v1_to_v2, 2: _status_v2_to_v3}
 
 
 def migrate_status(raw: dict, where: str, config: dict | None = None) -> dict:

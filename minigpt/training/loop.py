@@ -16,7 +16,8 @@ A loss, gradient or validation loss that is not a finite number stops the run as
 reason (or, with ``nonfinite="skip"``, skips that batch): a diverged model is never saved.
 
 The options live in ``minigpt.training.options``, the run-folder writer in ``minigpt.runs.files`` and
-device choice in ``minigpt.training.devices``; this module is the loop itself.
+device choice in ``minigpt.training.devices``; this module is the loop itself (``_train``), whose
+named steps (``Trainer`` in ``minigpt.training.trainer``) hold the run's state.
 
 The recipe (the defaults in ``options.py``) comes from measurements on a 2-core CPU: a 64-wide,
 4-layer, 4-head MiniGPT, batch 128, Muon (lr 0.02) for the matrices inside the blocks and AdamW
@@ -30,31 +31,22 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-import torch
-
-from minigpt.checkpoint import (
-    CheckpointMeta,
-    load_checkpoint,
-    load_optimizer_state,
-    load_training_weights,
-    save_checkpoint,
-)
+from minigpt.checkpoint import CheckpointMeta
 from minigpt.data import IGNORE, Dataset
 from minigpt.errors import ConfigError, TrainingDiverged
-from minigpt.models.build import build_model, count_parameters
+from minigpt.models.build import count_parameters
 from minigpt.runs.files import BEST_DIR, LAST_DIR, RunWriter, truncate_metrics, write_run_config
+from minigpt.runs.insight import truncate_insight
 from minigpt.runs.lock import RunLock
 from minigpt.runs.schema import RunState, check_name_and_note
-from minigpt.training import cpu_policy, distributed
-from minigpt.training.devices import autocast_for, resolve_device
-from minigpt.training.ema import WeightAverage
+from minigpt.training import distributed
+from minigpt.training.devices import resolve_device
 from minigpt.training.options import TrainConfig, load_run_config
-from minigpt.training.schedule import evaluate, lr_at, make_optimizer
+from minigpt.training.schedule import evaluate
 from minigpt.training.session import (
     StopFlag,
     data_fingerprint,
@@ -66,9 +58,7 @@ from minigpt.training.session import (
     resume_checkpoint,
     write_exit,
 )
-
-# With nonfinite="skip", this many bad steps in a row mean the weights themselves are gone.
-MAX_SKIPPED_IN_A_ROW = 20
+from minigpt.training.trainer import Trainer
 
 # ---------------------------------------------------------------------------- the run
 
@@ -76,11 +66,12 @@ MAX_SKIPPED_IN_A_ROW = 20
 def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
           on_log: Callable[[dict], None] | None = None, dataset: Dataset | None = None,
           name: str | None = None, note: str | None = None, stop_signals: list[int] | None = None,
-          data_changed_ok: bool = False) -> dict:
+          data_changed_ok: bool = False, group: str | None = None) -> dict:
     """Train into ``run_dir``; return the final status (``RunStatus.to_dict()``).
 
     ``dataset`` replaces the one described by ``cfg`` (benchmarks use it for other splits).
     ``name`` and ``note`` describe the run in lists (default name: its model and key settings).
+    ``group`` names the seed group the run belongs to (``minigpt train --seeds N``).
 
     With ``resume=True`` the configuration is read from ``run_dir/config.json`` (``cfg`` may be
     None) and training continues the same schedule from the saved step. ``on_log`` is called
@@ -114,7 +105,7 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
             with RunLock(run_dir):  # first: a run another trainer is writing is refused as such
                 source = resume_checkpoint(run_dir) if resume else None
                 result = _train_main(cfg, run_dir, source, on_log, dataset, name, note, world, stop_signals,
-                                     data_changed_ok)
+                                     data_changed_ok, group)
         # Leave together: a rank that tore its process group down while rank 0 was still saving
         # could abort in gloo's teardown ("terminate called without an active exception").
         distributed.barrier(world)
@@ -125,7 +116,8 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
 
 def _train_main(cfg: TrainConfig, run_dir: Path, source: CheckpointMeta | None, on_log, dataset: Dataset | None,
                 name: str | None, note: str | None, world: distributed.World,
-                stop_signals: list[int] | None = None, data_changed_ok: bool = False) -> dict:
+                stop_signals: list[int] | None = None, data_changed_ok: bool = False,
+                group: str | None = None) -> dict:
     """Rank 0 (or the only process), holding the run's lock: check, then write and train."""
     previous = previous_status(run_dir) if source is not None else None
     data = dataset or data_for_run(cfg, source)
@@ -137,9 +129,10 @@ def _train_main(cfg: TrainConfig, run_dir: Path, source: CheckpointMeta | None, 
         write_run_config(run_dir, cfg.to_dict())
     else:
         truncate_metrics(run_dir, int(source.state.get("step", 0)))
+        truncate_insight(run_dir, int(source.state.get("step", 0)))
     run = RunWriter(cfg, run_dir, on_log, previous=previous, name=name, note=note, data_fingerprint=fingerprint)
     try:
-        run.write_status(world_size=world.size)
+        run.write_status(world_size=world.size, group=group or (previous.group if previous else None))
         with StopFlag(stop_signals) as stop:
             return _train(cfg, run, source, stop, data, world)
     except BaseException as e:
@@ -147,14 +140,6 @@ def _train_main(cfg: TrainConfig, run_dir: Path, source: CheckpointMeta | None, 
         raise
     finally:
         run.close()
-
-
-def _to_device(device: torch.device, x, y, extra: dict):
-    """Move a batch; on CUDA through pinned memory, so the copy overlaps the GPU's work."""
-    if device.type != "cuda":
-        return x, y, extra
-    move = lambda t: t.pin_memory().to(device, non_blocking=True)  # noqa: E731
-    return move(x), move(y), {k: move(v) for k, v in extra.items()}
 
 
 class _Silent:
@@ -175,207 +160,24 @@ class _Silent:
 
 def _train(cfg: TrainConfig, run: RunWriter, source: CheckpointMeta | None, stop: StopFlag, data: Dataset,
            world: distributed.World = distributed.SINGLE) -> dict:
-    device = resolve_device(cfg.device)
-    if device.type == "cuda" and world.distributed:
-        torch.cuda.set_device(world.local_rank)
-        device = torch.device("cuda", world.local_rank)
-    governor = None
-    if device.type == "cpu":
-        # Processes of one machine share its cores (LOCAL_WORLD_SIZE is set by torchrun).
-        cores = max(1, cpu_policy.physical_cores() // int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
-        policy = cpu_policy.policy_in_use(cores)
-        policy = dataclasses.replace(policy, threads=min(policy.threads, cores))
-        torch.set_num_threads(policy.threads)
-        governor = cpu_policy.ThreadGovernor(cores)  # the thread count follows the machine's load
-        run.write_status(cpu_policy=policy.describe())
-    if device.type == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
-
-    ckpt = load_checkpoint(source.path, device="cpu") if source is not None else None
-    state: dict = dict(ckpt.state) if ckpt is not None else {}
-    torch.manual_seed(cfg.seed)
-    if ckpt is not None:
-        model = ckpt.model
-    else:
-        model = build_model(cfg.model, cfg.model_config(data.vocab.size, data.block_size))
-    model.to(device)
-    n_params = count_parameters(model)
-    train_config = cfg.to_dict()
-    run.write_status(n_params=n_params, device=str(device), block_size=data.block_size)
-
-    def save(where: str, metrics: dict, optimizer, st: dict, kept=None, training=None) -> None:
-        save_checkpoint(run.dir / where, kept if kept is not None else model, data.vocab,
-                        train_config=train_config, metrics=metrics, optimizer=optimizer, state=st,
-                        training_model=training)
-
-    if cfg.model == "bigram":
-        return _fit_bigram(cfg, run, model, data, device, save)
-
-    # The average is what gets evaluated and saved; a resumed run's checkpoint holds the average
-    # as its model and the raw weights beside it.
-    average = WeightAverage(model, cfg.ema) if cfg.ema > 0 else None
-    if ckpt is not None:
-        load_training_weights(ckpt.path, model)
-    optimizer = make_optimizer(model, cfg, device)
-    if ckpt is not None:
-        load_optimizer_state(ckpt.path, optimizer)
-    kept = average.model if average is not None else model
-    net = model  # what the step runs: the model, compiled and/or wrapped for data parallelism
-    if cfg.compile:
-        net = torch.compile(net)
-    if world.distributed:
-        net = torch.nn.parallel.DistributedDataParallel(
-            net, device_ids=[device.index] if device.type == "cuda" else None)
-    step = int(state.get("step", 0))
-    elapsed_before = float(state.get("elapsed_s", 0.0))
-    best_val = state.get("best_val")
-    best_step = state.get("best_step")
-    run.write_status(step=step, best_val=best_val)
-
-    gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
-    if step:
-        torch.manual_seed(cfg.seed * 1_000_003 + step)  # dropout masks after a resume
-    n_train = len(data.train)
-    # Names pack several to a row (the MLP's window would reach across packed words); text
-    # windows are full already.
-    packed = cfg.pack and model.kind == "gpt" and cfg.data_format == "lines"
-    model.train()
-    t0 = time.monotonic()
-    interval_t, interval_tokens, interval_loss, interval_n = t0, 0, 0.0, 0
-
-    def elapsed() -> float:
-        return elapsed_before + time.monotonic() - t0
-
-    def progress() -> float:
-        if cfg.steps is not None:
-            return step / cfg.steps
-        return elapsed() / cfg.time_s
-
-    def done() -> bool:
-        return step >= cfg.steps if cfg.steps is not None else elapsed() >= cfg.time_s
-
-    def trainer_state() -> dict:
-        return {"step": step, "elapsed_s": round(elapsed(), 3), "best_val": best_val,
-                "best_step": best_step}
-
-    def eval_and_keep(record: dict) -> None:
-        nonlocal best_val, best_step
-        if not world.is_main:
-            return  # rank 0 evaluates and saves; the others go on to the next collective
-        val = evaluate(kept, data.val, device, dtype=cfg.dtype)
-        if not math.isfinite(val):  # never kept, never the best: the last good checkpoints stay
-            raise TrainingDiverged(f"training diverged: the validation loss became {val} at step {step}; "
-                                   f"try a lower --lr (checkpoints saved before stay usable)")
-        record["val_loss"] = round(val, 5)
-        raw = model if average is not None else None
-        if best_val is None or val < best_val:
-            best_val, best_step = val, step
-            save(BEST_DIR, {"val_loss": val, "step": step}, optimizer, trainer_state(), kept, raw)
-        save(LAST_DIR, {"val_loss": val, "step": step}, optimizer, trainer_state(), kept, raw)
-        model.train()
-
-    stopped = False
-    skipped = skipped_in_a_row = 0  # steps whose loss or gradients were not finite (nonfinite="skip")
-    first_step = step + 1
-    saved_step = step if ckpt is not None else -1
-    finished = done()
-    while not finished:
-        lr = lr_at(cfg, progress(), step, cfg.steps)
-        for g in optimizer.param_groups:
-            g["lr"] = lr
-        # Every rank draws the same global batch and keeps its share (see distributed.py).
-        idx = distributed.shard(torch.randint(n_train, (cfg.batch_size,), generator=gen), world)
-        if packed:  # several words to a row, kept apart by a mask: same loss, ~1/3 less compute
-            b = data.train.packed_batch(idx)
-            x, y, extra = b.x, b.y, {"positions": b.positions, "segments": b.segments}
-        else:
-            (x, y), extra = data.train.batch(idx), {}
-        local_tokens = int((y != IGNORE).sum())
-        total_tokens = distributed.global_tokens(local_tokens, world, device)
-        x, y, extra = _to_device(device, x, y, extra)
-        with autocast_for(device, cfg.dtype):
-            _, loss = net(x, y, **extra)
-        optimizer.zero_grad(set_to_none=True)
-        distributed.scaled_loss(loss, local_tokens, total_tokens, world).backward()
-        # The norm is computed (clipped or not) to see a non-finite gradient before it reaches the
-        # weights: it is the same on every rank (gradients are averaged first), so every rank
-        # decides alike. Loss and norm come back to the CPU in one sync.
-        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip or math.inf)
-        loss_value, norm_value = torch.stack([loss.detach().float(), norm.detach().float()]).tolist()
-        step += 1
-        if math.isfinite(loss_value) and math.isfinite(norm_value):
-            optimizer.step()
-            if average is not None:
-                average.update(model, step - 1)
-            skipped_in_a_row = 0
-            interval_loss += loss_value * local_tokens  # a token-weighted sum, so ranks add up
-            interval_n += local_tokens
-        else:
-            skipped, skipped_in_a_row = skipped + 1, skipped_in_a_row + 1
-            if cfg.nonfinite != "skip" or skipped_in_a_row > MAX_SKIPPED_IN_A_ROW:
-                what = f"loss became {loss_value}" if not math.isfinite(loss_value) else f"gradients became {norm_value}"
-                in_a_row = f" ({skipped_in_a_row} steps in a row)" if skipped_in_a_row > 1 else ""
-                raise TrainingDiverged(f"training diverged: the {what} at step {step}{in_a_row} with learning rate "
-                                       f"{lr:.3g}; try a lower --lr (checkpoints saved before stay usable)")
-            optimizer.zero_grad(set_to_none=True)  # skip this batch: the weights stay as they were
-        interval_tokens += local_tokens
-        # One agreement per step: a time budget or a signal on any rank stops every rank here.
-        finished, stopping = distributed.agree([done(), stop.signal is not None], world, device)
-        is_eval = step % cfg.eval_interval == 0 or finished or stopping
-        if step % cfg.log_interval == 0 or is_eval or step == first_step:
-            loss_sum, n_tokens, all_tokens = distributed.sum_across([interval_loss, interval_n, interval_tokens],
-                                                                    world, device)
-            t = time.monotonic()
-            record = {"step": step, "lr": lr, "tokens_per_s": round(all_tokens / max(t - interval_t, 1e-9), 1),
-                      "elapsed_s": round(elapsed(), 3)}
-            if n_tokens:  # (none when every step of the interval was skipped)
-                record["train_loss"] = round(loss_sum / n_tokens, 5)
-            if skipped:
-                record["skipped_steps"] = skipped
-            if cfg.compile and step == first_step:
-                record["tokens_per_s"] = None  # compilation: left out of the throughput
-                record["compile_s"] = round(t - interval_t, 2)
-            if governor is not None:
-                threads = governor.check()
-                if threads is not None and threads != torch.get_num_threads():
-                    torch.set_num_threads(threads)
-                record["threads"] = torch.get_num_threads()
-            if is_eval:
-                eval_and_keep(record)
-                saved_step = step
-            run.log(record)
-            run.write_status(force=is_eval, step=step, best_val=best_val)
-            interval_t, interval_tokens, interval_loss, interval_n = time.monotonic(), 0, 0.0, 0
-        # A signal that arrived while this step was logged stops a single process now; ranks of a
-        # data-parallel run only stop together, at the next step's agreement.
-        if stopping or (not world.distributed and stop.signal is not None):
-            stopped = True
-            break
-    if not world.is_main:
-        return {"state": str(RunState.STOPPED if stopped else RunState.FINISHED), "step": step}
-    if saved_step != step or not (run.dir / BEST_DIR).exists():
-        # a stop arrived after this step's log line, or nothing was evaluated yet
-        record = {"step": step, "lr": 0.0, "tokens_per_s": 0.0, "elapsed_s": round(elapsed(), 3)}
-        eval_and_keep(record)
-        run.log(record)
-
-    # Final numbers: val and test of the best checkpoint, stored with it.
-    best = load_checkpoint(run.dir / BEST_DIR, device=device)
-    val = evaluate(best.model, data.val, device, dtype=cfg.dtype)
-    test = evaluate(best.model, data.test, device, dtype=cfg.dtype)
-    metrics = {"val_loss": val, "test_loss": test, "step": best.state.get("step", best_step),
-               "n_params": n_params, "steps_done": step, "elapsed_s": round(elapsed(), 3),
-               "device": str(device)}
-    model.load_state_dict(best.model.state_dict())
-    save_checkpoint(run.dir / BEST_DIR, model, data.vocab, train_config=train_config, metrics=metrics,
-                    optimizer=None, state=best.state)  # resume reads last/
-    return _finish(run, RunState.STOPPED if stopped else RunState.FINISHED, step, best_val, val, test)
-
-
-def _finish(run: RunWriter, state: RunState, step: int, best_val, val: float, test: float) -> dict:
-    run.write_status(state=state, step=step, best_val=best_val, val_loss=val, test_loss=test)
-    return run.status.to_dict()
+    """Set up, then train step by step until the budget is spent or a stop is asked for."""
+    trainer = Trainer(cfg, run, source, stop, data, world)
+    trainer.setup()
+    if cfg.model == "bigram":  # counted, not trained: one pass over the data
+        return _fit_bigram(cfg, run, trainer.model, data, trainer.device, trainer.save)
+    trainer.setup_optimizer()
+    try:
+        while not trainer.finished:
+            trainer.train_step()
+            if trainer.should_log():
+                trainer.log()
+            trainer.keep_snapshot()
+            if trainer.should_stop():
+                trainer.stopped = True
+                break
+        return trainer.finish()
+    finally:
+        trainer.close_probes()
 
 
 def _fit_bigram(cfg, run: RunWriter, model, data: Dataset, device, save) -> dict:
@@ -396,4 +198,5 @@ def _fit_bigram(cfg, run: RunWriter, model, data: Dataset, device, save) -> dict
     st = {"step": 1, "elapsed_s": el, "best_val": val, "best_step": 1}
     save(BEST_DIR, metrics, None, st)
     save(LAST_DIR, metrics, None, st)
-    return _finish(run, RunState.FINISHED, 1, val, val, test)
+    run.write_status(state=RunState.FINISHED, step=1, best_val=val, val_loss=val, test_loss=test)
+    return run.status.to_dict()

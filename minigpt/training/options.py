@@ -246,6 +246,9 @@ class TrainConfig:
                                   one_of="budget", flag="--time", none_means="the budget is in steps")
     eval_interval: int = option(250, "Steps between evaluations on the validation split (each keeps the best "
                                 "checkpoint).", label="eval every", models=GRADIENT_MODELS, ge=1, hint="steps")
+    layer_every: int = option(25, "Steps between layer-health samples (each matrix's gradient norm and update "
+                              "size, shown by the training panel); 0: none.", label="layer health every",
+                              advanced=True, models=GRADIENT_MODELS, ge=0)
     log_interval: int = option(10, "Steps between metrics records.", label="log every", advanced=True,
                                models=GRADIENT_MODELS, ge=1, hint="steps")
     # Environment

@@ -17,6 +17,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from minigpt.experiments import groups as seed_groups
 from minigpt.runs import listing as runs
 from minigpt.runs.metrics import RunMetrics
 from minigpt.text import markup_escape as escape
@@ -83,6 +84,7 @@ class CompareRunsScreen(Screen):
         Binding("m", "metric", "Metric", show=True),
         Binding("s", "smooth", "Smooth", show=True),
         Binding("l", "log_axis", "Log", show=True),
+        Binding("g", "groups", "Groups", show=True),
         Binding("escape", "back", "Back", show=True),
     ]
 
@@ -95,6 +97,11 @@ class CompareRunsScreen(Screen):
         self.smoothing = 0.0
         self.log_axis = False
         self.curves: dict[str, RunMetrics] = {}  # read in a worker, drawn from here
+        self.group_mode = False  # g: seed groups drawn as bands instead of single runs
+        self.groups: list[seed_groups.SeedGroup] = []
+        self.bands: dict[str, seed_groups.Band] = {}
+        self.comparison: str | None = None  # the first two groups compared, in words
+        self._loading_bands = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -184,8 +191,56 @@ class CompareRunsScreen(Screen):
             f"[b]{METRICS[self.metric]}[/b] (m) · smoothing [b]{smooth}[/b] (s) · "
             f"log axis [b]{'on' if self.log_axis else 'off'}[/b] (l) · space shows/hides a run")
 
+    @background(thread=True, exclusive=True, group="bands")
+    def load_bands(self) -> None:
+        """Every group's val band, and the first two groups compared (off the event loop)."""
+        found = seed_groups.find_groups(self.infos)[:MAX_CURVES]
+        bands = {g.name: seed_groups.band([seed_groups.val_curve(r.path) for r in g.runs]) for g in found}
+        text = None
+        if len(found) >= 2:
+            a, b = found[0], found[1]
+            result = seed_groups.compare(a, b, bands[a.name], bands[b.name])
+            text = (seed_groups.describe(result, "1st", "2nd") if result is not None
+                    else "the first two groups need two runs each at a shared evaluation to be compared")
+        self.app.call_from_thread(self._bands_loaded, found, bands, text)
+
+    def _bands_loaded(self, found, bands, text) -> None:
+        self.groups, self.bands, self.comparison = found, bands, text
+        self._loading_bands = False
+        self._draw()
+
+    def _draw_groups(self, chart: LossChart) -> None:
+        """Each group as its mean val curve between two dotted lines at mean ± one sd."""
+        legend = []
+        for i, group in enumerate(self.groups):
+            band = self.bands.get(group.name)
+            colour = COLOURS[i][0]
+            legend.append(f"[{COLOURS[i][1]}]{MARKERS[i]}[/] {escape(printable(group.name)[:27])}")
+            legend.append(f"  [dim]{len(group.runs)} seeds · mean ± sd[/dim]")
+            if band is None or not band.steps:
+                continue
+            chart.set_series(f"{group.name}:mean", band.steps, band.mean, label=printable(group.name),
+                             marker=MARKERS[i], color=colour)
+            chart.set_series(f"{group.name}:low", band.steps, band.low, label="", marker="·", scatter=True,
+                             color=colour)
+            chart.set_series(f"{group.name}:high", band.steps, band.high, label="", marker="·", scatter=True,
+                             color=colour)
+        if self.comparison:
+            legend.append(f"\n{escape(printable(self.comparison))}")
+        if self._loading_bands:
+            legend = ["Reading the seed groups…"]
+        elif not self.groups:
+            legend = ["No seed groups yet: minigpt train --seeds 3 trains one (g: back to runs)."]
+        self.query_one("#compare-legend", Static).update("\n".join(legend))
+
     def _draw(self) -> None:
         chart = self.query_one(LossChart)
+        if self.group_mode:
+            chart.chart_title = "val loss of seed groups"
+            chart.smoothing, chart.log_y = 0.0, self.log_axis
+            chart.clear_series()
+            self._draw_groups(chart)
+            return
         chart.chart_title = f"{METRICS[self.metric]} (lower is better)"
         chart.smoothing = self.smoothing
         chart.log_y = self.log_axis
@@ -257,6 +312,14 @@ class CompareRunsScreen(Screen):
         self._show_options()
         self._draw()
 
+    def action_groups(self) -> None:
+        """Seed groups as bands (and the first two compared), or single runs again."""
+        self.group_mode = not self.group_mode
+        if self.group_mode:
+            self._loading_bands = True
+            self.load_bands()
+        self._draw()
+
     def action_back(self) -> None:
         self.app.pop_screen()
 
@@ -265,3 +328,4 @@ class CompareRunsScreen(Screen):
         yield "Compare: train or val loss", "Switch the metric the chart shows", self.action_metric
         yield "Compare: smoothing", "Cycle the moving-average weight (0, 0.6 … 0.95)", self.action_smooth
         yield "Compare: log axis", "A logarithmic loss axis on or off", self.action_log_axis
+        yield "Compare: seed groups", "Groups of seeds as bands, the first two compared by a t-test", self.action_groups

@@ -22,7 +22,19 @@ from tui.workers import background
 
 def available_checkpoints() -> list[tuple[str, Path]]:
     """MiniGPT checkpoints (the shipped ones, then finished runs): only they have attention."""
-    return [(markup_escape(c.label), c.path) for c in find_checkpoints() if c.kind == "gpt"]
+    return [(markup_escape(c.label), c.path) for c in find_checkpoints(live=True) if c.kind == "gpt"]
+
+
+FOLLOW_S = 2.0  # how often a live run's checkpoint is looked at
+
+
+def folder_stamp(path: Path) -> tuple | None:
+    """What changes when a checkpoint folder is saved again (it is replaced by a rename)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns)
 
 
 class TrainedAttentionScreen(Screen):
@@ -38,6 +50,7 @@ class TrainedAttentionScreen(Screen):
         self.checkpoints = available_checkpoints() if checkpoints is None else checkpoints
         self.initial_name = name
         self.checkpoint = None
+        self.reloads = 0  # checkpoints loaded (a live run's are reloaded as it saves)
         self.labels: list[str] = []
         self.maps = None
 
@@ -59,6 +72,8 @@ class TrainedAttentionScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._stamp = None  # the loaded checkpoint folder's stamp: a new one means a newer model
+        self.set_interval(FOLLOW_S, self._follow)
         self.query_one("#tr-focus").display = False
         self.query_one(AttentionGrid).focus()
         if self.checkpoints:
@@ -79,19 +94,31 @@ class TrainedAttentionScreen(Screen):
         from minigpt.errors import CheckpointError
 
         self.app.call_from_thread(self.status, f"loading {path} …")
+        stamp = folder_stamp(path)
         try:
             ckpt = load_checkpoint(path)
         except CheckpointError as e:
             self.app.call_from_thread(self.status, f"✗ {e}")
             return
-        self.app.call_from_thread(self._loaded, ckpt)
+        self.app.call_from_thread(self._loaded, ckpt, stamp)
 
-    def _loaded(self, ckpt) -> None:
+    def _loaded(self, ckpt, stamp=None) -> None:
         if ckpt.kind != "gpt":
             self.status(f"✗ {ckpt.path} is a {ckpt.kind} model: only GPT models have attention")
             return
-        self.checkpoint = ckpt
+        self.checkpoint, self._stamp = ckpt, stamp
+        self.reloads += 1
         self.show_name()
+
+    def _follow(self) -> None:
+        """A live run saved a better checkpoint: show its heads (the trained-heads view follows
+        the run while it trains)."""
+        if self.checkpoint is None or self._stamp is None:
+            return
+        stamp = folder_stamp(Path(self.checkpoint.path))
+        if stamp is not None and stamp != self._stamp:
+            self._stamp = stamp
+            self.load(Path(self.checkpoint.path))
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if self.checkpoint is not None:

@@ -30,7 +30,7 @@ from tui.widgets.training_panel import RunPanel
 from tui.workers import run_guarded
 
 FORM_ACTIONS = {"start", "runs_from_form", "back"}
-PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "back"}
+PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "back", "inside", "cursor", "scrub"}
 
 
 class TrainingScreen(Screen):
@@ -38,11 +38,18 @@ class TrainingScreen(Screen):
         Binding("ctrl+s", "start", "Start training", show=True, priority=True),
         Binding("s", "stop", "Stop", show=True),
         Binding("r", "resume", "Resume", show=True),
-        Binding("n", "new_run", "New run", show=True),
-        Binding("c", "duplicate", "Copy settings", show=True),
+        Binding("n", "new_run", "New", show=True),
+        Binding("c", "duplicate", "Copy settings", show=False),  # in the palette: the footer is full
         Binding("l", "runs", "Runs", show=True),
         Binding("ctrl+o", "runs_from_form", "Runs", show=True),
         Binding("v", "compare", "Compare", show=True),
+        Binding("i", "inside", "Inside", show=True),
+        Binding("[", "scrub(-1)", "Step", show=True, key_display="[ ]"),
+        Binding("]", "scrub(1)", "Later", show=False),
+        Binding("left", "cursor(0, -1)", "Char", show=False),
+        Binding("right", "cursor(0, 1)", "Char", show=False),
+        Binding("up", "cursor(-1, 0)", "Item", show=False),
+        Binding("down", "cursor(1, 0)", "Item", show=False),
         Binding("escape", "back", "Back", show=True),
     ]
 
@@ -104,6 +111,8 @@ class TrainingScreen(Screen):
         allowed = FORM_ACTIONS if self.mode == "form" else PANEL_ACTIONS
         if action not in allowed and action in FORM_ACTIONS | PANEL_ACTIONS:
             return False
+        if self.mode == "panel" and action == "cursor":
+            return self.panel.view == "surprise"
         if self.mode == "panel" and action in ("stop", "resume", "duplicate"):
             state, run_dir = self.panel.state, self.panel.run_dir
             if run_dir is None:
@@ -181,6 +190,19 @@ class TrainingScreen(Screen):
     def action_runs_from_form(self) -> None:
         self.action_runs()  # ctrl+o: letters type into the form's fields
 
+    def action_inside(self) -> None:
+        """Cycle the side column: samples, surprise per character, layer health."""
+        self.panel.next_view()
+        self.refresh_bindings()
+
+    def action_scrub(self, direction: int) -> None:
+        """Move every view (samples, surprise, layer health, the charts' marker) to an earlier
+        or later snapshot's step; past the newest, back to live."""
+        self.panel.scrub(direction)
+
+    def action_cursor(self, d_item: int, d_pos: int) -> None:
+        self.panel.move_cursor(d_item, d_pos)
+
     def action_compare(self) -> None:
         navigation.open_screen(self.app, "compare_runs")
 
@@ -203,3 +225,8 @@ class TrainingScreen(Screen):
         for action, (title, help_text) in labels.items():
             if self.check_action(action, ()):
                 yield title, help_text, getattr(self, f"action_{action}")
+        if self.mode == "panel":
+            yield ("Training: inside view", "Cycle samples, per-character surprise and layer health",
+                   self.action_inside)
+            yield "Training: earlier step", "Every view at the previous snapshot's step", lambda: self.action_scrub(-1)
+            yield "Training: later step", "Every view at the next snapshot's step (then live)", lambda: self.action_scrub(1)

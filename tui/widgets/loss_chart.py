@@ -77,6 +77,8 @@ class LossChart(PlotextPlot):
         self.smoothing = 0.0  # 0 … <1: weight of TensorBoard's moving average
         self.log_y = False
         self.series: dict[str, Series] = {}
+        self.references: dict[str, tuple[float, str]] = {}  # horizontal lines: name → (y, label)
+        self.marker_step: int | None = None  # a vertical line at a past step (the step scrubber)
         self.drawn: dict[str, tuple[list, list]] = {}  # what the last redraw plotted (tests read it)
         self.redraws = 0
         self.last_build_ms = 0.0  # time plotext took to build the last frame
@@ -98,6 +100,18 @@ class LossChart(PlotextPlot):
         self.series[name] = Series(label or name, marker, scatter, xs, ys, color)
         self._dirty = True
 
+    def set_reference(self, name: str, y: float | None, label: str) -> None:
+        """A horizontal line across the chart at ``y`` (None removes it), e.g. a baseline's loss."""
+        if y is None:
+            self.references.pop(name, None)
+        else:
+            self.references[name] = (y, label)
+        self._dirty = True
+
+    def set_marker(self, step: int | None) -> None:
+        self.marker_step = step
+        self._dirty = True
+
     def touch(self) -> None:
         self._dirty = True
 
@@ -114,7 +128,7 @@ class LossChart(PlotextPlot):
 
     def legend_text(self) -> str:
         return "  ".join(f"{LEGEND_LINE if s.marker == 'braille' else s.marker} {s.label}"
-                         for s in self.series.values() if s.xs)
+                         for s in self.series.values() if s.xs)  # references: the screen names them
 
     def _redraw(self) -> None:
         """Rebuild the plot from downsampled series and refresh this widget (render builds it)."""
@@ -138,11 +152,27 @@ class LossChart(PlotextPlot):
             draw = plt.scatter if s.scatter else plt.plot
             extra = {"color": s.color} if s.color else {}
             draw(xs, [math.log10(y) for y in ys] if log_y else ys, marker=s.marker, **extra)  # legend: title
+        self._draw_references(log_y)
+        if self.marker_step is not None and self.drawn:
+            self.plt.vline(self.marker_step, "red+")
         self._set_ticks(log_y)
         self._dirty = False
         self._last_size = self.size
         self.redraws += 1
         self.refresh()
+
+    def _draw_references(self, log_y: bool) -> None:
+        """Each reference as a dotted line over the steps the series cover."""
+        steps = [x for xs, _ in self.drawn.values() for x in xs]
+        if not steps:
+            return
+        x_lo, x_hi = min(0, min(steps)), max(steps)
+        for name, (y, _label) in self.references.items():
+            if log_y and y <= 0:
+                continue
+            xs = [x_lo + (x_hi - x_lo) * i / 40 for i in range(41)]
+            self.drawn[f"ref:{name}"] = (xs, [y] * len(xs))
+            self.plt.scatter(xs, [math.log10(y) if log_y else y] * len(xs), marker="┄")
 
     def _set_ticks(self, log_y: bool) -> None:
         """Whole-number step ticks and round value ticks in place of plotext's even divisions."""

@@ -15,12 +15,15 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Static
 
 from minigpt.control import workers as rc
+from minigpt.runs import insight, snapshots
 from minigpt.runs.metrics import RunMetrics
 from minigpt.runs.schema import RunState
+from tui.widgets.inside_views import layers_text, move_cursor, surprise_text
 from tui.widgets.loss_chart import LossChart
 from tui.widgets.run_summary import STATE_GLYPHS, lr_cell, model_cell, read_config, run_title, seed_cell
 from tui.workers import background
 
+VIEWS = ("samples", "surprise", "layers")  # what the side column shows below the lr chart; i cycles
 POLL_S = 0.4  # a dead worker shows within 2 s
 STOPPING_POLL_S = 0.1  # after a stop request: the stopped state shows as soon as the worker writes it
 
@@ -41,16 +44,25 @@ class RunPanel(Vertical):
         self._sampled_evals = -1
         self.stopping = False  # a stop was asked for and the worker has not written "stopped" yet
         self._fast_poll = None
+        self.view = "samples"
+        self.surprise: insight.Surprise | None = None
+        self.layer_health: insight.LayerHealth | None = None
+        self.cursor = (0, 0)  # (item, character) under the surprise view's cursor
+        self._insight_seen: tuple = ()  # the sizes of the two files when last read
+        self.scrub_step: int | None = None  # the past step every view shows (None: the latest)
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-title")
         yield Static(id="run-stats")
+        yield Static(id="run-units")
         yield ProgressBar(total=1.0, show_eta=False, id="run-progress")
         with Horizontal(id="run-charts"):
             yield LossChart("loss (lower is better)", id="loss-chart")
             with Vertical(id="run-side"):
                 yield LossChart("learning rate", id="lr-chart")
                 yield Static(id="run-samples")
+                yield Static(id="run-surprise", classes="inside-view")
+                yield Static(id="run-layers", classes="inside-view")
         yield Static(id="run-error")
 
     def on_mount(self) -> None:
@@ -73,7 +85,93 @@ class RunPanel(Vertical):
         lr.legend = False  # one curve: the title names it
         lr.set_series("lr", self.series.steps, self.series.lr, label="lr", marker="braille")
         self.query_one("#run-samples", Static).update("[b]Samples[/b]\n[dim]after the first evaluation[/dim]")
+        self.surprise = self.layer_health = None
+        self._insight_seen, self.cursor, self.scrub_step = (), (0, 0), None
+        loss.set_marker(None)
+        lr.set_marker(None)
+        self.show_view(self.view)
         self.poll()
+
+    # -- the inside views -----------------------------------------------------------------------
+    def show_view(self, view: str) -> None:
+        """Show samples, surprise or layer health below the learning-rate chart."""
+        self.view = view
+        for name in VIEWS:
+            self.query_one(f"#run-{name}", Static).display = name == view
+            self.set_class(name == view, f"-view-{name}")
+        self._draw_inside()
+
+    def next_view(self) -> None:
+        self.show_view(VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)])
+
+    def move_cursor(self, d_item: int, d_pos: int) -> None:
+        self.cursor = move_cursor(self.surprise, self.cursor, d_item, d_pos)
+        self._draw_inside()
+
+    def scrub(self, direction: int) -> None:
+        """Move every view to the previous (-1) or next (+1) snapshot's step; past the newest,
+        back to live."""
+        steps = snapshots.snapshot_steps(self.run_dir) if self.run_dir is not None else []
+        if not steps:
+            self.app.notify("No snapshots in this run yet (runs from before keep none)", severity="warning")
+            return
+        if self.scrub_step is None:
+            target = steps[-1] if direction < 0 else None
+        else:
+            later = [s for s in steps if s > self.scrub_step]
+            earlier = [s for s in steps if s < self.scrub_step]
+            target = (earlier[-1] if earlier else steps[0]) if direction < 0 else (later[0] if later else None)
+        self.scrub_step = target
+        self.query_one("#loss-chart", LossChart).set_marker(target)
+        self.query_one("#lr-chart", LossChart).set_marker(target)
+        self._draw_inside()
+        if self.state is not None:
+            self._show_references()
+        if self.run_dir is not None:
+            self._sampled_evals = -1  # samples again, from that step's snapshot (or the best)
+            self._sample(self.run_dir, max(len(self.series.val_loss), 1) if self.series else 1, target)
+
+    def _read_insight(self) -> bool:
+        """Read the surprise and layer files again when they grew; True when they did."""
+        seen = tuple(_size(self.run_dir / name) for name in (insight.SURPRISE_FILE, insight.LAYERS_FILE))
+        if seen == self._insight_seen:
+            return False
+        self._insight_seen = seen
+        self.surprise = insight.read_surprise(self.run_dir)
+        self.layer_health = insight.read_layer_health(self.run_dir)
+        self.cursor = move_cursor(self.surprise, self.cursor, 0, 0)
+        return True
+
+    def _draw_inside(self) -> None:
+        if self.view == "surprise":
+            uniform = self.state.info.uniform_loss if self.state is not None else None
+            self.query_one("#run-surprise", Static).update(
+                surprise_text(self.surprise, self.cursor, uniform, self.scrub_step))
+        elif self.view == "layers":
+            self.query_one("#run-layers", Static).update(layers_text(self.layer_health, step=self.scrub_step))
+
+    def _show_references(self) -> None:
+        """The loss chart's reference lines and the units line, from the status."""
+        info, chart = self.state.info, self.query_one("#loss-chart", LossChart)
+        chart.set_reference("uniform", info.uniform_loss,
+                            f"uniform {info.uniform_loss:.2f}" if info.uniform_loss else "")
+        chart.set_reference("bigram", info.bigram_loss, f"bigram {info.bigram_loss:.2f}" if info.bigram_loss else "")
+        best = info.best_val
+        if best is None:
+            text = "[dim]loss in nats; perplexity and bits per character after the first evaluation[/dim]"
+        else:
+            ppl, bits = insight.loss_units(best)
+            text = f"best val {best:.3f} nats = ppl {ppl:.2f} = {bits:.2f} bits/char"
+        if info.uniform_loss is not None and info.bigram_loss is not None:
+            text += f" [dim]· ┄ uniform {info.uniform_loss:.2f} · bigram {info.bigram_loss:.2f}[/dim]"
+        if self.scrub_step is not None:
+            text = f"[b]⏪ step {self.scrub_step}[/b]: every view shows that step; ] moves on, past the last: live"
+            self.query_one("#run-units", Static).update(text)
+            return
+        warn = self.layer_health is not None and self.layer_health.steps and self.layer_health.outside()
+        if warn:
+            text += f"  [b]! {len(warn)} layer{'s' if len(warn) > 1 else ''} off band[/b]"
+        self.query_one("#run-units", Static).update(text)
 
     def stop_requested(self) -> None:
         """Say at once that the run is stopping, and look at its status ten times a second until
@@ -102,9 +200,12 @@ class RunPanel(Vertical):
         if arrived or self.series.restarted:  # a restart emptied the lists the charts draw
             self.query_one("#loss-chart", LossChart).touch()
             self.query_one("#lr-chart", LossChart).touch()
+        if self._read_insight():
+            self._draw_inside()
         self._show_status()
+        self._show_references()
         evals = len(self.series.val_loss)
-        if evals and evals != self._sampled_evals and rc.has_checkpoint(self.run_dir):
+        if evals and evals != self._sampled_evals and rc.has_checkpoint(self.run_dir) and self.scrub_step is None:
             self._sampled_evals = evals
             self._sample(self.run_dir, evals)
 
@@ -155,19 +256,27 @@ class RunPanel(Vertical):
             error.display = False
 
     @background(thread=True, exclusive=True, group="run-samples")
-    def _sample(self, run_dir: Path, evals: int) -> None:
+    def _sample(self, run_dir: Path, evals: int, step: int | None = None) -> None:
         try:
-            names = rc.sample_names(run_dir, 6)
+            names = rc.sample_names(run_dir, 6, step=step)
             text = "\n".join(f"  {_escape(n) or '(empty)'}" for n in names)
         except Exception as e:
             names, text = [], f"  [dim]no samples: {_escape(str(e)[:60])}[/dim]"
-        self.app.call_from_thread(self._show_samples, run_dir, evals, names, text)
+        self.app.call_from_thread(self._show_samples, run_dir, evals, names, text, step)
 
-    def _show_samples(self, run_dir: Path, evals: int, names: list[str], text: str) -> None:
-        if run_dir != self.run_dir:
-            return  # the panel moved on to another run meanwhile
+    def _show_samples(self, run_dir: Path, evals: int, names: list[str], text: str, step: int | None = None) -> None:
+        if run_dir != self.run_dir or step != self.scrub_step:
+            return  # the panel moved on to another run (or step) meanwhile
         self.samples = names
-        self.query_one("#run-samples", Static).update(f"[b]Samples[/b] (eval {evals})\n{text}")
+        where = f"step {step}" if step is not None else f"eval {evals}"
+        self.query_one("#run-samples", Static).update(f"[b]Samples[/b] ({where})\n{text}")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
 
 
 def cpu_text(policy: str | None, threads_now) -> str:

@@ -1,0 +1,80 @@
+"""What the inside views cost the trainer: throughput with the logging on against off, same run.
+
+"On" is the default: the loss chart's reference losses at start, 4 validation items scored at each
+evaluation (surprise.jsonl), every weight matrix sampled every ``--layer-every`` steps
+(layers.jsonl) and the step scrubber's weight snapshots (log-spaced steps and evaluations).
+"Off" trains the same configuration with none of them (the trainer's probes replaced by nothing,
+the reference losses skipped). Pairs alternate on/off in one process, so a
+shared machine's drift falls on both sides; the median of the pairs' ratios is the figure to read.
+
+    python benchmarks/bench_insight.py [--pairs 3] [--steps 300] [--layer-every 25]
+
+It prints each pair's steps per second (whole run: steps / wall time, evaluations and saves
+included) and the cost, time on / time off − 1; the issue's target is at most 5%. A short run
+overstates the cost: its log-spaced snapshots (10, 14, 20, … 57) crowd into few steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from minigpt.training import trainer as trainer_module  # noqa: E402
+from minigpt.training.loop import train  # noqa: E402
+from minigpt.training.options import TrainConfig  # noqa: E402
+
+_PROBES, _REFERENCES = trainer_module.Trainer.setup_probes, trainer_module.reference_losses
+
+
+def logging(on: bool) -> None:
+    """Switch every inside measurement on (the trainer as shipped) or off."""
+    if on:
+        trainer_module.Trainer.setup_probes = _PROBES
+        trainer_module.reference_losses = _REFERENCES
+    else:
+        def no_probes(self):
+            self.surprise = self.layers = None
+
+        trainer_module.Trainer.setup_probes = no_probes
+        trainer_module.reference_losses = lambda *a, **k: {}
+
+
+def one_run(cfg: TrainConfig, on: bool) -> float:
+    logging(on)
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        train(cfg, Path(tmp) / "run")
+        return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--layer-every", type=int, default=25)
+    args = ap.parse_args()
+    cfg = TrainConfig(steps=args.steps, eval_interval=100, layer_every=args.layer_every)  # the default model
+    one_run(TrainConfig(steps=20, eval_interval=10), True)  # warm-up: imports, allocator, data cache
+    ratios = []
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    for pair in range(args.pairs):
+        order = (True, False) if pair % 2 == 0 else (False, True)
+        times = {on: one_run(cfg, on) for on in order}
+        ratio = times[True] / times[False]  # time on / time off = throughput off / on
+        ratios.append(ratio)
+        print(f"pair {pair + 1}: on {args.steps / times[True]:.1f} steps/s, off {args.steps / times[False]:.1f} "
+              f"steps/s, cost {100 * (ratio - 1):+.1f}%")
+    print(f"median cost of the logging: {100 * (statistics.median(ratios) - 1):+.1f}% "
+          f"(target ≤ 5%); load average at end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""The measurements behind the training panel's inside views, taken by the trainer as it runs:
+
+- ``SurpriseProbe``: a fixed handful of validation items, scored at each evaluation: −ln p of
+  each character under the kept model (what the model still finds surprising);
+- ``LayerProbe``: every ``every`` steps, per weight matrix, the gradient norm and
+  log10(‖ΔW‖/‖W‖) of that step's update;
+- ``reference_losses``: what the loss chart compares against, for the run's own data: a uniform
+  guess (ln V) and a bigram fitted on the training split (counting pairs takes well under a second).
+
+What they write and how it is read back is ``minigpt.runs.insight``.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+
+import torch
+
+from minigpt.data import IGNORE
+from minigpt.runs.insight import (
+    LAYERS_FILE,
+    SURPRISE_FILE,
+    InsightLog,
+    layers_header,
+    surprise_header,
+)
+from minigpt.runs.snapshots import (
+    MAX_SNAPSHOTS,
+    capacity,
+    folder_bytes,
+    is_log_step,
+    snapshot_path,
+    snapshot_steps,
+    to_drop,
+)
+
+SURPRISE_ITEMS = 4  # validation items scored at each evaluation
+SURPRISE_CHARS = 40  # characters kept per item (a text window is cut here)
+BIGRAM_ROWS = 20_000  # rows counted for the bigram reference (all of a names file)
+
+
+@torch.no_grad()
+def per_char_nll(model, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """−ln p(y[b, t] | x[b, ≤t]) for every position (NaN where y is padding), in float32."""
+    was_training = model.training
+    model.eval()
+    logits, _ = model(x)
+    model.train(was_training)
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    picked = logp.gather(-1, y.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+    return torch.where(y == IGNORE, torch.full_like(picked, math.nan), -picked)
+
+
+class SurpriseProbe:
+    """Scores the first ``SURPRISE_ITEMS`` validation items at each evaluation (the same items for
+    the whole run, so their shading can be compared step to step)."""
+
+    def __init__(self, run_dir, split, vocab, device):
+        n = min(SURPRISE_ITEMS, len(split))
+        self.x, self.y = split.batch(torch.arange(n))
+        self.x, self.y = self.x[:, :SURPRISE_CHARS], self.y[:, :SURPRISE_CHARS]
+        self.device = device
+        chars = [[vocab.chars[int(t)] for t in row if t != IGNORE] for row in self.y]
+        items = ["".join(c)[:-1] if c and c[-1] == vocab.chars[0] else "".join(c) for c in chars]
+        self.log = InsightLog(run_dir / SURPRISE_FILE, surprise_header(items, chars))
+
+    def record(self, model, step: int) -> None:
+        nll = per_char_nll(model, self.x.to(self.device), self.y.to(self.device)).cpu()
+        rows = [[round(float(v), 3) for v in row if not math.isnan(v)] for row in nll]
+        self.log.write({"step": step, "nll": rows})
+
+    def close(self) -> None:
+        self.log.close()
+
+
+def optimizer_kinds(optimizer) -> dict[int, str]:
+    """{id(parameter): "muon" or "adamw"}: which optimizer moves each parameter."""
+    kind = {}
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            kind[id(p)] = "muon" if group.get("muon") else "adamw"
+    return kind
+
+
+class LayerProbe:
+    """Every ``every`` steps, per weight matrix (every parameter with 2 dimensions): the gradient
+    norm before the update and log10(‖ΔW‖/‖W‖) of the update. Between samples it costs nothing;
+    at a sample, one copy of the matrices and two norms each."""
+
+    def __init__(self, run_dir, model, optimizer, every: int):
+        self.every = every
+        kinds = optimizer_kinds(optimizer)
+        self.params = [(n, p) for n, p in model.named_parameters() if p.dim() == 2 and p.requires_grad]
+        self.log = InsightLog(run_dir / LAYERS_FILE, layers_header(
+            [n for n, _ in self.params], [kinds.get(id(p), "adamw") for _, p in self.params], every))
+        self._before: list[torch.Tensor] | None = None
+        self._grads: list[float] = []
+
+    def wants(self, step: int) -> bool:
+        """Whether the update about to be made (the step numbered ``step`` once done) is sampled."""
+        return step % self.every == 0
+
+    @torch.no_grad()
+    def before_update(self) -> None:
+        """Called after backward (gradients clipped), before the optimizer's step."""
+        self._before = [p.detach().clone() for _, p in self.params]
+        grads = [p.grad.detach().float().norm() if p.grad is not None else torch.zeros(()) for _, p in self.params]
+        self._grads = torch.stack([g.to("cpu") for g in grads]).tolist() if grads else []
+
+    @torch.no_grad()
+    def after_update(self, step: int) -> None:
+        if self._before is None:
+            return
+        ratios = []
+        for (_, p), old in zip(self.params, self._before, strict=True):
+            ratios.append(torch.log10((p.detach().float() - old.float()).norm() / old.float().norm().clamp_min(1e-12)))
+        values = torch.stack(ratios).cpu().tolist() if ratios else []
+        self._before = None
+        self.log.write({"step": step, "grad": [_finite_or_none(g, 4) for g in self._grads],
+                        "ratio": [_finite_or_none(r, 3) for r in values]})
+
+    def skipped(self) -> None:
+        """The sampled step was skipped (non-finite loss): nothing moved, nothing is written."""
+        self._before = None
+
+    def close(self) -> None:
+        self.log.close()
+
+
+def _finite_or_none(v: float, digits: int) -> float | None:
+    return round(v, digits) if math.isfinite(v) else None
+
+
+@torch.no_grad()
+def reference_losses(train, val, vocab_size: int) -> dict[str, float]:
+    """{"uniform_loss": ln V, "bigram_loss": the val loss of a bigram counted on (up to
+    BIGRAM_ROWS rows of) the training split, add-one smoothed}."""
+    counts = torch.ones(vocab_size, vocab_size, dtype=torch.float64)  # add-one: no pair has p = 0
+    n_train = min(len(train), BIGRAM_ROWS)
+    for i in range(0, n_train, 4096):
+        x, y = train.batch(torch.arange(i, min(i + 4096, n_train)))
+        keep = y != IGNORE
+        counts.view(-1).index_add_(0, (x[keep] * vocab_size + y[keep]).long(),
+                                   torch.ones(int(keep.sum()), dtype=torch.float64))
+    logp = torch.log(counts / counts.sum(dim=1, keepdim=True))
+    total, n = 0.0, 0
+    n_val = min(len(val), BIGRAM_ROWS)
+    for i in range(0, n_val, 4096):
+        x, y = val.batch(torch.arange(i, min(i + 4096, n_val)))
+        keep = y != IGNORE
+        total -= float(logp[x[keep].long(), y[keep].long()].sum())
+        n += int(keep.sum())
+    return {"uniform_loss": round(math.log(vocab_size), 5), "bigram_loss": round(total / max(n, 1), 5)}
+
+
+class SnapshotKeeper:
+    """Saves the kept model at log-spaced steps and at evaluations (``minigpt.runs.snapshots``),
+    deleting the snapshots thinning drops so both bounds always hold."""
+
+    def __init__(self, run_dir, save):
+        self.run_dir, self.save = run_dir, save  # save(path, step): writes one checkpoint folder
+        self.steps = snapshot_steps(run_dir)
+        self.capacity = MAX_SNAPSHOTS
+
+    def wants(self, step: int, evaluating: bool) -> bool:
+        return (evaluating or is_log_step(step)) and step not in self.steps
+
+    def take(self, step: int) -> None:
+        path = snapshot_path(self.run_dir, step)
+        self.save(path, step)
+        self.steps.append(step)
+        self.capacity = capacity(folder_bytes(path), MAX_SNAPSHOTS)
+        for old in to_drop(self.steps, self.capacity):
+            shutil.rmtree(snapshot_path(self.run_dir, old), ignore_errors=True)
+            self.steps.remove(old)
+
+    def forget_after(self, step: int) -> None:
+        """A resumed run redoes the steps past its checkpoint: their snapshots go."""
+        for old in [s for s in self.steps if s > step]:
+            shutil.rmtree(snapshot_path(self.run_dir, old), ignore_errors=True)
+            self.steps.remove(old)

@@ -1,0 +1,39 @@
+"""The compare view's seed groups with Pilot: g draws each group as a band and compares the
+first two (paired t-test: the same seeds), within 80×24."""
+
+from __future__ import annotations
+
+from minigpt import paths
+from tests.screen_checks import all_problems
+from tests.test_experiments_groups import grouped_run
+from tui import navigation
+
+
+async def test_groups_drawn_as_bands_and_compared(make_app):
+    app = make_app()
+    root = paths.runs_dir()
+    for seed, (a, b) in zip((1, 2, 3), ((2.00, 2.10), (2.02, 2.13), (2.04, 2.13)), strict=True):
+        grouped_run(root, f"a{seed}", "lr 5e-3 ×3", seed, a)
+        grouped_run(root, f"b{seed}", "lr 1e-2 ×3", seed, b)
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "compare_runs")
+        await pilot.pause(0.5)
+        screen = app.screen
+        await pilot.press("g")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if screen.groups and not screen._loading_bands:
+                break
+        assert [g.name for g in screen.groups] == ["lr 5e-3 ×3", "lr 1e-2 ×3"] or \
+            [g.name for g in screen.groups] == ["lr 1e-2 ×3", "lr 5e-3 ×3"]
+        chart = screen.query_one("#compare-chart")
+        await pilot.pause(0.5)
+        name = screen.groups[0].name
+        assert {f"{name}:mean", f"{name}:low", f"{name}:high"} <= set(chart.drawn)
+        band = screen.bands[name]
+        assert all(lo <= m <= hi for lo, m, hi in zip(band.low, band.mean, band.high, strict=True))
+        legend = str(screen.query_one("#compare-legend").render())
+        assert "paired t" in legend and "a real difference" in legend
+        assert all_problems(app) == []
+        await pilot.press("g")
+        assert not screen.group_mode

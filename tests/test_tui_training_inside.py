@@ -1,0 +1,126 @@
+"""The training panel's inside views (i cycles samples, surprise, layer health) with Pilot, on a
+run folder holding what a trainer writes: they read only the folder, and fit 80×24."""
+
+from __future__ import annotations
+
+import json
+
+from minigpt.runs.insight import LAYERS_FILE, SURPRISE_FILE, InsightLog, layers_header, surprise_header
+from tests.run_fixtures import write_run
+from tests.screen_checks import all_problems
+from tui import navigation
+
+
+def write_insight(run):
+    status = json.loads((run / "status.json").read_text())
+    status.update(format="minigpt-run-status", format_version=3, name="inside", note="", world_size=1,
+                  uniform_loss=3.2958, bigram_loss=2.4541)
+    status.pop("error", None)
+    (run / "status.json").write_text(json.dumps(status))
+    log = InsightLog(run / SURPRISE_FILE, surprise_header(["ava", "bo"], [["a", "v", "a", "."], ["b", "o", "."]]))
+    log.write({"step": 50, "nll": [[3.1, 3.0, 2.9, 1.0], [3.2, 3.1, 2.0]]})
+    log.write({"step": 300, "nll": [[2.1, 0.5, 1.2, 0.3], [2.6, 1.4, 0.9]]})
+    log.close()
+    names = ["tok_emb.weight", "blocks.0.attn.qkv.weight", "blocks.0.attn.proj.weight", "blocks.0.ffn.up.weight",
+             "blocks.0.ffn.down.weight", "head.weight"]
+    log = InsightLog(run / LAYERS_FILE, layers_header(names, ["adamw", "muon", "muon", "muon", "muon", "adamw"], 25))
+    for step in range(25, 301, 25):
+        log.write({"step": step, "grad": [0.3, 0.1, 0.1, 0.1, 0.1, 0.2],
+                   "ratio": [-3.0, -1.5, -1.6, -1.4, -4.2 if step == 300 else -1.5, -3.1]})
+    log.close()
+
+
+async def test_inside_views_show_surprise_and_layer_health(tmp_path, make_app):
+    app = make_app()
+    run = write_run(tmp_path / "runs", "r")
+    write_insight(run)
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "training", run_dir=run)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if getattr(app.screen, "panel", None) is not None and app.screen.panel.state is not None:
+                break
+        panel = app.screen.panel
+        units = str(panel.query_one("#run-units").render())
+        assert "ppl 8.17" in units and "3.03 bits/char" in units  # e^2.1 and 2.1 / ln 2
+        assert "uniform 3.30" in units and "bigram 2.45" in units and "1 layer off band" in units
+        chart = panel.query_one("#loss-chart")
+        assert set(chart.references) == {"uniform", "bigram"}
+        await pilot.pause(0.3)
+        assert all_problems(app) == []
+
+        await pilot.press("i")
+        assert panel.view == "surprise"
+        text = str(panel.query_one("#run-surprise").render())
+        assert "step 300" in text and "ava." in text and "'a' −ln p 2.10 (p 0.12)" in text
+        await pilot.press("right", "down")
+        assert panel.cursor == (1, 1)
+        assert "'o' −ln p 1.40 (p 0.25)" in str(panel.query_one("#run-surprise").render())
+        await pilot.pause(0.3)
+        assert all_problems(app) == []
+
+        await pilot.press("i")
+        assert panel.view == "layers"
+        text = str(panel.query_one("#run-layers").render())
+        # the median of Muon's four matrices; AdamW moves two here: too few for a band
+        assert text.splitlines()[1].split() == ["muon", "-1.5±1"]
+        assert "b0.ffn.down" in text and "1 outside the band" in text
+        await pilot.pause(0.3)
+        assert all_problems(app) == []
+        await pilot.press("i")
+        assert panel.view == "samples"
+
+
+async def test_a_run_from_before_says_nothing_was_recorded(tmp_path, make_app):
+    app = make_app()
+    run = write_run(tmp_path / "runs", "old")
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "training", run_dir=run)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if getattr(app.screen, "panel", None) is not None and app.screen.panel.state is not None:
+                break
+        await pilot.press("i")
+        assert "not recorded for this run" in str(app.screen.panel.query_one("#run-surprise").render())
+        assert app.screen.panel.query_one("#loss-chart").references == {}
+
+
+async def test_the_step_scrubber_moves_every_view_to_a_snapshot(tmp_path, make_app):
+    """[ and ] move samples, surprise, layer health and the charts' marker between the run's
+    snapshots; the samples come from that step's snapshot; past the newest, back to live."""
+    from minigpt.runs import snapshots
+    from minigpt.training.loop import train
+    from minigpt.training.options import TrainConfig
+    from tests.test_training_insight import REPO
+
+    names = tmp_path / "names.txt"
+    names.write_text("\n".join((REPO / "data" / "names.txt").read_text().split()[:300]) + "\n")
+    run = tmp_path / "runs" / "scrub"
+    train(TrainConfig(d_model=16, n_heads=2, n_layers=1, batch_size=16, steps=40, eval_interval=20,
+                      log_interval=5, layer_every=5, data=str(names)), run)
+    assert snapshots.snapshot_steps(run) == [10, 14, 20, 28, 40]
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "training", run_dir=run)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if getattr(app.screen, "panel", None) is not None and app.screen.panel.state is not None:
+                break
+        panel = app.screen.panel
+        await pilot.press("[", "[")
+        assert panel.scrub_step == 28
+        assert panel.query_one("#loss-chart").marker_step == 28
+        assert "⏪ step 28" in str(panel.query_one("#run-units").render())
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if "(step 28)" in str(panel.query_one("#run-samples").render()):
+                break
+        assert "(step 28)" in str(panel.query_one("#run-samples").render()) and len(panel.samples) == 6
+        await pilot.press("i")
+        assert "step 20" in str(panel.query_one("#run-surprise").render())  # the last evaluation ≤ 28
+        await pilot.press("i")
+        assert "step 25" in str(panel.query_one("#run-layers").render())  # the last sample ≤ 28
+        await pilot.pause(0.3)
+        assert all_problems(app) == []
+        await pilot.press("]", "]")
+        assert panel.scrub_step is None and panel.query_one("#loss-chart").marker_step is None
