@@ -20,10 +20,10 @@ import random
 from dataclasses import dataclass, field
 
 from minigpt.study import numeric
-from minigpt.study.decks import Deck, StudyCard, load_decks
+from minigpt.study.decks import Deck, StudyCard, cached_decks
+from minigpt.study.formats import FORMATS  # noqa: F401 (re-export)
 from minigpt.study.matching import MatchResult, match_answer
 
-FORMATS = ("choice", "type", "numeric", "explain")
 CHAPTER_QUIZ_SIZE = 8          # questions in a chapter quiz when the lesson has that many notes
 CHAPTER_QUIZ_MIN = 6           # every lesson must offer at least this many (a test enforces it)
 
@@ -42,6 +42,7 @@ class QuizQuestion:
     prompt: str
     options: list[Option] = field(default_factory=list)
     note: str = ""                 # e.g. the tolerance a numeric answer is checked with
+    rivals: tuple[str, ...] = ()   # other concepts' names: never accepted as a typo of this one
 
     @property
     def card_id(self) -> str:
@@ -218,12 +219,27 @@ def question_for(deck: Deck, card: StudyCard, rng: random.Random | None = None,
     if fmt == "type":
         prompt = (f"Type the term:\n{card.definition}" if card.kind == "reverse"
                   else f"Fill the blank{'s' * (len(card.cloze_answers) > 1)}:\n{card.front}")
-        return QuizQuestion(card, "type", prompt)
+        return QuizQuestion(card, "type", prompt, rivals=rival_names(deck, card))
     if fmt == "numeric":
         note = numeric_note(card)
         text = card.numeric.prompt if card.kind == "numeric" else f"Fill in the number:\n{card.front}"
         return QuizQuestion(card, "numeric", text, note=note)
     return QuizQuestion(card, "explain", f"In your own words: {card.front}")
+
+
+def concept_names(card: StudyCard) -> tuple[str, ...]:
+    """Every name a term card accepts for its concept: the term and its aliases."""
+    return (card.term, *card.aliases) if card.kind in ("term", "reverse") else ()
+
+
+def rival_names(deck: Deck, card: StudyCard) -> tuple[str, ...]:
+    """The names of the deck's other concepts (not this card's note, not a related card's)."""
+    mine = {card.note_id} | set(card.related)
+    out: dict[str, None] = {}
+    for other in deck:
+        if other.kind == "term" and other.note_id not in mine and card.id not in other.related:
+            out.update(dict.fromkeys(concept_names(other)))
+    return tuple(out)
 
 
 def answer_choice(q: QuizQuestion, index: int) -> QuizOutcome:
@@ -239,13 +255,15 @@ def answer_typed(q: QuizQuestion, text: str, *, hint: bool = False) -> QuizOutco
     card = q.card
     if card.kind == "cloze" and len(card.cloze_answers) > 1:
         parts = [p for p in text.replace(";", "/").split("/")]
-        results = [match_answer(p, a) for p, a in zip(parts, card.cloze_answers)]
+        aliases = card.blank_aliases or ((),) * len(card.cloze_answers)
+        results = [match_answer(p, a, al, rivals=q.rivals)
+                   for p, a, al in zip(parts, card.cloze_answers, aliases)]
         ok = len(parts) == len(card.cloze_answers) and all(r.correct for r in results)
         typo = any(r.verdict == "typo" for r in results)
         return QuizOutcome(ok, outcome_rating(ok, typo=typo, hint=hint),
                            "Right." if ok else "Not quite.", card.expected)
     expected = card.term if card.kind in ("term", "reverse") else card.expected
-    m = match_answer(text, expected, card.aliases, card.confusables)
+    m = match_answer(text, expected, card.aliases, card.confusables, rivals=q.rivals)
     if m.confusable:
         fb = f"“{m.confusable}” is a different concept; the answer is {expected}."
     elif m.verdict == "typo":
@@ -318,7 +336,7 @@ def chapter_notes(deck: Deck, lesson_id: str) -> dict[str, list[StudyCard]]:
 def chapter_quiz(lesson_id: str, n: int = CHAPTER_QUIZ_SIZE, seed: int | None = None, *,
                  deck: Deck | None = None) -> list[QuizQuestion]:
     """Up to n questions on distinct notes of one lesson, in at least two formats when possible."""
-    deck = deck if deck is not None else load_decks()
+    deck = deck if deck is not None else cached_decks()
     rng = random.Random(seed)
     notes = list(chapter_notes(deck, lesson_id).values())
     if not notes:

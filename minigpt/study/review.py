@@ -30,6 +30,7 @@ from minigpt.errors import UndoError
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
 from minigpt.study.decks import Deck
+from minigpt.study.formats import LOG_MODES
 from minigpt.study.order import new_card_order, space_siblings
 
 NEW_PER_DAY_KEY = "study.new_per_day"
@@ -39,7 +40,7 @@ LEECH_LAPSES = 8
 MODES = ("review", "cram", "quiz")
 # Each quiz mode is logged under its own name so the stats can tell them apart; all of them
 # move the schedule like "quiz" does.
-QUIZ_MODES = ("quiz:choice", "quiz:type", "quiz:numeric", "quiz:explain", "quiz:chapter")
+QUIZ_MODES = LOG_MODES
 
 
 @dataclass(frozen=True)
@@ -354,9 +355,9 @@ class StudySession:
 def queue_counts(store: Store, now: datetime | None = None) -> Counts:
     """New / learning / due counts over the bundled decks plus the learner's imported cards."""
     from minigpt.study.anki import with_user_cards
-    from minigpt.study.decks import load_decks
+    from minigpt.study.decks import cached_decks
 
-    return StudySession(store, with_user_cards(load_decks(), store)).counts(now)
+    return StudySession(store, with_user_cards(cached_decks(), store)).counts(now)
 
 
 def history(store: Store, card_id: str | None = None) -> list[dict]:

@@ -19,14 +19,13 @@ from textual.widgets import Footer, Header, Input, Static
 from minigpt import paths, serving_policy
 from minigpt.errors import CardImportError, DeckError, PolicyRefusal, UndoError
 from minigpt.study.anki import export_apkg, import_file, with_user_cards
-from minigpt.study.decks import load_decks
+from minigpt.study.decks import cached_decks
+from minigpt.study.formats import RATING_NAMES
 from minigpt.study.review import StudySession
 from minigpt.text import markup_escape as escape
 from tui.saving import keeps_screen
 from tui.widgets.study_card import CardView, RatingBar
 from tui.workers import background
-
-RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
 
 
 def export_path() -> Path:
@@ -85,7 +84,7 @@ class FlashcardsScreen(Screen):
         self.query_one("#fc-import").display = False
         self.query_one("#fc-leech").display = False
         try:
-            deck = with_user_cards(load_decks(), self.app.store)
+            deck = with_user_cards(cached_decks(), self.app.store)
         except DeckError as e:
             self.query_one("#fc-counts", Static).update(f"✗ A deck file could not be read: {escape(str(e))}")
             self.query_one(CardView).show(None, empty_text="Fix the deck file and reopen Flashcards.")
