@@ -32,6 +32,8 @@ editing a card's wording keeps the learner's progress, which is keyed on the id)
     related = ["term.decoder-only"]  # optional on any card: ids of cards whose concept is also
                                      # right for this one (GPT and decoder-only, a method and its
                                      # special case); their text is never a wrong option here
+    category = "paper"             # optional on a term: what it names ("concept" by default);
+                                   # the options of one question all name the same category
     note = "..."                   # optional on any card: cards sharing a note are siblings (the
                                    # same fact asked another way) and are never shown back to back;
                                    # a term's two directions and a numeric's cases share one already
@@ -58,6 +60,7 @@ from typing import Any
 from minigpt.errors import DeckError
 
 KINDS = ("term", "reverse", "question", "cloze", "numeric", "user")
+CATEGORIES = ("concept", "paper")
 CLOZE_RE = re.compile(r"\{\{c(\d+)::(.*?)(?:::(.*?))?\}\}")
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9._:-]*$")
 
@@ -91,6 +94,7 @@ class StudyCard:
     short: str = ""           # question cards: a one-sentence right answer for multiple choice
     blank_aliases: tuple[tuple[str, ...], ...] = ()  # cloze: other accepted words, per blank
     related: tuple[str, ...] = ()  # ids of cards whose concept is also right for this one
+    category: str = "concept"  # what a term names: "concept" or "paper"; options stay in one
     tolerance: float = 0.0    # numeric cloze blanks: relative tolerance
     abs_tolerance: float = 0.0  # numeric cloze blanks: absolute tolerance
 
@@ -204,7 +208,11 @@ def _card_from_table(tbl: dict, path: Path, index: int) -> list[StudyCard]:
     if kind == "term":
         term = _need(tbl, "term", where)
         definition = _need(tbl, "definition", where)
+        category = tbl.get("category", "concept")
+        if category not in CATEGORIES:
+            raise DeckError(f"{where}: category must be one of {', '.join(CATEGORIES)}")
         extra = dict(term=term, definition=definition, aliases=_strs(tbl, "aliases", where),
+                     category=category,
                      confusables=_strs(tbl, "confusables", where))
         cards = [StudyCard(id=cid, kind="term", front=term, back=definition, note=note or cid,
                            **extra, **common)]

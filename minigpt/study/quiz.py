@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from minigpt.study import numeric
 from minigpt.study.decks import Deck, StudyCard, cached_decks
 from minigpt.study.formats import FORMATS  # noqa: F401 (re-export)
-from minigpt.study.matching import MatchResult, match_answer
+from minigpt.study.matching import MatchResult, match_answer, normalize
 
 CHAPTER_QUIZ_SIZE = 8          # questions in a chapter quiz when the lesson has that many notes
 CHAPTER_QUIZ_MIN = 6           # every lesson must offer at least this many (a test enforces it)
@@ -104,7 +104,7 @@ def formats_for(card: StudyCard) -> tuple[str, ...]:
     if card.kind == "term":
         return ("choice",)
     if card.kind == "reverse":
-        return ("type", "choice")
+        return ("type", "choice") if can_choose(card) else ("type",)
     if card.kind == "cloze":
         return ("type",)
     if card.kind == "question":
@@ -113,20 +113,47 @@ def formats_for(card: StudyCard) -> tuple[str, ...]:
 
 
 def can_choose(card: StudyCard) -> bool:
-    return card.kind in ("term", "reverse") or (
+    """A paper's title is typed, not chosen: its options would be concepts' names."""
+    return card.kind == "term" or (card.kind == "reverse" and card.category == "concept") or (
         card.kind == "question" and bool(card.short) and len(card.distractors) >= 2)
 
 
 # -- multiple choice ----------------------------------------------------------------------------
+def is_related(a: StudyCard, b: StudyCard) -> bool:
+    """Either card declares the other's concept also right for it (``related`` in the deck)."""
+    return a.note_id in b.related or b.note_id in a.related
+
+
 def _siblings(deck: Deck, card: StudyCard) -> tuple[list[StudyCard], list[StudyCard]]:
-    """(near, far) other terms: near = the same group, else the same lesson (when 3 or more)."""
-    terms = [c for c in deck if c.kind == "term" and c.note_id != card.note_id]
+    """(near, far) other terms: near = the same group, else the same lesson (when 3 or more).
+
+    Only terms of the card's own category (no paper title among concepts), and never a related
+    concept: its definition would be a second right option.
+    """
+    terms = [c for c in deck if c.kind == "term" and c.note_id != card.note_id
+             and c.category == card.category and not is_related(c, card)]
     for key in (lambda c: card.group and c.group == card.group, lambda c: c.lesson == card.lesson):
         near = [c for c in terms if key(c)]
         if len(near) >= 3:
             return near, [c for c in terms if c not in near]
     same_lesson = [c for c in terms if c.lesson == card.lesson]
     return same_lesson, [c for c in terms if c not in same_lesson]
+
+
+_STOP = frozenset("the and for with its that this from are into one each than not but".split())
+
+
+def content_words(text: str) -> set[str]:
+    """The words of a sentence that carry its meaning (normalised, short and common ones out)."""
+    return {w for w in normalize(text).split() if len(w) > 2 and w not in _STOP}
+
+
+def restates(a: str, b: str) -> bool:
+    """Two options that say the same thing: most words of the shorter one are in the other."""
+    wa, wb = content_words(a), content_words(b)
+    if not wa or not wb:
+        return normalize(a) == normalize(b)
+    return len(wa & wb) >= 0.7 * min(len(wa), len(wb))
 
 
 def _length_gap(text: str, right: str) -> float:
@@ -149,7 +176,9 @@ def _pick_distractors(own: list[Option], near: list[Option], far: list[Option], 
     chosen: list[Option] = []
 
     def take(o: Option) -> None:
-        if o.text.casefold() not in seen and len(chosen) < need:
+        # Two wrong options never restate one idea (a misconception and a sibling's definition).
+        if (o.text.casefold() not in seen and len(chosen) < need
+                and not any(restates(o.text, c.text) for c in chosen)):
             chosen.append(o)
             seen.add(o.text.casefold())
 
@@ -157,17 +186,24 @@ def _pick_distractors(own: list[Option], near: list[Option], far: list[Option], 
     for i, o in enumerate(ranked[:2]):
         if i == 0 or _length_gap(o.text, right) <= math.log(2.5):
             take(o)
+    # The topic's neighbourhood first (own misconceptions, the group or lesson), each ranked by
+    # length; terms from elsewhere only when the neighbourhood cannot fill the question.
     rest = [(0.0, o) for o in own + near] + [(FAR_PENALTY, o) for o in far]
     rest = [(p, o) for p, o in rest if o.text.casefold() not in seen]
-    rest.sort(key=lambda po: (round(_length_gap(po[1].text, right) + po[0], 1), rng.random()))
+    rest.sort(key=lambda po: (po[0] > 0 and len(own) + len(near) >= need,
+                              round(_length_gap(po[1].text, right) + po[0], 1), rng.random()))
     for _, o in rest:
         take(o)
     swappable = [o for o in chosen if o is not chosen[0] or not ranked]
     if swappable and all(len(o.text) < len(right) for o in chosen):
+        shortest = min(swappable, key=lambda o: len(o.text))
+        kept = [o for o in chosen if o is not shortest]
         longer = [(p, o) for p, o in rest
-                  if o not in chosen and len(right) <= len(o.text) <= 2.5 * len(right)]
-        if longer:  # a related one if there is one, else the nearest in length
-            shortest = min(swappable, key=lambda o: len(o.text))
+                  if o not in chosen and len(right) <= len(o.text) <= 2.5 * len(right)
+                  and not any(restates(o.text, k.text) for k in kept)]
+        if any(p == 0 for p, _ in longer):  # a related one if there is one
+            longer = [(p, o) for p, o in longer if p == 0]
+        if longer and (longer[0][0] == 0 or len(own) + len(near) < need):
             chosen[chosen.index(shortest)] = min(longer, key=lambda po: (po[0], len(po[1].text)))[1]
     return chosen
 
@@ -182,7 +218,8 @@ def choice_question(deck: Deck, card: StudyCard, rng: random.Random, k: int = 4)
                      for group in (near, far))
     elif card.kind == "reverse":
         prompt, right = f"Which term is described here?\n{card.definition}", card.term
-        known = {c.term.casefold(): c for c in deck if c.kind == "term"}
+        known = {c.term.casefold(): c for c in deck if c.kind == "term"
+                 and c.category == card.category and not is_related(c, card)}
         own = [Option(known[c.casefold()].term, False,
                       f"{known[c.casefold()].term} is a different idea: "
                       f"{known[c.casefold()].definition}")
