@@ -8,31 +8,31 @@ Rules every question keeps (tests/test_content_rules.py checks them over the who
   as a number and compared by value (``minigpt.study.numeric``), so 1/5, 0.2 and 2e-1 agree;
 - a chapter quiz asks about distinct notes (no fact twice) in at least two formats.
 
-Distractors come from the card's own known misconceptions (``[[card.distractors]]`` with a
-"why it is wrong") and from sibling concepts (same ``group``, else same lesson, else any term).
+Wrong options are picked in ``minigpt.study.options`` (the card's own misconceptions, then
+sibling concepts; never a related concept, never two that restate one idea).
 Outcome → rating: wrong → Again (1); right with a typo or a hint → Hard (2); right → Good (3).
 """
 
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass, field
 
 from minigpt.study import numeric
 from minigpt.study.decks import Deck, StudyCard, cached_decks
 from minigpt.study.formats import FORMATS  # noqa: F401 (re-export)
-from minigpt.study.matching import MatchResult, match_answer, normalize
+from minigpt.study.matching import MatchResult, match_answer
+from minigpt.study.options import (  # noqa: F401 (content_words, restates: re-exported)
+    Option,
+    _pick_distractors,
+    _siblings,
+    content_words,
+    is_related,
+    restates,
+)
 
 CHAPTER_QUIZ_SIZE = 8          # questions in a chapter quiz when the lesson has that many notes
 CHAPTER_QUIZ_MIN = 6           # every lesson must offer at least this many (a test enforces it)
-
-
-@dataclass(frozen=True)
-class Option:
-    text: str
-    correct: bool
-    why: str = ""                  # why this option is wrong (empty for the right one)
 
 
 @dataclass
@@ -119,95 +119,6 @@ def can_choose(card: StudyCard) -> bool:
 
 
 # -- multiple choice ----------------------------------------------------------------------------
-def is_related(a: StudyCard, b: StudyCard) -> bool:
-    """Either card declares the other's concept also right for it (``related`` in the deck)."""
-    return a.note_id in b.related or b.note_id in a.related
-
-
-def _siblings(deck: Deck, card: StudyCard) -> tuple[list[StudyCard], list[StudyCard]]:
-    """(near, far) other terms: near = the same group, else the same lesson (when 3 or more).
-
-    Only terms of the card's own category (no paper title among concepts), and never a related
-    concept: its definition would be a second right option.
-    """
-    terms = [c for c in deck if c.kind == "term" and c.note_id != card.note_id
-             and c.category == card.category and not is_related(c, card)]
-    for key in (lambda c: card.group and c.group == card.group, lambda c: c.lesson == card.lesson):
-        near = [c for c in terms if key(c)]
-        if len(near) >= 3:
-            return near, [c for c in terms if c not in near]
-    same_lesson = [c for c in terms if c.lesson == card.lesson]
-    return same_lesson, [c for c in terms if c not in same_lesson]
-
-
-_STOP = frozenset("the and for with its that this from are into one each than not but".split())
-
-
-def content_words(text: str) -> set[str]:
-    """The words of a sentence that carry its meaning (normalised, short and common ones out)."""
-    return {w for w in normalize(text).split() if len(w) > 2 and w not in _STOP}
-
-
-def restates(a: str, b: str) -> bool:
-    """Two options that say the same thing: most words of the shorter one are in the other."""
-    wa, wb = content_words(a), content_words(b)
-    if not wa or not wb:
-        return normalize(a) == normalize(b)
-    return len(wa & wb) >= 0.7 * min(len(wa), len(wb))
-
-
-def _length_gap(text: str, right: str) -> float:
-    return abs(math.log(max(1, len(text)) / max(1, len(right))))
-
-
-FAR_PENALTY = 0.6   # a sibling from elsewhere must be this much closer in log-length to be chosen
-
-
-def _pick_distractors(own: list[Option], near: list[Option], far: list[Option], right: str,
-                      need: int, rng: random.Random) -> list[Option]:
-    """Up to ``need`` wrong options, related to the question and close to the right one in length.
-
-    One known misconception always comes first (a second one if its length is comparable); then
-    siblings of the same group or lesson, then other terms, each ranked by how close its length
-    is to the right option's. If the right option would still be the longest, the shortest
-    sibling picked is swapped for a longer candidate, so "pick the longest" never works.
-    """
-    seen = {right.casefold()}
-    chosen: list[Option] = []
-
-    def take(o: Option) -> None:
-        # Two wrong options never restate one idea (a misconception and a sibling's definition).
-        if (o.text.casefold() not in seen and len(chosen) < need
-                and not any(restates(o.text, c.text) for c in chosen)):
-            chosen.append(o)
-            seen.add(o.text.casefold())
-
-    ranked = sorted(own, key=lambda o: (_length_gap(o.text, right), rng.random()))
-    for i, o in enumerate(ranked[:2]):
-        if i == 0 or _length_gap(o.text, right) <= math.log(2.5):
-            take(o)
-    # The topic's neighbourhood first (own misconceptions, the group or lesson), each ranked by
-    # length; terms from elsewhere only when the neighbourhood cannot fill the question.
-    rest = [(0.0, o) for o in own + near] + [(FAR_PENALTY, o) for o in far]
-    rest = [(p, o) for p, o in rest if o.text.casefold() not in seen]
-    rest.sort(key=lambda po: (po[0] > 0 and len(own) + len(near) >= need,
-                              round(_length_gap(po[1].text, right) + po[0], 1), rng.random()))
-    for _, o in rest:
-        take(o)
-    swappable = [o for o in chosen if o is not chosen[0] or not ranked]
-    if swappable and all(len(o.text) < len(right) for o in chosen):
-        shortest = min(swappable, key=lambda o: len(o.text))
-        kept = [o for o in chosen if o is not shortest]
-        longer = [(p, o) for p, o in rest
-                  if o not in chosen and len(right) <= len(o.text) <= 2.5 * len(right)
-                  and not any(restates(o.text, k.text) for k in kept)]
-        if any(p == 0 for p, _ in longer):  # a related one if there is one
-            longer = [(p, o) for p, o in longer if p == 0]
-        if longer and (longer[0][0] == 0 or len(own) + len(near) < need):
-            chosen[chosen.index(shortest)] = min(longer, key=lambda po: (po[0], len(po[1].text)))[1]
-    return chosen
-
-
 def choice_question(deck: Deck, card: StudyCard, rng: random.Random, k: int = 4) -> QuizQuestion:
     """A multiple-choice question with up to k options (one right) whose options are one kind."""
     own = [Option(d.text, False, d.why) for d in card.distractors]
