@@ -278,9 +278,7 @@ def _blank_aliases(tbl: dict, text: str, aliases: tuple[str, ...],
     return tuple(out)
 
 
-def _numeric_cards(tbl: dict, path: Path, index: int) -> list[StudyCard]:
-    from minigpt.study import numeric
-
+def _numeric_cards(tbl: dict, path: Path, index: int, numbers: bool = True) -> list[StudyCard]:
     where = f"{path.name}: numeric #{index + 1}"
     base = _need(tbl, "id", where)
     where = f"{path.name}: numeric {base!r}"
@@ -294,6 +292,14 @@ def _numeric_cards(tbl: dict, path: Path, index: int) -> list[StudyCard]:
         cwhere = f"{where} case #{j + 1}"
         cid = _need(case, "id", cwhere)
         params = {k: v for k, v in case.items() if k != "id"}
+        if not numbers:  # described, not computed (no torch): for listings such as flag reports
+            said = ", ".join(f"{k}={v}" for k, v in params.items())
+            out.append(StudyCard(id=f"{base}.{cid}", kind="numeric", lesson=lesson,
+                                 front=f"{gen}({said})", back="(computed when studied)",
+                                 source=str(path), note=tbl.get("note", base)))
+            continue
+        from minigpt.study import numeric
+
         try:
             item = numeric.generate(gen, params, tolerance=tbl.get("tolerance"),
                                     abs_tolerance=tbl.get("abs_tolerance"))
@@ -306,7 +312,7 @@ def _numeric_cards(tbl: dict, path: Path, index: int) -> list[StudyCard]:
     return out
 
 
-def load_deck_file(path: Path | str) -> list[StudyCard]:
+def load_deck_file(path: Path | str, *, numbers: bool = True) -> list[StudyCard]:
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -316,19 +322,21 @@ def load_deck_file(path: Path | str) -> list[StudyCard]:
     for i, tbl in enumerate(data.get("card", [])):
         cards += _card_from_table(tbl, path, i)
     for i, tbl in enumerate(data.get("numeric", [])):
-        cards += _numeric_cards(tbl, path, i)
+        cards += _numeric_cards(tbl, path, i, numbers)
     return cards
 
 
-def load_decks(directory: Path | str | None = None) -> Deck:
-    """Every ``*.toml`` deck in the folder (coverage.toml excluded), ids checked unique."""
+def load_decks(directory: Path | str | None = None, *, numbers: bool = True) -> Deck:
+    """Every ``*.toml`` deck in the folder (coverage.toml excluded), ids checked unique.
+
+    ``numbers=False`` describes numeric cards instead of computing them (no torch import)."""
     directory = Path(directory) if directory else default_decks_dir()
     deck = Deck()
     for path in sorted(directory.glob("*.toml")):
         if path.name == "coverage.toml":
             continue
         deck.files.append(path)
-        for card in load_deck_file(path):
+        for card in load_deck_file(path, numbers=numbers):
             if card.id in deck.cards:
                 raise DeckError(f"{path.name}: card {card.id!r}: duplicate id "
                                 f"(also in {Path(deck.cards[card.id].source).name})")

@@ -16,7 +16,8 @@ learner has read are introduced.
 
 Counts: "new" = a card with no card_state row (never answered), limited per UTC day by the
 setting ``study.new_per_day`` (default 20); "learning" = fsrs Learning/Relearning and due now;
-"due" = fsrs Review and due now. Suspended cards and cards buried until later are skipped.
+"due" = fsrs Review and due now. Suspended cards, cards buried until later and cards flagged as
+wrong (``minigpt.study.flags``, until the flag is resolved) are skipped.
 A lapse is an Again on a card in the Review state; 8 lapses flag the card as a leech.
 """
 
@@ -30,6 +31,7 @@ from minigpt.errors import UndoError
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
 from minigpt.study.decks import Deck
+from minigpt.study.flags import flagged_ids
 from minigpt.study.formats import LOG_MODES
 from minigpt.study.order import new_card_order, space_siblings
 
@@ -159,9 +161,10 @@ class StudySession:
         now = sch.as_utc(now)
         stamp = sch.iso(now)
         states = self._states()
+        flagged = flagged_ids(self.store)  # "this question is wrong": out until reviewed
         learning, due, new = [], [], []
         for card in self.deck:
-            if lesson and card.lesson != lesson:
+            if (lesson and card.lesson != lesson) or card.id in flagged:
                 continue
             st = states.get(card.id)
             if st is None:
@@ -266,7 +269,8 @@ class StudySession:
     def cram_queue(self, *, lesson: str | None = None, seed: int | None = None) -> list[str]:
         """Every card (optionally of one lesson), not suspended, soonest due first."""
         states = self._states()
-        ids = [c.id for c in self.deck if not lesson or c.lesson == lesson]
+        flagged = flagged_ids(self.store)
+        ids = [c.id for c in self.deck if (not lesson or c.lesson == lesson) and c.id not in flagged]
         ids = [i for i in ids if not (states.get(i) or {}).get("suspended")]
         return sorted(ids, key=lambda i: (states[i]["due"] if i in states else "", i))
 
