@@ -31,15 +31,15 @@ class QuizMode:
 
 QUIZ_MODES: dict[str, QuizMode] = {m.id: m for m in (
     QuizMode("choice", "Multiple choice", "choose",
-             "Pick the one right option among four; each wrong one says why it is wrong."),
+             "Pick the one right option among four; each wrong one says why."),
     QuizMode("type", "Type the term", "type it",
-             "Read a definition or a sentence with a gap and type the missing term."),
+             "Read a definition or a gapped sentence and type the missing term."),
     QuizMode("numeric", "Numbers", "a number",
-             "Work a number out as the lessons do; it is checked within the stated tolerance."),
+             "Work a number out as the lessons do, within the stated tolerance."),
     QuizMode("explain", "Explain in your own words", "explain",
              "Write an answer, then tick the points of the model answer you made."),
     QuizMode("chapter", "Chapter quiz", "chapter",
-             "Eight questions on one lesson, in mixed formats, one per fact.", is_format=False),
+             "Eight questions on one lesson, mixed formats, one per fact.", is_format=False),
 )}
 
 FORMATS: tuple[str, ...] = tuple(m.id for m in QUIZ_MODES.values() if m.is_format)

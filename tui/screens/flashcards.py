@@ -23,6 +23,7 @@ from minigpt.study.decks import cached_decks
 from minigpt.study.formats import RATING_NAMES
 from minigpt.study.review import StudySession
 from minigpt.text import markup_escape as escape
+from tui import navigation
 from tui.saving import keeps_screen
 from tui.widgets.study_card import CardView, RatingBar
 from tui.workers import background
@@ -44,6 +45,7 @@ class FlashcardsScreen(Screen):
         Binding("u", "undo", "Undo", show=True),
         Binding("s", "suspend", "Suspend", show=True),
         Binding("b", "bury", "Bury", show=False),
+        Binding("f", "flag", "Question wrong?", show=False),
         Binding("c", "toggle_cram", "Cram", show=True),
         Binding("l", "suspend_leech", "Suspend leech", show=False),
         Binding("e", "export", "Export .apkg", show=False),
@@ -162,7 +164,8 @@ class FlashcardsScreen(Screen):
                 f"or press [b]l[/b] to suspend it. Rating the next card dismisses this.")
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in ("rate", "reveal", "suspend", "bury") and (self.session is None or self.current is None):
+        if action in ("rate", "reveal", "suspend", "bury", "flag") and (
+                self.session is None or self.current is None):
             return None  # shown dimmed: nothing to act on
         if action == "rate" and not self.query_one(CardView).revealed:
             return None
@@ -242,6 +245,20 @@ class FlashcardsScreen(Screen):
         if self.cram:
             self.cram_pos += 1
         self.advance()
+
+    def action_flag(self) -> None:
+        """This question is wrong: flag the card with a note; it leaves the queue until reviewed."""
+        if self.current is not None:
+            card_id = self.current
+            navigation.open_screen(self.app, "flag_note", card_id,
+                                   callback=lambda done: self._flagged(card_id, done))
+
+    def _flagged(self, card_id: str, done: bool | None) -> None:
+        if done and card_id == self.current:
+            self.notify("Flagged: out of your queue until it is reviewed (minigpt cards --flagged)")
+            if self.cram:
+                self.cram_pos += 1
+            self.advance()
 
     @keeps_screen
     def action_suspend_leech(self) -> None:

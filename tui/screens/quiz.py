@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from minigpt.errors import DeckError
+from minigpt.errors import DeckError, UndoError
 from minigpt.study import quiz as q
 from minigpt.study.decks import cached_decks
 from minigpt.study.formats import QUIZ_MODES, RATING_NAMES
@@ -54,6 +54,7 @@ class QuizScreen(Screen):
         Binding("r", "again", "Another round", show=True),
         Binding("v", "review_missed", "Review missed", show=True),
         Binding("m", "modes", "Modes", show=True),
+        Binding("ctrl+f", "flag", "Question wrong?", show=True),
     ]
 
     def __init__(self, lesson: str | None = None, *, seed: int | None = None) -> None:
@@ -68,6 +69,7 @@ class QuizScreen(Screen):
         self.missed: list[tuple[q.QuizQuestion, q.QuizOutcome]] = []
         self.index = 0
         self.score = 0
+        self.flagged: set[int] = set()   # questions flagged as wrong this round: out of the score
         self.state = "pick"  # pick | lesson | question | answered | done
 
     def compose(self) -> ComposeResult:
@@ -172,6 +174,7 @@ class QuizScreen(Screen):
 
     def begin(self, questions: list[q.QuizQuestion]) -> None:
         self.questions, self.index, self.score, self.missed = questions, 0, 0, []
+        self.flagged = set()
         self.show_question()
 
     def show_question(self) -> None:
@@ -195,7 +198,8 @@ class QuizScreen(Screen):
         # What the question asks of the learner, while it waits for an answer (not after).
         fmt = (f" · {QUIZ_MODES[self.questions[self.index].format].asking}"
                if self.mode == "chapter" and self.state == "question" else "")
-        rest = f" · {self.index + 1}/{len(self.questions)}{fmt} · score {self.score}"
+        out = f" · {len(self.flagged)} flagged" if self.flagged else ""
+        rest = f" · {self.index + 1}/{len(self.questions)}{fmt} · score {self.score}{out}"
         room = max(20, (self.size.width or 80) - 4 - len(rest))
         self.set_status(f"[b]{escape(_short(self.round_title(), room))}[/b]{rest}")
 
@@ -224,7 +228,7 @@ class QuizScreen(Screen):
 
     def show_done(self) -> None:
         self.state = "done"
-        total = len(self.questions)
+        total = len(self.questions) - len(self.flagged)  # flagged questions leave the score
         self.set_status(f"[b]{escape(self.round_title())}[/b] · finished · "
                         f"score {self.score}/{total}")
         lines = [f"[b]{self.score} of {total} right.[/b]"]
@@ -256,6 +260,8 @@ class QuizScreen(Screen):
             return self.state == "done" and bool(self.missed)
         if action == "modes":
             return self.state in ("answered", "done", "lesson")
+        if action == "flag":
+            return self.state in ("question", "answered") and self.index not in self.flagged
         return True
 
     def action_submit(self) -> None:
@@ -289,6 +295,35 @@ class QuizScreen(Screen):
 
     def action_modes(self) -> None:
         self.show_modes()
+
+    def action_flag(self) -> None:
+        """This question is wrong: flag its card (with a note) and leave it out of the score."""
+        if self.state not in ("question", "answered") or self.index in self.flagged:
+            return
+        question = self.questions[self.index]
+        navigation.open_screen(self.app, "flag_note", question.card_id,
+                               callback=lambda done: self._flagged(question, done))
+
+    @keeps_screen
+    def _flagged(self, question: q.QuizQuestion, done: bool | None) -> None:
+        if not done or self.questions[self.index] is not question:
+            return
+        self.flagged.add(self.index)
+        view = self.view
+        if self.state == "answered" and view is not None and view.outcome is not None:
+            try:
+                self.session.undo()  # the answer leaves the schedule and the score
+            except UndoError:  # answered again elsewhere since: the log keeps both
+                pass
+            self.score -= int(view.outcome.correct)
+            self.missed = [(mq, o) for mq, o in self.missed if mq is not question]
+        self.notify("Flagged: left out of your score until it is reviewed")
+        if self.state == "question":  # nothing to answer: on to the next question
+            self.state = "answered"
+            self.action_next()
+        else:
+            self.update_status()
+            self.refresh_bindings()
 
     def action_back(self) -> None:
         if self.state in ("pick",) or (self.start_lesson and self.state != "lesson"):
