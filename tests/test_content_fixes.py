@@ -26,3 +26,43 @@ def test_the_example_prints_one_value_for_both():
 
     text = render("precision.loss_in_fp32")
     assert "1.947 and 1.949" in text and "become 1.94531 and 1.94531" in text
+
+
+def _scalar_steps(step, level, sigma=0.01):
+    """Steps a scalar Newton–Schulz map needs to lift a singular value past ``level``."""
+    norm = (1 + sigma * sigma) ** 0.5  # the iterations start from G / ‖G‖ (Frobenius)
+    s, n = sigma / norm, 0
+    while s <= level:
+        s, n = step(s), n + 1
+    return n
+
+
+def test_muon_example_names_the_quintic_and_the_cubic():
+    import torch
+
+    from minigpt.teaching.examples import catalog  # noqa: F401 (registers every example)
+    from minigpt.teaching.examples.registry import render_example
+    from minigpt.training.muon import NS_COEFFICIENTS, orthogonalize_cubic
+
+    a, b, c = NS_COEFFICIENTS
+    cubic = _scalar_steps(lambda s: 1.5 * s - 0.5 * s ** 3, 0.99)
+    quintic = _scalar_steps(lambda s: a * s + b * s ** 3 + c * s ** 5, 0.7)
+    text = render_example("training.muon")
+    assert "3.4445, -4.775, 2.0315" in text
+    assert f"needs {cubic} cubic steps" in text and f"passes 0.7 after {quintic}" in text
+    g = torch.tensor([[3.0, 0.0], [4.0, 5.0]], dtype=torch.float64)
+    u, _s, vh = torch.linalg.svd(g)
+    assert torch.allclose(orthogonalize_cubic(g, steps=30), u @ vh, atol=1e-9)
+
+
+def test_cards_fixed_by_the_audit_say_the_right_thing():
+    from minigpt.study.decks import load_decks
+
+    deck = load_decks()
+    clip = deck["term.gradient-clipping"].definition
+    assert "gradient" in clip and "update" not in clip
+    assert "made one" not in deck["term.muon"].definition
+    rope = deck["q.rope-identity"]
+    assert "n − m" in rope.front and "q, k" in rope.short
+    init = deck["num.init-loss.gpt2"].front
+    assert "50,257 entries" in init and "characters." not in init
