@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from minigpt.teaching import inference_cost as IC
-from minigpt.training.flops import attention_forward_flops
 from minigpt.teaching.examples.registry import count, example, table
+from minigpt.training.flops import attention_forward_flops
 
 
 def _models():
