@@ -2,6 +2,8 @@
 
 import struct
 
+import pytest
+
 from minigpt.teaching import precision as P
 
 
@@ -66,3 +68,33 @@ def test_cards_fixed_by_the_audit_say_the_right_thing():
     assert "n − m" in rope.front and "q, k" in rope.short
     init = deck["num.init-loss.gpt2"].front
     assert "50,257 entries" in init and "characters." not in init
+
+
+def test_position_interpolation_ends_a_fraction_of_a_step_past_the_trained_range():
+    from minigpt.teaching.long_context import rope_angles
+
+    trained, s, head_dim = 64, 4, 16
+    last = rope_angles(s * trained - 1, head_dim, interpolation=s)
+    edge = rope_angles(trained - 1, head_dim)
+    step = rope_angles(1, head_dim)
+    past = (last - edge) / step  # how far past the last trained position, in positions
+    assert float(past[0]) == (s * trained - 1) / s - (trained - 1) == 0.75
+
+
+def test_speculative_sampling_rule_keeps_the_large_models_distribution():
+    """Accept x with min(1, p/q); on a rejection resample from norm(max(0, p − q)): the
+    output is distributed as p exactly (enumerated, not sampled)."""
+    p = [0.5, 0.3, 0.2]
+    q = [0.2, 0.2, 0.6]
+    accept = [min(1.0, pi / qi) for pi, qi in zip(p, q)]
+    rejected = 1 - sum(qi * a for qi, a in zip(q, accept))
+    residual = [max(0.0, pi - qi) for pi, qi in zip(p, q)]
+    out = [qi * a + rejected * r / sum(residual) for qi, a, r in zip(q, accept, residual)]
+    assert out == pytest.approx(p)
+
+
+def test_the_course_slip_is_named_at_its_reshape():
+    from minigpt.lessons import load_lessons
+
+    text = next(lesson for lesson in load_lessons() if lesson.id == "mini-gpt").body
+    assert "`targets.view(B*T)`, before any loss" in text
