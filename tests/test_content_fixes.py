@@ -98,3 +98,17 @@ def test_the_course_slip_is_named_at_its_reshape():
 
     text = next(lesson for lesson in load_lessons() if lesson.id == "mini-gpt").body
     assert "`targets.view(B*T)`, before any loss" in text
+
+
+def test_llama2_7b_rows_add_up_to_the_stated_total():
+    from minigpt.teaching.examples import catalog  # noqa: F401 (registers every example)
+    from minigpt.teaching.examples.registry import render_example
+
+    rows = [line.split("|")[1:3] for line in render_example("params.llama2_7b").splitlines()
+            if line.startswith("| ") and "piece" not in line]
+    values = {name.strip(): int(v.strip().strip("*").replace(",", "")) for name, v in rows}
+    total = values.pop("**exact total**")
+    d, L, V, ff = 4096, 32, 32000, 11008  # Touvron et al. 2023, counted by hand
+    assert total == L * (4 * d * d + 3 * d * ff + 2 * d) + 2 * V * d + d == 6_738_415_616
+    parts = [v for k, v in values.items() if k not in ("12·L·d²",) and "per layer" not in k]
+    assert sum(parts) == total

@@ -95,8 +95,11 @@ def _llama() -> str:
         ["RMSNorm per layer 2d", count(2 * d)],
         ["all layers", count(L * m["per_layer"])],
         [f"embedding + untied head 2·{V:,}·d", count(2 * V * d)],
+        ["final RMSNorm d", count(d)],
         ["**exact total**", f"**{count(m['total'])}**"],
     ]
+    # The rows above the total add up to it (a test checks the printed table).
+    assert L * m["per_layer"] + 2 * V * d + d == m["total"]
     return (table(["piece", "count"], rows)
             + f"\n\nRule of thumb {m['rule_of_thumb'] / 1e9:.2f}B; exact {m['total'] / 1e9:.2f}B. "
             f"The SwiGLU FFN is 3·d·{ff} = {3 * ff / d:.2f}·d² per layer instead of 8·d².")
