@@ -62,7 +62,7 @@ def test_cards_fixed_by_the_audit_say_the_right_thing():
 
     deck = load_decks()
     clip = deck["term.gradient-clipping"].definition
-    assert "gradient" in clip and "update" not in clip
+    assert "derivatives" in clip and "update" not in clip
     assert "made one" not in deck["term.muon"].definition
     rope = deck["q.rope-identity"]
     assert "n − m" in rope.front and "q, k" in rope.short
