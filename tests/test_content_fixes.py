@@ -112,3 +112,24 @@ def test_llama2_7b_rows_add_up_to_the_stated_total():
     assert total == L * (4 * d * d + 3 * d * ff + 2 * d) + 2 * V * d + d == 6_738_415_616
     parts = [v for k, v in values.items() if k not in ("12·L·d²",) and "per layer" not in k]
     assert sum(parts) == total
+
+
+def test_moe_example_numbers_agree_with_the_loss_they_explain():
+    """Recompute E·Σ f·P from the printed table alone: f from the first choices, P from the
+    printed (rounded) probabilities."""
+    import re
+
+    from minigpt.teaching.examples import catalog  # noqa: F401 (registers every example)
+    from minigpt.teaching.examples.registry import render_example
+
+    text = render_example("moe.routing")
+    rows = [line.split("|")[2:4] for line in text.splitlines() if re.match(r"\| t\d", line)]
+    probs = [[float(p) for p in cell.split()] for cell, _ in rows]
+    firsts = [int(re.match(r"\s*e(\d)", used).group(1)) for _, used in rows]
+    E, n = 4, len(rows)
+    f = [firsts.count(e) / n for e in range(E)]
+    P = [sum(p[e] for p in probs) / n for e in range(E)]
+    loss = E * sum(fe * pe for fe, pe in zip(f, P))
+    printed = float(re.search(r"E·Σ f·P = ([\d.]+)", text).group(1))
+    assert abs(loss - printed) < 0.02
+    assert f"first choices per expert {[firsts.count(e) for e in range(E)]}" in text
