@@ -71,9 +71,9 @@ class TutorApp(App):
             self.call_after_refresh(self.open_target, self._initial)
         self.call_after_refresh(self._check_size)
         self.set_timer(PREWARM_AFTER_S, self._prewarm)
-        self.run_worker(self._load_decks, thread=True, group="decks", exclusive=True)
+        self.run_worker(self._warm_decks, thread=True, group="decks", exclusive=True)
 
-    def _load_decks(self) -> None:
+    def _warm_decks(self) -> None:
         """Read the decks once, off the event loop (every study screen then shares the cache),
         then re-grade what an older grader marked wrong, if migration 3 asked for it."""
         from minigpt.study.decks import cached_decks
