@@ -119,3 +119,23 @@ async def test_flag_a_question_takes_it_out_of_the_score(tmp_path):
         (flag,) = flags.flags(app.store)
         assert flag.card_id == card_id and flag.note == "two options are right"
         assert card_id not in screen.session.queue()
+
+
+async def test_flashcards_flag_key_takes_the_card_out_of_the_queue(tmp_path):
+    from tui.screens.flashcards import FlashcardsScreen
+
+    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("f")
+        await pilot.pause()
+        cards = app.screen
+        assert isinstance(cards, FlashcardsScreen)
+        first = cards.current
+        await pilot.press("f")
+        await pilot.pause()
+        await pilot.press("enter")  # no note: the note is optional
+        await pilot.pause()
+        assert app.screen is cards and cards.current != first
+        assert [f.card_id for f in flags.flags(app.store)] == [first]
+        assert first not in cards.session.queue()
