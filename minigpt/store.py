@@ -82,6 +82,18 @@ MIGRATIONS: list[str] = [
         created_at    TEXT NOT NULL
     );
     """,
+    # 3: cards a learner flagged as wrong ("this question is wrong"), and a marker asking
+    # minigpt.study.repair to re-grade typed answers an older grader marked wrong (it needs the
+    # decks and the grader, so it runs in the study layer the next time the app opens)
+    """
+    CREATE TABLE card_flag (
+        card_id       TEXT PRIMARY KEY,
+        note          TEXT NOT NULL DEFAULT '',
+        flagged_at    TEXT NOT NULL,             -- UTC, same format as reviewed_at
+        resolved_at   TEXT                       -- NULL while the flag is open
+    );
+    INSERT OR REPLACE INTO settings(key, value) VALUES ('study.regrade', 'pending');
+    """,
 ]
 
 

@@ -225,11 +225,33 @@ def test_measured_cache_equals_the_formula():
 # --- inference cost ------------------------------------------------------------------------------
 
 
+def _attention_flops_counted(attended: int, d: int) -> int:
+    """Count one query's attention arithmetic operation by operation (one layer)."""
+    flops = 0
+    for _key in range(attended):          # scores: a dot product of length d with each key
+        flops += d + d                    # d multiplies, d adds
+    for _value in range(attended):        # weighted sum: each value vector scaled and added
+        flops += d + d
+    return flops
+
+
 def test_flops_per_token_by_hand():
-    # 2·100 + 2·2 layers·10 positions·4 wide = 200 + 160
-    assert IC.flops_per_token(100, 2, 10, 4) == 360
-    # a 3-token prompt: 3·200 + 2·2·4·(1 + 2 + 3) = 600 + 96
-    assert IC.prefill_flops(100, 2, 3, 4) == 696
+    # 2·100 + 2 layers × (scores 2·10·4 + weighted sum 2·10·4) = 200 + 320
+    assert IC.flops_per_token(100, 2, 10, 4) == 520 == 200 + 2 * _attention_flops_counted(10, 4)
+    # a 3-token prompt: 3·200 + 4·2·4·(1 + 2 + 3) = 600 + 192
+    assert IC.prefill_flops(100, 2, 3, 4) == 792
+    # Kaplan's 2·L·T·d is the causal average: positions 1..T attend to (T + 1)/2 on average
+    T, L, d = 1000, 2, 4
+    mean = sum(L * _attention_flops_counted(t, d) for t in range(1, T + 1)) / T
+    assert mean == pytest.approx(2 * L * T * d, rel=2e-3)
+
+
+def test_training_and_inference_share_one_attention_formula():
+    from minigpt.training.flops import attention_forward_flops, gpt_step_cost
+
+    assert attention_forward_flops(3, 7, 5) == 3 * _attention_flops_counted(7, 5)
+    cost = gpt_step_cost(1000, 0, 3, 5, 7)
+    assert cost.flops_per_token == 3 * IC.flops_per_token(1000, 3, 7, 5)
 
 
 def test_decode_is_memory_bound_until_the_batch_matches_the_hardware_ratio():

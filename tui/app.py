@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from minigpt import paths
-from minigpt.errors import StoreError
+from minigpt.errors import StoreError, TutorError
 from minigpt.store import Store
 from minigpt.text import markup_escape, printable
 from tui import navigation
@@ -78,6 +78,30 @@ class TutorApp(App):
             self.call_after_refresh(self._open_initial)
         self.call_after_refresh(self._check_size)
         self.set_timer(PREWARM_AFTER_S, self._prewarm)
+        self.run_worker(self._warm_decks, thread=True, group="decks", exclusive=True)
+
+    def _warm_decks(self) -> None:
+        """Read the decks once, off the event loop (every study screen then shares the cache),
+        then re-grade what an older grader marked wrong, if migration 3 asked for it."""
+        from minigpt.study.decks import cached_decks
+
+        try:
+            deck = cached_decks()
+        except (TutorError, OSError):  # the study screens say what is wrong with a deck file
+            return
+        self.call_from_thread(self._repair_grades, deck)
+
+    def _repair_grades(self, deck) -> None:
+        from minigpt.study import repair
+
+        try:
+            repair.regrade_pending(self.store, deck)
+            notice = repair.take_notice(self.store)
+        except StoreError as e:
+            self.notify(markup_escape(e), title="Not saved", severity="warning")
+            return
+        if notice:  # told once: take_notice removed it
+            self.notify(markup_escape(notice), title="Grading fixed", timeout=20)
 
     def _prewarm(self) -> None:
         """Import what the heavier screens need (torch, the charts) in a thread once the home

@@ -19,6 +19,7 @@ SCREENS: dict[str, str] = {
     "lesson": "tui.screens.lesson:LessonScreen",
     "flashcards": "tui.screens.flashcards:FlashcardsScreen",
     "quiz": "tui.screens.quiz:QuizScreen",
+    "flag_note": "tui.screens.flag_note:FlagNoteScreen",
     "stats": "tui.screens.study_stats:StudyStatsScreen",
     "attention": "tui.screens.attention_stepper:AttentionStepperScreen",
     "explorer_menu": "tui.screens.explorer_menu:ExplorerMenu",
@@ -56,10 +57,11 @@ def is_screen(screen: object, name: str) -> bool:
     return type(screen).__module__ == module and type(screen).__name__ == cls
 
 
-def open_screen(app, name: str, *args, **kwargs):
-    """Build the named screen with these arguments and push it; returns the screen."""
+def open_screen(app, name: str, *args, callback=None, **kwargs):
+    """Build the named screen with these arguments and push it; returns the screen.
+    ``callback`` receives what a modal screen dismisses with."""
     screen = screen_class(name)(*args, **kwargs)
-    app.push_screen(screen)
+    app.push_screen(screen, callback)
     return screen
 
 

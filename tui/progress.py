@@ -17,29 +17,14 @@ class Glance:
     run_active: bool = False  # the last run is training: its line is worth refreshing
 
 
-_decks_cache: tuple[tuple, object] | None = None  # (deck files and their mtimes, the Deck)
-
-
-def _decks():
-    """The bundled decks, read again only when a deck file changed: reading them builds every
-    numeric card (about 0.4 s of CPU), and the home screen counts cards each time it shows."""
-    global _decks_cache
-    from minigpt.study.decks import default_decks_dir, load_decks
-
-    folder = default_decks_dir()
-    key = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*.toml")))
-    if _decks_cache is None or _decks_cache[0] != key:
-        _decks_cache = (key, load_decks(folder))
-    return _decks_cache[1]
-
-
 def _cards_due(store: Store) -> int | None:
     from minigpt.errors import DeckError
     from minigpt.study.anki import with_user_cards
+    from minigpt.study.decks import cached_decks
     from minigpt.study.review import StudySession
 
     try:  # what minigpt.study.review.queue_counts counts, over the cached decks
-        c = StudySession(store, with_user_cards(_decks(), store)).counts()
+        c = StudySession(store, with_user_cards(cached_decks(), store)).counts()
     except (DeckError, OSError):  # a broken deck file is reported on the flashcards screen
         return None
     return c.due + c.learning + c.new

@@ -26,7 +26,14 @@ editing a card's wording keeps the learner's progress, which is keyed on the id)
               at least two [[card.distractors]] of similar length)
     [[card]]  kind = "cloze": text with {{c1::hidden}} parts (all hidden at once), hint optional;
               the blanks are all words or all numbers (numbers are compared by value, within
-              tolerance / abs_tolerance, default exact)
+              tolerance / abs_tolerance, default exact); a one-blank cloze lists its other
+              accepted words in ``aliases``, a cloze of several blanks per blank:
+              ``blank_aliases = { c2 = ["significand"] }``
+    related = ["term.decoder-only"]  # optional on any card: ids of cards whose concept is also
+                                     # right for this one (GPT and decoder-only, a method and its
+                                     # special case); their text is never a wrong option here
+    category = "paper"             # optional on a term: what it names ("concept" by default);
+                                   # the options of one question all name the same category
     note = "..."                   # optional on any card: cards sharing a note are siblings (the
                                    # same fact asked another way) and are never shown back to back;
                                    # a term's two directions and a numeric's cases share one already
@@ -44,6 +51,7 @@ editing a card's wording keeps the learner's progress, which is keyed on the id)
 from __future__ import annotations
 
 import re
+import threading
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +60,7 @@ from typing import Any
 from minigpt.errors import DeckError
 
 KINDS = ("term", "reverse", "question", "cloze", "numeric", "user")
+CATEGORIES = ("concept", "paper")
 CLOZE_RE = re.compile(r"\{\{c(\d+)::(.*?)(?:::(.*?))?\}\}")
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9._:-]*$")
 
@@ -83,6 +92,9 @@ class StudyCard:
     source: str = ""          # file the card came from
     note: str = ""            # sibling group; empty means the card stands alone
     short: str = ""           # question cards: a one-sentence right answer for multiple choice
+    blank_aliases: tuple[tuple[str, ...], ...] = ()  # cloze: other accepted words, per blank
+    related: tuple[str, ...] = ()  # ids of cards whose concept is also right for this one
+    category: str = "concept"  # what a term names: "concept" or "paper"; options stay in one
     tolerance: float = 0.0    # numeric cloze blanks: relative tolerance
     abs_tolerance: float = 0.0  # numeric cloze blanks: absolute tolerance
 
@@ -103,8 +115,8 @@ class StudyCard:
         """The text a learner would type for this card (term, cloze blanks, number)."""
         if self.kind == "reverse":
             return self.term
-        if self.kind == "cloze":
-            return " / ".join(self.cloze_answers)
+        if self.kind == "cloze":  # numbers are typed apart with ";" ("1/4" is a number)
+            return ("; " if self.numeric_blanks else " / ").join(self.cloze_answers)
         if self.kind == "numeric":
             return self.numeric.answer_text
         return self.back
@@ -192,11 +204,15 @@ def _card_from_table(tbl: dict, path: Path, index: int) -> list[StudyCard]:
     if not isinstance(note, str):
         raise DeckError(f"{where}: 'note' must be a string")
     common = dict(lesson=lesson, tags=tags, distractors=tuple(dis), source=str(path),
-                  group=tbl.get("group", ""))
+                  group=tbl.get("group", ""), related=_strs(tbl, "related", where))
     if kind == "term":
         term = _need(tbl, "term", where)
         definition = _need(tbl, "definition", where)
+        category = tbl.get("category", "concept")
+        if category not in CATEGORIES:
+            raise DeckError(f"{where}: category must be one of {', '.join(CATEGORIES)}")
         extra = dict(term=term, definition=definition, aliases=_strs(tbl, "aliases", where),
+                     category=category,
                      confusables=_strs(tbl, "confusables", where))
         cards = [StudyCard(id=cid, kind="term", front=term, back=definition, note=note or cid,
                            **extra, **common)]
@@ -232,18 +248,37 @@ def _card_from_table(tbl: dict, path: Path, index: int) -> list[StudyCard]:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise DeckError(f"{where}: {key!r} must be a number ≥ 0")
             tolerances[key] = float(value)
+        aliases = _strs(tbl, "aliases", where)
         return [StudyCard(id=cid, kind="cloze", front=cloze_render(text),
                           back=cloze_render(text, reveal=True), cloze_answers=answers,
-                          aliases=_strs(tbl, "aliases", where),
+                          aliases=aliases, blank_aliases=_blank_aliases(tbl, text, aliases, where),
                           confusables=_strs(tbl, "confusables", where), note=note,
                           **tolerances, **common)]
     raise DeckError(f"{where}: unknown kind {kind!r} (term, question or cloze; "
                     f"numbers go in [[numeric]] tables)")
 
 
-def _numeric_cards(tbl: dict, path: Path, index: int) -> list[StudyCard]:
-    from minigpt.study import numeric
+def _blank_aliases(tbl: dict, text: str, aliases: tuple[str, ...],
+                   where: str) -> tuple[tuple[str, ...], ...]:
+    """Each blank's other accepted words, in the order the blanks appear."""
+    numbers = [f"c{m.group(1)}" for m in CLOZE_RE.finditer(text)]
+    per_blank = tbl.get("blank_aliases", {})
+    if not isinstance(per_blank, dict):
+        raise DeckError(f"{where}: 'blank_aliases' must be a table such as {{ c2 = [\"...\"] }}")
+    unknown = set(per_blank) - set(numbers)
+    if unknown:
+        raise DeckError(f"{where}: blank_aliases names no blank {sorted(unknown)[0]!r}")
+    if aliases and len(numbers) > 1:
+        raise DeckError(f"{where}: a cloze with several blanks lists aliases per blank "
+                        f"(blank_aliases = {{ c1 = [...] }}), not in 'aliases'")
+    out = []
+    for n in numbers:
+        own = _strs(per_blank, n, f"{where} blank_aliases")
+        out.append(own + aliases if len(numbers) == 1 else own)
+    return tuple(out)
 
+
+def _numeric_cards(tbl: dict, path: Path, index: int, numbers: bool = True) -> list[StudyCard]:
     where = f"{path.name}: numeric #{index + 1}"
     base = _need(tbl, "id", where)
     where = f"{path.name}: numeric {base!r}"
@@ -257,6 +292,14 @@ def _numeric_cards(tbl: dict, path: Path, index: int) -> list[StudyCard]:
         cwhere = f"{where} case #{j + 1}"
         cid = _need(case, "id", cwhere)
         params = {k: v for k, v in case.items() if k != "id"}
+        if not numbers:  # described, not computed (no torch): for listings such as flag reports
+            said = ", ".join(f"{k}={v}" for k, v in params.items())
+            out.append(StudyCard(id=f"{base}.{cid}", kind="numeric", lesson=lesson,
+                                 front=f"{gen}({said})", back="(computed when studied)",
+                                 source=str(path), note=tbl.get("note", base)))
+            continue
+        from minigpt.study import numeric
+
         try:
             item = numeric.generate(gen, params, tolerance=tbl.get("tolerance"),
                                     abs_tolerance=tbl.get("abs_tolerance"))
@@ -269,7 +312,7 @@ def _numeric_cards(tbl: dict, path: Path, index: int) -> list[StudyCard]:
     return out
 
 
-def load_deck_file(path: Path | str) -> list[StudyCard]:
+def load_deck_file(path: Path | str, *, numbers: bool = True) -> list[StudyCard]:
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -279,21 +322,49 @@ def load_deck_file(path: Path | str) -> list[StudyCard]:
     for i, tbl in enumerate(data.get("card", [])):
         cards += _card_from_table(tbl, path, i)
     for i, tbl in enumerate(data.get("numeric", [])):
-        cards += _numeric_cards(tbl, path, i)
+        cards += _numeric_cards(tbl, path, i, numbers)
     return cards
 
 
-def load_decks(directory: Path | str | None = None) -> Deck:
-    """Every ``*.toml`` deck in the folder (coverage.toml excluded), ids checked unique."""
+def load_decks(directory: Path | str | None = None, *, numbers: bool = True) -> Deck:
+    """Every ``*.toml`` deck in the folder (coverage.toml excluded), ids checked unique.
+
+    ``numbers=False`` describes numeric cards instead of computing them (no torch import)."""
     directory = Path(directory) if directory else default_decks_dir()
     deck = Deck()
     for path in sorted(directory.glob("*.toml")):
         if path.name == "coverage.toml":
             continue
         deck.files.append(path)
-        for card in load_deck_file(path):
+        for card in load_deck_file(path, numbers=numbers):
             if card.id in deck.cards:
                 raise DeckError(f"{path.name}: card {card.id!r}: duplicate id "
                                 f"(also in {Path(deck.cards[card.id].source).name})")
             deck.cards[card.id] = card
+    for card in deck:
+        for other in card.related:
+            if other not in deck.cards:
+                raise DeckError(f"{Path(card.source).name}: card {card.id!r}: related card "
+                                f"{other!r} does not exist")
     return deck
+
+
+_cache: tuple[tuple, Deck] | None = None
+_cache_lock = threading.Lock()
+
+
+def cached_decks(directory: Path | str | None = None) -> Deck:
+    """The bundled decks, read once and again only when a deck file changes (same folder).
+
+    Reading builds every numeric card (a fraction of a second of CPU), so the app calls this
+    from a worker thread; the lock makes concurrent first calls read the files once. Callers
+    share the returned Deck and must not change it (``with_user_cards`` makes a copy).
+    """
+    global _cache
+    folder = Path(directory) if directory else default_decks_dir()
+    with _cache_lock:
+        key = (str(folder.resolve()),
+               tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*.toml"))))
+        if _cache is None or _cache[0] != key:
+            _cache = (key, load_decks(folder))
+        return _cache[1]

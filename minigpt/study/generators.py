@@ -201,8 +201,9 @@ def _tied_saving(vocab: int, d: int) -> Generated:
 
 def _init_loss(vocab: int) -> Generated:
     value = math.log(vocab)
-    prompt = (f"An untrained model spreads its bets evenly over {vocab} characters. What "
-              f"cross-entropy loss (nats) should it start near?")
+    prompt = (f"An untrained model spreads its bets evenly over the {vocab:,} entries of its "
+              f"vocabulary (characters or tokens). What cross-entropy loss (nats) should it "
+              f"start near?")
     sol = f"each target gets probability 1/{vocab}, so the loss is −ln(1/{vocab}) = ln {vocab} = {value:.3f}"
     return prompt, value, f"{value:.3f}", sol
 

@@ -8,6 +8,7 @@ A listed confusable is wrong even when it is within the typo budget of the expec
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -16,19 +17,36 @@ _PUNCT = re.compile(r"[^\w\s]|_")
 _SPACE = re.compile(r"\s+")
 
 
+# Dashes and the minus sign all read as "-" (a learner types "-" for the "−" a card shows).
+_DASHES = str.maketrans({"\u2212": "-", "\u2010": "-", "\u2011": "-", "\u2012": "-",
+                         "\u2013": "-", "\u2014": "-", "\ufe63": "-", "\uff0d": "-"})
+
+
+def _fold(text: str) -> str:
+    """Compatibility-decompose, drop accents, case-fold; twice, since case-folding can produce
+    letters that decompose again (so that the result is a fixed point)."""
+    for _ in range(2):
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
+    return text.translate(_DASHES)
+
+
 def normalize(text: str) -> str:
-    """Case-fold, strip accents, turn hyphens/punctuation into spaces, collapse whitespace."""
-    t = unicodedata.normalize("NFKD", text)
-    t = "".join(ch for ch in t if not unicodedata.combining(ch)).casefold()
-    t = t.replace("-", " ").replace("\u2013", " ").replace("\u2014", " ")
-    t = _PUNCT.sub(" ", t)
-    t = _SPACE.sub(" ", t).strip()
+    """Case-fold, strip accents, turn hyphens/punctuation into spaces, collapse whitespace.
+
+    An answer made only of symbols ("−∞", "√") keeps its symbols, without spaces: normalising
+    never turns a non-blank answer into nothing (an empty form would match nothing typed).
+    """
+    t = _fold(text)
+    words = _SPACE.sub(" ", _PUNCT.sub(" ", t.replace("-", " "))).strip()
+    if not words:
+        return _SPACE.sub("", t)
     # British and American spellings of the same word count as the same answer.
-    t = re.sub(r"(?<=[a-z])isation", "ization", t)
-    t = re.sub(r"(?<=[a-z])ise\b", "ize", t)
-    return t
+    words = re.sub(r"(?<=[a-z])isation", "ization", words)
+    return re.sub(r"(?<=[a-z])ise\b", "ize", words)
 
 
+@functools.lru_cache(maxsize=8192)  # a deck's names are compacted once, not per answer
 def _compact(text: str) -> str:
     return normalize(text).replace(" ", "")
 
@@ -58,6 +76,14 @@ def typo_budget(expected: str) -> int:
     if n <= 12:
         return 2
     return 2 + (n - 5) // 8
+
+
+def _nearer(got: str, other: str, best: int, strictly: bool) -> bool:
+    """Is ``other`` nearer to ``got`` than ``best`` (or as near, unless ``strictly``)?"""
+    if abs(len(got) - len(other)) > best:  # cheap bound: the distance is at least that
+        return False
+    d = edit_distance(got, other)
+    return d < best or (not strictly and d == best)
 
 
 @dataclass(frozen=True)
@@ -100,7 +126,14 @@ def char_diff(typed: str, expected: str) -> list[tuple[str, str]]:
 
 
 def match_answer(typed: str, expected: str, aliases=(), confusables=(),
-                 budget: int | None = None) -> MatchResult:
+                 budget: int | None = None, rivals=()) -> MatchResult:
+    """Grade ``typed`` against ``expected`` and its ``aliases``.
+
+    ``confusables`` are listed near-misses, wrong whenever the typed text is nearer to one of
+    them than to every accepted form. ``rivals`` are the names of the deck's other concepts: a
+    typed string that would pass as a typo is wrong when a rival is at least as close, so no
+    string is ever right for two concepts.
+    """
     got = _compact(typed)
     forms = [expected, *aliases]
     diff = char_diff(typed, expected)
@@ -109,17 +142,20 @@ def match_answer(typed: str, expected: str, aliases=(), confusables=(),
     for form in forms:
         if got == _compact(form):
             return MatchResult("exact", form, 0, None, diff)
-    for conf in confusables:
-        if got == _compact(conf) or edit_distance(got, _compact(conf)) < min(
-            edit_distance(got, _compact(f)) for f in forms
-        ):
-            return MatchResult("wrong", None, edit_distance(got, _compact(expected)), conf, diff)
+    own = {_compact(f) for f in forms}
     best, best_d = None, 10**9
     for form in forms:
         d = edit_distance(got, _compact(form))
         if d < best_d:
             best, best_d = form, d
     allowed = typo_budget(best) if budget is None else budget
-    if best_d <= allowed:
+    near_miss = best_d <= allowed
+    for other, always in [(c, True) for c in confusables] + [(r, False) for r in rivals]:
+        c = _compact(other)
+        if not c or c in own:
+            continue  # the same words as an accepted form: not a rival
+        if got == c or ((always or near_miss) and _nearer(got, c, best_d, always)):
+            return MatchResult("wrong", None, edit_distance(got, _compact(expected)), other, diff)
+    if near_miss:
         return MatchResult("typo", best, best_d, None, diff)
     return MatchResult("wrong", None, best_d, None, diff)

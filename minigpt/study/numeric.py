@@ -13,7 +13,15 @@ import math
 import re
 from dataclasses import dataclass
 
-from minigpt.study.generators import GENERATORS, block_params  # noqa: F401 (re-export)
+
+def __getattr__(name: str):
+    """``GENERATORS`` and ``block_params`` from minigpt.study.generators, imported on first use:
+    reading a number (``parse_number``) must not import torch (``minigpt cards`` is torch-free)."""
+    if name in ("GENERATORS", "block_params"):
+        from minigpt.study import generators
+
+        return getattr(generators, name)
+    raise AttributeError(name)
 
 
 @dataclass(frozen=True)
@@ -175,6 +183,8 @@ def _fmt(x: float) -> str:
 def generate(name: str, params: dict, *, tolerance: float | None = None,
              abs_tolerance: float | None = None) -> NumericItem:
     """Build a numeric card's question from its generator (``minigpt.study.generators``)."""
+    from minigpt.study.generators import GENERATORS
+
     if name not in GENERATORS:
         raise ValueError(f"unknown generator {name!r}; known: {', '.join(GENERATORS)}")
     fn, rel, ab = GENERATORS[name]

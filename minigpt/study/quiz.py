@@ -8,31 +8,31 @@ Rules every question keeps (tests/test_content_rules.py checks them over the who
   as a number and compared by value (``minigpt.study.numeric``), so 1/5, 0.2 and 2e-1 agree;
 - a chapter quiz asks about distinct notes (no fact twice) in at least two formats.
 
-Distractors come from the card's own known misconceptions (``[[card.distractors]]`` with a
-"why it is wrong") and from sibling concepts (same ``group``, else same lesson, else any term).
+Wrong options are picked in ``minigpt.study.options`` (the card's own misconceptions, then
+sibling concepts; never a related concept, never two that restate one idea).
 Outcome → rating: wrong → Again (1); right with a typo or a hint → Hard (2); right → Good (3).
 """
 
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass, field
 
 from minigpt.study import numeric
-from minigpt.study.decks import Deck, StudyCard, load_decks
+from minigpt.study.decks import Deck, StudyCard, cached_decks
+from minigpt.study.formats import FORMATS  # noqa: F401 (re-export)
 from minigpt.study.matching import MatchResult, match_answer
+from minigpt.study.options import (  # noqa: F401 (content_words, restates: re-exported)
+    Option,
+    _pick_distractors,
+    _siblings,
+    content_words,
+    is_related,
+    restates,
+)
 
-FORMATS = ("choice", "type", "numeric", "explain")
 CHAPTER_QUIZ_SIZE = 8          # questions in a chapter quiz when the lesson has that many notes
 CHAPTER_QUIZ_MIN = 6           # every lesson must offer at least this many (a test enforces it)
-
-
-@dataclass(frozen=True)
-class Option:
-    text: str
-    correct: bool
-    why: str = ""                  # why this option is wrong (empty for the right one)
 
 
 @dataclass
@@ -42,6 +42,7 @@ class QuizQuestion:
     prompt: str
     options: list[Option] = field(default_factory=list)
     note: str = ""                 # e.g. the tolerance a numeric answer is checked with
+    rivals: tuple[str, ...] = ()   # other concepts' names: never accepted as a typo of this one
 
     @property
     def card_id(self) -> str:
@@ -103,7 +104,7 @@ def formats_for(card: StudyCard) -> tuple[str, ...]:
     if card.kind == "term":
         return ("choice",)
     if card.kind == "reverse":
-        return ("type", "choice")
+        return ("type", "choice") if can_choose(card) else ("type",)
     if card.kind == "cloze":
         return ("type",)
     if card.kind == "question":
@@ -112,65 +113,12 @@ def formats_for(card: StudyCard) -> tuple[str, ...]:
 
 
 def can_choose(card: StudyCard) -> bool:
-    return card.kind in ("term", "reverse") or (
+    """A paper's title is typed, not chosen: its options would be concepts' names."""
+    return card.kind == "term" or (card.kind == "reverse" and card.category == "concept") or (
         card.kind == "question" and bool(card.short) and len(card.distractors) >= 2)
 
 
 # -- multiple choice ----------------------------------------------------------------------------
-def _siblings(deck: Deck, card: StudyCard) -> tuple[list[StudyCard], list[StudyCard]]:
-    """(near, far) other terms: near = the same group, else the same lesson (when 3 or more)."""
-    terms = [c for c in deck if c.kind == "term" and c.note_id != card.note_id]
-    for key in (lambda c: card.group and c.group == card.group, lambda c: c.lesson == card.lesson):
-        near = [c for c in terms if key(c)]
-        if len(near) >= 3:
-            return near, [c for c in terms if c not in near]
-    same_lesson = [c for c in terms if c.lesson == card.lesson]
-    return same_lesson, [c for c in terms if c not in same_lesson]
-
-
-def _length_gap(text: str, right: str) -> float:
-    return abs(math.log(max(1, len(text)) / max(1, len(right))))
-
-
-FAR_PENALTY = 0.6   # a sibling from elsewhere must be this much closer in log-length to be chosen
-
-
-def _pick_distractors(own: list[Option], near: list[Option], far: list[Option], right: str,
-                      need: int, rng: random.Random) -> list[Option]:
-    """Up to ``need`` wrong options, related to the question and close to the right one in length.
-
-    One known misconception always comes first (a second one if its length is comparable); then
-    siblings of the same group or lesson, then other terms, each ranked by how close its length
-    is to the right option's. If the right option would still be the longest, the shortest
-    sibling picked is swapped for a longer candidate, so "pick the longest" never works.
-    """
-    seen = {right.casefold()}
-    chosen: list[Option] = []
-
-    def take(o: Option) -> None:
-        if o.text.casefold() not in seen and len(chosen) < need:
-            chosen.append(o)
-            seen.add(o.text.casefold())
-
-    ranked = sorted(own, key=lambda o: (_length_gap(o.text, right), rng.random()))
-    for i, o in enumerate(ranked[:2]):
-        if i == 0 or _length_gap(o.text, right) <= math.log(2.5):
-            take(o)
-    rest = [(0.0, o) for o in own + near] + [(FAR_PENALTY, o) for o in far]
-    rest = [(p, o) for p, o in rest if o.text.casefold() not in seen]
-    rest.sort(key=lambda po: (round(_length_gap(po[1].text, right) + po[0], 1), rng.random()))
-    for _, o in rest:
-        take(o)
-    swappable = [o for o in chosen if o is not chosen[0] or not ranked]
-    if swappable and all(len(o.text) < len(right) for o in chosen):
-        longer = [(p, o) for p, o in rest
-                  if o not in chosen and len(right) <= len(o.text) <= 2.5 * len(right)]
-        if longer:  # a related one if there is one, else the nearest in length
-            shortest = min(swappable, key=lambda o: len(o.text))
-            chosen[chosen.index(shortest)] = min(longer, key=lambda po: (po[0], len(po[1].text)))[1]
-    return chosen
-
-
 def choice_question(deck: Deck, card: StudyCard, rng: random.Random, k: int = 4) -> QuizQuestion:
     """A multiple-choice question with up to k options (one right) whose options are one kind."""
     own = [Option(d.text, False, d.why) for d in card.distractors]
@@ -181,7 +129,8 @@ def choice_question(deck: Deck, card: StudyCard, rng: random.Random, k: int = 4)
                      for group in (near, far))
     elif card.kind == "reverse":
         prompt, right = f"Which term is described here?\n{card.definition}", card.term
-        known = {c.term.casefold(): c for c in deck if c.kind == "term"}
+        known = {c.term.casefold(): c for c in deck if c.kind == "term"
+                 and c.category == card.category and not is_related(c, card)}
         own = [Option(known[c.casefold()].term, False,
                       f"{known[c.casefold()].term} is a different idea: "
                       f"{known[c.casefold()].definition}")
@@ -218,12 +167,27 @@ def question_for(deck: Deck, card: StudyCard, rng: random.Random | None = None,
     if fmt == "type":
         prompt = (f"Type the term:\n{card.definition}" if card.kind == "reverse"
                   else f"Fill the blank{'s' * (len(card.cloze_answers) > 1)}:\n{card.front}")
-        return QuizQuestion(card, "type", prompt)
+        return QuizQuestion(card, "type", prompt, rivals=rival_names(deck, card))
     if fmt == "numeric":
         note = numeric_note(card)
         text = card.numeric.prompt if card.kind == "numeric" else f"Fill in the number:\n{card.front}"
         return QuizQuestion(card, "numeric", text, note=note)
     return QuizQuestion(card, "explain", f"In your own words: {card.front}")
+
+
+def concept_names(card: StudyCard) -> tuple[str, ...]:
+    """Every name a term card accepts for its concept: the term and its aliases."""
+    return (card.term, *card.aliases) if card.kind in ("term", "reverse") else ()
+
+
+def rival_names(deck: Deck, card: StudyCard) -> tuple[str, ...]:
+    """The names of the deck's other concepts (not this card's note, not a related card's)."""
+    mine = {card.note_id} | set(card.related)
+    out: dict[str, None] = {}
+    for other in deck:
+        if other.kind == "term" and other.note_id not in mine and card.id not in other.related:
+            out.update(dict.fromkeys(concept_names(other)))
+    return tuple(out)
 
 
 def answer_choice(q: QuizQuestion, index: int) -> QuizOutcome:
@@ -239,13 +203,15 @@ def answer_typed(q: QuizQuestion, text: str, *, hint: bool = False) -> QuizOutco
     card = q.card
     if card.kind == "cloze" and len(card.cloze_answers) > 1:
         parts = [p for p in text.replace(";", "/").split("/")]
-        results = [match_answer(p, a) for p, a in zip(parts, card.cloze_answers)]
+        aliases = card.blank_aliases or ((),) * len(card.cloze_answers)
+        results = [match_answer(p, a, al, rivals=q.rivals)
+                   for p, a, al in zip(parts, card.cloze_answers, aliases)]
         ok = len(parts) == len(card.cloze_answers) and all(r.correct for r in results)
         typo = any(r.verdict == "typo" for r in results)
         return QuizOutcome(ok, outcome_rating(ok, typo=typo, hint=hint),
                            "Right." if ok else "Not quite.", card.expected)
     expected = card.term if card.kind in ("term", "reverse") else card.expected
-    m = match_answer(text, expected, card.aliases, card.confusables)
+    m = match_answer(text, expected, card.aliases, card.confusables, rivals=q.rivals)
     if m.confusable:
         fb = f"“{m.confusable}” is a different concept; the answer is {expected}."
     elif m.verdict == "typo":
@@ -318,7 +284,7 @@ def chapter_notes(deck: Deck, lesson_id: str) -> dict[str, list[StudyCard]]:
 def chapter_quiz(lesson_id: str, n: int = CHAPTER_QUIZ_SIZE, seed: int | None = None, *,
                  deck: Deck | None = None) -> list[QuizQuestion]:
     """Up to n questions on distinct notes of one lesson, in at least two formats when possible."""
-    deck = deck if deck is not None else load_decks()
+    deck = deck if deck is not None else cached_decks()
     rng = random.Random(seed)
     notes = list(chapter_notes(deck, lesson_id).values())
     if not notes:

@@ -18,7 +18,8 @@ Counts: "new" = a card with no card_state row (never answered), limited per UTC 
 setting ``study.new_per_day`` (default 20); "learning" = fsrs Learning/Relearning and due within
 the learn-ahead window (LEARN_AHEAD, Anki's 20 minutes: a learning card due in 10 minutes is
 shown early once nothing else is left, rather than "nothing to study"); "due" = fsrs Review and
-due now. Suspended cards and cards buried until later are skipped.
+due now. Suspended cards, cards buried until later and cards flagged as wrong
+(``minigpt.study.flags``, until the flag is resolved) are skipped.
 A lapse is an Again on a card in the Review state; 8 lapses flag the card as a leech.
 """
 
@@ -32,6 +33,8 @@ from minigpt.errors import UndoError
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
 from minigpt.study.decks import Deck
+from minigpt.study.flags import flagged_ids
+from minigpt.study.formats import LOG_MODES
 from minigpt.study.order import new_card_order, space_siblings
 
 NEW_PER_DAY_KEY = "study.new_per_day"
@@ -41,7 +44,7 @@ LEECH_LAPSES = 8
 MODES = ("review", "cram", "quiz")
 # Each quiz mode is logged under its own name so the stats can tell them apart; all of them
 # move the schedule like "quiz" does.
-QUIZ_MODES = ("quiz:choice", "quiz:type", "quiz:numeric", "quiz:explain", "quiz:chapter")
+QUIZ_MODES = LOG_MODES
 
 
 @dataclass(frozen=True)
@@ -163,10 +166,11 @@ class StudySession:
         now = sch.as_utc(now)
         stamp = sch.iso(now)
         states = self._states()
+        flagged = flagged_ids(self.store)  # "this question is wrong": out until reviewed
         ahead_stamp = sch.iso(now + LEARN_AHEAD)
         learning, due, new, ahead = [], [], [], []
         for card in self.deck:
-            if lesson and card.lesson != lesson:
+            if (lesson and card.lesson != lesson) or card.id in flagged:
                 continue
             st = states.get(card.id)
             if st is None:
@@ -285,7 +289,8 @@ class StudySession:
         the cards of lessons never opened."""
         states = self._states()
         opened = {r[0] for r in self.store.conn.execute("SELECT lesson_id FROM lesson_progress")}
-        ids = [c.id for c in self.deck if (not lesson or c.lesson == lesson)
+        flagged = flagged_ids(self.store)
+        ids = [c.id for c in self.deck if (not lesson or c.lesson == lesson) and c.id not in flagged
                and (c.id in states or not c.lesson or c.lesson in opened)]
         ids = [i for i in ids if not (states.get(i) or {}).get("suspended")]
         return sorted(ids, key=lambda i: (states[i]["due"] if i in states else "", i))
@@ -382,9 +387,9 @@ class StudySession:
 def queue_counts(store: Store, now: datetime | None = None) -> Counts:
     """New / learning / due counts over the bundled decks plus the learner's imported cards."""
     from minigpt.study.anki import with_user_cards
-    from minigpt.study.decks import load_decks
+    from minigpt.study.decks import cached_decks
 
-    return StudySession(store, with_user_cards(load_decks(), store)).counts(now)
+    return StudySession(store, with_user_cards(cached_decks(), store)).counts(now)
 
 
 def history(store: Store, card_id: str | None = None) -> list[dict]:

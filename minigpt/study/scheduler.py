@@ -14,8 +14,9 @@ from datetime import UTC, datetime, timedelta
 
 from fsrs import Card, Rating, Scheduler, State
 
+from minigpt.study.formats import RATING_NAMES  # noqa: F401 (re-export)
+
 RATINGS = {1: Rating.Again, 2: Rating.Hard, 3: Rating.Good, 4: Rating.Easy}
-RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
 DESIRED_RETENTION = 0.9
 
 

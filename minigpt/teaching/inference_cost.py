@@ -2,8 +2,9 @@
 time is limited by memory bandwidth rather than arithmetic.
 
 A forward pass does about 2 FLOPs per weight per token (one multiply, one add), so 2·N for N
-non-embedding parameters, plus the attention scores and mixing: 2·L·T·d for a token that attends
-to T earlier ones (Kaplan et al. 2020, table 1). Prefill runs the whole prompt at once (big matrix
+non-embedding parameters, plus the attention scores and mixing: 4·L·T·d for a token that attends
+to T positions (2·T·d for its scores, 2·T·d for its weighted sum, per layer). Kaplan et al. 2020
+(table 1) write 2·L·T·d: averaged over a causal context a position attends to about T/2. Prefill runs the whole prompt at once (big matrix
 multiplies, compute-bound); decode produces one token per step and must read every weight from
 memory for it, so at batch 1 it does about 2 FLOPs per 2-byte weight read: one FLOP per byte,
 far below what a GPU can do per byte it loads.
@@ -13,10 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from minigpt.training.flops import attention_forward_flops
+
 
 def flops_per_token(n_params: int, n_layers: int, context: int, d_model: int) -> int:
-    """Forward FLOPs for one token that attends to ``context`` positions: 2N + 2·L·T·d."""
-    return 2 * n_params + 2 * n_layers * context * d_model
+    """Forward FLOPs for one token that attends to ``context`` positions: 2N + 4·L·T·d
+    (its scores against T keys and its weighted sum of T values, in every layer)."""
+    return 2 * n_params + attention_forward_flops(n_layers, context, d_model)
 
 
 def prefill_flops(n_params: int, n_layers: int, prompt: int, d_model: int) -> int:

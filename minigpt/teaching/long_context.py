@@ -5,8 +5,9 @@ RoPE turns pair i of a head (i = 0 … head_dim/2 − 1) by the angle ``position
 θ_i = base^(−2i/head_dim). A model trained on positions below L has only seen angles below
 L·θ_i. Two ways to reach a longer context s·L:
 
-- **position interpolation** divides every position by s, so every angle stays in the trained
-  range, at the price of finer steps between neighbours;
+- **position interpolation** divides every position by s, so the angles stay in the trained
+  range (the last position, (s·L − 1)/s, is under one step past L − 1), at the price of finer
+  steps between neighbours, and is followed by a short fine-tune;
 - **NTK-aware scaling** raises the base to base·s^(d/(d−2)) (d = head_dim): the fastest pair
   (i = 0) is untouched, the slowest pair is slowed by exactly s, pairs in between by less.
 

@@ -33,9 +33,21 @@ class StepCost:
         return tokens_per_s * self.flops_per_token
 
 
+def attention_forward_flops(n_layers: int, attended: int, d_model: int) -> int:
+    """Forward FLOPs of attention's own products for one query that attends to ``attended``
+    positions: q·Kᵀ (2·T·d) plus the weighted sum of values (2·T·d), in each layer: 4·L·T·d.
+
+    The one formula for both training (here, times 3 for the backward pass) and inference
+    (``minigpt.teaching.inference_cost``). Kaplan et al.'s table writes 2·L·T·d because it
+    averages over a causal context, where a position attends to about T/2 others.
+    """
+    return 4 * n_layers * attended * d_model
+
+
 def gpt_step_cost(n_params: int, embedding_params: int, n_layers: int, d_model: int, context: int) -> StepCost:
     n = n_params - embedding_params
-    return StepCost(n, 6.0 * n + 12.0 * n_layers * d_model * context)
+    # Forward plus backward (twice the forward) is 3× the forward: 6N and 12·L·d·T.
+    return StepCost(n, 3.0 * (2 * n + attention_forward_flops(n_layers, context, d_model)))
 
 
 def cost_of(model) -> StepCost:

@@ -20,15 +20,15 @@ from textual.widgets import Footer, Header, Input, Static
 from minigpt import paths, serving_policy
 from minigpt.errors import CardImportError, DeckError, PolicyRefusal, UndoError
 from minigpt.study.anki import export_apkg, import_file, with_user_cards
-from minigpt.study.decks import load_decks
+from minigpt.study.decks import cached_decks
+from minigpt.study.formats import RATING_NAMES
 from minigpt.study.review import LEARN_AHEAD, StudySession
 from minigpt.study.scheduler import describe_time
 from minigpt.text import markup_escape as escape
+from tui import navigation
 from tui.saving import keeps_screen
 from tui.widgets.study_card import CardView, RatingBar
 from tui.workers import background
-
-RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
 
 
 def export_path() -> Path:
@@ -47,6 +47,7 @@ class FlashcardsScreen(Screen):
         Binding("u", "undo", "Undo", show=True),
         Binding("s", "suspend", "Suspend", show=True),
         Binding("b", "bury", "Bury", show=False),
+        Binding("f", "flag", "Question wrong?", show=False),
         Binding("c", "toggle_cram", "Cram", show=True),
         Binding("l", "suspend_leech", "Suspend leech", show=False),
         Binding("e", "export", "Export .apkg", show=False),
@@ -88,7 +89,7 @@ class FlashcardsScreen(Screen):
         self.query_one("#fc-import").display = False
         self.query_one("#fc-leech").display = False
         try:
-            deck = with_user_cards(load_decks(), self.app.store)
+            deck = with_user_cards(cached_decks(), self.app.store)
         except DeckError as e:
             self.query_one("#fc-counts", Static).update(f"✗ A deck file could not be read: {escape(str(e))}")
             self.query_one(CardView).show(None, empty_text="Fix the deck file and reopen Flashcards.")
@@ -183,7 +184,8 @@ class FlashcardsScreen(Screen):
                 f"or press [b]l[/b] to suspend it. Rating the next card dismisses this.")
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in ("rate", "reveal", "suspend", "bury") and (self.session is None or self.current is None):
+        if action in ("rate", "reveal", "suspend", "bury", "flag") and (
+                self.session is None or self.current is None):
             return False  # no card: these keys leave the footer rather than do nothing
         if action == "rate" and not self.query_one(CardView).revealed:
             return False
@@ -268,6 +270,20 @@ class FlashcardsScreen(Screen):
         if self.cram:
             self.cram_pos += 1
         self.advance()
+
+    def action_flag(self) -> None:
+        """This question is wrong: flag the card with a note; it leaves the queue until reviewed."""
+        if self.current is not None:
+            card_id = self.current
+            navigation.open_screen(self.app, "flag_note", card_id,
+                                   callback=lambda done: self._flagged(card_id, done))
+
+    def _flagged(self, card_id: str, done: bool | None) -> None:
+        if done and card_id == self.current:
+            self.notify("Flagged: out of your queue until it is reviewed (minigpt cards --flagged)")
+            if self.cram:
+                self.cram_pos += 1
+            self.advance()
 
     @keeps_screen
     def action_suspend_leech(self) -> None:

@@ -290,10 +290,10 @@ class LessonScreen(Screen):
         """Whether any card is tagged with this lesson (reading the decks takes a second: not on
         the event loop)."""
         from minigpt.errors import DeckError
-        from minigpt.study.decks import load_decks
+        from minigpt.study.decks import cached_decks
 
         try:
-            found = self.lesson.id in load_decks().lessons()
+            found = self.lesson.id in cached_decks().lessons()
         except (DeckError, OSError):
             found = False
         self.app.call_from_thread(self._quiz_checked, found)

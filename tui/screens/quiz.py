@@ -16,9 +16,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from minigpt.errors import DeckError
+from minigpt.errors import DeckError, UndoError
 from minigpt.study import quiz as q
-from minigpt.study.decks import load_decks
+from minigpt.study.decks import cached_decks
+from minigpt.study.formats import QUIZ_MODES, RATING_NAMES
 from minigpt.study.review import StudySession
 from minigpt.text import markup_escape as escape
 from tui import navigation
@@ -26,16 +27,6 @@ from tui.saving import keeps_screen
 from tui.widgets.study_quiz import QuestionView, TypedView, view_for
 
 ROUND = 5
-SHORT_FORMATS = {"choice": "choose", "type": "type it", "numeric": "a number", "explain": "explain"}
-RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
-# mode id -> title; a mode draws every card that can be asked in that format
-MODES = {
-    "choice": "Multiple choice",
-    "type": "Type the term",
-    "numeric": "Numbers",
-    "explain": "Explain in your own words",
-    "chapter": "Chapter quiz",
-}
 
 
 def lesson_titles() -> dict[str, tuple[int, str]]:
@@ -63,6 +54,7 @@ class QuizScreen(Screen):
         Binding("r", "again", "Another round", show=True),
         Binding("v", "review_missed", "Review missed", show=True),
         Binding("m", "modes", "Modes", show=True),
+        Binding("ctrl+f", "flag", "Question wrong?", show=True),
     ]
 
     def __init__(self, lesson: str | None = None, *, seed: int | None = None) -> None:
@@ -77,6 +69,7 @@ class QuizScreen(Screen):
         self.missed: list[tuple[q.QuizQuestion, q.QuizOutcome]] = []
         self.index = 0
         self.score = 0
+        self.flagged: set[int] = set()   # questions flagged as wrong this round: out of the score
         self.state = "pick"  # pick | lesson | question | answered | done
 
     def compose(self) -> ComposeResult:
@@ -89,7 +82,7 @@ class QuizScreen(Screen):
         self.sub_title = "Quiz"
         self.titles = lesson_titles()
         try:
-            self.session = StudySession(self.app.store, load_decks())
+            self.session = StudySession(self.app.store, cached_decks())
         except DeckError as e:
             self.set_status(f"✗ A deck file could not be read: {escape(str(e))}")
             return
@@ -113,9 +106,11 @@ class QuizScreen(Screen):
 
     def show_modes(self) -> None:
         self.state, self.mode = "pick", None
-        self.set_status("[b]Quiz[/b] · pick a mode (1-5 or enter) · answers feed your flashcard schedule")
-        options = OptionList(*[Option(f"{i}. {title}", id=mode)
-                               for i, (mode, title) in enumerate(MODES.items(), 1)], id="quiz-modes")
+        self.set_status(f"[b]Quiz[/b] · pick a mode (1-{len(QUIZ_MODES)} or enter) · "
+                        "answers feed your flashcard schedule")
+        options = OptionList(*[Option(f"{i}. [b]{m.title}[/b]\n   [dim]{escape(m.description)}[/dim]",
+                                      id=m.id)
+                               for i, m in enumerate(QUIZ_MODES.values(), 1)], id="quiz-modes")
         self._fill(options)
         self.call_after_refresh(options.focus)
         self.refresh_bindings()
@@ -143,12 +138,13 @@ class QuizScreen(Screen):
 
     def on_key(self, event) -> None:
         # Digits pick a mode on the picker (the question views use their own digits).
-        if self.state == "pick" and event.key in "12345" and len(event.key) == 1:
+        keys = [str(i) for i in range(1, len(QUIZ_MODES) + 1)]
+        if self.state == "pick" and event.key in keys:
             event.stop()
-            self.start_mode(list(MODES)[int(event.key) - 1])
+            self.start_mode(list(QUIZ_MODES)[int(event.key) - 1])
 
     def start_mode(self, mode: str) -> None:
-        if mode == "chapter":
+        if not QUIZ_MODES[mode].is_format:  # the chapter quiz: pick a lesson first
             self.show_lessons()
             return
         due = set(self.session.queue())
@@ -178,6 +174,7 @@ class QuizScreen(Screen):
 
     def begin(self, questions: list[q.QuizQuestion]) -> None:
         self.questions, self.index, self.score, self.missed = questions, 0, 0, []
+        self.flagged = set()
         self.show_question()
 
     def show_question(self) -> None:
@@ -193,14 +190,16 @@ class QuizScreen(Screen):
         """The lesson's title in a chapter quiz (the header says "Chapter quiz"), else the mode."""
         if self.mode == "chapter" and self.lesson:
             return self.title_of(self.lesson)
-        return MODES[self.mode]
+        return QUIZ_MODES[self.mode].title
 
     def update_status(self) -> None:
         """One line at 80 columns: the round's title is shortened to make room for the rest."""
         self.sub_title = "Chapter quiz" if self.mode == "chapter" else "Quiz"
-        fmt = (f" · {SHORT_FORMATS[self.questions[self.index].format]}"
-               if self.mode == "chapter" else "")
-        rest = f" · {self.index + 1}/{len(self.questions)}{fmt} · score {self.score}"
+        # What the question asks of the learner, while it waits for an answer (not after).
+        fmt = (f" · {QUIZ_MODES[self.questions[self.index].format].asking}"
+               if self.mode == "chapter" and self.state == "question" else "")
+        out = f" · {len(self.flagged)} flagged" if self.flagged else ""
+        rest = f" · {self.index + 1}/{len(self.questions)}{fmt} · score {self.score}{out}"
         room = max(20, (self.size.width or 80) - 4 - len(rest))
         self.set_status(f"[b]{escape(_short(self.round_title(), room))}[/b]{rest}")
 
@@ -212,7 +211,7 @@ class QuizScreen(Screen):
     @keeps_screen
     def on_question_view_answered(self, event: QuestionView.Answered) -> None:
         out = event.outcome
-        log_mode = f"quiz:{self.mode}"
+        log_mode = QUIZ_MODES[self.mode].log_mode
         self.session.rate(event.view.question.card_id, out.rating, answer=event.answer[:2000],
                           mode=log_mode)
         self.score += int(out.correct)
@@ -229,7 +228,7 @@ class QuizScreen(Screen):
 
     def show_done(self) -> None:
         self.state = "done"
-        total = len(self.questions)
+        total = len(self.questions) - len(self.flagged)  # flagged questions leave the score
         self.set_status(f"[b]{escape(self.round_title())}[/b] · finished · "
                         f"score {self.score}/{total}")
         lines = [f"[b]{self.score} of {total} right.[/b]"]
@@ -238,7 +237,8 @@ class QuizScreen(Screen):
             for question, _outcome in self.missed:
                 ask = question.prompt.splitlines()[-1] if question.card.kind in (
                     "reverse", "cloze") else question.prompt.splitlines()[0]
-                lines.append(f"✗ {escape(_short(ask))}\n  → [b]{escape(_short(question.right_answer))}[/b]")
+                # The question may be cut to one line; the right answer never is (Static wraps it).
+                lines.append(f"✗ {escape(_short(ask))}\n  → [b]{escape(question.right_answer)}[/b]")
             lines += ["", "v: review these cards now (flashcards, schedule untouched)"]
         lines += ["", "r: another round · m: pick another mode · escape: back"]
         self._fill(Static("\n".join(lines), id="quiz-done"))
@@ -260,6 +260,8 @@ class QuizScreen(Screen):
             return self.state == "done" and bool(self.missed)
         if action == "modes":
             return self.state in ("answered", "done", "lesson")
+        if action == "flag":
+            return self.state in ("question", "answered") and self.index not in self.flagged
         return True
 
     def action_submit(self) -> None:
@@ -293,6 +295,35 @@ class QuizScreen(Screen):
 
     def action_modes(self) -> None:
         self.show_modes()
+
+    def action_flag(self) -> None:
+        """This question is wrong: flag its card (with a note) and leave it out of the score."""
+        if self.state not in ("question", "answered") or self.index in self.flagged:
+            return
+        question = self.questions[self.index]
+        navigation.open_screen(self.app, "flag_note", question.card_id,
+                               callback=lambda done: self._flagged(question, done))
+
+    @keeps_screen
+    def _flagged(self, question: q.QuizQuestion, done: bool | None) -> None:
+        if not done or self.questions[self.index] is not question:
+            return
+        self.flagged.add(self.index)
+        view = self.view
+        if self.state == "answered" and view is not None and view.outcome is not None:
+            try:
+                self.session.undo()  # the answer leaves the schedule and the score
+            except UndoError:  # answered again elsewhere since: the log keeps both
+                pass
+            self.score -= int(view.outcome.correct)
+            self.missed = [(mq, o) for mq, o in self.missed if mq is not question]
+        self.notify("Flagged: left out of your score until it is reviewed")
+        if self.state == "question":  # nothing to answer: on to the next question
+            self.state = "answered"
+            self.action_next()
+        else:
+            self.update_status()
+            self.refresh_bindings()
 
     def action_back(self) -> None:
         if self.state in ("pick",) or (self.start_lesson and self.state != "lesson"):

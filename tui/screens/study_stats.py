@@ -12,7 +12,7 @@ from minigpt.errors import DeckError
 from minigpt.study import scheduler as sch
 from minigpt.study import stats
 from minigpt.study.anki import with_user_cards
-from minigpt.study.decks import load_decks
+from minigpt.study.decks import cached_decks
 from minigpt.study.review import queue_counts
 from minigpt.text import markup_escape as escape
 from tui.widgets.study_card import card_title
@@ -72,7 +72,7 @@ class StudyStatsScreen(Screen):
         self.query_one("#stats-buttons", Static).update(
             buttons_text(breakdown) + "\n[dim]all modes: review, cram and quizzes[/dim]")
         try:
-            deck = with_user_cards(load_decks(), store)
+            deck = with_user_cards(cached_decks(), store)
             fronts = {c.id: card_title(c) for c in deck}
         except DeckError as e:
             fronts = {}

@@ -7,12 +7,12 @@ from datetime import date, timedelta
 
 from textual_plotext import PlotextPlot
 
+from minigpt.study.formats import RATING_NAMES
 from minigpt.study.stats import Activity, Retention
 from minigpt.text import markup_escape as escape
 
 # Reviews in a day -> glyph; the legend under the heatmap spells the ranges out.
 LEVELS = [(0, "·"), (1, "░"), (3, "▒"), (6, "▓"), (10, "█")]
-RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
 
 
 def glyph(n: int) -> str:

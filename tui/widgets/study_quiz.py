@@ -16,8 +16,6 @@ from textual.widgets.option_list import Option
 from minigpt.study import quiz as q
 from minigpt.text import markup_escape as escape
 
-FORMAT_TITLES = {"choice": "Multiple choice", "type": "Type the term", "numeric": "Numbers",
-                 "explain": "Explain in your own words"}
 # Examples of what the number box reads; tests check that none equals an answer in the decks.
 NUMBER_EXAMPLES = ("7/9", "0.0625", "1.5e3", "12k", "45%")
 
@@ -192,7 +190,8 @@ class TypedView(QuestionView):
         else:
             outcome = q.answer_typed(self.question, text, hint=self.hinted)
             feedback = f"{verdict_line(outcome)}\nExpected: [b]{escape(outcome.expected)}[/b]"
-            if outcome.match is not None:
+            # A diff (and its legend) only where the typed text differs: a typo or a miss.
+            if outcome.match is not None and outcome.match.verdict != "exact":
                 feedback += f"\nDiff:     {diff_markup(outcome.match.diff)}"
                 feedback += "\n[dim]\\[-x-] typed but not expected · {+x+} missing[/dim]"
             if self.hinted and outcome.correct:
@@ -292,9 +291,10 @@ class Checklist(OptionList):
         self.action_toggle()
 
 
+# The widget for each format of minigpt.study.formats (a test checks every format has one).
+VIEWS: dict[str, type[QuestionView]] = {
+    "choice": ChoiceView, "type": TypedView, "numeric": TypedView, "explain": ExplainView}
+
+
 def view_for(question: q.QuizQuestion) -> QuestionView:
-    if question.format == "choice":
-        return ChoiceView(question)
-    if question.format == "explain":
-        return ExplainView(question)
-    return TypedView(question)
+    return VIEWS[question.format](question)

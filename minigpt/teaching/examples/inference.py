@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from minigpt.teaching import inference_cost as IC
 from minigpt.teaching.examples.registry import count, example, table
+from minigpt.training.flops import attention_forward_flops
 
 
 def _models():
@@ -27,13 +28,13 @@ def _models():
 def _flops() -> str:
     rows = []
     for name, n, L, T, d in _models():
-        attn = 2 * L * T * d
+        attn = attention_forward_flops(L, T, d)
         total = IC.flops_per_token(n, L, T, d)
         rows.append([name, count(n), f"{2 * n:.3g}", f"{attn:.3g}", f"{attn / total:.0%}"])
     name, n, L, _, d = _models()[2]
     long = 32768
-    share = 2 * L * long * d / IC.flops_per_token(n, L, long, d)
-    return (table(["model", "N", "2N", "2·L·T·d", "attention share"], rows)
+    share = attention_forward_flops(L, long, d) / IC.flops_per_token(n, L, long, d)
+    return (table(["model", "N", "2N", "4·L·T·d", "attention share"], rows)
             + "\n\nT is the full context. N leaves out the token and position tables: looking a row up is not a "
               "multiply. At these context lengths 2N dominates. The attention term grows with "
               f"the context: for {name} at {long:,} tokens it would be {share:.0%} of the total.")

@@ -29,10 +29,14 @@ def _routing() -> str:
         picks = ", ".join(f"e{e} × {fmt(w, 2)}" for e, w in zip(r.experts[t].tolist(), r.weights[t].tolist()))
         rows.append([f"t{t}", probs, picks])
     used = torch.bincount(r.experts.flatten(), minlength=4).tolist()
+    first = torch.bincount(r.experts[:, 0], minlength=4).tolist()
     return (table(["token", "router softmax: e0 e1 e2 e3", "used (weight)"], rows)
             + f"\n\nThe two picked scores are re-normalised so their weights sum to 1. Slots "
-              f"per expert: {used}. Balancing loss E·Σ f·P = "
-              f"{fmt(load_balancing_loss(r).item(), 3)} (1.0 would be perfectly even).")
+              f"per expert: {used}. The balancing loss counts each token's first choice only, "
+              f"as the Switch Transformer (top-1) does: first choices per expert {first}, so "
+              f"f = ({', '.join(fmt(n / 5, 2) for n in first)}); P is each expert's mean router "
+              f"probability. E·Σ f·P = {fmt(load_balancing_loss(r).item(), 3)} (1.0 would be "
+              "perfectly even).")
 
 
 @example("moe.average", "Top-k = E with a silent router: the layer averages its experts")

@@ -39,7 +39,7 @@ def _values() -> str:
 @example("precision.loss_in_fp32", "Why the loss and its sums stay in float32")
 def _loss_fp32() -> str:
     rows = [[name, f"{P.running_sum(0.01, 1000, name):g}"] for name in P.DTYPES]
-    a, b = 1.947, 1.951
+    a, b = 1.947, 1.949  # one bfloat16 step apart is 2⁻⁷ ≈ 0.0078 here: both round to 1.9453125
     return (table(["format", "0.01 added 1,000 times"], rows)
             + f"\n\nThe exact answer is 10. In bfloat16 the sum gets stuck once 0.01 is less "
               f"than half the gap between neighbours. Two losses, {a} and {b}, stored in "

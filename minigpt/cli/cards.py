@@ -1,0 +1,56 @@
+"""``minigpt cards --flagged``: the cards learners flagged as wrong, listed or written as Markdown.
+
+Torch-free: it reads the progress database and the decks only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from minigpt.cli.support import UserError, _fail
+from minigpt.errors import TutorError
+
+
+@click.command("cards")
+@click.option("--flagged", is_flag=True, help="List the cards flagged as wrong (open flags).")
+@click.option("--export", "export", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the flagged cards as a Markdown report to this file.")
+@click.option("--resolve", "resolve", metavar="CARD_ID", default=None,
+              help="Mark one card's flag reviewed: it counts again.")
+def cards(flagged: bool, export: Path | None, resolve: str | None) -> None:
+    """Flashcards that learners flagged with "this question is wrong"."""
+    from minigpt import paths
+    from minigpt.store import Store
+    from minigpt.study import flags
+    from minigpt.study.decks import load_decks
+
+    if not (flagged or export or resolve):
+        raise UserError("say what to do: --flagged, --export FILE or --resolve CARD_ID")
+    try:
+        store = Store(paths.database_path())
+        try:
+            if resolve:
+                if not flags.resolve_flag(store, resolve):
+                    raise UserError(f"card {resolve!r} has no open flag")
+                click.echo(f"Resolved the flag on {resolve}.")
+            found = flags.flags(store)
+        finally:
+            store.close()
+        deck = load_decks(numbers=False)  # torch-free: numeric cards described, not computed
+    except TutorError as e:
+        raise e if isinstance(e, UserError) else _fail(e) from e
+    if flagged:
+        if not found:
+            click.echo("No flagged cards.")
+        for f in found:
+            card = deck.get(f.card_id)
+            where = f" ({card.lesson})" if card is not None else " (no longer in the decks)"
+            click.echo(f"{f.card_id}{where} · {f.flagged_at[:10]}" + (f" · {f.note}" if f.note else ""))
+    if export:
+        try:
+            export.write_text(flags.markdown_report(found, deck) + "\n", encoding="utf-8")
+        except OSError as e:
+            raise UserError(f"cannot write {export}: {e.strerror or e}") from e
+        click.echo(f"Wrote {len(found)} flagged card{'s' * (len(found) != 1)} to {export}.")

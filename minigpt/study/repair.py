@@ -1,0 +1,106 @@
+"""Repair what an older grader did: typed answers it marked wrong that today's grader accepts.
+
+Migration 3 of the progress database sets ``study.regrade`` to "pending". The next time the app
+opens, ``regrade_pending`` re-grades every typed answer logged as Again (the log keeps the typed
+text), rates the ones now accepted Good, and recomputes those cards' schedules by replaying their
+answers through FSRS in order. What was repaired is kept as a one-line notice that the app shows
+once (``take_notice``). Running it again does nothing: the marker is then "done".
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from minigpt.store import Store
+from minigpt.study import quiz
+from minigpt.study import scheduler as sch
+from minigpt.study.decks import Deck
+
+REGRADE_KEY = "study.regrade"            # "pending" (set by migration 3), then "done"
+NOTICE_KEY = "study.regrade_notice"      # shown once by the app, then deleted
+TYPED_MODES = ("quiz:type", "quiz:numeric", "quiz:chapter")
+
+
+@dataclass
+class Regrade:
+    log_ids: list[int] = field(default_factory=list)
+    cards: set[str] = field(default_factory=set)
+
+    @property
+    def notice(self) -> str:
+        n, m = len(self.log_ids), len(self.cards)
+        return (f"A grading fix: {n} typed answer{'s' * (n != 1)} once marked wrong "
+                f"{'are' if n != 1 else 'is'} now right (on {m} card{'s' * (m != 1)}); "
+                "those cards' schedules were recomputed.")
+
+
+def accepted_now(deck: Deck, card_id: str, answer: str) -> bool:
+    """Would today's grader accept this typed answer for this card?"""
+    card = deck.get(card_id)
+    if card is None or not answer or not answer.strip():
+        return False
+    rng = random.Random(0)
+    for fmt in ("type", "numeric"):
+        if fmt not in quiz.formats_for(card):
+            continue
+        question = quiz.question_for(deck, card, rng, fmt=fmt)
+        if fmt == "type":
+            return quiz.answer_typed(question, answer).correct
+        if quiz.check_readable(question, answer) is None:
+            return quiz.answer_numeric(question, answer).correct
+    return False
+
+
+def _replay(conn, card_id: str, scheduler) -> None:
+    """Recompute a card's schedule from its logged answers (cram answers never moved it)."""
+    rows = conn.execute("SELECT rating, reviewed_at FROM review_log WHERE card_id = ? "
+                        "AND mode != 'cram' ORDER BY id", (card_id,)).fetchall()
+    if not rows:
+        return
+    card = sch.new_card(card_id, sch.from_iso(rows[0]["reviewed_at"]))
+    lapses = 0
+    for row in rows:
+        when = sch.from_iso(row["reviewed_at"])
+        lapses += int(sch.is_lapse(card, row["rating"]))
+        card = sch.review(scheduler, card, row["rating"], when)
+    conn.execute("UPDATE card_state SET fsrs_json = ?, due = ?, fsrs_state = ?, reps = ?, "
+                 "lapses = ? WHERE card_id = ?",
+                 (sch.card_to_json(card), sch.iso(card.due), int(card.state), len(rows), lapses,
+                  card_id))
+
+
+def regrade_pending(store: Store, deck: Deck) -> Regrade | None:
+    """Re-grade once after migration 3; None when there was nothing pending."""
+    if store.read_only or store.get_setting(REGRADE_KEY) != "pending":
+        return None
+    rows = store.conn.execute(
+        f"SELECT id, card_id, answer FROM review_log WHERE rating = 1 AND answer IS NOT NULL "
+        f"AND mode IN ({', '.join('?' for _ in TYPED_MODES)}) ORDER BY id", TYPED_MODES).fetchall()
+    result = Regrade()
+    for row in rows:
+        if accepted_now(deck, row["card_id"], row["answer"]):
+            result.log_ids.append(row["id"])
+            result.cards.add(row["card_id"])
+    scheduler = sch.make_scheduler(sch.DESIRED_RETENTION)
+    with store.transaction() as conn:
+        for log_id in result.log_ids:
+            conn.execute("UPDATE review_log SET rating = 3 WHERE id = ?", (log_id,))
+        for card_id in sorted(result.cards):
+            _replay(conn, card_id, scheduler)
+        conn.execute("INSERT OR REPLACE INTO settings(key, value) VALUES (?, 'done')",
+                     (REGRADE_KEY,))
+        if result.log_ids:
+            conn.execute("INSERT OR REPLACE INTO settings(key, value) VALUES (?, ?)",
+                         (NOTICE_KEY, result.notice))
+    return result
+
+
+def take_notice(store: Store) -> str | None:
+    """The repair notice, once: reading it removes it."""
+    text = store.get_setting(NOTICE_KEY)
+    if text is None or store.read_only:
+        return None
+    with store.transaction() as conn:
+        conn.execute("DELETE FROM settings WHERE key = ?", (NOTICE_KEY,))
+    return text

@@ -1,0 +1,41 @@
+"""One home per idea: quiz modes and rating names in minigpt.study.formats, the decks' cache in
+minigpt.study.decks. Fails when a second definition appears."""
+
+import re
+from pathlib import Path
+
+from minigpt.study.formats import FORMATS, LOG_MODES, QUIZ_MODES, RATING_NAMES
+from minigpt.study.quiz import formats_for
+from minigpt.study.review import QUIZ_MODES as REVIEW_LOG_MODES
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = [p for d in ("minigpt", "tui") for p in (ROOT / d).rglob("*.py")]
+
+
+def test_rating_and_mode_names_are_defined_once():
+    for path in SOURCES:
+        text = path.read_text(encoding="utf-8")
+        if path.name == "formats.py":
+            continue
+        assert not re.search(r'\{\s*1:\s*"Again"', text), f"{path}: rating names defined again"
+        assert '"Multiple choice"' not in text, f"{path}: mode titles defined again"
+
+
+def test_log_modes_come_from_the_registry():
+    assert REVIEW_LOG_MODES == LOG_MODES and set(FORMATS) < set(QUIZ_MODES)
+    assert set(RATING_NAMES) == {1, 2, 3, 4}
+
+
+def test_only_the_decks_module_reads_deck_files_in_the_app():
+    for path in SOURCES:
+        if path.name == "decks.py" or "cli" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert "load_decks(" not in text, f"{path}: read the decks through cached_decks()"
+
+
+def test_every_format_is_offered_by_some_card():
+    from minigpt.study.decks import load_decks
+
+    offered = {f for card in load_decks() for f in formats_for(card)}
+    assert offered == set(FORMATS)
