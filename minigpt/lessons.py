@@ -194,6 +194,11 @@ def lesson_by_id(lesson_id: str, directory: Path | str | None = None) -> Lesson:
 
 TIME_LIMIT_S = 20.0
 OUTPUT_LIMIT = 64 * 1024  # bytes kept; a snippet printing more is stopped there
+# Address space a snippet may map (RLIMIT_AS, where the OS has it): importing torch maps about
+# 0.62 GiB with one thread (measured: VmPeak 624 MiB, 290 MB resident; a 400 MiB limit fails the
+# import with bad_alloc, 600 MiB passes), so 2 GiB leaves room for a lesson's tensors while a
+# runaway allocation fails with MemoryError instead of taking the machine's memory.
+MEMORY_LIMIT = 2 * 1024**3
 _DRAIN_S = 0.3  # after the snippet's process ends, how long its last output may take to arrive
 _live_groups: set[int] = set()  # process groups still running, killed at interpreter exit too
 
@@ -262,9 +267,20 @@ def _kill_live_groups() -> None:
         kill_group(pid)
 
 
-def _popen_options() -> dict:
+def _limit_memory(limit: int | None) -> Callable[[], None] | None:
+    """A preexec_fn that caps the child's address space (soft and hard: it cannot raise it)."""
+    try:
+        import resource
+    except ImportError:  # Windows: no rlimits; the time and output limits still hold
+        return None
+    if limit is None or not hasattr(resource, "RLIMIT_AS"):
+        return None
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _popen_options(memory_limit: int | None = MEMORY_LIMIT) -> dict:
     return dict(stdin=subprocess.DEVNULL, env=snippet_env(), cwd=str(_IMPORT_ROOT),
-                start_new_session=True)
+                start_new_session=True, preexec_fn=_limit_memory(memory_limit))
 
 
 def _text(data: bytes | bytearray) -> str:
@@ -272,7 +288,7 @@ def _text(data: bytes | bytearray) -> str:
 
 
 def run_snippet(code: str, timeout: float = TIME_LIMIT_S, limit: int = OUTPUT_LIMIT,
-                stop: threading.Event | None = None) -> SnippetResult:
+                stop: threading.Event | None = None, memory_limit: int | None = MEMORY_LIMIT) -> SnippetResult:
     """Run ``code`` and wait (at most ``timeout`` seconds); stdout and stderr apart.
 
     From a worker thread, pass ``stop`` and set it when the run is no longer wanted (the learner
@@ -280,7 +296,7 @@ def run_snippet(code: str, timeout: float = TIME_LIMIT_S, limit: int = OUTPUT_LI
     """
     start = time.monotonic()
     proc = subprocess.Popen(snippet_command(code), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            **_popen_options())
+                            **_popen_options(memory_limit))
     _live_groups.add(proc.pid)
     buffers = {proc.stdout: bytearray(), proc.stderr: bytearray()}
     timed_out = truncated = stopped = False
