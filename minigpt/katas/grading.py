@@ -84,13 +84,19 @@ def _given(case) -> str:
     return ", ".join(parts)
 
 
-def _matching_mistake(checker, case, obtained) -> str | None:
+def _matching_mistake(checker, case, obtained, raised: str | None = None) -> str | None:
+    """The first mistake that gives what the learner's code gave on ``case``: the same value, or,
+    when the learner's code raised ``raised`` (an exception's type name), the same exception."""
     from minigpt.katas.checkers.base import clone
 
     for mistake in checker.mistakes:
         try:
             wrong = mistake.function(*clone(case.args), **clone(case.kwargs))
-        except Exception:  # a mistake that does not apply to this input
+        except Exception as e:  # a mistake that does not apply to this input, or fails like the learner's
+            if raised is not None and type(e).__name__ == raised:
+                return mistake.message
+            continue
+        if raised is not None:
             continue
         if wrong is not None and values.difference(wrong, obtained, checker.rtol, checker.atol) is None:
             return mistake.message
@@ -115,11 +121,12 @@ def judge(kata: Kata, outcomes: list, forbidden_calls: list[str] | None = None) 
     for case, (kind, got) in zip(cases, outcomes):
         expected = solve(*clone(case.args), **clone(case.kwargs))
         if kind == "error":
-            report.failures.append(Failure(case.label, _given(case), values.show(expected), "an exception", got))
+            mistake = _matching_mistake(checker, case, None, raised=got.partition(":")[0])
+            report.failures.append(Failure(case.label, _given(case), values.show(expected), "an exception", got, mistake))
             continue
         gap = values.difference(expected, got, checker.rtol, checker.atol)
         if gap:
-            mistake = _matching_mistake(checker, case, got) if not report.failures else None
+            mistake = _matching_mistake(checker, case, got)
             report.failures.append(Failure(case.label, _given(case), values.show(expected), values.show(got), gap, mistake))
     return report
 
