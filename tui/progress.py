@@ -14,6 +14,8 @@ class Glance:
     cards_due: int | None  # None when the decks cannot be read
     last_run: str | None
     last_lesson: str | None = None  # title of the lesson opened most recently
+    katas_passed: int = 0
+    katas_total: int = 0
 
 
 _decks_cache: tuple[tuple, object] | None = None  # (deck files and their mtimes, the Deck)
@@ -68,5 +70,18 @@ def glance(store: Store) -> Glance:
     except LessonError:  # reported on the lessons screen
         lessons = []
     titles = {lesson.id: lesson.title for lesson in lessons}
+    passed, total = _katas(store)
     return Glance(len(store.lessons_read()), len(lessons), _cards_due(store), _last_run(),
-                  titles.get(store.last_lesson() or ""))
+                  titles.get(store.last_lesson() or ""), passed, total)
+
+
+def _katas(store: Store) -> tuple[int, int]:
+    from minigpt.errors import KataError
+    from minigpt.katas.catalogue import load_katas
+    from minigpt.katas.progress import totals
+
+    try:
+        t = totals(store, load_katas())
+    except KataError:  # reported on the katas screen
+        return 0, 0
+    return t.passed, t.total

@@ -113,6 +113,7 @@ class LessonScreen(Screen):
         Binding("z", "chapter_quiz", "Quiz"),
         Binding("o", "open_explorer", "Explore"),
         Binding("x", "open_experiments", "Experiments"),
+        Binding("c", "open_katas", "Code it"),
         Binding("g", "top", "Top", show=False),
         Binding("G", "bottom", "End", show=False),
     ]
@@ -284,7 +285,21 @@ class LessonScreen(Screen):
             return self.has_quiz
         if action == "open_experiments":  # front matter: experiments = ["model_size", ...]
             return bool(self.lesson.extra.get("experiments"))
+        if action == "open_katas":  # only lessons a kata practises (lessons/katas/*/meta.toml)
+            return bool(self.katas)
         return True
+
+    @property
+    def katas(self) -> list:
+        if not hasattr(self, "_katas"):
+            from minigpt.errors import KataError
+            from minigpt.katas.catalogue import katas_for_lesson
+
+            try:
+                self._katas = katas_for_lesson(self.lesson.id)
+            except KataError:  # reported on the katas screen
+                self._katas = []
+        return self._katas
 
     @background(thread=True, exclusive=True, group="quiz-check")
     def _check_quiz(self) -> None:
@@ -319,6 +334,13 @@ class LessonScreen(Screen):
     def action_open_experiments(self) -> None:
         value = self.lesson.extra.get("experiments", [])
         navigation.open_screen(self.app, "experiments", presets_first=[value] if isinstance(value, str) else list(value))
+
+    def action_open_katas(self) -> None:
+        """The lesson's kata, or the list of them when it has several."""
+        if len(self.katas) == 1:
+            navigation.open_screen(self.app, "kata", self.katas[0])
+        else:
+            navigation.open_screen(self.app, "katas", lesson=self.lesson.id)
 
     def action_back(self) -> None:
         self.app.pop_screen()
