@@ -30,11 +30,13 @@ class Failure:
         named = f" — {self.mistake}" if self.mistake else ""
         return f"✗ {self.case}: {self.where}{named}"
 
-    def details(self) -> str:
-        parts = [f"Case: {self.case}", f"  input     {self.given}", f"  expected  {self.expected}",
-                 f"  obtained  {self.obtained}", f"  differs   {self.where}"]
-        if self.mistake:
+    def details(self, with_mistake: bool = True) -> str:
+        """The case in full: where it differs first (what a learner reads first), the input last."""
+        parts = [f"First failing case: {self.case}"]
+        if self.mistake and with_mistake:
             parts.append(f"  mistake   {self.mistake}")
+        parts += [f"  differs   {self.where}", f"  expected  {self.expected}", f"  obtained  {self.obtained}",
+                  f"  input     {self.given}"]
         return "\n".join(parts)
 
 
@@ -69,7 +71,10 @@ class Report:
         if self.passed:
             return f"✓ All {self.total} cases pass."
         first = self.failures[0]
-        return (f"✗ {len(self.failures)} of {self.total} cases fail. The first:\n{first.details()}")
+        head = f"✗ {len(self.failures)} of {self.total} cases fail"
+        if first.mistake:
+            return f"{head}: {first.mistake}.\n{first.details(with_mistake=False)}"
+        return f"{head}.\n{first.details()}"
 
 
 def reference(kata: Kata) -> Callable:

@@ -178,11 +178,11 @@ class KataScreen(Screen):
         text = Text(printable(report.summary(), keep="\n"), style="green" if report.passed else "")
         if report.failures[1:]:
             text.append("\n\nThe other failing cases:\n" + "\n".join(printable(f.line()) for f in report.failures[1:]))
+        if report.passed:
+            text.append("\nctrl+g: the reference solution · ctrl+f: your code against it")
         if report.output:
             text.append(f"\n\nYour code printed (not read as a verdict):\n{printable(report.output[-600:], keep=chr(10))}",
                         style="dim")
-        if report.passed:
-            text.append("\nctrl+g: the reference solution · ctrl+f: your code against it")
         self.query_one("#kata-result", Static).update(text)
         self.query_one("#kata-results").scroll_home(animate=False)
         self._draw_status(f"{report.seconds:.1f} s")

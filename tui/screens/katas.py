@@ -63,7 +63,8 @@ class KatasScreen(Screen):
         ol.clear_options()
         for kata in self.katas:
             status = mine[kata.name].status if kata.name in mine else "new"
-            ol.add_option(Option(f"{MARKS[status]} {kata.name:<21} {escape(kata.title)}", id=kata.name))
+            title = kata.title if len(kata.title) <= 50 else kata.title[:49] + "…"  # one line at 80 columns
+            ol.add_option(Option(f"{MARKS[status]} {kata.name:<21} {escape(title)}", id=kata.name))
         passed = sum(1 for k in every if k.name in mine and mine[k.name].passed)
         scope = f" for the lesson [i]{escape(self.lesson)}[/i]" if self.lesson else ""
         summary.update(f"[b]Katas[/b]{scope}  {passed} of {len(every)} passed"
