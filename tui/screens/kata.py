@@ -61,6 +61,7 @@ class KataScreen(Screen):
         self.report = None
         self._stop = threading.Event()
         self._save_timer: Timer | None = None
+        self.extra_text = ""  # the solution or the diff shown below the results, as text
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -151,6 +152,9 @@ class KataScreen(Screen):
         except PolicyRefusal as e:
             result.update(Text(str(e)))
             return
+        if self._save_timer is not None:  # what runs is what is kept
+            self._save_timer.stop()
+        self._save_draft()
         self.running = True
         self._stop.clear()
         result.update(Text("Running the hidden tests in a fresh Python (torch loads first)…"))
@@ -223,6 +227,7 @@ class KataScreen(Screen):
         if not self.passed:
             progress.record_solution_shown(self.app.store, self.kata.name)
         self.solution_shown = True
+        self.extra_text = self.kata.solution
         self.query_one("#kata-extra", Static).update(
             Syntax(self.kata.solution, "python", theme="ansi_dark", background_color="default"))
         self.query_one("#kata-extra").scroll_visible(animate=False)
@@ -235,6 +240,7 @@ class KataScreen(Screen):
             return
         diff = "".join(difflib.unified_diff(self.code.splitlines(keepends=True), self.kata.solution.splitlines(keepends=True),
                                             "your code", "the reference", n=1))
+        self.extra_text = diff or "(identical)"
         self.query_one("#kata-extra", Static).update(
             Syntax(diff or "(identical)", "diff", theme="ansi_dark", background_color="default"))
         self.query_one("#kata-extra").scroll_visible(animate=False)
