@@ -194,10 +194,8 @@ def lesson_by_id(lesson_id: str, directory: Path | str | None = None) -> Lesson:
 
 TIME_LIMIT_S = 20.0
 OUTPUT_LIMIT = 64 * 1024  # bytes kept; a snippet printing more is stopped there
-# Address space a snippet may map (RLIMIT_AS, where the OS has it): importing torch maps about
-# 0.62 GiB with one thread (measured: VmPeak 624 MiB, 290 MB resident; a 400 MiB limit fails the
-# import with bad_alloc, 600 MiB passes), so 2 GiB leaves room for a lesson's tensors while a
-# runaway allocation fails with MemoryError instead of taking the machine's memory.
+# Address space a snippet may map (RLIMIT_AS): torch's import maps 0.62 GiB (measured, one thread;
+# 400 MiB fails it, 600 MiB passes); 2 GiB leaves room, and a runaway allocation gets MemoryError.
 MEMORY_LIMIT = 2 * 1024**3
 _DRAIN_S = 0.3  # after the snippet's process ends, how long its last output may take to arrive
 _live_groups: set[int] = set()  # process groups still running, killed at interpreter exit too
@@ -268,14 +266,12 @@ def _kill_live_groups() -> None:
 
 
 def _limit_memory(limit: int | None) -> Callable[[], None] | None:
-    """A preexec_fn that caps the child's address space (soft and hard: it cannot raise it)."""
+    """A preexec_fn capping the child's address space, soft and hard (it cannot raise it again)."""
     try:
         import resource
     except ImportError:  # Windows: no rlimits; the time and output limits still hold
         return None
-    if limit is None or not hasattr(resource, "RLIMIT_AS"):
-        return None
-    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return None if limit is None else lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def _popen_options(memory_limit: int | None = MEMORY_LIMIT) -> dict:
