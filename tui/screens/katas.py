@@ -66,9 +66,8 @@ class KatasScreen(Screen):
             title = kata.title if len(kata.title) <= 50 else kata.title[:49] + "…"  # one line at 80 columns
             ol.add_option(Option(f"{MARKS[status]} {kata.name:<21} {escape(title)}", id=kata.name))
         passed = sum(1 for k in every if k.name in mine and mine[k.name].passed)
-        scope = f" for the lesson [i]{escape(self.lesson)}[/i]" if self.lesson else ""
-        summary.update(f"[b]Katas[/b]{scope}  {passed} of {len(every)} passed"
-                       "   [dim]✓ passed · ✗ tried · ◌ solution seen[/dim]")
+        scope = f" for [i]{escape(self.lesson)}[/i]" if self.lesson else ""
+        summary.update(f"[b]Katas[/b]{scope} · {passed}/{len(every)} passed  [dim]✓ passed ✗ tried ◌ solution seen[/dim]")
         ol.highlighted = keep if keep is not None and keep < len(self.katas) else 0
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:

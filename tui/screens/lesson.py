@@ -113,7 +113,7 @@ class LessonScreen(Screen):
         Binding("z", "chapter_quiz", "Quiz"),
         Binding("o", "open_explorer", "Explore"),
         Binding("x", "open_experiments", "Experiments"),
-        Binding("c", "open_katas", "Code it"),
+        Binding("c", "open_katas", "Code"),  # the lesson's katas; short: this footer is the fullest
         Binding("g", "top", "Top", show=False),
         Binding("G", "bottom", "End", show=False),
     ]
@@ -144,7 +144,8 @@ class LessonScreen(Screen):
             # key that opened the lesson shows it at once.
             yield from blocks[:FIRST_BLOCKS]
             self._rest = blocks[FIRST_BLOCKS:]
-            yield Static("[dim]— end of lesson —  n: next lesson · escape: back[/dim]", id="lesson-end")
+            code = " · c: code it" if self.katas else ""
+            yield Static(f"[dim]— end of lesson —  n: next lesson{code} · escape: back[/dim]", id="lesson-end")
         yield Footer()
 
     def _block_widgets(self) -> list:
@@ -264,7 +265,8 @@ class LessonScreen(Screen):
         self._save_position(read=read)
         end = self.query_one("#lesson-end", Static)
         if read:
-            end.update("[dim]— end of lesson —  n: next lesson · z: chapter quiz · escape: back[/dim]")
+            code = " · c: code it" if self.katas else ""
+            end.update(f"[dim]— end of lesson —  n: next lesson · z: chapter quiz{code} · escape: back[/dim]")
             if not getattr(self, "_announced", False):
                 self._announced = True
                 self.notify(f"Lesson “{self.lesson.title}” marked as read", timeout=3)
