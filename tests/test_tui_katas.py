@@ -61,7 +61,7 @@ async def test_attention_kata_from_its_lesson_to_the_stats(app, monkeypatch):
         record = progress.record(app.store, "attention")
         assert (record.attempts, record.passes) == (1, 0)
 
-        await pilot.press("ctrl+t")
+        await pilot.press("ctrl+b")
         assert "Hint 1:" in _text(screen, "#kata-hints")
         await pilot.press("ctrl+f")  # no diff against the reference before a pass
         assert screen.extra_text == ""

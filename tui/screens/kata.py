@@ -38,15 +38,21 @@ DRAFT_SAVE_S = 1.0  # the draft is saved once typing pauses this long
 
 
 class KataScreen(Screen):
+    # The ctrl keys work while typing (priority: before the editor sees them), and none of them is
+    # one a browser keeps for itself (ctrl+t, ctrl+n, ctrl+w), so they work under `minigpt serve`.
+    # Out of the editor (escape), single letters do the same.
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("ctrl+r", "run", "Run", show=True, priority=True),
-        Binding("ctrl+t", "hint", "Hint", show=True, priority=True),
+        Binding("ctrl+b", "hint", "Hint", show=True, priority=True),
         Binding("ctrl+g", "solution", "Solution", show=True, priority=True),
         Binding("ctrl+f", "diff", "Diff", show=True, priority=True),
         Binding("ctrl+o", "external_editor", "$EDITOR", show=True, priority=True),
-        Binding("e", "external_editor", "$EDITOR", show=False),
         Binding("r", "run", "Run", show=False),
+        Binding("h", "hint", "Hint", show=False),
+        Binding("s", "solution", "Solution", show=False),
+        Binding("d", "diff", "Diff", show=False),
+        Binding("e", "external_editor", "$EDITOR", show=False),
         Binding("i", "edit", "Edit", show=False),
     ]
 
@@ -124,7 +130,7 @@ class KataScreen(Screen):
         editor = self.query_one(TextArea)
         if editor.has_focus:  # escape leaves the editor first; the single-letter keys then work
             self.query_one("#kata-results").focus()
-            self._draw_status("i: edit · r: run · e: $EDITOR · escape: back")
+            self._draw_status("i edit · r run · h hint · s solution · d diff · e $EDITOR")
             return
         if self._save_timer is not None:
             self._save_timer.stop()
@@ -144,6 +150,11 @@ class KataScreen(Screen):
 
     # -- grading --------------------------------------------------------------------------------
     def action_run(self) -> None:
+        # ctrl+r is a priority binding: it is handled before keys typed just before it have reached
+        # the editor (fast typing, a paste, a browser's key burst). Read the code after them.
+        self.query_one(TextArea).call_later(self._run_now)
+
+    def _run_now(self) -> None:
         if self.running:
             return
         result = self.query_one("#kata-result", Static)
@@ -208,7 +219,7 @@ class KataScreen(Screen):
     @keeps_screen
     def action_hint(self) -> None:
         if self.hints_shown >= len(self.kata.hints):
-            self.notify("No more hints: ctrl+g shows the solution")
+            self.notify("No more hints: ctrl+g (or s) shows the solution")
             return
         self.hints_shown += 1
         progress.record_hints(self.app.store, self.kata.name, self.hints_shown)
