@@ -25,7 +25,7 @@ def write_insight(run):
              "blocks.0.ffn.down.weight", "head.weight"]
     log = InsightLog(run / LAYERS_FILE, layers_header(names, ["adamw", "muon", "muon", "muon", "muon", "adamw"], 25))
     for step in range(25, 301, 25):
-        log.write({"step": step, "grad": [0.3, 0.1, 0.1, 0.1, 0.1, 0.2],
+        log.write({"step": step, "grad": [0.3, 0.12, 0.1, 0.11, 0.1, 0.2],
                    "ratio": [-3.0, -1.5, -1.6, -1.4, -4.2 if step == 300 else -1.5, -3.1]})
     log.close()
 

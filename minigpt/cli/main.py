@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from minigpt.cli.kata import kata
 from minigpt.cli.support import UserError, _fail, apply_data_dir, data_dir_option
 from minigpt.cli.sweep import sweep
 from minigpt.cli.train import train
@@ -28,6 +29,7 @@ def main(data_dir: Path | None) -> None:
 
 main.add_command(train)
 main.add_command(sweep)
+main.add_command(kata)
 
 
 # ---------------------------------------------------------------------------- sample / eval
