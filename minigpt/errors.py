@@ -83,6 +83,15 @@ class CardImportError(TutorError, ValueError):
     """A file to import is malformed; the message names the file and line."""
 
 
+class KataError(TutorError, ValueError):
+    """A kata that does not exist or whose folder is malformed; the message names it."""
+
+
+class KataCodeError(TutorError, ValueError):
+    """The learner's code for a kata cannot be graded (a syntax error, a forbidden call, the
+    function missing, the grader stopped); the message says which, in the learner's terms."""
+
+
 # ------------------------------------------------------------------ the progress database
 
 class StoreError(TutorError, RuntimeError):

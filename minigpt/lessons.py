@@ -193,6 +193,9 @@ def lesson_by_id(lesson_id: str, directory: Path | str | None = None) -> Lesson:
 
 TIME_LIMIT_S = 20.0
 OUTPUT_LIMIT = 64 * 1024  # bytes kept; a snippet printing more is stopped there
+# Address space a snippet may map (RLIMIT_AS): torch's import maps 0.62 GiB (measured, one thread;
+# 400 MiB fails it, 600 MiB passes); 2 GiB leaves room, and a runaway allocation gets MemoryError.
+MEMORY_LIMIT = 2 * 1024**3
 _DRAIN_S = 0.3  # after the snippet's process ends, how long its last output may take to arrive
 _live_trees: set[spawn.ProcessTree] = set()  # snippets still running, killed at interpreter exit too
 USE_CGROUP = True  # bound a snippet's tree with a cgroup where one can be made (tests turn it off)
@@ -253,8 +256,8 @@ def _kill_live_trees() -> None:
         _end(tree)
 
 
-def _start_options(tree: spawn.ProcessTree) -> dict:
-    return dict(env=snippet_env(), cwd=_IMPORT_ROOT, new_session=True, tree=tree)
+def _start_options(tree: spawn.ProcessTree, memory_limit: int | None = MEMORY_LIMIT) -> dict:
+    return dict(env=snippet_env(), cwd=_IMPORT_ROOT, new_session=True, tree=tree, memory_limit=memory_limit)
 
 
 def _text(data: bytes | bytearray) -> str:
@@ -262,7 +265,7 @@ def _text(data: bytes | bytearray) -> str:
 
 
 def run_snippet(code: str, timeout: float = TIME_LIMIT_S, limit: int = OUTPUT_LIMIT,
-                stop: threading.Event | None = None) -> SnippetResult:
+                stop: threading.Event | None = None, memory_limit: int | None = MEMORY_LIMIT) -> SnippetResult:
     """Run ``code`` and wait (at most ``timeout`` seconds); stdout and stderr apart.
 
     From a worker thread, pass ``stop`` and set it when the run is no longer wanted (the learner
@@ -271,7 +274,7 @@ def run_snippet(code: str, timeout: float = TIME_LIMIT_S, limit: int = OUTPUT_LI
     start = time.monotonic()
     tree = spawn.ProcessTree(USE_CGROUP)
     proc = spawn.popen(snippet_command(code), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       **_start_options(tree))
+                       **_start_options(tree, memory_limit))
     _live_trees.add(tree)
     buffers = {proc.stdout: bytearray(), proc.stderr: bytearray()}
     timed_out = truncated = stopped = False

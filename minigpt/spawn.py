@@ -260,18 +260,30 @@ def _argv(argv: list[str], niceness: int, tree: ProcessTree | None) -> list[str]
             program, *argv[1:]]
 
 
-def _options(new_session: bool, env: dict[str, str] | None, cwd) -> dict:
+def _limit_memory(limit: int | None):
+    """A preexec_fn capping the child's address space, soft and hard (it cannot raise it again)."""
+    try:
+        import resource
+    except ImportError:  # Windows: no rlimits; the time and output limits still hold
+        return None
+    return None if limit is None else lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _options(new_session: bool, env: dict[str, str] | None, cwd, memory_limit: int | None = None) -> dict:
     # A new session also makes the child lead its own process group: killpg(pid) reaches it all.
-    return {"start_new_session": new_session and os.name == "posix", "env": env,
-            "cwd": None if cwd is None else str(cwd)}
+    options = {"start_new_session": new_session and os.name == "posix", "env": env,
+               "cwd": None if cwd is None else str(cwd)}
+    if memory_limit is not None:
+        options["preexec_fn"] = _limit_memory(memory_limit)
+    return options
 
 
 def popen(argv: list[str], *, env: dict[str, str] | None = None, cwd=None, new_session: bool = True,
           niceness: int = 0, tree: ProcessTree | None = None, stdin=subprocess.DEVNULL, stdout=None,
-          stderr=None) -> subprocess.Popen:
-    """Start ``argv`` from plain code (no event loop)."""
+          stderr=None, memory_limit: int | None = None) -> subprocess.Popen:
+    """Start ``argv`` from plain code (no event loop); ``memory_limit`` caps its address space (bytes)."""
     proc = subprocess.Popen(_argv(argv, niceness, tree), stdin=stdin, stdout=stdout, stderr=stderr,
-                            **_options(new_session, env, cwd))
+                            **_options(new_session, env, cwd, memory_limit))
     if tree is not None:
         tree.adopt(proc.pid)
     return proc
@@ -279,12 +291,18 @@ def popen(argv: list[str], *, env: dict[str, str] | None = None, cwd=None, new_s
 
 async def start(argv: list[str], *, env: dict[str, str] | None = None, cwd=None, new_session: bool = True,
                 niceness: int = 0, tree: ProcessTree | None = None, stdin=subprocess.DEVNULL, stdout=None,
-                stderr=None):
+                stderr=None, memory_limit: int | None = None):
     """Start ``argv`` as an asyncio subprocess (from the app's event loop)."""
     import asyncio
 
     proc = await asyncio.create_subprocess_exec(*_argv(argv, niceness, tree), stdin=stdin, stdout=stdout,
-                                                stderr=stderr, **_options(new_session, env, cwd))
+                                                stderr=stderr, **_options(new_session, env, cwd, memory_limit))
     if tree is not None:
         tree.adopt(proc.pid)
     return proc
+
+
+def run_in_terminal(argv: list[str]) -> int:
+    """Run ``argv`` in the foreground on the caller's own terminal (the learner's $EDITOR while the
+    app steps aside) and wait for it: same session, inherited stdin/stdout, no bound. Its exit code."""
+    return subprocess.run(argv, check=False).returncode

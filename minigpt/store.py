@@ -94,6 +94,31 @@ MIGRATIONS: list[str] = [
     );
     INSERT OR REPLACE INTO settings(key, value) VALUES ('study.regrade', 'pending');
     """,
+    # 4: katas (minigpt.katas.progress): one row per kata, one per graded attempt
+    """
+    CREATE TABLE kata_progress (
+        kata             TEXT PRIMARY KEY,         -- the kata's name (lessons/katas/*/meta.toml)
+        opened_at        TEXT NOT NULL,            -- first opened: time to pass counts from here
+        attempts         INTEGER NOT NULL DEFAULT 0,
+        passes           INTEGER NOT NULL DEFAULT 0,
+        hints_used       INTEGER NOT NULL DEFAULT 0,  -- the most hints shown at once (they come in order)
+        first_passed_at  TEXT,
+        seconds_to_pass  REAL,                     -- from opened_at to the first pass
+        gave_up_at       TEXT,                     -- the solution was shown before any pass
+        draft            TEXT,                     -- the learner's code as last left (nothing typed is lost)
+        updated_at       TEXT NOT NULL
+    );
+    CREATE TABLE kata_attempts (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        kata          TEXT NOT NULL,
+        attempted_at  TEXT NOT NULL,
+        passed        INTEGER NOT NULL,
+        cases_failed  INTEGER NOT NULL,
+        cases_total   INTEGER NOT NULL,
+        source        TEXT NOT NULL              -- app, editor or cli
+    );
+    CREATE INDEX kata_attempts_kata ON kata_attempts(kata);
+    """,
 ]
 
 

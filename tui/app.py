@@ -205,6 +205,15 @@ class TutorApp(App):
             lessons = load_lessons()
         except Exception:  # a broken lesson file is reported on the lessons screen instead
             lessons = []
+        try:
+            from minigpt.katas.catalogue import load_katas
+
+            katas = load_katas()
+        except Exception:  # a broken kata folder is reported on the katas screen instead
+            katas = []
+        for kata in katas:
+            yield SystemCommand(f"Kata: {kata.name}", kata.title,
+                                lambda kata=kata: navigation.open_screen(self, "kata", kata))
         for number, lesson in enumerate(lessons, start=1):
             yield SystemCommand(
                 f"Lesson {number}: {lesson.title}",

@@ -26,6 +26,8 @@ AREAS: list[Area] = [
          "flashcards"),
     Area("quiz", "Quiz", "q", "Multiple choice, type the term, numbers, explain, chapter quizzes", "quiz"),
     Area("stats", "Study stats", "s", "Due forecast, streak heatmap, retention, weakest cards", "stats"),
+    Area("katas", "Katas", "k", "Write softmax, attention, a KV-cache step… yourself; hidden tests grade it",
+         "katas"),
     Area("attention", "Attention stepper", "a",
          "Every stage of self-attention with real numbers; maths explorers (o)", "attention"),
     Area("training", "Training", "t", "Train a model in the background and watch its loss live", "training"),

@@ -39,6 +39,8 @@ SCREENS: dict[str, str] = {
     "playground.compare": "tui.screens.playground_compare:CompareScreen",
     "experiments": "tui.screens.experiments:ExperimentsScreen",
     "experiment": "tui.screens.experiment:ExperimentScreen",
+    "katas": "tui.screens.katas:KatasScreen",
+    "kata": "tui.screens.kata:KataScreen",
 }
 
 

@@ -15,6 +15,8 @@ class Glance:
     last_run: str | None
     last_lesson: str | None = None  # title of the lesson to continue (tui.progress.lesson_to_continue)
     run_active: bool = False  # the last run is training: its line is worth refreshing
+    katas_passed: int = 0
+    katas_total: int = 0
 
 
 def _cards_due(store: Store) -> int | None:
@@ -68,5 +70,19 @@ def glance(store: Store) -> Glance:
         lessons = []
     titles = {lesson.id: lesson.title for lesson in lessons}
     run, active = last_run()
+    passed, total = _katas(store)
     return Glance(len(store.lessons_read()), len(lessons), _cards_due(store), run,
-                  titles.get(lesson_to_continue(store, [lesson.id for lesson in lessons]) or ""), active)
+                  titles.get(lesson_to_continue(store, [lesson.id for lesson in lessons]) or ""), active,
+                  passed, total)
+
+
+def _katas(store: Store) -> tuple[int, int]:
+    from minigpt.errors import KataError
+    from minigpt.katas.catalogue import load_katas
+    from minigpt.katas.progress import totals
+
+    try:
+        t = totals(store, load_katas())
+    except KataError:  # reported on the katas screen
+        return 0, 0
+    return t.passed, t.total

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from minigpt.cli.cards import cards
+from minigpt.cli.kata import kata
 from minigpt.cli.support import UserError, _fail, apply_data_dir, data_dir_option
 from minigpt.cli.sweep import sweep
 from minigpt.cli.train import train
@@ -30,6 +31,7 @@ def main(data_dir: Path | None) -> None:
 main.add_command(train)
 main.add_command(sweep)
 main.add_command(cards)
+main.add_command(kata)
 
 
 # ---------------------------------------------------------------------------- sample / eval

@@ -113,6 +113,7 @@ class LessonScreen(Screen):
         Binding("z", "chapter_quiz", "Quiz"),
         Binding("o", "open_explorer", "Explore"),
         Binding("x", "open_experiments", "Experiments"),
+        Binding("c", "open_katas", "Code"),  # the lesson's katas; short: this footer is the fullest
         Binding("g", "top", "Top", show=False),
         Binding("G", "bottom", "End", show=False),
     ]
@@ -143,7 +144,8 @@ class LessonScreen(Screen):
             # key that opened the lesson shows it at once.
             yield from blocks[:FIRST_BLOCKS]
             self._rest = blocks[FIRST_BLOCKS:]
-            yield Static("[dim]— end of lesson —  n: next lesson · escape: back[/dim]", id="lesson-end")
+            code = " · c: code it" if self.katas else ""
+            yield Static(f"[dim]— end of lesson —  n: next lesson{code} · escape: back[/dim]", id="lesson-end")
         yield Footer()
 
     def _block_widgets(self) -> list:
@@ -264,8 +266,9 @@ class LessonScreen(Screen):
         end = self.query_one("#lesson-end", Static)
         if read:
             # Said in the hint itself: a toast here sat over this very line.
+            code = " · c: code it" if self.katas else ""
             end.update("[dim]— end of lesson —[/dim] [b]✓ marked as read[/b]  "
-                       "[dim]n: next lesson · z: chapter quiz · escape: back[/dim]")
+                       f"[dim]n: next lesson · z: chapter quiz{code} · escape: back[/dim]")
         elif end_shown:
             end.update(f"[dim]— end of lesson — {self.seen.share:.0%} of it seen so far; "
                        "page through it (space) to mark it read[/dim]")
@@ -283,7 +286,21 @@ class LessonScreen(Screen):
             return self.has_quiz
         if action == "open_experiments":  # front matter: experiments = ["model_size", ...]
             return bool(self.lesson.extra.get("experiments"))
+        if action == "open_katas":  # only lessons a kata practises (lessons/katas/*/meta.toml)
+            return bool(self.katas)
         return True
+
+    @property
+    def katas(self) -> list:
+        if not hasattr(self, "_katas"):
+            from minigpt.errors import KataError
+            from minigpt.katas.catalogue import katas_for_lesson
+
+            try:
+                self._katas = katas_for_lesson(self.lesson.id)
+            except KataError:  # reported on the katas screen
+                self._katas = []
+        return self._katas
 
     @background(thread=True, exclusive=True, group="quiz-check")
     def _check_quiz(self) -> None:
@@ -318,6 +335,13 @@ class LessonScreen(Screen):
     def action_open_experiments(self) -> None:
         value = self.lesson.extra.get("experiments", [])
         navigation.open_screen(self.app, "experiments", presets_first=[value] if isinstance(value, str) else list(value))
+
+    def action_open_katas(self) -> None:
+        """The lesson's kata, or the list of them when it has several."""
+        if len(self.katas) == 1:
+            navigation.open_screen(self.app, "kata", self.katas[0])
+        else:
+            navigation.open_screen(self.app, "katas", lesson=self.lesson.id)
 
     def action_back(self) -> None:
         self.app.pop_screen()

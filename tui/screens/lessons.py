@@ -13,6 +13,18 @@ from minigpt.lessons import load_lessons
 from tui.progress import lesson_to_continue
 
 
+def _kata_counts(store) -> dict[str, tuple[int, int]]:
+    """(katas passed, katas) per lesson: a passed kata counts toward the lessons it practises."""
+    from minigpt.errors import KataError
+    from minigpt.katas.catalogue import load_katas
+    from minigpt.katas.progress import lesson_katas
+
+    try:
+        return lesson_katas(store, load_katas())
+    except KataError:  # reported on the katas screen
+        return {}
+
+
 class LessonsScreen(Screen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -43,6 +55,7 @@ class LessonsScreen(Screen):
             return
         store = self.app.store
         read = store.lessons_read()
+        katas = _kata_counts(store)
         last = lesson_to_continue(store, [l.id for l in self.lessons])  # what c opens, marked
         ol = self.query_one(OptionList)
         keep = ol.highlighted
@@ -56,7 +69,9 @@ class LessonsScreen(Screen):
             else:
                 mark = " ·"
             here = "  [dim]← continue (c)[/dim]" if lesson.id == last else ""
-            ol.add_option(Option(f"{mark:>3} {number:>2}. {lesson.title}{here}", id=lesson.id))
+            passed, total = katas.get(lesson.id, (0, 0))
+            code = (f"  [green]katas {passed}/{total}[/green]" if passed == total else f"  [dim]katas {passed}/{total}[/dim]") if total else ""
+            ol.add_option(Option(f"{mark:>3} {number:>2}. {lesson.title}{code}{here}", id=lesson.id))
         summary.update(
             f"[b]Lessons[/b]  {len(read & {l.id for l in self.lessons})} of {len(self.lessons)} read"
             "   [dim]enter: open · c: continue where you left off[/dim]"

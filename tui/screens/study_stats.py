@@ -1,4 +1,4 @@
-"""Study stats: due forecast, activity heatmap with streak, retention, weakest cards, buttons."""
+"""Study stats: due forecast, katas passed, activity heatmap with streak, retention, weakest cards, buttons."""
 
 from __future__ import annotations
 
@@ -19,6 +19,28 @@ from tui.widgets.study_card import card_title
 from tui.widgets.study_charts import ForecastChart, buttons_text, heatmap_text, retention_text, weakest_text
 
 
+def katas_text(store) -> str:
+    """Katas passed, with what it took: attempts, hints, the solutions seen, time to pass."""
+    from minigpt.errors import KataError
+    from minigpt.katas import progress
+    from minigpt.katas.catalogue import load_katas
+
+    try:
+        katas = load_katas()
+    except KataError as e:
+        return f"✗ {escape(str(e))}"
+    t = progress.totals(store, katas)
+    mine = progress.records(store)
+    passed = [k.name for k in katas if k.name in mine and mine[k.name].passed]
+    lines = [f"Katas passed [b]{t.passed}[/b] of {t.total} · attempts {t.attempts} · hints used {t.hints_used}"
+             f" · solutions seen before a pass {t.gave_up} · median time to pass {progress.duration_text(t.median_seconds_to_pass)}"]
+    if passed:
+        lines.append("[green]✓[/green] " + escape(", ".join(passed)))
+    else:
+        lines.append("[dim]None passed yet: k on the home screen, or c in a lesson that has one[/dim]")
+    return "\n".join(lines)
+
+
 class StudyStatsScreen(Screen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -34,6 +56,9 @@ class StudyStatsScreen(Screen):
                 box.border_title = "Due forecast"
                 yield ForecastChart(id="stats-forecast-chart")
                 yield Static(id="stats-forecast-text")
+            katas = Static(id="stats-katas", classes="stats-section")
+            katas.border_title = "Katas"
+            yield katas
             for ident, title in [("activity", "Reviews per day"), ("retention", "Retention"),
                                  ("buttons", "Answer buttons"), ("weakest", "Weakest cards")]:
                 section = Static(id=f"stats-{ident}", classes="stats-section")
@@ -59,6 +84,7 @@ class StudyStatsScreen(Screen):
                 f"due {c.due}")
         except DeckError as e:
             self.query_one("#stats-now", Static).update(f"✗ {escape(str(e))}")
+        self.query_one("#stats-katas", Static).update(katas_text(store))
         forecast = stats.due_forecast(store, days=14, now=now)
         self.query_one(ForecastChart).set_forecast(forecast)
         days = " · ".join(f"{'today, now or later' if i == 0 else d.strftime('%a %d')}: {n}"

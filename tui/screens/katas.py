@@ -1,0 +1,95 @@
+"""The katas: every coding exercise with the learner's progress, or those of one lesson."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+
+from minigpt.errors import KataError
+from minigpt.katas import progress
+from minigpt.katas.catalogue import load_katas
+from minigpt.text import markup_escape as escape
+from tui import navigation
+
+MARKS = {"passed": "[green]✓[/green]", "gave up": "[yellow]◌[/yellow]", "tried": "[red]✗[/red]", "new": "·"}
+
+
+class KatasScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("enter", "open", "Open", show=True),
+        Binding("a", "show_all", "All katas"),
+    ]
+
+    def __init__(self, lesson: str | None = None):
+        super().__init__()
+        self.lesson = lesson
+        self.katas = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="katas-summary")
+        yield OptionList(id="kata-list")
+        yield Static(id="kata-description")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "Katas: write the pieces of a GPT yourself"
+        self.reload()
+        self.query_one(OptionList).focus()
+
+    def on_screen_resume(self) -> None:
+        self.reload()
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action == "show_all":
+            return self.lesson is not None
+        return True
+
+    def reload(self) -> None:
+        summary = self.query_one("#katas-summary", Static)
+        try:
+            every = load_katas()
+        except KataError as e:
+            summary.update(f"[b red]A kata could not be read:[/b red] {escape(str(e))}")
+            return
+        self.katas = [k for k in every if self.lesson is None or self.lesson in k.lessons] or every
+        mine = progress.records(self.app.store)
+        ol = self.query_one(OptionList)
+        keep = ol.highlighted
+        ol.clear_options()
+        for kata in self.katas:
+            status = mine[kata.name].status if kata.name in mine else "new"
+            title = kata.title if len(kata.title) <= 50 else kata.title[:49] + "…"  # one line at 80 columns
+            ol.add_option(Option(f"{MARKS[status]} {kata.name:<21} {escape(title)}", id=kata.name))
+        passed = sum(1 for k in every if k.name in mine and mine[k.name].passed)
+        scope = f" for [i]{escape(self.lesson)}[/i]" if self.lesson else ""
+        summary.update(f"[b]Katas[/b]{scope} · {passed}/{len(every)} passed  [dim]✓ passed ✗ tried ◌ solution seen[/dim]")
+        ol.highlighted = keep if keep is not None and keep < len(self.katas) else 0
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        for kata in self.katas:
+            if kata.name == event.option.id:
+                self.query_one("#kata-description", Static).update(
+                    f"[dim]{escape(kata.signature.splitlines()[0])}[/dim]\nPractises: {escape(', '.join(kata.lessons))}")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self._open(event.option.id)
+
+    def action_open(self) -> None:
+        ol = self.query_one(OptionList)
+        if ol.highlighted is not None:
+            self._open(ol.get_option_at_index(ol.highlighted).id)
+
+    def action_show_all(self) -> None:
+        self.lesson = None
+        self.refresh_bindings()
+        self.reload()
+
+    def _open(self, name: str) -> None:
+        for kata in self.katas:
+            if kata.name == name:
+                navigation.open_screen(self.app, "kata", kata)
