@@ -3,7 +3,6 @@ launcher that starts the same command under torchrun for data-parallel runs."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -202,7 +201,9 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
             if node_rank > 0:
                 click.echo(f"node {node_rank} done; the machine of node 0 holds the run folder")
                 return
-            status = json.loads((Path(run_dir) / "status.json").read_text(encoding="utf-8"))
+            from minigpt.runs.schema import read_json_file  # (guarded: never waits on a pipe)
+
+            status = read_json_file(Path(run_dir) / "status.json", "status.json")
         else:
             status = run_training(cfg, run_dir, resume=resume is not None, name=run_name, note=note,
                                   on_log=_progress_printer(cfg, quiet or not _is_main_rank()),

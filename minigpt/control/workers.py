@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import minigpt
+from minigpt import guarded
 from minigpt.data import load_words
 from minigpt.errors import RunControlError
 from minigpt.runs import listing as runs
@@ -65,7 +66,8 @@ def _worker_env() -> dict[str, str]:
 
 
 async def _spawn(run_dir: Path, args: list[str]) -> int:
-    with open(run_dir / STDOUT_FILE, "ab") as out, open(run_dir / STDERR_FILE, "ab") as err:
+    with guarded.open_append(run_dir / STDOUT_FILE, text=False) as out, \
+            guarded.open_append(run_dir / STDERR_FILE, text=False) as err:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "minigpt.cli", *args, "--nice", str(WORKER_NICENESS),
             stdin=asyncio.subprocess.DEVNULL, stdout=out,
@@ -109,7 +111,7 @@ def _launch(run_dir: Path) -> dict | None:
     import json
 
     try:
-        launch = json.loads((run_dir / LAUNCH_FILE).read_text(encoding="utf-8"))
+        launch = json.loads(guarded.read_text(run_dir / LAUNCH_FILE, guarded.SMALL_JSON_BYTES))
     except (OSError, ValueError):
         return None
     return launch if isinstance(launch, dict) else None
@@ -142,10 +144,7 @@ def run_state(run_dir: Path | str) -> RunView:
 def stderr_tail(run_dir: Path | str, lines: int = 8) -> list[str]:
     """The last non-empty lines of the worker's error output (where a crash leaves its traceback)."""
     try:
-        with open(Path(run_dir) / STDERR_FILE, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 16384))
-            text = f.read().decode("utf-8", "replace")
+        text = guarded.read_tail(Path(run_dir) / STDERR_FILE, 16384).decode("utf-8", "replace")
     except OSError:
         return []
     return [ln for ln in text.replace("\r", "\n").splitlines() if ln.strip()][-lines:]
@@ -263,7 +262,7 @@ def _stopped_since(run_dir: Path, launched_ts) -> bool:
     import json
 
     try:
-        asked = json.loads((run_dir / STOP_FILE).read_text(encoding="utf-8")).get("requested_ts")
+        asked = json.loads(guarded.read_text(run_dir / STOP_FILE, guarded.SMALL_JSON_BYTES)).get("requested_ts")
     except (OSError, ValueError, AttributeError):
         return False
     return isinstance(asked, (int, float)) and asked >= (launched_ts if isinstance(launched_ts, (int, float)) else 0)

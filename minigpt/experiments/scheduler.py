@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from minigpt import guarded
 from minigpt.control import workers as rc
 from minigpt.experiments import folder as ef
 from minigpt.experiments.evaluation import EXTRAS_FILE, compute_extras
@@ -322,7 +323,7 @@ async def start(exp_dir: Path | str, jobs: int = 1) -> int | None:
     if ef.scheduler_alive(exp_dir) is not None:
         return None
     argv, env = _scheduler_command(exp_dir, min(jobs, max_jobs()))
-    with open(exp_dir / ef.LOG_FILE, "ab") as log:
+    with guarded.open_append(exp_dir / ef.LOG_FILE, text=False) as log:
         proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL, stdout=log,
                                                     stderr=log, start_new_session=True, env=env)
     _SPAWNED.append(proc)
@@ -338,7 +339,7 @@ def start_sync(exp_dir: Path | str, jobs: int = 1) -> int | None:
     if ef.scheduler_alive(exp_dir) is not None:
         return None
     argv, env = _scheduler_command(exp_dir, min(jobs, max_jobs()))
-    with open(exp_dir / ef.LOG_FILE, "ab") as log:
+    with guarded.open_append(exp_dir / ef.LOG_FILE, text=False) as log:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                                 env=env)
     _SPAWNED.append(proc)

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from minigpt import guarded
 from minigpt.errors import ConfigError
 
 BUDGET_KINDS = ("steps", "time", "compute")
@@ -173,10 +174,12 @@ def load_spec_file(path: Path | str) -> ExperimentSpec:
 
     path = Path(path)
     try:
-        values = tomllib.loads(path.read_text(encoding="utf-8"))
+        values = tomllib.loads(guarded.read_text(path, guarded.TEXT_FILE_BYTES))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:  # a folder, a FIFO, a device, a file too large (minigpt.guarded)
+        raise ConfigError(f"{path}: cannot read ({e.strerror or e})") from None
+    except UnicodeDecodeError as e:
         raise ConfigError(f"{path}: cannot read ({e})") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML ({e})") from None

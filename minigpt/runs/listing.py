@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from minigpt import paths
+from minigpt import guarded, paths
 from minigpt.errors import RunError
 from minigpt.runs.files import CONFIG_FILE, METRICS_FILE, STATUS_FILE, process_start_time
 from minigpt.runs.lock import is_locked
@@ -237,10 +237,8 @@ def read_metrics(run_dir: Path | str, since_offset: int = 0) -> tuple[list[dict]
     ``minigpt.runs.schema.metrics_record`` (a step, and finite numbers).
     """
     path = Path(run_dir) / METRICS_FILE
-    try:
-        with open(path, "rb") as f:
-            f.seek(since_offset)
-            data = f.read()
+    try:  # a FIFO or a device is refused at once (minigpt.guarded), like a file not there yet
+        data = guarded.read_bytes(path, guarded.METRICS_BYTES, since_offset)
     except OSError:  # not there yet, or not a readable file
         return [], since_offset
     end = data.rfind(b"\n")
