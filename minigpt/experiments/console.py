@@ -65,17 +65,29 @@ def spec_from(target: str | None, axes: tuple[str, ...], sets: tuple[str, ...], 
     return presets.preset_spec(target, experiment_name=name, budget=budget, base=base)
 
 
+def estimate_text(spec: ExperimentSpec, jobs: int) -> str:
+    """What a sweep will cost, said before it starts: its runs, their budget and, for a time
+    budget, the wall-clock time at ``jobs`` runs side by side."""
+    text = f"{spec.n_runs} runs, {spec.budget.describe()}"
+    if spec.budget.kind == "steps":
+        text += f", {spec.n_runs * int(spec.budget.value):,} steps in all"
+    elif spec.budget.kind == "time":
+        seconds = -(-spec.n_runs // jobs) * spec.budget.value
+        text += f", about {seconds / 60:,.0f} min with {jobs} job(s) side by side"
+    return text
+
+
 def start(spec: ExperimentSpec, data: str | None, jobs: int, detach: bool, as_json: bool) -> int:
     if jobs < 1:
         raise ConfigError(f"--jobs must be at least 1, got {jobs}")
     usable = scheduler.max_jobs()
     if jobs > usable:
         click.echo(f"note: {usable} core(s) here, so at most {usable} job(s) side by side", err=True)
+    click.echo(f"experiment {spec.name}: {estimate_text(spec, min(jobs, usable))}", err=True)  # before any work
     exp = ef.create_experiment(spec, data=data)
     pid = scheduler.start_sync(exp.dir, jobs)
     total_flops = sum(r.flops or 0 for r in exp.runs)
-    click.echo(f"experiment {exp.name}: {len(exp.runs)} runs, {spec.budget.describe()}"
-               + (f", {total_flops:.2g} FLOPs in all" if total_flops else "") + f"\nfolder: {exp.dir}", err=True)
+    click.echo((f"{total_flops:.2g} FLOPs in all; " if total_flops else "") + f"folder: {exp.dir}", err=True)
     if detach:
         click.echo(f"running in the background: `minigpt sweep --status {exp.name}` or "
                    f"`minigpt watch {exp.name}`", err=True)

@@ -40,6 +40,11 @@ EVALS_PER_RUN = 12
 # compute of every size and their lower envelope, the compute-optimal frontier.
 COMPUTE_AXIS = "compute"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=-]{0,63}$")
+# The most runs one experiment may hold (the course's largest preset has 20). Counted from the
+# axes' lengths, before any point or run is built: a grid of thousands was refused only after
+# gigabytes of planning. A larger study is several experiments.
+MAX_RUNS = 256
+MAX_COMPUTE = 1e18  # FLOPs per run: weeks of a laptop at the tutor's sizes
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,11 @@ class Budget:
             raise ConfigError(f"{self.kind} budget must be a positive number, got {self.value!r}")
         if self.kind == "steps" and self.value != int(self.value):
             raise ConfigError(f"steps budget must be a whole number, got {self.value!r}")
+        from minigpt.training.options import MAX_SECONDS, MAX_STEPS
+
+        most = {"steps": MAX_STEPS, "time": MAX_SECONDS, "compute": MAX_COMPUTE}[self.kind]
+        if self.value > most:
+            raise ConfigError(f"{self.kind} budget must be at most {most:g} a run, got {self.value!r}")
 
     def describe(self) -> str:
         if self.kind == "steps":
@@ -105,6 +115,10 @@ class ExperimentSpec:
             raise ConfigError(f"derive must be one of {', '.join(DERIVE_RULES)}, got {self.derive!r}")
         if not self.axes:
             raise ConfigError("an experiment needs at least one axis (an option and the values it takes)")
+        if self.n_runs > MAX_RUNS:  # counted, never built
+            raise ConfigError(f"this grid has {self.n_runs:,} runs ({' × '.join(str(len(a.values)) for a in self.axes)}"
+                              f" values): more than the {MAX_RUNS} one experiment may hold; use fewer values "
+                              f"or split it into several experiments")
         known = {f.name for f in fields(TrainConfig)} - {"steps", "time_s"}
         for name in list(self.base) + [a.name for a in self.axes if a.name != COMPUTE_AXIS]:
             if name not in known:
