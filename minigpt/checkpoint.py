@@ -192,15 +192,20 @@ def _write_complete(tmp: Path, model, vocab: Vocab, train_config, metrics, optim
 
 
 def _still_intact(path: Path) -> str:
-    """What a failed save left usable, for its message."""
-    for folder in (path, path.with_name(path.name + ".old")):
-        if (folder / CONFIG).exists():
-            try:
-                step = read_checkpoint_meta(folder).state.get("step")
-            except (CheckpointError, OSError):
-                step = None
-            return f"the last good checkpoint{f' (step {step})' if step is not None else ''} is intact in {folder}"
-    return "no earlier checkpoint was there to keep"
+    """What a failed save left usable, for its message: the latest complete checkpoint beside it
+    (``NAME``, ``NAME.old`` or a sibling, such as a run's best and last)."""
+    found = []
+    for folder in sorted(path.parent.iterdir()) if path.parent.is_dir() else ():
+        if folder.name.endswith(".tmp") or not (folder / CONFIG).is_file():
+            continue
+        try:
+            found.append((read_checkpoint_meta(folder).state.get("step") or 0, folder))
+        except (CheckpointError, OSError):
+            continue
+    if not found:
+        return "no earlier checkpoint was there to keep"
+    step, folder = max(found, key=lambda f: (f[0], f[1] == path))
+    return f"the last good checkpoint (step {step}) is intact in {folder}"
 
 
 # ---------------------------------------------------------------------------- reading config.json

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import click
 
+from minigpt import guarded
 from minigpt.errors import ConfigError
 from minigpt.experiments import exports, plots, presets, results, scheduler
 from minigpt.experiments import folder as ef
 from minigpt.experiments.spec import Budget, ExperimentSpec, load_spec_file
+from minigpt.runs.files import write_text_atomic
 from minigpt.runs.listing import pid_alive
 
 FOLLOW_POLL_S = 1.0
@@ -180,7 +182,8 @@ def export(name: str | None, fmt: str, out: Path | None) -> int:
     if out is None:
         sys.stdout.write(text)
     else:
-        out.write_text(text, encoding="utf-8")
+        with guarded.disk_full_guard(f"{out}"):
+            write_text_atomic(out, text)  # a full disk leaves the previous file whole
         click.echo(f"wrote {out}", err=True)
     return 0
 

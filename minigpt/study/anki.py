@@ -70,7 +70,12 @@ def export_apkg(deck: Deck, path: Path | str, *, title: str = "minigpt-tutor") -
                                             card.id, card.lesson]))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    genanki.Package(adeck).write_to_file(str(tmp))
+    try:
+        with guarded.disk_full_guard(f"the deck {path.name}", f"{path.name} stays as it was"):
+            genanki.Package(adeck).write_to_file(str(tmp))
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a half-written package only takes room
+        raise
     tmp.replace(path)
     n = len(adeck.notes)
     return ExportResult(path, n, f"Exported {n} cards to {path}. Scheduling is not transferred: "
