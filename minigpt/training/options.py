@@ -382,7 +382,7 @@ def load_config_file(path: Path | str) -> TrainConfig:
 
 
 def load_run_config(run_dir: Path | str) -> TrainConfig:
-    if not (Path(run_dir) / CONFIG_FILE).is_file():
+    if not (Path(run_dir) / CONFIG_FILE).exists():  # (a FIFO there is refused by the guarded reader)
         raise ConfigError(f"{run_dir}: not a run folder (no {CONFIG_FILE})")
     return load_config_file(Path(run_dir) / CONFIG_FILE)
 
