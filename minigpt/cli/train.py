@@ -119,7 +119,7 @@ def _naming_the_flag(e: Exception) -> Exception:
 @click.option("--master-addr", default=None, help="Address of the node-rank-0 machine (multi-node).")
 @click.option("--master-port", type=click.IntRange(1, 65535), default=None, help="Its port (multi-node).")
 @click.option("--rdzv-endpoint", default=None, help="HOST:PORT of a c10d rendezvous, instead of the master.")
-@click.option("--rdzv-timeout", type=click.IntRange(1, 24 * 3600), default=120, show_default=True,
+@click.option("--rdzv-timeout", type=int, default=120, show_default=True,
               help="Seconds the nodes of a multi-node run wait for each other before giving up.")
 @click.option("--name", "run_name", default=None,
               help="What the run is called in lists (default: its model and key settings, e.g. gpt d64 L4 lr5e-3).")
@@ -159,6 +159,9 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
 
     rdzv_endpoint, rdzv_timeout = rendezvous
     try:
+        if not 1 <= rdzv_timeout <= distributed.MAX_RDZV_TIMEOUT_S:
+            raise ConfigError(f"--rdzv-timeout must be from 1 to {distributed.MAX_RDZV_TIMEOUT_S} seconds, "
+                              f"got {rdzv_timeout}")
         if nnodes > 1 or rdzv_endpoint is not None:  # checked before any data is read or folder made
             meeting = distributed.rendezvous_address(nnodes, node_rank, master_addr, master_port, rdzv_endpoint)
         if resume is not None:

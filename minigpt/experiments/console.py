@@ -67,6 +67,9 @@ def spec_from(target: str | None, axes: tuple[str, ...], sets: tuple[str, ...], 
     return presets.preset_spec(target, experiment_name=name, budget=budget, base=base)
 
 
+MAX_JOBS = 64  # runs side by side: each needs a core of its own
+
+
 def estimate_text(spec: ExperimentSpec, jobs: int) -> str:
     """What a sweep will cost, said before it starts: its runs, their budget and, for a time
     budget, the wall-clock time at ``jobs`` runs side by side."""
@@ -80,8 +83,8 @@ def estimate_text(spec: ExperimentSpec, jobs: int) -> str:
 
 
 def start(spec: ExperimentSpec, data: str | None, jobs: int, detach: bool, as_json: bool) -> int:
-    if jobs < 1:
-        raise ConfigError(f"--jobs must be at least 1, got {jobs}")
+    if not 1 <= jobs <= MAX_JOBS:
+        raise ConfigError(f"--jobs must be from 1 to {MAX_JOBS}, got {jobs}")
     usable = scheduler.max_jobs()
     if jobs > usable:
         click.echo(f"note: {usable} core(s) here, so at most {usable} job(s) side by side", err=True)
