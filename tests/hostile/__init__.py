@@ -22,7 +22,16 @@ Input classes and where they are tested (add a file here for a new class, and a 
   duplicates, stray quotes, FIFOs (``test_card_import.py``);
 - run files: text fields of status.json and lines of metrics.jsonl (``test_run_files.py``);
 - CLI options: absurd numbers, unicode, symlinks, permission-denied and special paths
-  (``test_cli_options.py``).
+  (``test_cli_options.py``);
+- special files: a FIFO, ``/dev/zero``, a folder or a 20 GB sparse file in place of every file a
+  run folder, checkpoint, experiment, deck, lesson or card import holds, in the library, the CLI
+  and the app (``test_special_files.py``);
+- impossible sizes: every option's upper bound, generated from the option list, the size rule
+  and the memory estimate (``test_option_bounds.py``);
+- full disks: training, the progress database and exports on a 2 MB tmpfs (``test_disk_full.py``);
+- runaway sweeps: grids counted and capped before they are built (``test_sweep_sizes.py``);
+- distributed misconfiguration: rendezvous options and a node that never comes
+  (``test_distributed_options.py``).
 
 ``conftest.py`` holds the shared pieces: the escape sequences, an assertion that text is free of
 control characters, the CLI run in a real subprocess, the app's rendered screen as text, and the
