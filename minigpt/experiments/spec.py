@@ -298,7 +298,9 @@ def resolve_config(spec: ExperimentSpec, values: dict, budget_steps: int | None 
     if spec.budget.kind == "time":
         kw.update(time_s=float(spec.budget.value), steps=None)
     else:
-        kw.update(steps=budget_steps or int(spec.budget.value), time_s=None)
+        # (a compute budget's steps come from the model's size: one step stands in until then)
+        placeholder = int(spec.budget.value) if spec.budget.kind == "steps" else 1
+        kw.update(steps=budget_steps or placeholder, time_s=None)
     try:
         return TrainConfig(**kw)
     except ConfigError as e:

@@ -268,3 +268,13 @@ def test_a_large_metrics_file_is_read_within_a_small_multiple_of_its_size(tmp_pa
     assert n > 500_000
     # Parsed records are Python dicts (~10× the line); the bytes themselves are read once.
     assert grown < 16 * size, f"peak grew by {grown / size:.1f}× the file"
+
+
+def test_a_progress_database_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
+    """Not in the sweep: the settings and progress database itself as a FIFO."""
+    from minigpt.errors import StoreError
+    from minigpt.store import Store
+
+    fifo = special(tmp_path / "progress.sqlite3", "fifo")
+    with bounded(10), pytest.raises(StoreError):
+        Store(fifo)
