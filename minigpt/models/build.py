@@ -42,15 +42,17 @@ def check_model_size(kind: str, config, *, verb: str = "trains", field: str | No
     return n_params
 
 
-def training_memory_bytes(kind: str, config, batch_size: int, n_params: int) -> int:
+def training_memory_bytes(kind: str, config, batch_size: int, n_params: int,
+                          tokens_per_item: float | None = None) -> int:
     """A generous estimate of the memory one training step holds, in bytes: the float32 weights
     with their gradients, AdamW's two moments and the weight average (five copies), and the
     activations kept for the backward pass (per token and layer about 17·d values plus the
-    attention's scores, 3·heads·T, as in Korthikanti et al. 2022, and the logits three times)."""
+    attention's scores, 3·heads·T, as in Korthikanti et al. 2022, and the logits three times).
+    ``tokens_per_item``: the positions an item fills (a name is short; default the block size)."""
     weights = 5 * 4 * n_params
     if kind == "bigram":  # counted in one pass: no batches, no optimizer
         return 2 * 4 * n_params
-    tokens = batch_size * config.block_size
+    tokens = batch_size * min(config.block_size, tokens_per_item or config.block_size)
     if kind == "gpt":
         d, heads, layers = config.d_model, config.n_heads, config.n_layers
         per_token = layers * (17 * d + 3 * heads * config.block_size) + 4 * d + 3 * config.vocab_size

@@ -66,12 +66,24 @@ def refuse_too_large(cfg: TrainConfig, data) -> None:
     except ConfigError as e:
         lower = "d_model or n_layers" if cfg.model == "gpt" else "the hidden units" if cfg.model == "mlp" else ""
         raise ConfigError(f"{e}{'; lower ' + lower if lower else ''}", field=e.field) from None
-    need = training_memory_bytes(cfg.model, model_config, cfg.batch_size, n_params) * _processes_here(cfg)
+    # Each process holds the weights and its share of the batch (the batch is global).
+    processes = _processes_here(cfg)
+    need = processes * training_memory_bytes(cfg.model, model_config, -(-cfg.batch_size // processes), n_params,
+                                             _tokens_per_item(data))
     have = available_memory_bytes(cfg.device)
     if have is not None and need > have:
         raise ConfigError(f"one training step would hold about {need / 2**30:,.1f} GiB (batch {cfg.batch_size:,} "
                           f"× block {data.block_size:,}), more than the {have / 2**30:,.1f} GiB free here; lower "
                           f"the batch size" + (" or d_model" if cfg.model == "gpt" else ""), field="batch_size")
+
+
+def _tokens_per_item(data) -> float | None:
+    """Positions one item fills in a batch: twice the mean length of a names file (rows are padded
+    to their longest), a whole window of a text; None when the data does not say."""
+    lengths = getattr(getattr(data, "train", None), "lengths", None)
+    if lengths is None or not len(lengths):
+        return None
+    return 2.0 * float(lengths.float().mean()) + 1
 
 
 def _processes_here(cfg: TrainConfig) -> int:
