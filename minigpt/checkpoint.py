@@ -3,8 +3,8 @@
 Nothing here unpickles: weights and optimizer tensors are safetensors, everything else is JSON.
 ``config.json`` carries a format version and is read through one typed reader,
 ``read_checkpoint_meta``, which migrates older versions and names a damaged field in one
-``CheckpointError``. Before a model is built its size is measured on torch's meta device (refused
-past ``MAX_PARAMS``) and its shapes checked against the weights file's header.
+``CheckpointError``. Before a model is built it passes the one size rule (``check_model_size``,
+on torch's meta device) and its shapes are checked against the weights file's header.
 
 The save protocol survives a kill at any point, any number of times in a row. The new checkpoint
 is written complete into ``NAME.tmp`` (never read by the loader), then ``NAME`` is renamed to
@@ -19,7 +19,6 @@ the raw weights the optimizer was moving (``training.safetensors``).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
@@ -34,17 +33,18 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from minigpt import guarded
 from minigpt.data import Vocab
-from minigpt.errors import CheckpointError, ConfigError, DatasetError
-from minigpt.models.build import MAX_PARAMS, build_model, count_text, planned_size
+from minigpt.errors import CheckpointError, ConfigError, DatasetError, UnsafeFileError
+from minigpt.models.build import build_model, check_model_size
 from minigpt.models.config import MODEL_CONFIGS, config_from_dict, config_to_dict
-from minigpt.safetensors_header import check_shapes
+from minigpt.safetensors_header import check_shapes, read_header
 
 FORMAT = "minigpt-checkpoint"
 FORMAT_VERSION = 1
 WEIGHTS, CONFIG, OPTIMIZER = "model.safetensors", "config.json", "optimizer.safetensors"
 TRAINING_WEIGHTS = "training.safetensors"
-MAX_CONFIG_BYTES = 16 << 20  # a checkpoint's JSON holds a vocabulary and a few settings
+MAX_CONFIG_BYTES = guarded.CHECKPOINT_JSON_BYTES  # a vocabulary and a few settings
 
 
 @dataclass
@@ -79,15 +79,6 @@ class Checkpoint:
 # ---------------------------------------------------------------------------- saving
 
 
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):  # a file system without directory fsync still renames atomically
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def _write_json(path: Path, obj) -> None:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(obj, f, indent=2, sort_keys=True, allow_nan=False)
@@ -98,7 +89,7 @@ def _write_json(path: Path, obj) -> None:
 
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with guarded.open_file(path, guarded.WEIGHTS_BYTES) as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -145,20 +136,39 @@ def recover_interrupted_save(path: Path | str) -> None:
     old = path.with_name(path.name + ".old")
     if not path.exists() and (old / CONFIG).exists():
         os.rename(old, path)
-        _fsync_dir(path.parent)
+        guarded.fsync_dir(path.parent)
 
 
 def save_checkpoint(path: Path | str, model, vocab: Vocab, *, train_config: dict | None = None,
                     metrics: dict | None = None, optimizer=None, state: dict | None = None,
                     training_model=None) -> Path:
     """Write ``model`` (the weights to use) atomically; ``training_model`` holds the raw weights
-    behind a weight average, saved for resuming."""
+    behind a weight average, saved for resuming. A full disk is one ``DiskFullError`` that says
+    which checkpoint stays intact; the half-written copy is removed, freeing its room."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     old = path.with_name(path.name + ".old")
     recover_interrupted_save(path)
     shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        with guarded.disk_full_guard(f"checkpoint {path}", lambda: _still_intact(path)):
+            _write_complete(tmp, model, vocab, train_config, metrics, optimizer, state, training_model)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if path.exists():
+        if old.exists():
+            shutil.rmtree(old)  # safe: NAME is complete; raises rather than leave a half-deleted .old
+        os.rename(path, old)
+    os.rename(tmp, path)
+    guarded.fsync_dir(path.parent)
+    shutil.rmtree(old, ignore_errors=True)
+    return path
+
+
+def _write_complete(tmp: Path, model, vocab: Vocab, train_config, metrics, optimizer, state, training_model):
+    """Every file of the checkpoint into ``tmp``, on disk before the swap makes them live."""
     tmp.mkdir()
     save_file(_weights(model), tmp / WEIGHTS)
     cfg = {
@@ -175,18 +185,27 @@ def save_checkpoint(path: Path | str, model, vocab: Vocab, *, train_config: dict
         save_file(_weights(training_model), tmp / TRAINING_WEIGHTS)
         cfg["training_weights_sha256"] = _sha256(tmp / TRAINING_WEIGHTS)
     _write_json(tmp / CONFIG, cfg)
-    for f in tmp.iterdir():  # the files are complete on disk before the swap makes them live
+    for f in tmp.iterdir():
         with open(f, "rb") as fh:
             os.fsync(fh.fileno())
-    _fsync_dir(tmp)
-    if path.exists():
-        if old.exists():
-            shutil.rmtree(old)  # safe: NAME is complete; raises rather than leave a half-deleted .old
-        os.rename(path, old)
-    os.rename(tmp, path)
-    _fsync_dir(path.parent)
-    shutil.rmtree(old, ignore_errors=True)
-    return path
+    guarded.fsync_dir(tmp)
+
+
+def _still_intact(path: Path) -> str:
+    """What a failed save left usable, for its message: the latest complete checkpoint beside it
+    (``NAME``, ``NAME.old`` or a sibling, such as a run's best and last)."""
+    found = []
+    for folder in sorted(path.parent.iterdir()) if path.parent.is_dir() else ():
+        if folder.name.endswith(".tmp") or not (folder / CONFIG).is_file():
+            continue
+        try:
+            found.append((read_checkpoint_meta(folder).state.get("step") or 0, folder))
+        except (CheckpointError, OSError):
+            continue
+    if not found:
+        return "no earlier checkpoint was there to keep"
+    step, folder = max(found, key=lambda f: (f[0], f[1] == path))
+    return f"the last good checkpoint (step {step}) is intact in {folder}"
 
 
 # ---------------------------------------------------------------------------- reading config.json
@@ -280,9 +299,10 @@ def read_checkpoint_meta(path: Path | str) -> CheckpointMeta:
     """The checkpoint's ``config.json``, migrated and checked, without touching the weights."""
     path = _resolve(Path(path))
     where = str(path / CONFIG)
-    try:
-        too_large = (path / CONFIG).stat().st_size > MAX_CONFIG_BYTES
-        cfg = None if too_large else json.loads((path / CONFIG).read_text(encoding="utf-8"))
+    try:  # a regular file under the limit, opened without blocking (a FIFO, /dev/zero: refused)
+        cfg, too_large = json.loads(guarded.read_text(path / CONFIG, MAX_CONFIG_BYTES)), False
+    except UnsafeFileError as e:
+        cfg, too_large = None, e.strerror
     except IsADirectoryError:
         raise CheckpointError(f"{where}: a folder where a file should be") from None
     except OSError as e:
@@ -290,7 +310,7 @@ def read_checkpoint_meta(path: Path | str) -> CheckpointMeta:
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise CheckpointError(f"{where}: not valid JSON ({str(e)[:80]}); the file is damaged") from None
     if not isinstance(cfg, dict) or cfg.get("format") != FORMAT:
-        why = f"larger than {MAX_CONFIG_BYTES >> 20} MB" if too_large else "format field missing"
+        why = too_large or "format field missing"
         raise CheckpointError(f"{where}: not a minigpt checkpoint ({why})")
     version = cfg.get("format_version", 1)
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
@@ -332,13 +352,10 @@ def read_checkpoint_config(path: Path | str) -> dict:
 def expected_tensors(meta: CheckpointMeta) -> dict[str, tuple[int, ...]]:
     """Names and shapes the weights file must hold, from a model built on the meta device
     (nothing allocated); CheckpointError when the model is larger than the tutor loads."""
-    try:
-        n_params, elements = planned_size(meta.kind, meta.model_config)
+    try:  # the one size rule (minigpt.models.build), before anything is allocated
+        check_model_size(meta.kind, meta.model_config, verb="loads")
     except ConfigError as e:
-        raise CheckpointError(f"{meta.path / CONFIG}: {e}") from None
-    if n_params > MAX_PARAMS or elements > 2 * MAX_PARAMS:
-        raise CheckpointError(f"{meta.path / CONFIG}: describes a model of {count_text(n_params)} parameters: "
-                              f"more than this tutor loads (at most {MAX_PARAMS:,})")
+        raise CheckpointError(f"{meta.path / CONFIG}: describes a model too large: {e}") from None
     with torch.device("meta"):
         model = build_model(meta.kind, meta.model_config)
     return _tensor_shapes(model)
@@ -380,6 +397,7 @@ def load_optimizer_state(path: Path | str, optimizer: torch.optim.Optimizer) -> 
     if not meta.optimizer or not (meta.path / OPTIMIZER).exists():
         return False
     try:
+        read_header(meta.path / OPTIMIZER)  # a regular file, whole, before safetensors opens it
         tensors = load_file(meta.path / OPTIMIZER)
         state = {int(pid): {k: tensors[f"{pid}.{k}"] for k in keys} for pid, keys in meta.optimizer["state"].items()}
         optimizer.load_state_dict({"state": state, "param_groups": meta.optimizer["param_groups"]})

@@ -13,17 +13,17 @@ a NUL byte (binary data), bytes that are not UTF-8, the reserved ``.`` in an ite
 
 from __future__ import annotations
 
-import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from minigpt.errors import DatasetError
+from minigpt import guarded
+from minigpt.errors import DatasetError, UnsafeFileError
 
 BOUNDARY = "."  # start and end token, never inside an item
-MAX_FILE_BYTES = 1 << 30  # 1 GiB: far beyond what the tutor's models learn from on a laptop
+MAX_FILE_BYTES = guarded.DATASET_BYTES  # 1 GiB: far beyond what the tutor's models learn from on a laptop
 CHUNK_BYTES = 1 << 23  # read 8 MiB at a time (cut at a newline, so UTF-8 never splits)
 
 # The characters str.splitlines breaks on, and those str.strip removes (all below U+3001).
@@ -100,36 +100,32 @@ def _decode(symbols: np.ndarray, alphabet: tuple[str, ...] | None) -> str:
     return symbols.astype("<u4").tobytes().decode("utf-32-le")
 
 
+def open_dataset(path: Path):
+    """The dataset opened through the one guard (``minigpt.guarded``): a regular file (a FIFO or
+    ``/dev/zero`` would never end), at most MAX_FILE_BYTES, opened without blocking."""
+    try:
+        return guarded.open_file(path, MAX_FILE_BYTES)
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise DatasetError(f"{path}: is a folder, expected a text file") from None
+    except UnsafeFileError as e:
+        if not e.too_large:
+            raise DatasetError(f"{path}: {e.strerror}; give a text file") from None
+        raise DatasetError(f"{path}: {e.strerror}; train on a sample of the file") from None
+    except OSError as e:
+        raise DatasetError(f"{path}: cannot read ({e.strerror or e})") from None
+
+
 def check_file(path: Path) -> None:
     """Refuse, with a DatasetError naming ``path``, what no reader should open: a missing path, a
     folder, a device or pipe (reading ``/dev/zero`` never ends), a file over MAX_FILE_BYTES."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no such file") from None
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read ({e.strerror or e})") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise DatasetError(f"{path}: is a folder, expected a text file")
-    if not stat.S_ISREG(info.st_mode):
-        raise DatasetError(f"{path}: not a regular file (a device or a pipe); give a text file")
-    if info.st_size > MAX_FILE_BYTES:
-        raise DatasetError(
-            f"{path}: {info.st_size / 2**20:,.0f} MiB is more than the {MAX_FILE_BYTES >> 20:,} MiB "
-            f"this tutor reads; train on a sample of the file")
-
-
-def _open_checked(path: Path):
-    check_file(path)
-    try:
-        return path.open("rb")
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read ({e.strerror or e})") from None
+    open_dataset(path).close()
 
 
 def _chunks(path: Path) -> Iterator[tuple[bytes, int]]:
     """The file in pieces that end at a newline, each with its offset in the file."""
-    with _open_checked(path) as f:
+    with open_dataset(path) as f:
         rest, offset = b"", 0
         while True:
             try:
@@ -152,7 +148,7 @@ def _chunks(path: Path) -> Iterator[tuple[bytes, int]]:
 
 def _line_at(path: Path, offset: int) -> int:
     """The 1-based line holding byte ``offset`` (counted only when an error needs it)."""
-    with path.open("rb") as f:
+    with open_dataset(path) as f:
         return f.read(offset).count(b"\n") + 1
 
 
@@ -252,7 +248,7 @@ class _Growing:
 def read_items(path: Path | str) -> Items:
     """Every non-blank line of ``path``, stripped, as code points (see the module's refusals)."""
     path = Path(path)
-    capacity = max(path.stat().st_size, 1) if path.is_file() else 1
+    capacity = max(path.stat().st_size, 1) if guarded.is_regular(path) else 1
     points_out = _Growing(capacity, np.uint8)
     lengths_out = _Growing(capacity // 2 + 1, np.int32)  # an item takes a character and a break
     present: set[int] = set()

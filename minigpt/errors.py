@@ -12,9 +12,37 @@ its own that does not derive from ``TutorError``.
 
 from __future__ import annotations
 
+import errno
+
 
 class TutorError(Exception):
     """Something the user can cause and fix; the message says what and, where it can, how."""
+
+
+# ------------------------------------------------------------------ any file a user can reach
+
+class UnsafeFileError(TutorError, OSError):
+    """A path a reader will not open: a pipe, a device or a socket (reading one may never end),
+    or a file larger than that reader accepts (``minigpt.guarded``). Also an ``OSError``, so a
+    reader that reports "cannot read" reports this too; ``strerror`` says why."""
+
+    def __init__(self, path, reason: str, too_large: bool = False):
+        super().__init__(errno.EINVAL, reason, str(path))
+        self.too_large = too_large  # else: not a regular file
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+class DiskFullError(TutorError, OSError):
+    """A write failed because the disk (or the user's quota) is full; the message says what was
+    not written and what was kept intact (``minigpt.guarded.disk_full_guard``)."""
+
+    def __init__(self, message: str):
+        super().__init__(errno.ENOSPC, message)
+
+    def __str__(self) -> str:
+        return self.strerror
 
 
 # ------------------------------------------------------------------ training and its inputs

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minigpt import paths, spawn
+from minigpt import guarded, paths, spawn
 from minigpt.errors import LessonError
 
 REQUIRED = {"id": str, "title": str, "order": int}
@@ -158,7 +158,7 @@ def load_lessons(directory: Path | str | None = None) -> list[Lesson]:
     seen_orders: dict[int, Path] = {}
     for path in sorted(directory.glob("*.md")):
         try:
-            text = path.read_text(encoding="utf-8")
+            text = guarded.read_text(path, guarded.TEXT_FILE_BYTES)
         except (OSError, UnicodeDecodeError) as e:
             raise LessonError(f"{path}: cannot read lesson: {e}") from None
         lesson = parse_lesson(text, path)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import struct
 from pathlib import Path
 
-from minigpt.errors import CheckpointError
+from minigpt import guarded
+from minigpt.errors import CheckpointError, UnsafeFileError
 
 MAX_HEADER_BYTES = 16 << 20
 FLOAT_DTYPES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8}  # bytes per element
@@ -26,9 +28,9 @@ def _whole(v) -> bool:
 
 def read_header(weights_file: Path) -> dict:
     """The JSON header of a safetensors file (names, dtypes, shapes), checked against its size."""
-    try:
-        size = weights_file.stat().st_size
-        with open(weights_file, "rb") as f:
+    try:  # a regular file under the limit, opened without blocking (a FIFO would never answer)
+        with guarded.open_file(weights_file, guarded.WEIGHTS_BYTES) as f:
+            size = os.fstat(f.fileno()).st_size
             raw = f.read(8)
             n = struct.unpack("<Q", raw)[0] if len(raw) == 8 else -1
             if not 0 < n <= min(size - 8, MAX_HEADER_BYTES):
@@ -36,6 +38,8 @@ def read_header(weights_file: Path) -> dict:
             header = json.loads(f.read(n))
     except CheckpointError:
         raise
+    except UnsafeFileError as e:
+        raise CheckpointError(f"{weights_file}: {e.strerror}") from None
     except IsADirectoryError:
         raise CheckpointError(f"{weights_file}: a folder where a file should be") from None
     except FileNotFoundError:

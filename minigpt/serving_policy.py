@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from minigpt import paths
+from minigpt import guarded, paths
 from minigpt.errors import PolicyRefusal, TrainingLimitReached
 
 ENV_SERVED = "MINIGPT_SERVED"
@@ -168,7 +168,7 @@ def _is_live(run_dir: Path) -> bool:
 def live_served_runs() -> list[Path]:
     """Runs started from this server's sessions whose worker is still starting or training."""
     try:
-        listed = json.loads((_state_dir() / RUNS_REGISTRY).read_text(encoding="utf-8"))
+        listed = json.loads(guarded.read_text(_state_dir() / RUNS_REGISTRY, guarded.SMALL_JSON_BYTES))
     except (OSError, ValueError):
         listed = []
     return [Path(p) for p in listed if isinstance(p, str) and _is_live(Path(p))]

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from subprocess import PIPE  # noqa: F401  (callers ask for a pipe without importing subprocess)
 
 # Environment variables that set how many threads the maths libraries start.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")

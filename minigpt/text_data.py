@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from minigpt.corpus import check_file
+from minigpt.corpus import MAX_FILE_BYTES, open_dataset
 from minigpt.data import BOUNDARY, Vocab
 from minigpt.errors import DatasetError
 
@@ -26,13 +26,9 @@ MAX_EVAL_WINDOWS = 2048  # a fixed, bounded evaluation set: enough for a stable 
 def load_text(path: Path | str) -> str:
     """The whole file as text, with a clear error for what cannot be trained on."""
     path = Path(path)
-    check_file(path)  # not a device, a pipe or a folder; not over the size limit
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise DatasetError(f"{path}: is a folder, expected a text file") from None
+        with open_dataset(path) as f:  # not a device, a pipe or a folder; not over the size limit
+            raw = f.read(MAX_FILE_BYTES)
     except OSError as e:
         raise DatasetError(f"{path}: cannot read ({e.strerror})") from None
     if not raw.strip():

@@ -15,7 +15,7 @@ from minigpt.training.options import OPTIONS, Option, TrainConfig
 
 # Upper ends for options the schema leaves open (values beyond these are just as valid, but
 # slower to check or past the form's parameter cap).
-OPEN_ENDS = {"d_model": 64, "n_heads": 8, "n_layers": 6, "block_size": 64, "mlp_hidden": 400,
+OPEN_ENDS = {"d_model": 64, "n_heads": 8, "n_layers": 6, "block_size": 64, "mlp_hidden": 400, "mlp_context": 8, "mlp_embd": 32,
              "batch_size": 512, "steps": 10**6, "eval_interval": 10**5, "log_interval": 10**4}
 
 

@@ -143,3 +143,35 @@ def test_no_screen_calls_another_objects_private_methods():
                 continue
             found.append(f"{path.name}:{node.lineno} {ast.unparse(node.func)}()")
     assert not found, "private methods called from outside their object:\n" + "\n".join(found)
+
+
+def _library_and_app_sources():
+    for folder in ("minigpt", "tui"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            yield path.relative_to(REPO).as_posix(), path.read_text(encoding="utf-8")
+
+
+def test_one_size_rule_for_every_model_kind():
+    """MAX_PARAMS and the measuring of a planned model live in minigpt/models/build.py only: the form,
+    the session and the checkpoint reader call check_model_size (issue 24 item 2). A second cap,
+    or a second comparison against it, fails here."""
+    import re
+
+    elsewhere = [(name, m.group()) for name, text in _library_and_app_sources() if name != "minigpt/models/build.py"
+                 for m in re.finditer(r"MAX_\w*PARAMS\w*|planned_size\(", text)]
+    assert elsewhere == [], f"a second size rule: {elsewhere}"
+    users = {name for name, text in _library_and_app_sources() if "check_model_size(" in text}
+    assert {"minigpt/training/session.py", "minigpt/checkpoint.py"} <= users
+
+
+def test_one_guarded_reader_for_user_reachable_files():
+    """Every file a user can reach is read through minigpt.guarded (regular file, size cap, never
+    blocking on a FIFO): a plain read_text / read_bytes / json.load / tomllib.load elsewhere fails."""
+    import re
+
+    plain = re.compile(r"(?<!guarded)\.read_(?:text|bytes)\(|json\.load\(|tomllib\.load\(")
+    found = [f"{name}:{text[: m.start()].count(chr(10)) + 1}" for name, text in _library_and_app_sources()
+             # spawn.py reads the kernel's own files (/proc, a cgroup's procs), never a user's, and
+             # sits below guarded in the layers
+             if name not in ("minigpt/guarded.py", "minigpt/spawn.py") for m in plain.finditer(text)]
+    assert found == [], f"read these through minigpt.guarded: {found}"

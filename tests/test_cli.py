@@ -57,7 +57,7 @@ def test_train_flags_are_the_option_list(runner):
     from minigpt.training.options import OPTIONS
 
     own = {"config_file", "out", "resume", "quiet", "nice", "help",
-           "nnodes", "node_rank", "master_addr", "master_port", "rdzv_endpoint",  # the launcher's
+           "nnodes", "node_rank", "master_addr", "master_port", "rdzv_endpoint", "rdzv_timeout",  # the launcher's
            "run_name", "note",  # what describes the run (its status), not its training
            "data_changed_ok",  # a resume's consent, not a setting
            "seeds"}  # how many runs (a seed group), not how one trains

@@ -65,8 +65,9 @@ def test_launcher_options():
     assert D.launcher_argv(2) == ["--nproc-per-node", "2", "--standalone"]
     assert D.launcher_argv(1, 2, 1, "10.0.0.1", 29500) == [
         "--nproc-per-node", "1", "--nnodes", "2", "--node-rank", "1", "--master-addr", "10.0.0.1",
-        "--master-port", "29500"]
-    assert D.launcher_argv(4, 3, rdzv_endpoint="h:1")[-4:] == ["--rdzv-backend", "c10d", "--rdzv-endpoint", "h:1"]
+        "--master-port", "29500", "--rdzv-conf", "timeout=120"]
+    assert D.launcher_argv(4, 3, rdzv_endpoint="h:1", rdzv_timeout_s=30)[-6:] == [
+        "--rdzv-backend", "c10d", "--rdzv-endpoint", "h:1", "--rdzv-conf", "join_timeout=30,timeout=30"]
 
 
 def test_one_ddp_step_equals_one_process_on_the_same_global_batch(tmp_path):

@@ -105,7 +105,7 @@ async def test_an_error_in_an_advanced_option_opens_the_fold_and_focuses_it(tmp_
         fill_form(screen.form, beta2="0.99", steps="", time_s="-4")
         await pilot.press("ctrl+s")
         await pilot.pause()
-        assert "budget in seconds must be > 0" in screen.form.error_text
+        assert "budget in seconds must be in (0, 604800]" in screen.form.error_text
         assert app.focused is screen.form.query_one("#f-budget")
 
 

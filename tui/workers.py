@@ -18,7 +18,7 @@ from typing import Any
 
 from textual import work
 
-from minigpt import paths
+from minigpt import guarded, paths
 from minigpt.text import markup_escape, printable
 
 _log_lock = threading.Lock()
@@ -31,7 +31,7 @@ def log_path():
 def _write_log(what: str, error: BaseException) -> None:
     text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
     try:
-        with _log_lock, open(log_path(), "a", encoding="utf-8") as f:
+        with _log_lock, guarded.open_append(log_path()) as f:
             f.write(f"--- {what} failed\n{text}\n")
     except OSError:
         logging.getLogger("minigpt").exception("could not write the app log")

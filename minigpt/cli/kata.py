@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from minigpt import guarded
 from minigpt.cli.support import UserError, _fail
 from minigpt.errors import TutorError
 from minigpt.text import printable
@@ -85,7 +86,7 @@ def check(name: str, file: Path) -> None:
 
     k = _kata(name)
     try:
-        source = file.read_text(encoding="utf-8")
+        source = guarded.read_text(file, guarded.TEXT_FILE_BYTES)
     except (OSError, UnicodeDecodeError) as e:
         raise UserError(f"cannot read {file}: {e}") from None
     report = grade_source(k, source)

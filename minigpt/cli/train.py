@@ -3,7 +3,6 @@ launcher that starts the same command under torchrun for data-parallel runs."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -120,6 +119,8 @@ def _naming_the_flag(e: Exception) -> Exception:
 @click.option("--master-addr", default=None, help="Address of the node-rank-0 machine (multi-node).")
 @click.option("--master-port", type=click.IntRange(1, 65535), default=None, help="Its port (multi-node).")
 @click.option("--rdzv-endpoint", default=None, help="HOST:PORT of a c10d rendezvous, instead of the master.")
+@click.option("--rdzv-timeout", type=int, default=120, show_default=True,
+              help="Seconds the nodes of a multi-node run wait for each other before giving up.")
 @click.option("--name", "run_name", default=None,
               help="What the run is called in lists (default: its model and key settings, e.g. gpt d64 L4 lr5e-3).")
 @click.option("--note", default=None, help="A line about the run, shown in lists.")
@@ -131,8 +132,8 @@ def _naming_the_flag(e: Exception) -> Exception:
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 @click.option("--nice", type=click.IntRange(0, 19), default=0,
               help="Lower this process's CPU priority (the app starts workers at 5 to stay responsive).")
-def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint, run_name, note,
-          data_changed_ok, seeds, quiet, nice, **given):
+def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint, rdzv_timeout, run_name,
+          note, data_changed_ok, seeds, quiet, nice, **given):
     """Train a model; writes metrics, status and the best checkpoint into a run folder."""
     import signal
 
@@ -140,20 +141,20 @@ def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
     # remember it, so the trainer stops cleanly after its first step instead of dying unsaved.
     stop_signals: list[int] = []
     if threading.current_thread() is not threading.main_thread():
-        return _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint,
-                      run_name, note, quiet, nice, stop_signals, given, data_changed_ok)
+        return _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
+                      (rdzv_endpoint, rdzv_timeout), run_name, note, quiet, nice, stop_signals, given, data_changed_ok)
     previous = signal.signal(signal.SIGTERM, lambda signum, _frame: stop_signals.append(signum))
     try:
         if seeds > 1:
-            return _train_seeds(seeds, config_file, out, resume, nnodes, run_name, note, quiet, nice, stop_signals,
+            return _train_seeds(seeds, config_file, out, resume, nnodes, rdzv_timeout, run_name, note, quiet, nice, stop_signals,
                                 given)
-        return _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint,
-                      run_name, note, quiet, nice, stop_signals, given, data_changed_ok)
+        return _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
+                      (rdzv_endpoint, rdzv_timeout), run_name, note, quiet, nice, stop_signals, given, data_changed_ok)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _train_seeds(seeds: int, config_file, out, resume, nnodes, run_name, note, quiet, nice,
+def _train_seeds(seeds: int, config_file, out, resume, nnodes, rdzv_timeout, run_name, note, quiet, nice,
                  stop_signals: list[int], given: dict):
     """One run per seed, one after another, in one group: ``OUT/seed-S`` each (or new run folders),
     named ``NAME seed S``. A failed run stops the group (the runs before it stay); a stop stops
@@ -177,7 +178,7 @@ def _train_seeds(seeds: int, config_file, out, resume, nnodes, run_name, note, q
         group = group or f"{base} ×{seeds} ({run_dir.parent.name if out is not None else run_dir.name})"
         if not quiet:
             click.echo(f"seed {seed} ({i + 1} of {seeds}):", err=True)
-        status = _train(config_file, run_dir, None, 1, 0, None, None, None, f"{base} seed {seed}", note, quiet,
+        status = _train(config_file, run_dir, None, 1, 0, None, None, (None, rdzv_timeout), f"{base} seed {seed}", note, quiet,
                         nice if i == 0 else 0, stop_signals, {**given, "seed": seed}, group=group)
         if stop_signals or (status or {}).get("state") != "finished":
             click.echo(f"stopped after seed {seed}: {i + 1} of {seeds} runs in the group", err=True)
@@ -185,7 +186,7 @@ def _train_seeds(seeds: int, config_file, out, resume, nnodes, run_name, note, q
     click.echo(f"group: {printable(group)}")
 
 
-def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint, run_name, note,
+def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rendezvous: tuple, run_name, note,
            quiet, nice, stop_signals: list[int], given: dict, data_changed_ok: bool = False,
            group: str | None = None):
     from minigpt.training import cpu_policy
@@ -195,10 +196,17 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
         os.nice(nice)  # an idle machine trains as fast; a busy one keeps the terminal snappy
     from minigpt.runs import listing as runs
     from minigpt.runs.schema import check_name_and_note
+    from minigpt.training import distributed
     from minigpt.training.loop import train as run_training
 
+    rdzv_endpoint, rdzv_timeout = rendezvous
     try:
         check_name_and_note(run_name, note)  # the rule `rename` applies, before any data is read
+        if not 1 <= rdzv_timeout <= distributed.MAX_RDZV_TIMEOUT_S:
+            raise ConfigError(f"--rdzv-timeout must be from 1 to {distributed.MAX_RDZV_TIMEOUT_S} seconds, "
+                              f"got {rdzv_timeout}")
+        if nnodes > 1 or rdzv_endpoint is not None:  # checked before any data is read or folder made
+            meeting = distributed.rendezvous_address(nnodes, node_rank, master_addr, master_port, rdzv_endpoint)
         if resume is not None:
             # the number of processes may change on resume: a run continues on any number of them
             changed = [OPTIONS_BY_NAME[name].cli_flag for name, value in given.items()
@@ -233,19 +241,29 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
         if not quiet:
             click.echo(f"run folder: {printable(run_dir)}", err=True)
             click.echo(f"cpu: {policy.describe()}", err=True)
-        from minigpt.training import distributed
-
         processes = given.get("processes") or cfg.processes
         if processes * nnodes > 1 and not distributed.launched_by_torchrun():
             launch = distributed.launcher_argv(processes, nnodes, node_rank, master_addr, master_port,
-                                               rdzv_endpoint)
-            code = _run_under_torchrun(launch, run_dir)
+                                               rdzv_endpoint, rdzv_timeout)
+            if nnodes > 1:  # said before the wait: torchrun itself waits in silence
+                others = "the other node" if nnodes == 2 else f"the other {nnodes - 1} nodes"
+                ranks = "1" if nnodes == 2 else f"1 to {nnodes - 1}"
+                click.echo(f"node {node_rank} of {nnodes}: waiting up to {rdzv_timeout} s for {others} to join at "
+                           f"{meeting} (start the same command there with --node-rank {ranks}; --rdzv-timeout "
+                           f"changes the wait)", err=True)
+            code, held = _run_under_torchrun(launch, run_dir, hold_tracebacks=nnodes > 1)
+            if code != 0 and nnodes > 1 and not (Path(run_dir) / "status.json").exists():
+                raise ConfigError(f"the {nnodes} nodes did not all join at {meeting} within {rdzv_timeout} s "
+                                  f"(or a node failed before training); nothing was trained")
+            sys.stderr.buffer.write(held)  # a failure during training: its traceback, as it was
             if code != 0:
                 raise click.exceptions.Exit(code)
             if node_rank > 0:
                 click.echo(f"node {node_rank} done; the machine of node 0 holds the run folder")
                 return
-            status = json.loads((Path(run_dir) / "status.json").read_text(encoding="utf-8"))
+            from minigpt.runs.schema import read_json_file  # (guarded: never waits on a pipe)
+
+            status = read_json_file(Path(run_dir) / "status.json", "status.json")
         else:
             status = run_training(cfg, run_dir, resume=resume is not None, name=run_name, note=note,
                                   on_log=_progress_printer(cfg, quiet or not _is_main_rank()),
@@ -272,12 +290,14 @@ def _is_main_rank() -> bool:
     return os.environ.get("RANK", "0") == "0"
 
 
-def _run_under_torchrun(launch: list[str], run_dir: Path) -> int:
+def _run_under_torchrun(launch: list[str], run_dir: Path, hold_tracebacks: bool = False) -> tuple[int, bytes]:
     """Start this same ``train`` command under torchrun and wait; signals reach every rank.
 
     The ranks get this command's own options (``--out`` fixed to the run folder, so they all
     write, or rank 0 writes, the same place); torchrun forwards SIGTERM/SIGINT to them, and each
-    rank stops at the same step after rank 0 saves.
+    rank stops at the same step after rank 0 saves. With ``hold_tracebacks`` (a multi-node run)
+    its error output is relayed up to a traceback, which is held back and returned: a rendezvous
+    that times out is then said in one line instead of torchrun's pages.
     """
     import signal
 
@@ -287,18 +307,27 @@ def _run_under_torchrun(launch: list[str], run_dir: Path) -> int:
     # The ranks learn the world from torchrun's environment; torchrun's own parser would also take
     # (or choke on) these flags, so they stay with the launcher.
     for flag in ("--out", "--nproc", "--nnodes", "--node-rank", "--master-addr", "--master-port",
-                 "--rdzv-endpoint"):
+                 "--rdzv-endpoint", "--rdzv-timeout"):
         while flag in args:
             i = args.index(flag)
             del args[i:i + 2]
     if "--resume" not in args:
         args += ["--out", str(run_dir)]
     cmd = [sys.executable, "-m", "torch.distributed.run", *launch, "-m", "minigpt.cli", "train", *args]
-    child = spawn.popen(cmd, new_session=False, stdin=None)  # same terminal: Ctrl+C reaches the ranks
+    child = spawn.popen(cmd, new_session=False, stdin=None,  # same terminal: Ctrl+C reaches the ranks
+                        stderr=spawn.PIPE if hold_tracebacks else None)
     forward = lambda signum, _frame: child.send_signal(signum)  # noqa: E731
     previous = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
+    held = b""
     try:
-        return child.wait()
+        while child.stderr is not None and (chunk := os.read(child.stderr.fileno(), 65536)):
+            if held:
+                held, chunk = held + chunk, b""
+            elif (cut := chunk.find(b"Traceback (most recent call last)")) >= 0:
+                held, chunk = chunk[cut:], chunk[:cut]
+            sys.stderr.buffer.write(chunk)
+            sys.stderr.flush()
+        return child.wait(), held
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)

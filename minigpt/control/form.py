@@ -6,9 +6,10 @@ ones after them. A blank field is None for an optional option (its placeholder s
 means: "auto", "no clipping", the embedded names). Text is written so that it reads back exactly,
 so config → form → config is the identity and "copy settings" starts the same run.
 
-Every check is the library's own (``TrainConfig``, ``load_words``), so the form refuses exactly what
-the trainer would, before anything starts, with a ``ConfigError`` whose ``field`` is the option at
-fault.
+Every check is the library's own (``TrainConfig``'s bounds, the trainer's data loader, the one size
+rule of ``minigpt.models.build`` and the memory estimate, through ``training.session``), so the form
+refuses exactly what the trainer would, before anything starts, with a ``ConfigError`` whose
+``field`` is the option at fault.
 """
 
 from __future__ import annotations
@@ -17,13 +18,9 @@ from pathlib import Path
 
 import torch
 
-from minigpt.data import load_words
 from minigpt.errors import ConfigError, DatasetError
-from minigpt.training.options import EMBEDDED, OPTIONS, Option, TrainConfig, format_value
-
-# Larger models cannot train in a tutorial's time on a laptop, and a typo (d_model 6400) would
-# otherwise only fail inside the worker, allocating gigabytes. The "large" preset has ~1.2M.
-MAX_PARAMS = 50_000_000
+from minigpt.training.options import EMBEDDED, OPTIONS, Option, TrainConfig, format_value, load_data_for
+from minigpt.training.session import refuse_too_large
 
 # Presets the form offers. "course" is the course's model; tiny trains in seconds on a laptop.
 PRESETS: dict[str, dict] = {
@@ -97,8 +94,8 @@ def form_from_config(cfg: TrainConfig) -> dict[str, str]:
 def config_from_form(values: dict[str, str]) -> TrainConfig:
     """Turn the form's texts into a validated TrainConfig, or raise ConfigError with ``field`` set.
 
-    An option missing from ``values`` keeps its default. The dataset file is read here, so a bad
-    file is refused before anything starts.
+    An option missing from ``values`` keeps its default. The dataset file is read here, as the
+    trainer reads it, so a bad file or a model too large for it is refused before anything starts.
     """
     kw = {opt.name: value_of(opt, values[opt.name]) if opt.name in values else opt.default
           for opt in FORM_OPTIONS}
@@ -106,17 +103,11 @@ def config_from_form(values: dict[str, str]) -> TrainConfig:
     if cfg.device not in available_devices():
         raise ConfigError(f"device {cfg.device!r} is not available here ({', '.join(available_devices())})",
                           field="device")
-    if cfg.model == "gpt":
-        from minigpt.teaching.params import gpt_total
-
-        n = gpt_total(cfg.model_config(27, cfg.block_size or 16))
-        if n > MAX_PARAMS:
-            raise ConfigError(f"d_model {cfg.d_model} × {cfg.n_layers} layers makes about {n:,} parameters: "
-                              f"more than this tutor trains (at most {MAX_PARAMS:,})", field="d_model")
-    try:
-        load_words(cfg.data_path())
+    try:  # the trainer's own loader: a text-format file is read as text, a names file as lines
+        data = load_data_for(cfg)
     except DatasetError as e:
         raise ConfigError(str(e), field="data") from None
+    refuse_too_large(cfg, data)  # every model kind, with the data's real vocabulary and block size
     return cfg
 
 

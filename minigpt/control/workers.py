@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import minigpt
-from minigpt import spawn
+from minigpt import guarded, spawn
 from minigpt.data import load_words
 from minigpt.errors import RunControlError
 from minigpt.runs import listing as runs
@@ -59,7 +59,8 @@ WORKER_NICENESS = 5
 async def _spawn(run_dir: Path, args: list[str]) -> int:
     # In a session of its own, so a closed terminal or SSH connection does not take it down.
     root = Path(minigpt.__file__).resolve().parent.parent  # the worker must import this minigpt
-    with open(run_dir / STDOUT_FILE, "ab") as out, open(run_dir / STDERR_FILE, "ab") as err:
+    with guarded.open_append(run_dir / STDOUT_FILE, text=False) as out, \
+            guarded.open_append(run_dir / STDERR_FILE, text=False) as err:
         proc = await spawn.start([sys.executable, "-m", "minigpt.cli", *args], env=spawn.child_env(import_root=root),
                                  new_session=True, niceness=WORKER_NICENESS, stdout=out, stderr=err)
     _LAUNCHED.append(proc)
@@ -106,7 +107,7 @@ def _launch(run_dir: Path) -> dict | None:
     import json
 
     try:
-        launch = json.loads((run_dir / LAUNCH_FILE).read_text(encoding="utf-8"))
+        launch = json.loads(guarded.read_text(run_dir / LAUNCH_FILE, guarded.SMALL_JSON_BYTES))
     except (OSError, ValueError):
         return None
     return launch if isinstance(launch, dict) else None
@@ -139,10 +140,7 @@ def run_state(run_dir: Path | str) -> RunView:
 def stderr_tail(run_dir: Path | str, lines: int = 8) -> list[str]:
     """The last non-empty lines of the worker's error output (where a crash leaves its traceback)."""
     try:
-        with open(Path(run_dir) / STDERR_FILE, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 16384))
-            text = f.read().decode("utf-8", "replace")
+        text = guarded.read_tail(Path(run_dir) / STDERR_FILE, 16384).decode("utf-8", "replace")
     except OSError:
         return []
     return [ln for ln in text.replace("\r", "\n").splitlines() if ln.strip()][-lines:]
@@ -252,7 +250,7 @@ def _stopped_since(run_dir: Path, launched_ts) -> bool:
     import json
 
     try:
-        asked = json.loads((run_dir / STOP_FILE).read_text(encoding="utf-8")).get("requested_ts")
+        asked = json.loads(guarded.read_text(run_dir / STOP_FILE, guarded.SMALL_JSON_BYTES)).get("requested_ts")
     except (OSError, ValueError, AttributeError):
         return False
     return isinstance(asked, (int, float)) and asked >= (launched_ts if isinstance(launched_ts, (int, float)) else 0)

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import click
 
+from minigpt import guarded
 from minigpt.errors import ConfigError
 from minigpt.experiments import exports, plots, presets, results, scheduler
 from minigpt.experiments import folder as ef
 from minigpt.experiments.spec import Budget, ExperimentSpec, load_spec_file
+from minigpt.runs.files import write_text_atomic
 from minigpt.runs.listing import pid_alive
 
 FOLLOW_POLL_S = 1.0
@@ -65,17 +67,32 @@ def spec_from(target: str | None, axes: tuple[str, ...], sets: tuple[str, ...], 
     return presets.preset_spec(target, experiment_name=name, budget=budget, base=base)
 
 
+MAX_JOBS = 64  # runs side by side: each needs a core of its own
+
+
+def estimate_text(spec: ExperimentSpec, jobs: int) -> str:
+    """What a sweep will cost, said before it starts: its runs, their budget and, for a time
+    budget, the wall-clock time at ``jobs`` runs side by side."""
+    text = f"{spec.n_runs} runs, {spec.budget.describe()}"
+    if spec.budget.kind == "steps":
+        text += f", {spec.n_runs * int(spec.budget.value):,} steps in all"
+    elif spec.budget.kind == "time":
+        seconds = -(-spec.n_runs // jobs) * spec.budget.value
+        text += f", about {seconds / 60:,.0f} min with {jobs} job(s) side by side"
+    return text
+
+
 def start(spec: ExperimentSpec, data: str | None, jobs: int, detach: bool, as_json: bool) -> int:
-    if jobs < 1:
-        raise ConfigError(f"--jobs must be at least 1, got {jobs}")
+    if not 1 <= jobs <= MAX_JOBS:
+        raise ConfigError(f"--jobs must be from 1 to {MAX_JOBS}, got {jobs}")
     usable = scheduler.max_jobs()
     if jobs > usable:
         click.echo(f"note: {usable} core(s) here, so at most {usable} job(s) side by side", err=True)
+    click.echo(f"experiment {spec.name}: {estimate_text(spec, min(jobs, usable))}", err=True)  # before any work
     exp = ef.create_experiment(spec, data=data)
     pid = scheduler.start_sync(exp.dir, jobs)
     total_flops = sum(r.flops or 0 for r in exp.runs)
-    click.echo(f"experiment {exp.name}: {len(exp.runs)} runs, {spec.budget.describe()}"
-               + (f", {total_flops:.2g} FLOPs in all" if total_flops else "") + f"\nfolder: {exp.dir}", err=True)
+    click.echo((f"{total_flops:.2g} FLOPs in all; " if total_flops else "") + f"folder: {exp.dir}", err=True)
     if detach:
         click.echo(f"running in the background: `minigpt sweep --status {exp.name}` or "
                    f"`minigpt watch {exp.name}`", err=True)
@@ -168,7 +185,8 @@ def export(name: str | None, fmt: str, out: Path | None) -> int:
     if out is None:
         sys.stdout.write(text)
     else:
-        out.write_text(text, encoding="utf-8")
+        with guarded.disk_full_guard(f"{out}"):
+            write_text_atomic(out, text)  # a full disk leaves the previous file whole
         click.echo(f"wrote {out}", err=True)
     return 0
 

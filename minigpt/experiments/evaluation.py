@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from minigpt import guarded
 from minigpt.runs.files import BEST_DIR, write_json_atomic
 
 EXTRAS_FILE = "extras.json"
@@ -20,7 +21,7 @@ TRAIN_SAMPLE = 4096  # names: enough for three decimals, a fraction of a second 
 
 def read_extras(run_dir: Path | str) -> dict:
     try:
-        value = json.loads((Path(run_dir) / EXTRAS_FILE).read_text(encoding="utf-8"))
+        value = json.loads(guarded.read_text(Path(run_dir) / EXTRAS_FILE, guarded.SMALL_JSON_BYTES))
         return value if isinstance(value, dict) else {}
     except (OSError, ValueError):
         return {}

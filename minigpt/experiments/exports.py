@@ -10,6 +10,7 @@ import csv
 import io
 from pathlib import Path
 
+from minigpt import guarded
 from minigpt.experiments import folder as ef
 from minigpt.experiments import plots
 from minigpt.experiments.results import ExperimentResults, collect, table_header, table_rows
@@ -53,11 +54,17 @@ def write_exports(exp: ef.Experiment, results: ExperimentResults | None = None) 
     texts = {"results.csv": to_csv(results), "results.md": to_markdown(results),
              "plot.txt": plots.render(plots.plot_data(results), width=78, height=22) + "\n"}
     written = []
-    for name, text in texts.items():
-        path = exp.dir / name
-        tmp = path.with_name(f".{name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-        written.append(path)
-    write_json_atomic(exp.dir / "results.json", to_json(results))
+    kept = "the exports written before stay as they were"
+    with guarded.disk_full_guard(f"the results of {exp.dir.name}", kept):
+        for name, text in texts.items():
+            path = exp.dir / name
+            tmp = path.with_name(f".{name}.tmp")
+            try:
+                tmp.write_text(text, encoding="utf-8")
+            except BaseException:
+                tmp.unlink(missing_ok=True)  # a half-written copy only takes room
+                raise
+            tmp.replace(path)
+            written.append(path)
+        write_json_atomic(exp.dir / "results.json", to_json(results))
     return written + [exp.dir / "results.json"]

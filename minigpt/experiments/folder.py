@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minigpt import paths
+from minigpt import guarded, paths
 from minigpt.errors import ConfigError
 from minigpt.experiments.spec import DataInfo, ExperimentSpec, PlannedRun
 from minigpt.runs.files import now_iso, write_json_atomic
@@ -143,7 +143,7 @@ def load_experiment(exp_dir: Path | str) -> Experiment:
     exp_dir = Path(exp_dir)
     path = exp_dir / EXPERIMENT_FILE
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(guarded.read_text(path, guarded.TEXT_FILE_BYTES))
         spec = ExperimentSpec.from_dict(record["spec"])
         runs = [PlannedRun.from_dict(r) for r in record["runs"]]
         info = DataInfo(**record["info"])
@@ -182,7 +182,7 @@ def find_experiment(name: str | None, root: Path | str | None = None) -> Path:
 
 def _read_json(path: Path) -> dict:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = json.loads(guarded.read_text(path, guarded.SMALL_JSON_BYTES))
         return value if isinstance(value, dict) else {}
     except (OSError, ValueError):
         return {}
@@ -223,14 +223,14 @@ def scheduler_alive(exp_dir: Path | str) -> int | None:
 
 def append_event(exp_dir: Path | str, event: str, run: str | None = None, **extra) -> None:
     record = {"t": round(time.time(), 3), "at": now_iso(), "event": event, **({"run": run} if run else {}), **extra}
-    with open(Path(exp_dir) / EVENTS_FILE, "a", encoding="utf-8") as f:
+    with guarded.open_append(Path(exp_dir) / EVENTS_FILE) as f:
         f.write(json.dumps(record) + "\n")
         f.flush()
 
 
 def read_events(exp_dir: Path | str) -> list[dict]:
     try:
-        lines = (Path(exp_dir) / EVENTS_FILE).read_text(encoding="utf-8").splitlines()
+        lines = guarded.read_text(Path(exp_dir) / EVENTS_FILE, guarded.TEXT_FILE_BYTES, "replace").splitlines()
     except OSError:
         return []
     out = []
@@ -247,7 +247,7 @@ def read_events(exp_dir: Path | str) -> list[dict]:
 def log_tail(exp_dir: Path | str, lines: int = 8) -> list[str]:
     """The scheduler's last words (where a crash leaves its traceback)."""
     try:
-        text = (Path(exp_dir) / LOG_FILE).read_text(encoding="utf-8", errors="replace")
+        text = guarded.read_tail(Path(exp_dir) / LOG_FILE, 16384).decode("utf-8", "replace")
     except OSError:
         return []
     return [ln for ln in text.splitlines() if ln.strip()][-lines:]

@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from minigpt import spawn
+from minigpt import guarded, spawn
 from minigpt.control import workers as rc
 from minigpt.experiments import folder as ef
 from minigpt.experiments.evaluation import EXTRAS_FILE, compute_extras
@@ -320,7 +320,7 @@ async def start(exp_dir: Path | str, jobs: int = 1) -> int | None:
     if ef.scheduler_alive(exp_dir) is not None:
         return None
     argv, env = _scheduler_command(exp_dir, min(jobs, max_jobs()))
-    with open(exp_dir / ef.LOG_FILE, "ab") as log:
+    with guarded.open_append(exp_dir / ef.LOG_FILE, text=False) as log:
         proc = await spawn.start(argv, env=env, new_session=True, stdout=log, stderr=log)
     _SPAWNED.append(proc)
     ef.write_control(exp_dir, "run", launched_pid=proc.pid)  # "starting" until it writes its status
@@ -334,7 +334,7 @@ def start_sync(exp_dir: Path | str, jobs: int = 1) -> int | None:
     if ef.scheduler_alive(exp_dir) is not None:
         return None
     argv, env = _scheduler_command(exp_dir, min(jobs, max_jobs()))
-    with open(exp_dir / ef.LOG_FILE, "ab") as log:
+    with guarded.open_append(exp_dir / ef.LOG_FILE, text=False) as log:
         proc = spawn.popen(argv, env=env, new_session=True, stdout=log, stderr=log)
     _SPAWNED.append(proc)
     ef.write_control(exp_dir, "run", launched_pid=proc.pid)  # "starting" until it writes its status

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from minigpt import guarded
 from minigpt.errors import ConfigError
 from minigpt.text import number_text
 
@@ -40,6 +41,11 @@ EVALS_PER_RUN = 12
 # compute of every size and their lower envelope, the compute-optimal frontier.
 COMPUTE_AXIS = "compute"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=-]{0,63}$")
+# The most runs one experiment may hold (the course's largest preset has 20). Counted from the
+# axes' lengths, before any point or run is built: a grid of thousands was refused only after
+# gigabytes of planning. A larger study is several experiments.
+MAX_RUNS = 256
+MAX_COMPUTE = 1e18  # FLOPs per run: weeks of a laptop at the tutor's sizes
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,11 @@ class Budget:
             raise ConfigError(f"{self.kind} budget must be a positive number, got {self.value!r}")
         if self.kind == "steps" and self.value != int(self.value):
             raise ConfigError(f"steps budget must be a whole number, got {self.value!r}")
+        from minigpt.training.options import MAX_SECONDS, MAX_STEPS
+
+        most = {"steps": MAX_STEPS, "time": MAX_SECONDS, "compute": MAX_COMPUTE}[self.kind]
+        if self.value > most:
+            raise ConfigError(f"{self.kind} budget must be at most {most:g} a run, got {self.value!r}")
 
     def describe(self) -> str:
         if self.kind == "steps":
@@ -105,6 +116,10 @@ class ExperimentSpec:
             raise ConfigError(f"derive must be one of {', '.join(DERIVE_RULES)}, got {self.derive!r}")
         if not self.axes:
             raise ConfigError("an experiment needs at least one axis (an option and the values it takes)")
+        if self.n_runs > MAX_RUNS:  # counted, never built
+            raise ConfigError(f"this grid has {self.n_runs:,} runs ({' × '.join(str(len(a.values)) for a in self.axes)}"
+                              f" values): more than the {MAX_RUNS} one experiment may hold; use fewer values "
+                              f"or split it into several experiments")
         known = {f.name for f in fields(TrainConfig)} - {"steps", "time_s"}
         for name in list(self.base) + [a.name for a in self.axes if a.name != COMPUTE_AXIS]:
             if name not in known:
@@ -174,10 +189,12 @@ def load_spec_file(path: Path | str) -> ExperimentSpec:
 
     path = Path(path)
     try:
-        values = tomllib.loads(path.read_text(encoding="utf-8"))
+        values = tomllib.loads(guarded.read_text(path, guarded.TEXT_FILE_BYTES))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:  # a folder, a FIFO, a device, a file too large (minigpt.guarded)
+        raise ConfigError(f"{path}: cannot read ({e.strerror or e})") from None
+    except UnicodeDecodeError as e:
         raise ConfigError(f"{path}: cannot read ({e})") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML ({e})") from None
@@ -280,7 +297,9 @@ def resolve_config(spec: ExperimentSpec, values: dict, budget_steps: int | None 
     if spec.budget.kind == "time":
         kw.update(time_s=float(spec.budget.value), steps=None)
     else:
-        kw.update(steps=budget_steps or int(spec.budget.value), time_s=None)
+        # (a compute budget's steps come from the model's size: one step stands in until then)
+        placeholder = int(spec.budget.value) if spec.budget.kind == "steps" else 1
+        kw.update(steps=budget_steps or placeholder, time_s=None)
     try:
         return TrainConfig(**kw)
     except ConfigError as e:

@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from minigpt import paths
+from minigpt import guarded, paths
 from minigpt.errors import KataError
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
@@ -60,9 +60,9 @@ def _strings(meta: dict, key: str, where: Path) -> tuple[str, ...]:
 def load_kata(folder: Path) -> Kata:
     where = folder / "meta.toml"
     try:
-        meta = tomllib.loads(where.read_text(encoding="utf-8"))
-        stub = (folder / "stub.py").read_text(encoding="utf-8")
-        solution = (folder / "solution.py").read_text(encoding="utf-8")
+        meta = tomllib.loads(guarded.read_text(where, guarded.TEXT_FILE_BYTES))
+        stub = guarded.read_text(folder / "stub.py", guarded.TEXT_FILE_BYTES)
+        solution = guarded.read_text(folder / "solution.py", guarded.TEXT_FILE_BYTES)
     except (OSError, UnicodeDecodeError) as e:
         raise KataError(f"{folder}: cannot read the kata: {e}") from None
     except tomllib.TOMLDecodeError as e:

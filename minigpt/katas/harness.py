@@ -14,13 +14,14 @@ from pathlib import Path
 
 
 def main(kata_folder: str, code_path: str, out_path: str, token: str) -> None:
+    from minigpt import guarded
     from minigpt.errors import KataCodeError
     from minigpt.katas import values
     from minigpt.katas.catalogue import load_kata
     from minigpt.katas.grading import call_cases, load_function
 
     kata = load_kata(Path(kata_folder))
-    source = Path(code_path).read_text(encoding="utf-8")
+    source = guarded.read_text(Path(code_path), guarded.TEXT_FILE_BYTES)
     try:
         function = load_function(kata, source, filename="your code")
         outcomes, calls = call_cases(kata, function)

@@ -14,6 +14,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from minigpt import guarded
 from minigpt.errors import KataCodeError
 from minigpt.katas.catalogue import Kata
 from minigpt.katas.forbidden import check_source
@@ -43,7 +44,7 @@ def grade_source(kata: Kata, source: str, *, timeout: float = GRADE_TIME_LIMIT_S
                    f"main({str(kata.folder)!r}, {str(code_path)!r}, {str(out_path)!r}, {token!r})\n")
         run = run_snippet(program, timeout=timeout, stop=stop)
         try:
-            result = json.loads(out_path.read_text(encoding="utf-8"))
+            result = json.loads(guarded.read_text(out_path, guarded.TEXT_FILE_BYTES))
         except (OSError, ValueError):
             result = None
     printed = (run.stdout + run.stderr).strip()

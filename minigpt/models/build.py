@@ -26,9 +26,39 @@ def count_parameters(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-# The largest model the tutor builds, trains or loads (the form, `minigpt train` and checkpoint
-# loading all refuse more): ~200 MB of float32 weights, far beyond what its lessons need.
+# The largest model the tutor builds, trains or loads: ~200 MB of float32 weights, far beyond what
+# its lessons need. The one size rule, check_model_size, applies it to every model kind; the form,
+# `minigpt train` and the checkpoint reader all call it (tests/test_architecture.py keeps it one).
 MAX_PARAMS = 50_000_000
+
+
+def check_model_size(kind: str, config, *, verb: str = "trains", field: str | None = None) -> int:
+    """The model's parameter count, or a ConfigError (``field`` set) when it is larger than the
+    tutor ``verb``: measured on the meta device, so nothing is allocated to find out."""
+    n_params, elements = planned_size(kind, config)
+    if n_params > MAX_PARAMS or elements > 2 * MAX_PARAMS:
+        raise ConfigError(f"this {kind} would have {count_text(n_params)} parameters: more than this tutor "
+                          f"{verb} (at most {MAX_PARAMS:,})", field=field)
+    return n_params
+
+
+def training_memory_bytes(kind: str, config, batch_size: int, n_params: int,
+                          tokens_per_item: float | None = None) -> int:
+    """A generous estimate of the memory one training step holds, in bytes: the float32 weights
+    with their gradients, AdamW's two moments and the weight average (five copies), and the
+    activations kept for the backward pass (per token and layer about 17·d values plus the
+    attention's scores, 3·heads·T, as in Korthikanti et al. 2022, and the logits three times).
+    ``tokens_per_item``: the positions an item fills (a name is short; default the block size)."""
+    weights = 5 * 4 * n_params
+    if kind == "bigram":  # counted in one pass: no batches, no optimizer
+        return 2 * 4 * n_params
+    tokens = batch_size * min(config.block_size, tokens_per_item or config.block_size)
+    if kind == "gpt":
+        d, heads, layers = config.d_model, config.n_heads, config.n_layers
+        per_token = layers * (17 * d + 3 * heads * config.block_size) + 4 * d + 3 * config.vocab_size
+    else:  # the MLP: a window of embeddings, the hidden layer (kept twice) and the logits
+        per_token = config.context * config.n_embd + 3 * config.n_hidden + 3 * config.vocab_size
+    return weights + 4 * tokens * per_token
 
 
 def planned_size(kind: str, config) -> tuple[int, int]:

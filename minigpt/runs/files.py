@@ -18,6 +18,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from minigpt import guarded
 from minigpt.errors import RunError
 from minigpt.runs.schema import (
     METRICS_HEADER,
@@ -46,17 +47,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+fsync_dir = guarded.fsync_dir  # (kept under its old name for the run-folder writers)
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -81,7 +72,21 @@ def write_json_atomic(path: Path, obj) -> None:
 
 def write_run_config(run_dir: Path | str, values: dict) -> None:
     """Save a run's training options (``TrainConfig.to_dict()``) as its versioned config.json."""
-    write_json_atomic(Path(run_dir) / CONFIG_FILE, config_for_file(values))
+    with guarded.disk_full_guard(f"the run's {CONFIG_FILE} in {run_dir}", "nothing was trained yet"):
+        write_json_atomic(Path(run_dir) / CONFIG_FILE, config_for_file(values))
+
+
+def last_good_checkpoint(run_dir: Path) -> str:
+    """Which checkpoint of a run stays usable, for a message after a failed write."""
+    for name in (LAST_DIR, BEST_DIR):
+        for folder in (run_dir / name, run_dir / f"{name}.old"):
+            try:
+                values = json.loads(guarded.read_text(folder / CONFIG_FILE, guarded.CHECKPOINT_JSON_BYTES))
+                step = values["state"]["step"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            return f"the last good checkpoint (step {step}) is intact in {folder}"
+    return "no checkpoint was saved yet"
 
 
 @contextlib.contextmanager
@@ -126,7 +131,7 @@ def distinct_name(base: str, run_dir: Path) -> str:
         siblings = []
     for d in siblings:
         try:
-            taken.add(json.loads((d / STATUS_FILE).read_text(encoding="utf-8")).get("name"))
+            taken.add(json.loads(guarded.read_text(d / STATUS_FILE, guarded.SMALL_JSON_BYTES)).get("name"))
         except (OSError, ValueError, AttributeError):
             continue
     if base not in taken:
@@ -156,10 +161,11 @@ class RunWriter:
         self._last_status_write = 0.0
         self._written_stat = None  # (inode, mtime) of our last status write: anything else is an edit
         metrics = self.dir / METRICS_FILE
-        self._metrics = open(metrics, "a", encoding="utf-8")
+        self._metrics = guarded.open_append(metrics)  # a FIFO there: refused, not waited on
         if self._metrics.tell() == 0:
-            self._metrics.write(json.dumps(METRICS_HEADER) + "\n")
-            self._metrics.flush()
+            with guarded.disk_full_guard(f"the run's {METRICS_FILE}", "nothing was trained yet"):
+                self._metrics.write(json.dumps(METRICS_HEADER) + "\n")
+                self._metrics.flush()
 
     def write_status(self, force: bool = True, **changes) -> None:
         for key, value in changes.items():
@@ -169,7 +175,8 @@ class RunWriter:
             return
         self.status.updated_at = now_iso()
         path = self.dir / STATUS_FILE
-        with _status_guard(self.dir):
+        with guarded.disk_full_guard(f"the run's {STATUS_FILE}", lambda: last_good_checkpoint(self.dir)), \
+                _status_guard(self.dir):
             self._keep_edits(path)
             write_json_atomic(path, self.status.to_dict())
             st = path.stat()
@@ -190,13 +197,15 @@ class RunWriter:
         self.status.name, self.status.note = on_disk.name, on_disk.note
 
     def log(self, record: dict) -> None:
-        self._metrics.write(metrics_line(record))
-        self._metrics.flush()
+        with guarded.disk_full_guard(f"the run's {METRICS_FILE}", lambda: last_good_checkpoint(self.dir)):
+            self._metrics.write(metrics_line(record))
+            self._metrics.flush()
         if self.on_log is not None:
             self.on_log(record)
 
     def close(self) -> None:
-        self._metrics.close()
+        with contextlib.suppress(OSError):  # a full disk: what could not be flushed was said already
+            self._metrics.close()
 
 
 def truncate_metrics(run_dir: Path | str, last_step: int) -> int:
@@ -204,9 +213,11 @@ def truncate_metrics(run_dir: Path | str, last_step: int) -> int:
     rewriting the file atomically in the current format; returns how many were dropped."""
     path = Path(run_dir) / METRICS_FILE
     try:
-        data = path.read_bytes()
+        data = guarded.read_bytes(path, guarded.METRICS_BYTES)
     except FileNotFoundError:
         return 0
+    except OSError as e:  # a pipe, a device, a file too large: the resumed run starts a new one
+        raise RunError(f"{path}: cannot be read ({e.strerror or e}); remove it to resume") from None
     kept, dropped = [json.dumps(METRICS_HEADER) + "\n"], 0
     for line in data.splitlines():
         try:
@@ -219,5 +230,6 @@ def truncate_metrics(run_dir: Path | str, last_step: int) -> int:
             dropped += 1
             continue
         kept.append(metrics_line(record))
-    write_text_atomic(path, "".join(kept))
+    with guarded.disk_full_guard(f"{path}", lambda: last_good_checkpoint(Path(run_dir))):
+        write_text_atomic(path, "".join(kept))
     return dropped

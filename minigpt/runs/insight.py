@@ -21,6 +21,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from minigpt import guarded
 from minigpt.runs.files import write_text_atomic
 
 SURPRISE_FILE, LAYERS_FILE = "surprise.jsonl", "layers.jsonl"
@@ -63,7 +64,7 @@ def truncate_insight(run_dir: Path | str, last_step: int) -> None:
     for name in (SURPRISE_FILE, LAYERS_FILE):
         path = Path(run_dir) / name
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
+            lines = guarded.read_text(path, MAX_INSIGHT_BYTES).splitlines()
         except (OSError, UnicodeDecodeError):
             continue
         kept = lines[:1] + [ln for ln in lines[1:] if (_step_of(ln) or 0) <= last_step]
@@ -84,7 +85,7 @@ def _read_lines(path: Path, fmt: str) -> tuple[dict, list[dict]] | None:
     try:
         if path.stat().st_size > MAX_INSIGHT_BYTES:
             return None
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = guarded.read_text(path, MAX_INSIGHT_BYTES).splitlines()
     except (OSError, UnicodeDecodeError):
         return None
     try:

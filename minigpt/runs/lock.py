@@ -9,9 +9,11 @@ holder's pid, for the message that refuses a second trainer. On a platform witho
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
-from minigpt.errors import RunBusyError
+from minigpt import guarded
+from minigpt.errors import RunBusyError, RunError
 from minigpt.spawn import process_cmdline, process_start_time
 
 try:
@@ -33,7 +35,10 @@ class RunLock:
         """Take the lock or raise RunBusyError naming the process that holds it."""
         if fcntl is None:
             return self
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o644)  # a FIFO: no wait
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise RunError(f"{self.path}: not a regular file (a pipe or a device); remove it to train this run")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -65,8 +70,11 @@ def is_locked(run_dir: Path | str) -> bool:
     if fcntl is None:
         return False
     try:
-        fd = os.open(Path(run_dir) / LOCK_FILE, os.O_RDONLY)
+        fd = os.open(Path(run_dir) / LOCK_FILE, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once
     except OSError:
+        return False
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # no trainer locks anything but its own file
+        os.close(fd)
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -80,9 +88,9 @@ def is_locked(run_dir: Path | str) -> bool:
 def lock_holder(run_dir: Path | str) -> int | None:
     """The pid written by the process that last took the lock (None when unknown)."""
     try:
-        text = (Path(run_dir) / LOCK_FILE).read_text(encoding="utf-8").strip()
+        text = guarded.read_text(Path(run_dir) / LOCK_FILE, guarded.KIB).strip()
         return int(text) if text else None
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # UnicodeDecodeError and UnsafeFileError too
         return None
 
 

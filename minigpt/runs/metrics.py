@@ -27,6 +27,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from minigpt import guarded
 from minigpt.runs.files import METRICS_FILE
 from minigpt.runs.schema import METRICS_FORMAT, metrics_record
 
@@ -65,7 +66,7 @@ def read_metrics(run_dir: Path | str, since_offset: int = 0) -> tuple[list[dict]
     complete line. For one-shot reads (a finished run, a test); to follow a live run use
     :class:`RunMetrics`, which notices a file that was cut back or replaced."""
     try:
-        with open(Path(run_dir) / METRICS_FILE, "rb") as f:
+        with guarded.open_file(Path(run_dir) / METRICS_FILE, guarded.METRICS_BYTES) as f:
             f.seek(since_offset)
             data = f.read()
     except OSError:  # not there yet, or not a readable file
@@ -89,8 +90,8 @@ class MetricsFollower:
         """The records added since the last call, and whether the file started over (then the
         records are the whole new file's and what was read before no longer holds)."""
         try:
-            f = open(self.path, "rb")
-        except OSError:  # not there (yet, or any more), or unreadable
+            f = guarded.open_file(self.path, guarded.METRICS_BYTES)  # a FIFO or device: refused, never waited on
+        except OSError:  # not there (yet, or any more), unreadable, or not a regular file
             restarted = self.identity is not None or self.offset > 0
             self._reset(None)
             return [], restarted

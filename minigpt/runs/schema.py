@@ -20,7 +20,8 @@ from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
-from minigpt.errors import ConfigError, RunError
+from minigpt import guarded
+from minigpt.errors import ConfigError, RunError, UnsafeFileError
 from minigpt.text import number_text
 
 
@@ -46,7 +47,7 @@ STATUS_FORMAT, STATUS_VERSION = "minigpt-run-status", 3  # 3: reference losses, 
 CONFIG_FORMAT, CONFIG_VERSION = "minigpt-run-config", 3  # 3: the optimizer is named (Muon is the default)
 METRICS_FORMAT, METRICS_VERSION = "minigpt-metrics", 2
 EMBEDDED = "embedded"  # the data field of a run trained on the bundled names
-MAX_FILE_BYTES = 1 << 20  # status.json and config.json are a few hundred bytes
+MAX_FILE_BYTES = guarded.SMALL_JSON_BYTES  # status.json and config.json are a few hundred bytes
 
 
 # ---------------------------------------------------------------------------- field checks
@@ -99,13 +100,13 @@ def _check(name: str, value, kind: str, nullable: bool, where: str) -> None:
 def read_json_file(path: Path, what: str) -> dict:
     """A small JSON object from ``path``; RunError (with the reason) for anything else."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise RunError(f"{path}: {what} is larger than {MAX_FILE_BYTES} bytes: not a minigpt file")
-        values = json.loads(path.read_text(encoding="utf-8"))
+        values = json.loads(guarded.read_text(path, MAX_FILE_BYTES))
     except FileNotFoundError:
         raise
     except IsADirectoryError:
         raise RunError(f"{path}: {what} is a folder, not a file") from None
+    except UnsafeFileError as e:
+        raise RunError(f"{path}: {e.strerror}") from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
         raise RunError(f"{path}: {what} is unreadable ({str(e)[:80] or type(e).__name__})") from None
     if not isinstance(values, dict):

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 import genanki
 
-from minigpt.errors import CardImportError
+from minigpt import guarded
+from minigpt.errors import CardImportError, UnsafeFileError
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
 from minigpt.study.decks import Deck, StudyCard
@@ -70,7 +70,12 @@ def export_apkg(deck: Deck, path: Path | str, *, title: str = "minigpt-tutor") -
                                             card.id, card.lesson]))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    genanki.Package(adeck).write_to_file(str(tmp))
+    try:
+        with guarded.disk_full_guard(f"the deck {path.name}", f"{path.name} stays as it was"):
+            genanki.Package(adeck).write_to_file(str(tmp))
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a half-written package only takes room
+        raise
     tmp.replace(path)
     n = len(adeck.notes)
     return ExportResult(path, n, f"Exported {n} cards to {path}. Scheduling is not transferred: "
@@ -149,13 +154,12 @@ def read_card_file(path: Path | str) -> list[tuple[str, str]]:
     """The cards of a ``.md``/``.txt`` (Q:/A:) or ``.tsv``/``.tab`` file, checked (not stored)."""
     path = Path(path)
     try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
-            raise CardImportError(f"{path.name}: not a regular file")
-        if info.st_size > MAX_IMPORT_BYTES:
-            raise CardImportError(f"{path.name}: {info.st_size / 2**20:.1f} MiB is too large for a card "
-                                  f"file (at most {MAX_IMPORT_BYTES >> 20} MiB)")
-        raw = path.read_bytes()
+        raw = guarded.read_bytes(path, MAX_IMPORT_BYTES)  # a regular file, not waited on, within the limit
+    except UnsafeFileError as e:
+        why = f"too large for a card file (at most {MAX_IMPORT_BYTES >> 20} MiB)" if e.too_large else e.strerror
+        raise CardImportError(f"{path.name}: {why}") from None
+    except IsADirectoryError:
+        raise CardImportError(f"{path.name}: not a regular file (a folder)") from None
     except OSError as e:
         raise CardImportError(f"{path.name}: cannot read ({e.strerror or e})") from None
     if b"\x00" in raw:

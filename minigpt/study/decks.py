@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from minigpt import guarded
 from minigpt.errors import DeckError
 
 KINDS = ("term", "reverse", "question", "cloze", "numeric", "user")
@@ -315,7 +316,9 @@ def _numeric_cards(tbl: dict, path: Path, index: int, numbers: bool = True) -> l
 def load_deck_file(path: Path | str, *, numbers: bool = True) -> list[StudyCard]:
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(guarded.read_text(path, guarded.TEXT_FILE_BYTES))
+    except (OSError, UnicodeDecodeError) as e:  # a FIFO, a device, a file too large: refused, never waited on
+        raise DeckError(f"{path.name}: cannot read ({getattr(e, 'strerror', None) or e})") from None
     except tomllib.TOMLDecodeError as e:
         raise DeckError(f"{path.name}: not valid TOML: {e}") from e
     cards: list[StudyCard] = []

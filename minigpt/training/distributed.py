@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from minigpt.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class World:
@@ -105,16 +107,48 @@ def sum_across(values: list[float], world: World, device) -> list[float]:
     return t.tolist()
 
 
+DEFAULT_MASTER_PORT = 29500  # torchrun's own default
+DEFAULT_RDZV_TIMEOUT_S = 120  # torchrun alone waits 10 to 15 minutes, silently, for a missing node
+MAX_RDZV_TIMEOUT_S = 24 * 3600
+
+
+def parse_endpoint(text: str, what: str = "--rdzv-endpoint") -> tuple[str, int]:
+    """``HOST:PORT`` (``[v6]:PORT`` too) as (host, port), or one ConfigError saying what is wrong."""
+    host, sep, port = text.strip().rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or any(c.isspace() for c in host):
+        raise ConfigError(f"{what} {text!r}: write HOST:PORT, for example 10.0.0.1:29400")
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ConfigError(f"{what} {text!r}: the port {port!r} should be a number from 1 to 65535")
+    return host, int(port)
+
+
+def rendezvous_address(nnodes: int, node_rank: int, master_addr: str | None, master_port: int | None,
+                       rdzv_endpoint: str | None) -> str:
+    """Where the nodes of a multi-node run meet, as HOST:PORT (checked, with this node's rank)."""
+    if node_rank >= nnodes:
+        raise ConfigError(f"--node-rank {node_rank}: the ranks of {nnodes} node(s) are 0 to {nnodes - 1}")
+    if rdzv_endpoint is not None:
+        host, port = parse_endpoint(rdzv_endpoint)
+        return f"{host}:{port}"
+    if master_addr is not None and (not master_addr.strip() or any(c.isspace() or c in "/:" for c in master_addr)):
+        raise ConfigError(f"--master-addr {master_addr!r}: give a host name or an IPv4 address")
+    return f"{master_addr or '127.0.0.1'}:{master_port or DEFAULT_MASTER_PORT}"
+
+
 def launcher_argv(nproc: int, nnodes: int = 1, node_rank: int = 0, master_addr: str | None = None,
-                  master_port: int | None = None, rdzv_endpoint: str | None = None) -> list[str]:
-    """``python -m torch.distributed.run …`` options for the processes of this machine."""
+                  master_port: int | None = None, rdzv_endpoint: str | None = None,
+                  rdzv_timeout_s: int = DEFAULT_RDZV_TIMEOUT_S) -> list[str]:
+    """``python -m torch.distributed.run …`` options for the processes of this machine. The
+    nodes of a multi-node run wait at most ``rdzv_timeout_s`` for each other."""
     argv = ["--nproc-per-node", str(nproc)]
     if nnodes == 1 and rdzv_endpoint is None and master_addr is None and master_port is None:
         return argv + ["--standalone"]  # a rendezvous on localhost, on a free port
+    address = rendezvous_address(nnodes, node_rank, master_addr, master_port, rdzv_endpoint)
     argv += ["--nnodes", str(nnodes)]
-    if rdzv_endpoint is not None:
-        return argv + ["--rdzv-backend", "c10d", "--rdzv-endpoint", rdzv_endpoint]
-    argv += ["--node-rank", str(node_rank), "--master-addr", master_addr or "127.0.0.1"]
-    if master_port is not None:
-        argv += ["--master-port", str(master_port)]
-    return argv
+    if rdzv_endpoint is not None:  # c10d's waits: joining, and the last call for late nodes
+        return argv + ["--rdzv-backend", "c10d", "--rdzv-endpoint", address,
+                       "--rdzv-conf", f"join_timeout={rdzv_timeout_s},timeout={rdzv_timeout_s}"]
+    host, port = address.rsplit(":", 1)
+    return argv + ["--node-rank", str(node_rank), "--master-addr", host, "--master-port", port,
+                   "--rdzv-conf", f"timeout={rdzv_timeout_s}"]  # the static rendezvous's one wait

@@ -54,6 +54,13 @@ GRADIENT_MODELS = ("gpt", "mlp")  # the bigram counts: no optimiser, batches or 
 SHORT_RUN_STEPS = 6000
 SHORT_RUN_SECONDS = 200.0
 
+# The longest budgets accepted: ten million steps (weeks on a laptop for the course's model) or a
+# week of wall-clock time. Every option has such an upper bound (le=…), chosen as far beyond what
+# a learner would ask as it is short of what hangs or exhausts memory; README's "Reliability"
+# lists them and tests/hostile/test_option_bounds.py tries each one from this list.
+MAX_STEPS = 10_000_000
+MAX_SECONDS = 7 * 24 * 3600.0
+
 
 @dataclass(frozen=True)
 class Option:
@@ -171,15 +178,15 @@ class TrainConfig:
                         "into a hidden layer) or bigram (a table of pair counts).", choices=MODEL_KINDS)
     # MiniGPT
     d_model: int = option(64, "MiniGPT width: the length of every position's vector.", label="d_model",
-                          models=("gpt",), ge=1,
+                          models=("gpt",), ge=1, le=4096,
                           hint="width")
     n_heads: int = option(4, "Attention heads per block; each gets d_model / heads dimensions.",
-                          label="heads", models=("gpt",), ge=1, hint="divides d_model")
-    n_layers: int = option(4, "Transformer blocks.", label="layers", models=("gpt",), ge=1)
+                          label="heads", models=("gpt",), ge=1, le=256, hint="divides d_model")
+    n_layers: int = option(4, "Transformer blocks.", label="layers", models=("gpt",), ge=1, le=256)
     dropout: float | None = option(None, "Dropout probability while training.", models=("gpt",), ge=0, lt=1,
                                    none_means="0 for short budgets, 0.1 for long ones", hint="auto")
     block_size: int | None = option(None, "Longest sequence the model reads.", label="block size",
-                                    advanced=True, ge=2, none_means="the longest item + 1", hint="auto")
+                                    advanced=True, ge=2, le=16384, none_means="the longest item + 1", hint="auto")
     pos_encoding: str = option("learned", "How positions are told apart: learned vectors, fixed sinusoids or "
                                "rotations of query and key (rope).", label="positions", advanced=True,
                                models=("gpt",), choices=POSITIONAL_ENCODINGS, flag="--pos")
@@ -195,17 +202,20 @@ class TrainConfig:
     bias: bool = option(True, "Biases in the linear layers and LayerNorms.", advanced=True, models=("gpt",))
     # MLP
     mlp_context: int = option(3, "MLP: how many previous characters it sees.", label="context",
-                              models=("mlp",), ge=1)
+                              models=("mlp",), ge=1, le=256)
     mlp_embd: int = option(10, "MLP: length of each character's embedding.", label="embedding",
-                           models=("mlp",), ge=1)
-    mlp_hidden: int = option(200, "MLP: units in the hidden layer.", label="hidden units", models=("mlp",), ge=1)
+                           models=("mlp",), ge=1, le=4096)
+    mlp_hidden: int = option(200, "MLP: units in the hidden layer.", label="hidden units", models=("mlp",), ge=1,
+                            le=65536)
     # Bigram
     smoothing: float = option(1.0, "Bigram: count added to every pair before normalising (add-k).",
-                              models=("bigram",), ge=0)
+                              models=("bigram",), ge=0, le=1e6)
     # Optimisation
-    batch_size: int = option(128, "Names per optimiser step.", label="batch size", models=GRADIENT_MODELS, ge=1)
+    batch_size: int = option(128, "Names per optimiser step.", label="batch size", models=GRADIENT_MODELS, ge=1,
+                            le=65536)
     # 3e-3 → 5e-3 measured −0.02 test loss at a 120 s budget (README)
-    lr: float = option(5e-3, "Peak learning rate.", label="learning rate", models=GRADIENT_MODELS, gt=0)
+    lr: float = option(5e-3, "Peak learning rate.", label="learning rate", models=GRADIENT_MODELS, gt=0,
+                      le=10)
     min_lr_ratio: float = option(0.1, "Where the cosine decay ends, as a fraction of the peak.",
                                  label="min lr ratio", advanced=True, models=GRADIENT_MODELS, ge=0, le=1)
     # muon: test 1.897 against AdamW's 1.932 (three-seed means, 120 s on two cores; README)
@@ -213,22 +223,23 @@ class TrainConfig:
                             "head, norms and biases keep AdamW) or adamw for everything (the course's).",
                             advanced=True, models=("gpt",), choices=OPTIMIZERS)
     muon_lr: float = option(0.02, "muon: the peak learning rate of the block matrices (the schedule scales it "
-                            "like the AdamW one).", label="muon lr", advanced=True, models=("gpt",), gt=0)
+                            "like the AdamW one).", label="muon lr", advanced=True, models=("gpt",), gt=0,
+                            le=10)
     schedule: str = option("cosine", "After the warmup: cosine decay to the min lr, or wsd (warmup-stable-decay: "
                            "the peak lr held, then a linear cooldown to the min lr).", advanced=True,
                            models=GRADIENT_MODELS, choices=SCHEDULES)
     cooldown: float = option(0.2, "wsd: the final fraction of the budget spent decaying.", advanced=True,
                              models=GRADIENT_MODELS, gt=0, le=1)
     warmup: float = option(0.02, "Warmup: a fraction of the budget (< 1) or a number of steps (≥ 1).",
-                           advanced=True, models=GRADIENT_MODELS, ge=0, hint="<1 fraction, ≥1 steps")
+                           advanced=True, models=GRADIENT_MODELS, ge=0, le=MAX_STEPS, hint="<1 fraction, ≥1 steps")
     beta1: float = option(0.9, "AdamW's decay of the gradient average.", advanced=True, models=GRADIENT_MODELS,
                           ge=0, lt=1)
     beta2: float = option(0.99, "AdamW's decay of the squared-gradient average.", advanced=True,
                           models=GRADIENT_MODELS, ge=0, lt=1)
     weight_decay: float = option(0.1, "AdamW weight decay of the matrices.", label="weight decay", advanced=True,
-                                 models=GRADIENT_MODELS, ge=0)
+                                 models=GRADIENT_MODELS, ge=0, le=100)
     grad_clip: float | None = option(1.0, "Largest gradient norm; larger gradients are scaled down.",
-                                     label="grad clip", advanced=True, models=GRADIENT_MODELS, gt=0,
+                                     label="grad clip", advanced=True, models=GRADIENT_MODELS, gt=0, le=1e6,
                                      none_means="no clipping", hint="blank: off")
     ema: float = option(0.999, "Decay of the weight average (an exponential moving average, EMA) that is "
                         "evaluated and kept; 0 turns it off.", label="EMA decay", advanced=True,
@@ -240,17 +251,17 @@ class TrainConfig:
     pack: bool = option(True, "MiniGPT: several names to a row, kept apart by a mask (same loss, less "
                         "padding to compute).", label="packing", advanced=True, models=("gpt",))
     # Budget: exactly one of steps / time_s
-    steps: int | None = option(3000, "Budget in optimiser steps.", ge=1, one_of="budget",
+    steps: int | None = option(3000, "Budget in optimiser steps.", ge=1, le=MAX_STEPS, one_of="budget",
                                none_means="the budget is a time")
     time_s: float | None = option(None, "Budget in seconds (instead of steps).", label="seconds", gt=0,
-                                  one_of="budget", flag="--time", none_means="the budget is in steps")
+                                  le=MAX_SECONDS, one_of="budget", flag="--time", none_means="the budget is in steps")
     eval_interval: int = option(250, "Steps between evaluations on the validation split (each keeps the best "
-                                "checkpoint).", label="eval every", models=GRADIENT_MODELS, ge=1, hint="steps")
+                                "checkpoint).", label="eval every", models=GRADIENT_MODELS, ge=1, le=MAX_STEPS, hint="steps")
     layer_every: int = option(25, "Steps between layer-health samples (each matrix's gradient norm and update "
                               "size, shown by the training panel); 0: none.", label="layer health every",
-                              advanced=True, models=GRADIENT_MODELS, ge=0)
+                              advanced=True, models=GRADIENT_MODELS, ge=0, le=MAX_STEPS)
     log_interval: int = option(10, "Steps between metrics records.", label="log every", advanced=True,
-                               models=GRADIENT_MODELS, ge=1, hint="steps")
+                               models=GRADIENT_MODELS, ge=1, le=MAX_STEPS, hint="steps")
     # Environment
     device: str = option("auto", "Where to train (auto: a GPU if there is one).", choices=DEVICES)
     dtype: str = option("auto", "Number format (auto: bfloat16 autocast on CUDA, float32 elsewhere).",
@@ -374,7 +385,7 @@ def load_config_file(path: Path | str) -> TrainConfig:
 
 
 def load_run_config(run_dir: Path | str) -> TrainConfig:
-    if not (Path(run_dir) / CONFIG_FILE).is_file():
+    if not (Path(run_dir) / CONFIG_FILE).exists():  # (a FIFO there is refused by the guarded reader)
         raise ConfigError(f"{run_dir}: not a run folder (no {CONFIG_FILE})")
     return load_config_file(Path(run_dir) / CONFIG_FILE)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from minigpt.checkpoint import CheckpointMeta, read_checkpoint_meta
 from minigpt.errors import ConfigError, DataChangedError, RunError, TutorError
-from minigpt.models.build import MAX_PARAMS, count_text, planned_size
+from minigpt.models.build import check_model_size, training_memory_bytes
 from minigpt.runs.files import BEST_DIR, CONFIG_FILE, LAST_DIR, STATUS_FILE, RunWriter
 from minigpt.runs.schema import RunState, RunStatus, read_json_file, read_status
 from minigpt.training.options import TrainConfig, load_data_for
@@ -54,11 +54,63 @@ def data_for_run(cfg: TrainConfig, source: CheckpointMeta | None):
     return load_data_for(cfg, vocab=source.vocab, block_size=source.model_config.block_size)
 
 
+_SIZE_FIELD = {"gpt": "d_model", "mlp": "mlp_hidden", "bigram": "model"}  # the option to lower
+
+
 def refuse_too_large(cfg: TrainConfig, data) -> None:
-    n_params, elements = planned_size(cfg.model, cfg.model_config(data.vocab.size, data.block_size))
-    if n_params > MAX_PARAMS or elements > 2 * MAX_PARAMS:
-        raise ConfigError(f"this model would have {count_text(n_params)} parameters: more than this tutor trains "
-                          f"(at most {MAX_PARAMS:,}); lower d_model or n_layers", field="d_model")
+    """The size rule (``minigpt.models.build``), then the memory a training step would hold against
+    the memory this machine has: both refused before anything is allocated."""
+    model_config = cfg.model_config(data.vocab.size, data.block_size)
+    try:
+        n_params = check_model_size(cfg.model, model_config, field=_SIZE_FIELD[cfg.model])
+    except ConfigError as e:
+        lower = "d_model or n_layers" if cfg.model == "gpt" else "the hidden units" if cfg.model == "mlp" else ""
+        raise ConfigError(f"{e}{'; lower ' + lower if lower else ''}", field=e.field) from None
+    # Each process holds the weights and its share of the batch (the batch is global).
+    processes = _processes_here(cfg)
+    need = processes * training_memory_bytes(cfg.model, model_config, -(-cfg.batch_size // processes), n_params,
+                                             _tokens_per_item(data))
+    have = available_memory_bytes(cfg.device)
+    if have is not None and need > have:
+        raise ConfigError(f"one training step would hold about {need / 2**30:,.1f} GiB (batch {cfg.batch_size:,} "
+                          f"× block {data.block_size:,}), more than the {have / 2**30:,.1f} GiB free here; lower "
+                          f"the batch size" + (" or d_model" if cfg.model == "gpt" else ""), field="batch_size")
+
+
+def _tokens_per_item(data) -> float | None:
+    """Positions one item fills in a batch: twice the mean length of a names file (rows are padded
+    to their longest), a whole window of a text; None when the data does not say."""
+    lengths = getattr(getattr(data, "train", None), "lengths", None)
+    if lengths is None or not len(lengths):
+        return None
+    return 2.0 * float(lengths.float().mean()) + 1
+
+
+def _processes_here(cfg: TrainConfig) -> int:
+    import os
+
+    return int(os.environ.get("LOCAL_WORLD_SIZE", cfg.processes))
+
+
+def available_memory_bytes(device: str) -> int | None:
+    """Memory a run may use now: the GPU's when it trains on one, else what the OS calls
+    available (Linux's MemAvailable); None when unknown."""
+    from minigpt.training.devices import resolve_device
+
+    where = resolve_device(device)
+    if where.type == "cuda":
+        import torch
+
+        free, _total = torch.cuda.mem_get_info(where.index or 0)
+        return int(free)
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return None
 
 
 def write_exit(run: RunWriter, e: BaseException) -> None:

@@ -34,7 +34,16 @@ Input classes and where they are tested (add a file here for a new class, and a 
 - silently wrong answers: ``train --note`` dropped, resuming on changed data, run or data paths
   that are not UTF-8 (``test_silently_wrong.py``), an error cut at a line break in a path
   (``test_error_lines.py``), undo against a bury from another window (``test_study_windows.py``),
-  the database's ``-wal``/``-shm`` left read-only (``test_database_companions.py``).
+  the database's ``-wal``/``-shm`` left read-only (``test_database_companions.py``);
+- special files: a FIFO, ``/dev/zero``, a folder or a 20 GB sparse file in place of every file a
+  run folder, checkpoint, experiment, deck, lesson or card import holds, in the library, the CLI
+  and the app (``test_special_files.py``);
+- impossible sizes: every option's upper bound, generated from the option list, the size rule
+  and the memory estimate (``test_option_bounds.py``);
+- full disks: training, the progress database and exports on a 2 MB tmpfs (``test_disk_full.py``);
+- runaway sweeps: grids counted and capped before they are built (``test_sweep_sizes.py``);
+- distributed misconfiguration: rendezvous options and a node that never comes
+  (``test_distributed_options.py``).
 
 ``conftest.py`` holds the shared pieces: the escape sequences, an assertion that text is free of
 control characters, the CLI run in a real subprocess, the app's rendered screen as text, and the

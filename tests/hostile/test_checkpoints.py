@@ -94,7 +94,7 @@ DAMAGE = {
     "version as text": (damaged_field("format_version", "1"), "format_version"),
     "newer version": (damaged_field("format_version", 7), "newer minigpt"),
     "not JSON": (lambda ck: (ck / "config.json").write_text("{nope"), "not valid JSON"),
-    "config of 17 MB": (lambda ck: (ck / "config.json").write_text(" " * (17 << 20)), "larger than 16 MB"),
+    "config of 17 MB": (lambda ck: (ck / "config.json").write_text(" " * (17 << 20)), "larger than the 16 MiB"),
     "header length huge": (lambda ck: (ck / "model.safetensors").write_bytes(
         (2 ** 60).to_bytes(8, "little") + b"{}"), "bad header length"),
     "weights of another width": (damaged_field("model_config", "d_model", 32), "has shape"),
@@ -157,7 +157,7 @@ def test_a_small_config_asking_for_a_huge_model_is_refused_before_allocating(tmp
 
 def test_the_command_line_caps_the_size_of_a_new_model(tmp_path):
     out = tmp_path / "run"
-    done = run_limited("-m", "minigpt.cli", "train", "--d-model", "8192", "--n-heads", "8", "--n-layers", "48", "--steps", "1",
+    done = run_limited("-m", "minigpt.cli", "train", "--d-model", "4096", "--n-heads", "8", "--n-layers", "48", "--steps", "1",
                            "--out", str(out), "--quiet")
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert "parameters: more than this tutor trains" in done.stderr
@@ -168,7 +168,7 @@ def test_a_model_beyond_what_torch_can_describe_is_refused_as_too_large():
     """Shapes whose element count overflows torch's sizes (found by a property test): the same
     refusal as any model over the cap, never a traceback."""
     from minigpt.errors import ConfigError
-    from minigpt.models.build import count_text, planned_size
+    from minigpt.models.build import check_model_size, count_text, planned_size
     from minigpt.models.config import GPTConfig
     from minigpt.training.options import TrainConfig
     from minigpt.training.session import refuse_too_large
@@ -182,7 +182,13 @@ def test_a_model_beyond_what_torch_can_describe_is_refused_as_too_large():
         block_size = 16
 
     with pytest.raises(ConfigError, match="too many to count parameters: more than this tutor trains"):
-        refuse_too_large(TrainConfig(d_model=2**31, n_heads=1, n_layers=1), Data)
+        check_model_size("gpt", GPTConfig(d_model=2**31, n_heads=1, n_layers=1))
+    # Through the option list, such a width never gets that far: its bound refuses it first.
+    with pytest.raises(ConfigError, match=r"d_model must be in \[1, 4096\], got 2147483648"):
+        TrainConfig(d_model=2**31, n_heads=1, n_layers=1)
+    big = TrainConfig(d_model=4096, n_heads=1, n_layers=256)  # within every bound, still too large
+    with pytest.raises(ConfigError, match="more than this tutor trains"):
+        refuse_too_large(big, Data)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

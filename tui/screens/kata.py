@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Static, TextArea
 
-from minigpt import serving_policy, spawn
+from minigpt import guarded, serving_policy, spawn
 from minigpt.errors import PolicyRefusal
 from minigpt.katas import progress
 from minigpt.katas.catalogue import Kata
@@ -272,7 +272,7 @@ class KataScreen(Screen):
                 self.notify(f"Could not open {escape(command)}: {escape(str(e) or type(e).__name__)}", severity="error")
                 return
             try:
-                text = path.read_text(encoding="utf-8")
+                text = guarded.read_text(path, guarded.TEXT_FILE_BYTES)
             except (OSError, UnicodeDecodeError) as e:
                 self.notify(f"Could not read the edited file back: {escape(str(e))}", severity="error")
                 return

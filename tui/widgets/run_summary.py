@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from minigpt import guarded
 from minigpt.text import number_text
 
 CONFIG_FILE = "config.json"
@@ -30,7 +31,7 @@ def read_config(run_dir: Path | str) -> dict:
     if hit is not None and hit[0] == mtime:
         return hit[1]
     try:
-        values = json.loads(path.read_text(encoding="utf-8"))
+        values = json.loads(guarded.read_text(path, guarded.SMALL_JSON_BYTES))
     except (OSError, UnicodeDecodeError, ValueError):
         values = {}
     values = values if isinstance(values, dict) else {}
