@@ -7,16 +7,17 @@ import asyncio
 from minigpt import paths
 from minigpt.lessons import load_lessons
 from minigpt.store import Store
+from tests.waiting import until
 from tui.app import TutorApp
 from tui.widgets.snippet import SnippetBlock
 
 
 async def _wait(pilot, condition, seconds: float = 15.0) -> bool:
-    for _ in range(int(seconds / 0.1)):
-        if condition():
-            return True
-        await pilot.pause(0.1)
-    return condition()
+    try:
+        await until(pilot, condition, seconds, "the condition", 0.1)
+    except AssertionError:
+        return bool(condition())
+    return True
 
 
 def _error_notes(app) -> list[str]:
