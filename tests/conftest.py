@@ -26,9 +26,9 @@ def make_app(tmp_path):
     from minigpt.store import Store
     from tui.app import TutorApp
 
-    def build(**kwargs):
+    def build(app_class=TutorApp, **kwargs):
         kwargs.setdefault("store", Store(tmp_path / "progress.sqlite3"))
-        return TutorApp(**kwargs)
+        return app_class(**kwargs)
 
     return build
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from safetensors.torch import load_file
 
 from minigpt.runs.listing import read_metrics
 from minigpt.training import distributed as D
+from tests.ports import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("cpu_load")]  # races show under load
@@ -36,12 +36,6 @@ def _train(*args, timeout=240):
                        capture_output=True, text=True, timeout=timeout)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
     return r
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_shards_cover_the_global_batch_once():
@@ -140,7 +134,7 @@ def test_sigterm_to_the_launcher_leaves_a_resumable_run(tmp_path, made_up_names)
 
 def test_two_nodes_on_one_machine_complete_a_run(tmp_path, made_up_names):
     names = made_up_names
-    run, port = tmp_path / "run", _free_port()
+    run, port = tmp_path / "run", free_port()
     base = [sys.executable, "-m", "minigpt.cli", "train", *TINY, "--data", str(names), "--steps", "20",
             "--eval-interval", "10", "--nproc", "1", "--nnodes", "2", "--master-addr", "127.0.0.1",
             "--master-port", str(port), "--out", str(run), "-q"]

@@ -6,9 +6,7 @@ import asyncio
 
 from minigpt import paths
 from minigpt.lessons import load_lessons
-from minigpt.store import Store
 from tests.waiting import until
-from tui.app import TutorApp
 from tui.widgets.snippet import SnippetBlock
 
 
@@ -24,14 +22,14 @@ def _error_notes(app) -> list[str]:
     return [str(n.message) for n in app._notifications if n.severity == "error"]
 
 
-async def test_a_thread_worker_that_raises_is_reported_and_the_app_keeps_running(tmp_path, monkeypatch):
+async def test_a_thread_worker_that_raises_is_reported_and_the_app_keeps_running(tmp_path, monkeypatch, make_app):
     import tui.screens.playground as pg
 
     def boom(*_args, **_kwargs):
         raise RuntimeError("injected failure in the loader")
 
     monkeypatch.setattr(pg, "load_for_playground", boom)
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         app.open_area("playground")
         assert await _wait(pilot, lambda: any("injected failure" in m for m in _error_notes(app)))
@@ -43,7 +41,7 @@ async def test_a_thread_worker_that_raises_is_reported_and_the_app_keeps_running
     assert "injected failure in the loader" in log and "Traceback" in log
 
 
-async def test_an_async_worker_that_raises_is_reported_and_the_app_keeps_running(tmp_path, monkeypatch):
+async def test_an_async_worker_that_raises_is_reported_and_the_app_keeps_running(tmp_path, monkeypatch, make_app):
     import tui.widgets.snippet as snippet_module
 
     def boom(_code, **_options):
@@ -52,7 +50,7 @@ async def test_an_async_worker_that_raises_is_reported_and_the_app_keeps_running
     # The snippet runs the lessons' bounded runner in a guarded background worker.
     monkeypatch.setattr(snippet_module, "run_snippet", boom)
     lesson = next(lesson for lesson in load_lessons() if lesson.snippets())
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         app.open_lesson(lesson.id)
         await pilot.pause()
