@@ -150,7 +150,7 @@ async def test_palette_jumps_to_a_lesson(app):
         assert isinstance(app.screen, LessonScreen) and app.screen.lesson.id == target.id
 
 
-async def test_a_lesson_left_before_its_first_frame_leaves_the_app_running(app):
+async def test_a_lesson_left_before_its_first_frame_leaves_the_app_running(app, cpu_load):
     """The lesson mounts most of its blocks after its first frame: when the learner has already
     left by then, the late mount does nothing (and the app keeps running)."""
     lessons = load_lessons()
