@@ -75,6 +75,15 @@ def made_up_names(tmp_path) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def playground_checkpoints(tmp_path_factory) -> dict[str, Path]:
+    """A bigram, an MLP and a tiny MiniGPT fitted a little (tests/test_playground.py's
+    make_checkpoints), built once per session and only read by the tests that use them."""
+    from tests.test_playground import make_checkpoints
+
+    return make_checkpoints(tmp_path_factory.mktemp("playground-checkpoints"))
+
+
 @pytest.fixture
 def canonical_names() -> Path:
     if not CANONICAL_NAMES.exists():

@@ -7,14 +7,12 @@ import pytest
 
 from minigpt.playground.generation import Settings, load_for_playground, run_batch
 from minigpt.playground.inspection import score_name
-from tests.test_playground import make_checkpoints
 from tui.screens.playground import PlaygroundScreen
 
 
 @pytest.fixture(scope="module")
-def ckpt_root(tmp_path_factory):
-    paths = make_checkpoints(tmp_path_factory.mktemp("tuipg"))
-    return paths["default"].parent
+def ckpt_root(playground_checkpoints):
+    return playground_checkpoints["default"].parent
 
 
 async def settle(pilot):
