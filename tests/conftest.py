@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,9 +26,9 @@ def make_app(tmp_path):
     from minigpt.store import Store
     from tui.app import TutorApp
 
-    def build(**kwargs):
+    def build(app_class=TutorApp, **kwargs):
         kwargs.setdefault("store", Store(tmp_path / "progress.sqlite3"))
-        return TutorApp(**kwargs)
+        return app_class(**kwargs)
 
     return build
 
@@ -34,6 +36,52 @@ def make_app(tmp_path):
 @pytest.fixture
 def app(make_app):
     return make_app()
+
+
+LOAD_LIMIT_S = 600  # a busy loop ends by itself after this, even if its test never tears down
+_SPIN = "import time\nend = time.monotonic() + {limit}\nwhile time.monotonic() < end:\n    pass\n"
+
+
+@pytest.fixture
+def cpu_load():
+    """Every core kept busy for the duration of the test, as on a learner's laptop that is never
+    idle: one spinning process per core, killed at teardown (and bounded by ``LOAD_LIMIT_S``).
+    Races that only show under load show here; tests using it wait on conditions, not times."""
+    spinners = [subprocess.Popen([sys.executable, "-c", _SPIN.format(limit=LOAD_LIMIT_S)],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+                for _ in range(os.cpu_count() or 1)]
+    try:
+        yield len(spinners)
+    finally:
+        for proc in spinners:
+            proc.kill()
+        for proc in spinners:
+            proc.wait()
+
+
+@pytest.fixture
+def names(tmp_path) -> Path:
+    """The first 300 names of the course's names.txt: enough to train a tiny model on, quickly."""
+    path = tmp_path / "names.txt"
+    path.write_text("\n".join((REPO / "data" / "names.txt").read_text().split()[:300]) + "\n")
+    return path
+
+
+@pytest.fixture
+def made_up_names(tmp_path) -> Path:
+    """240 made-up three-letter names (no file needed): a small, regular language."""
+    path = tmp_path / "names.txt"
+    path.write_text("\n".join(f"{a}{b}{c}" for a in "abcdefgh" for b in "aeiou" for c in "lmnrst") + "\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def playground_checkpoints(tmp_path_factory) -> dict[str, Path]:
+    """A bigram, an MLP and a tiny MiniGPT fitted a little (tests/test_playground.py's
+    make_checkpoints), built once per session and only read by the tests that use them."""
+    from tests.test_playground import make_checkpoints
+
+    return make_checkpoints(tmp_path_factory.mktemp("playground-checkpoints"))
 
 
 @pytest.fixture

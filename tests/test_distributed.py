@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,9 +16,10 @@ from safetensors.torch import load_file
 
 from minigpt.runs.metrics import read_metrics
 from minigpt.training import distributed as D
+from tests.ports import free_port
 
 REPO = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("cpu_load")]  # races show under load
 
 TINY = ["--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--batch-size", "16", "--device", "cpu"]
 
@@ -36,18 +36,6 @@ def _train(*args, timeout=240):
                        capture_output=True, text=True, timeout=timeout)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
     return r
-
-
-def _names(tmp_path) -> Path:
-    names = tmp_path / "names.txt"
-    names.write_text("\n".join(f"{a}{b}{c}" for a in "abcdefgh" for b in "aeiou" for c in "lmnrst") + "\n")
-    return names
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_shards_cover_the_global_batch_once():
@@ -70,8 +58,8 @@ def test_launcher_options():
         "--rdzv-backend", "c10d", "--rdzv-endpoint", "h:1", "--rdzv-conf", "join_timeout=30,timeout=30"]
 
 
-def test_one_ddp_step_equals_one_process_on_the_same_global_batch(tmp_path):
-    names = _names(tmp_path)
+def test_one_ddp_step_equals_one_process_on_the_same_global_batch(tmp_path, made_up_names):
+    names = made_up_names
     common = ["--data", str(names), "--steps", "1", "--eval-interval", "1", "--ema", "0", "--seed", "5"]
     _train(*common, "--out", str(tmp_path / "one"))
     _train(*common, "--nproc", "2", "--out", str(tmp_path / "two"))
@@ -87,8 +75,8 @@ def test_one_ddp_step_equals_one_process_on_the_same_global_batch(tmp_path):
     assert read_run(tmp_path / "two").world_size == 2  # what the panel and `minigpt runs` show
 
 
-def test_a_ddp_run_tracks_one_process_and_rank_1_writes_nothing(tmp_path):
-    names = _names(tmp_path)
+def test_a_ddp_run_tracks_one_process_and_rank_1_writes_nothing(tmp_path, made_up_names):
+    names = made_up_names
     common = ["--data", str(names), "--steps", "50", "--eval-interval", "25", "--seed", "3"]
     _train(*common, "--out", str(tmp_path / "one"))
     _train(*common, "--nproc", "2", "--out", str(tmp_path / "two"))
@@ -105,8 +93,8 @@ def test_a_ddp_run_tracks_one_process_and_rank_1_writes_nothing(tmp_path):
     assert sorted(p.name for p in (tmp_path / "two").iterdir()) == sorted(p.name for p in (tmp_path / "one").iterdir())
 
 
-def test_sigterm_to_the_launcher_leaves_a_resumable_run(tmp_path):
-    names = _names(tmp_path)
+def test_sigterm_to_the_launcher_leaves_a_resumable_run(tmp_path, made_up_names):
+    names = made_up_names
     run = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-m", "minigpt.cli", "train", *TINY, "--data", str(names),
                              "--steps", "100000", "--eval-interval", "20", "--nproc", "2", "--out", str(run)],
@@ -145,9 +133,9 @@ def test_sigterm_to_the_launcher_leaves_a_resumable_run(tmp_path):
     assert st["step"] > stopped_at and st["world_size"] == 1
 
 
-def test_two_nodes_on_one_machine_complete_a_run(tmp_path):
-    names = _names(tmp_path)
-    run, port = tmp_path / "run", _free_port()
+def test_two_nodes_on_one_machine_complete_a_run(tmp_path, made_up_names):
+    names = made_up_names
+    run, port = tmp_path / "run", free_port()
     base = [sys.executable, "-m", "minigpt.cli", "train", *TINY, "--data", str(names), "--steps", "20",
             "--eval-interval", "10", "--nproc", "1", "--nnodes", "2", "--master-addr", "127.0.0.1",
             "--master-port", str(port), "--out", str(run), "-q"]

@@ -53,13 +53,6 @@ def test_decay_is_validated():
         WeightAverage(torch.nn.Linear(1, 1), 0.0)
 
 
-@pytest.fixture
-def names(tmp_path):
-    p = tmp_path / "names.txt"
-    p.write_text("\n".join((REPO / "data" / "names.txt").read_text().split()[:300]) + "\n")
-    return p
-
-
 def tiny(names, **kw):
     return TrainConfig(**{**dict(d_model=16, n_heads=2, n_layers=1, batch_size=32, steps=60, eval_interval=20,
                                  log_interval=5, data=str(names)), **kw})

@@ -21,19 +21,10 @@ from minigpt.control import workers as rc
 from minigpt.experiments import exports, results, scheduler
 from minigpt.experiments import folder as ef
 from minigpt.experiments.presets import custom_spec, parse_grid_text
+from tests.waiting import wait_until
 from tui.cli import main
 
 TINY = ["--set", "n_layers=1", "--set", "n_heads=2", "--set", "batch_size=32", "--set", "device=cpu"]
-
-
-def wait_until(condition, timeout: float, what: str, step: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
 def state_of(exp_dir: Path) -> str:

@@ -20,13 +20,6 @@ from minigpt.training.schedule import make_optimizer
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def names(tmp_path):
-    p = tmp_path / "names.txt"
-    p.write_text("\n".join((REPO / "data" / "names.txt").read_text().split()[:300]) + "\n")
-    return p
-
-
 @pytest.mark.parametrize("shape", [(64, 256), (256, 64), (3, 48, 48)])
 def test_orthogonalize_flattens_the_singular_values(shape):
     g = torch.randn(*shape, generator=torch.Generator().manual_seed(0))

@@ -62,8 +62,8 @@ def make_checkpoints(root: Path) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def ckpts(tmp_path_factory) -> dict[str, Path]:
-    return make_checkpoints(tmp_path_factory.mktemp("pg"))
+def ckpts(playground_checkpoints) -> dict[str, Path]:
+    return playground_checkpoints
 
 
 @pytest.fixture(scope="module")

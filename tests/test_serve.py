@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.browser.harness import ServedTutor
+from tests.waiting import wait_until as _wait_until
 from tui.cli import main
 from tui.serve import is_loopback_host, public_warning
 from tui.serve_server import PAGE_TITLE, is_loopback_name
@@ -71,14 +72,6 @@ async def _receive_until(ws, needle: bytes, timeout: float = 30.0) -> bytes:
             break
     assert needle in seen, seen[-500:]
     return seen
-
-
-def _wait_until(condition, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        time.sleep(0.1)
 
 
 async def test_the_page_the_checks_and_the_session_limit(tmp_path):

@@ -15,6 +15,7 @@ from minigpt.runs.metrics import read_metrics
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
 from minigpt.training.schedule import lr_at
+from tests.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[1]
 CANONICAL = REPO.parent / "shared" / "data" / "names.txt"
@@ -47,14 +48,10 @@ def read_status(run):
 
 
 def wait_for_metrics(run, proc, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        recs, _ = read_metrics(run)
-        if recs:
-            return recs
+    def written():
         assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    raise AssertionError("no metrics written")
+        return read_metrics(run)[0]
+    return wait_until(written, timeout, "metrics written")
 
 
 def test_lr_schedule():

@@ -7,12 +7,11 @@ on a fresh profile with four hand-written runs; tests/screen_checks.py says what
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from textual.widgets import DataTable, OptionList
 
 from minigpt import paths
+from tests import waiting
 from tests.run_fixtures import write_course_runs
 from tests.screen_checks import all_problems
 from tui import navigation
@@ -20,12 +19,10 @@ from tui import navigation
 SIZE = (80, 24)
 
 
-async def settle(pilot, until=lambda: True, timeout: float = 20.0) -> None:
+async def settle(pilot, until=lambda: True, timeout: float = 60.0) -> None:
     """Let workers finish: pause until ``until()`` holds (then once more for the repaint)."""
-    deadline = time.monotonic() + timeout
     await pilot.pause()
-    while not until() and time.monotonic() < deadline:
-        await pilot.pause(0.05)
+    await waiting.until(pilot, until, timeout, "the screen's workers to finish")
     await pilot.pause()
 
 

@@ -34,8 +34,8 @@ def _strip(screen) -> str:
     return str(screen.query_one("#fc-counts", Static).render())
 
 
-async def test_full_review_session_reveal_rate_undo_suspend_bury(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_full_review_session_reveal_rate_undo_suspend_bury(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open(app, pilot)
         s = screen.session
@@ -88,8 +88,8 @@ async def test_full_review_session_reveal_rate_undo_suspend_bury(tmp_path):
         assert f"New {s.counts().new} ·" in _strip(screen)
 
 
-async def test_cram_mode_leaves_the_schedule_untouched(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_cram_mode_leaves_the_schedule_untouched(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open(app, pilot)
         await pilot.press("space", "3")
@@ -113,8 +113,8 @@ async def test_cram_mode_leaves_the_schedule_untouched(tmp_path):
         assert not screen.cram and "CRAM" not in _strip(screen)
 
 
-async def test_a_leech_invites_suspending_it(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_a_leech_invites_suspending_it(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open(app, pilot)
         s = screen.session
@@ -140,8 +140,8 @@ async def test_a_leech_invites_suspending_it(tmp_path):
         assert s.status(card).suspended and not leech.display
 
 
-async def test_import_shows_errors_and_export_writes_an_apkg(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_import_shows_errors_and_export_writes_an_apkg(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open(app, pilot)
         await pilot.press("i")
@@ -192,8 +192,8 @@ async def test_quit_mid_session_and_reopen_keeps_every_answer(tmp_path):
         assert screen.current not in [c for c, r in answered if r > 1]
 
 
-async def test_screen_actions_are_in_the_command_palette(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_screen_actions_are_in_the_command_palette(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open(app, pilot)
         await pilot.press("ctrl+p")

@@ -7,12 +7,10 @@ import sys
 import threading
 import time
 
-from minigpt.store import Store
-from tui.app import TutorApp
 from tui.progress import Glance
 
 
-async def test_first_frame_and_keys_do_not_wait_for_the_card_count(monkeypatch, tmp_path):
+async def test_first_frame_and_keys_do_not_wait_for_the_card_count(monkeypatch, tmp_path, make_app):
     release = threading.Event()
 
     def slow_glance(store):
@@ -20,7 +18,7 @@ async def test_first_frame_and_keys_do_not_wait_for_the_card_count(monkeypatch, 
         return Glance(lessons_read=0, lessons_total=24, cards_due=20, last_run=None)
 
     monkeypatch.setattr("tui.screens.home.glance", slow_glance)
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         started = time.monotonic()
         await pilot.pause()

@@ -7,16 +7,12 @@ import pytest
 
 from minigpt.playground.generation import Settings, load_for_playground, run_batch
 from minigpt.playground.inspection import score_name
-from minigpt.store import Store
-from tests.test_playground import make_checkpoints
-from tui.app import TutorApp
 from tui.screens.playground import PlaygroundScreen
 
 
 @pytest.fixture(scope="module")
-def ckpt_root(tmp_path_factory):
-    paths = make_checkpoints(tmp_path_factory.mktemp("tuipg"))
-    return paths["default"].parent
+def ckpt_root(playground_checkpoints):
+    return playground_checkpoints["default"].parent
 
 
 async def settle(pilot):
@@ -39,8 +35,8 @@ def names_in_table(screen) -> list[str]:
     return [str(table.get_row_at(i)[1]).rstrip("…") for i in range(table.row_count)]
 
 
-async def test_generate_nudge_and_bad_input(tmp_path, ckpt_root):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_generate_nudge_and_bad_input(tmp_path, ckpt_root, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_playground(app, pilot, ckpt_root)
         loaded = load_for_playground(ckpt_root / "default")
@@ -107,8 +103,8 @@ async def test_generate_nudge_and_bad_input(tmp_path, ckpt_root):
         assert screen.loaded.kind == "bigram"
 
 
-async def test_step_mode(tmp_path, ckpt_root):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_step_mode(tmp_path, ckpt_root, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_playground(app, pilot, ckpt_root)
         await pilot.press("i")
@@ -138,7 +134,7 @@ async def test_step_mode(tmp_path, ckpt_root):
         assert app.screen is screen
 
 
-async def test_a_text_model_has_no_step_mode_or_scoring_and_says_why(tmp_path):
+async def test_a_text_model_has_no_step_mode_or_scoring_and_says_why(tmp_path, make_app):
     """A text model's '.' is an ordinary character and it has no start token: stepping or scoring
     it as a name would show wrong numbers, so both keys leave the footer, help and palette (the model line says what a text model does)."""
     import torch
@@ -173,7 +169,7 @@ async def test_a_text_model_has_no_step_mode_or_scoring_and_says_why(tmp_path):
     with torch.no_grad():
         logits, _ = model(torch.tensor([vocab.encode("sat.")]))
     assert torch.allclose(direct.probs, torch.softmax(logits[0, -1], -1), atol=1e-6)
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_playground(app, pilot, tmp_path / "bundled")
         assert screen.loaded.is_text
@@ -185,8 +181,8 @@ async def test_a_text_model_has_no_step_mode_or_scoring_and_says_why(tmp_path):
         assert any("text model" in n.message for n in app._notifications)
 
 
-async def test_score_sweep_compare_copy_save(tmp_path, ckpt_root, isolated_data_dir):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_score_sweep_compare_copy_save(tmp_path, ckpt_root, isolated_data_dir, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_playground(app, pilot, ckpt_root)
         await pilot.press("o")
@@ -239,8 +235,8 @@ async def test_score_sweep_compare_copy_save(tmp_path, ckpt_root, isolated_data_
             [s.text for s in screen.batch.samples]
 
 
-async def test_area_opens_from_home(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_area_opens_from_home(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("p")
@@ -250,7 +246,7 @@ async def test_area_opens_from_home(tmp_path):
             assert "No checkpoint found" in str(app.screen.query_one("#pg-message").render())
 
 
-async def test_cli_and_screen_give_the_same_names(tmp_path, ckpt_root):
+async def test_cli_and_screen_give_the_same_names(tmp_path, ckpt_root, make_app):
     cli = pytest.importorskip("minigpt.cli")
     import json
 
@@ -260,7 +256,7 @@ async def test_cli_and_screen_give_the_same_names(tmp_path, ckpt_root):
                                            "--temperature", "0.8", "--top-k", "5", "--seed", "5", "--json"])
     assert result.exit_code == 0, result.output
     from_cli = json.loads(result.stdout)
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_playground(app, pilot, ckpt_root)
         for field, value in [("n", "10"), ("temperature", "0.8"), ("top_k", "5"), ("seed", "5")]:
@@ -272,10 +268,10 @@ async def test_cli_and_screen_give_the_same_names(tmp_path, ckpt_root):
         assert [s.membership for s in screen.batch.samples] == [r["membership"] for r in from_cli]
 
 
-async def test_palette_lists_the_screen_actions(tmp_path, ckpt_root):
+async def test_palette_lists_the_screen_actions(tmp_path, ckpt_root, make_app):
     from tui.widgets.screen_commands import screen_commands
 
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_playground(app, pilot, ckpt_root)
         commands = screen_commands(screen)

@@ -6,10 +6,8 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Input, Static, TextArea
 
-from minigpt.store import Store
 from minigpt.study import quiz as q
 from minigpt.study.review import history
-from tui.app import TutorApp
 from tui.screens.quiz import QuizScreen
 from tui.widgets.study_quiz import Checklist, ChoiceView, ExplainView, TypedView
 
@@ -33,8 +31,8 @@ def _last(app):
     return history(app.store)[-1]
 
 
-async def test_multiple_choice_right_then_wrong_says_why(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_multiple_choice_right_then_wrong_says_why(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _start(app, pilot, "1")
         view = screen.view
@@ -57,8 +55,8 @@ async def test_multiple_choice_right_then_wrong_says_why(tmp_path):
         assert "score 1" in str(screen.query_one("#quiz-status", Static).render())
 
 
-async def test_type_the_term_diff_confusable_and_typo(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_type_the_term_diff_confusable_and_typo(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _start(app, pilot, "2")
         # Put a term with a confusable on screen (the library's question for it).
@@ -94,8 +92,8 @@ async def test_type_the_term_diff_confusable_and_typo(tmp_path):
         assert "2 of 3 right" in str(screen.query_one("#quiz-done", Static).render())
 
 
-async def test_numeric_parses_forms_rejects_garbage_and_shows_the_worked_solution(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_numeric_parses_forms_rejects_garbage_and_shows_the_worked_solution(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _start(app, pilot, "3")
         deck = screen.session.deck
@@ -135,8 +133,8 @@ async def test_numeric_parses_forms_rejects_garbage_and_shows_the_worked_solutio
         assert _last(app) == {**_last(app), "card_id": "cloze.clip-factor", "rating": 3}
 
 
-async def test_explain_in_your_own_words_then_self_grade(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_explain_in_your_own_words_then_self_grade(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _start(app, pilot, "4")
         view = screen.view
@@ -169,8 +167,8 @@ async def test_explain_in_your_own_words_then_self_grade(tmp_path):
         assert _last(app)["rating"] == 3 and "All points" in _feedback(screen)
 
 
-async def test_chapter_quiz_from_the_picker_and_from_a_lesson(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_chapter_quiz_from_the_picker_and_from_a_lesson(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _start(app, pilot, "5")
         assert screen.state == "lesson"
@@ -218,11 +216,11 @@ def test_number_box_examples_are_no_answer():
         assert not any(numeric.values_agree(value, a, 0.05) for a in answers), example
 
 
-async def test_end_of_quiz_lists_misses_and_reviews_them(tmp_path):
+async def test_end_of_quiz_lists_misses_and_reviews_them(tmp_path, make_app):
     from tui.screens.flashcards import FlashcardsScreen
     from tui.widgets.study_card import CardView
 
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _start(app, pilot, "1")
         missed = []

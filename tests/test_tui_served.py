@@ -11,7 +11,6 @@ from textual.widgets import Input, Static
 from minigpt import serving_policy as policy
 from minigpt.lessons import load_lessons
 from minigpt.runs import listing as runs
-from minigpt.store import Store
 from tui.serve_session import GUEST_NOTICE, ServedTutorApp
 from tui.widgets.snippet import SnippetBlock
 
@@ -64,10 +63,10 @@ async def test_allow_code_runs_the_edited_snippet(served, monkeypatch, tmp_path)
     assert witness.read_text() == "ran"
 
 
-async def test_a_training_data_path_outside_the_fence_is_refused_before_it_is_read(served, tmp_path):
+async def test_a_training_data_path_outside_the_fence_is_refused_before_it_is_read(served, tmp_path, make_app):
     outside = tmp_path / "outside-names.txt"
     outside.write_text("anna\nbob\n", encoding="utf-8")
-    app = ServedTutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app(app_class=ServedTutorApp)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         await pilot.press("t")
@@ -81,10 +80,10 @@ async def test_a_training_data_path_outside_the_fence_is_refused_before_it_is_re
         assert app.screen.mode == "form" and runs.list_runs() == []
 
 
-async def test_a_card_import_outside_the_fence_is_refused(served, tmp_path):
+async def test_a_card_import_outside_the_fence_is_refused(served, tmp_path, make_app):
     cards = tmp_path / "cards.md"
     cards.write_text("Q: Outside?\nA: Yes.\n", encoding="utf-8")
-    app = ServedTutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app(app_class=ServedTutorApp)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         await pilot.press("f")
@@ -98,9 +97,9 @@ async def test_a_card_import_outside_the_fence_is_refused(served, tmp_path):
         assert app.store.conn.execute("SELECT COUNT(*) FROM user_cards").fetchone()[0] == 0
 
 
-async def test_a_guest_is_told_that_nothing_is_kept(served, monkeypatch, tmp_path):
+async def test_a_guest_is_told_that_nothing_is_kept(served, monkeypatch, tmp_path, make_app):
     monkeypatch.setenv(policy.ENV_GUEST, "1")
-    app = ServedTutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app(app_class=ServedTutorApp)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         assert any(GUEST_NOTICE in str(n.message) for n in app._notifications)

@@ -205,7 +205,7 @@ async def test_the_empty_palette_leads_with_the_current_screens_actions(app):
         assert all(line.startswith("Runs:") for line in first), first
 
 
-async def test_a_lesson_left_before_its_first_frame_leaves_the_app_running(app):
+async def test_a_lesson_left_before_its_first_frame_leaves_the_app_running(app, cpu_load):
     """The lesson mounts most of its blocks after its first frame: when the learner has already
     left by then, the late mount does nothing (and the app keeps running)."""
     lessons = load_lessons()

@@ -25,7 +25,7 @@ from textual.widgets import Input
 from minigpt.store import Store
 from tests.run_fixtures import write_course_runs, write_run
 from tests.test_tui_fit import SCENARIOS
-from tui.app import TutorApp
+from tests.waiting import until
 
 # A fixed place, so no path that differs between runs appears on a screen (the runs list shows it).
 DATA = Path(tempfile.gettempdir()) / "minigpt-tutor-snapshots"
@@ -34,6 +34,7 @@ NOW = calendar.timegm(real_time.strptime("2026-01-05 12:00:00", "%Y-%m-%d %H:%M:
 SCREENS = ["home", "help", "lessons", "lesson with snippets and quiz", "quiz", "stepper at softmax",
            "explorer norms", "explorer trained", "training form", "training panel", "runs", "compare runs",
            "playground", "playground step", "experiments", "experiments custom grid", "experiment"]
+pytestmark = pytest.mark.usefixtures("cpu_load")  # the pictures must not depend on an idle machine
 COLOURS = {"default": {"TERM": "xterm-256color", "COLORTERM": "truecolor"},
            "ansi16": {"TERM": "xterm-16color", "COLORTERM": ""}}
 
@@ -59,13 +60,13 @@ def fixed_world(monkeypatch):
 
 @pytest.mark.parametrize("colours", list(COLOURS))
 @pytest.mark.parametrize("screen", SCREENS)
-def test_screen_snapshot(snap_compare, fixed_world, monkeypatch, screen, colours):
+def test_screen_snapshot(snap_compare, fixed_world, monkeypatch, screen, colours, make_app):
     for name, value in COLOURS[colours].items():
         if value:
             monkeypatch.setenv(name, value)
         else:
             monkeypatch.delenv(name, raising=False)
-    app = TutorApp(store=Store(DATA / "progress.sqlite3"))
+    app = make_app(store=Store(DATA / "progress.sqlite3"))
 
     async def reach(pilot):
         await pilot.pause()
@@ -75,10 +76,9 @@ def test_screen_snapshot(snap_compare, fixed_world, monkeypatch, screen, colours
         await pilot.pause(0.6)  # charts redraw on a timer (three times a second)
         from tui.widgets.loss_chart import LossChart
 
-        for _ in range(50):  # a loaded machine can miss a tick: wait until every chart has drawn
-            if not any(chart._dirty for chart in pilot.app.screen.query(LossChart)):
-                break
-            await pilot.pause(0.1)
+        # a loaded machine can miss a tick: wait until every chart has drawn
+        await until(pilot, lambda: not any(chart._dirty for chart in pilot.app.screen.query(LossChart)),
+                    60, "every chart to draw")
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=reach)

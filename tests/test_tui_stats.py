@@ -68,8 +68,8 @@ async def test_stats_screen_shows_the_library_numbers(tmp_path):
         assert card_title(load_decks()[weakest[0][0]])[:40] in _text(screen, "weakest")
 
 
-async def test_stats_screen_with_no_reviews_explains_itself(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_stats_screen_with_no_reviews_explains_itself(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("s")

@@ -8,15 +8,12 @@ from textual.widgets import Input
 
 from minigpt.teaching.bpe import UNKNOWN_ID
 from minigpt.teaching.examples.tokenization import EXPLORER_MERGES, explorer_bpe
+from tests.waiting import until
 from tui.screens.lesson import LessonScreen
 
 
 async def _wait_trained(pilot, screen):
-    for _ in range(300):
-        await pilot.pause(0.05)
-        if screen.rows:
-            return
-    raise AssertionError("the tokenizer never finished training")
+    await until(pilot, lambda: screen.rows, 30, "the tokenizer to finish training")
 
 
 async def test_lesson_key_opens_the_explorer_and_typing_retokenizes(app):

@@ -27,6 +27,7 @@ from minigpt.runs.metrics import read_metrics
 from minigpt.store import Store
 from minigpt.training.options import OPTIONS
 from tests.config_strategies import valid_configs
+from tests.waiting import until
 from tui.app import TutorApp
 from tui.screens.training import TrainingScreen
 from tui.widgets.loss_chart import LossChart
@@ -40,13 +41,8 @@ TINY = dict(d_model="16", n_heads="2", n_layers="1", batch_size="32", steps="", 
             eval_interval="20", lr="0.01", device="cpu")
 
 
-async def wait_for(pilot, condition, timeout: float, what: str, step: float = 0.2, describe=lambda: ""):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        await pilot.pause(step)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} {describe()}")
+async def wait_for(pilot, condition, timeout: float, what: str, step: float = 0.2, describe=None):
+    return await until(pilot, condition, timeout, what, step, describe)
 
 
 def fill_form(form: TrainingForm, **values) -> None:

@@ -6,31 +6,30 @@ import asyncio
 
 from minigpt import paths
 from minigpt.lessons import load_lessons
-from minigpt.store import Store
-from tui.app import TutorApp
+from tests.waiting import until
 from tui.widgets.snippet import SnippetBlock
 
 
 async def _wait(pilot, condition, seconds: float = 15.0) -> bool:
-    for _ in range(int(seconds / 0.1)):
-        if condition():
-            return True
-        await pilot.pause(0.1)
-    return condition()
+    try:
+        await until(pilot, condition, seconds, "the condition", 0.1)
+    except AssertionError:
+        return bool(condition())
+    return True
 
 
 def _error_notes(app) -> list[str]:
     return [str(n.message) for n in app._notifications if n.severity == "error"]
 
 
-async def test_a_thread_worker_that_raises_is_reported_and_the_app_keeps_running(tmp_path, monkeypatch):
+async def test_a_thread_worker_that_raises_is_reported_and_the_app_keeps_running(tmp_path, monkeypatch, make_app):
     import tui.screens.playground as pg
 
     def boom(*_args, **_kwargs):
         raise RuntimeError("injected failure in the loader")
 
     monkeypatch.setattr(pg, "load_for_playground", boom)
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         app.open_area("playground")
         assert await _wait(pilot, lambda: any("injected failure" in m for m in _error_notes(app)))
@@ -42,7 +41,7 @@ async def test_a_thread_worker_that_raises_is_reported_and_the_app_keeps_running
     assert "injected failure in the loader" in log and "Traceback" in log
 
 
-async def test_an_async_worker_that_raises_is_reported_and_the_app_keeps_running(tmp_path, monkeypatch):
+async def test_an_async_worker_that_raises_is_reported_and_the_app_keeps_running(tmp_path, monkeypatch, make_app):
     import tui.widgets.snippet as snippet_module
 
     def boom(_code, **_options):
@@ -51,7 +50,7 @@ async def test_an_async_worker_that_raises_is_reported_and_the_app_keeps_running
     # The snippet runs the lessons' bounded runner in a guarded background worker.
     monkeypatch.setattr(snippet_module, "run_snippet", boom)
     lesson = next(lesson for lesson in load_lessons() if lesson.snippets())
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         app.open_lesson(lesson.id)
         await pilot.pause()

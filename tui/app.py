@@ -56,6 +56,25 @@ class TutorApp(App):
         self._too_small_shown = False
         self._home_opened = False
         self._theme_applied = False  # the startup choice is not the learner's: don't store it
+        self.crash: BaseException | None = None  # the error that closed the app, if one did
+
+    # -- an unexpected error --------------------------------------------------------------------
+    def _handle_exception(self, error: Exception) -> None:
+        """An exception no handler caught closes the app (Textual's rule): its traceback goes to
+        ``app.log`` first, and ``run_app`` names the log in one line once the terminal is back."""
+        from tui.workers import log_failure
+
+        if self.crash is None:
+            self.crash = error
+            self._crash_logged = log_failure("The app", error)
+        super()._handle_exception(error)
+
+    def _print_error_renderables(self) -> None:
+        # The traceback is in app.log; the terminal gets one line from run_app, not a screenful
+        # of locals. `textual run --dev` (the "debug" feature) still prints it.
+        if self.crash is not None and getattr(self, "_crash_logged", False) and "debug" not in self.features:
+            self._exit_renderables.clear()
+        super()._print_error_renderables()
 
     # -- lifecycle ------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -257,7 +276,31 @@ def run_app(data_dir: str | Path | None = None, initial: str | None = None) -> N
     except StoreError as e:  # busy while it needed upgrading, or written by a newer tutor
         print(f"Error: {printable(e)}", file=sys.stderr)
         raise SystemExit(2) from None
-    TutorApp(store=store, initial=initial).run()
+    app = TutorApp(store=store, initial=initial)
+    try:
+        app.run()
+    except Exception as error:  # outside any handler (the driver, the terminal): still logged
+        app.crash = error
+        app._crash_logged = _log_crash(error)
     message = background_runs_message()
     if message:
         print(message)
+    if app.crash is not None:
+        print(crash_line(app.crash, getattr(app, "_crash_logged", False)), file=sys.stderr)
+        raise SystemExit(1)
+
+
+def _log_crash(error: BaseException) -> bool:
+    from tui.workers import log_failure
+
+    return log_failure("The app", error)
+
+
+def crash_line(error: BaseException, logged: bool) -> str:
+    """The one line the terminal shows after the app closed on an unexpected error."""
+    from tui.workers import log_path
+
+    detail = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
+    what = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+    where = f"the details are in {log_path()}" if logged else f"the log {log_path()} could not be written"
+    return f"minigpt-tutor stopped on an unexpected error ({printable(what)}); {where}"

@@ -28,13 +28,19 @@ def log_path():
     return paths.user_data_dir() / "app.log"
 
 
-def _write_log(what: str, error: BaseException) -> None:
+def _write_log(what: str, error: BaseException) -> bool:
+    """Append ``error`` and its traceback to ``app.log``; False if the log could not be written."""
     text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
     try:
         with _log_lock, guarded.open_append(log_path()) as f:
             f.write(f"--- {what} failed\n{text}\n")
+        return True
     except OSError:
         logging.getLogger("minigpt").exception("could not write the app log")
+        return False
+
+
+log_failure = _write_log  # the name the app uses for a failure that closes it
 
 
 def report_failure(node, what: str, error: BaseException) -> None:

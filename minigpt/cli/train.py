@@ -269,7 +269,9 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
                                   on_log=_progress_printer(cfg, quiet or not _is_main_rank()),
                                   stop_signals=stop_signals, data_changed_ok=data_changed_ok, group=group)
             if distributed.launched_by_torchrun():
-                return  # the launcher reports the run once, for every rank
+                # The launcher reports the run once, for every rank; the group is gone (loop.train
+                # left it), so the rank ends here, skipping interpreter teardown (exit_rank).
+                distributed.exit_rank(0)
     except TutorError as e:
         raise _fail(_naming_the_flag(e)) from None
     except OSError as e:  # an unwritable run folder, a full disk

@@ -17,7 +17,9 @@ each process it starts finds ``WORLD_SIZE`` and ``RANK`` in its environment and 
 
 from __future__ import annotations
 
+import gc
 import os
+import sys
 from dataclasses import dataclass
 
 import torch
@@ -65,8 +67,32 @@ def barrier(world: World) -> None:
 
 
 def leave(world: World) -> None:
+    """Tear the process group down while the interpreter is fully alive.
+
+    Garbage first: DDP's hooks form reference cycles, and anything in a cycle that still holds a
+    collective's work or the group itself would otherwise be freed only during interpreter
+    finalization, when gloo's worker threads can no longer take the GIL (SIGABRT, "terminate
+    called without an active exception")."""
     if world.distributed and dist.is_initialized():
+        gc.collect()
         dist.destroy_process_group()
+
+
+def exit_rank(code: int = 0) -> None:
+    """End a torchrun rank's process once its group is gone: flush, then exit without running
+    interpreter finalization.
+
+    A rank has nothing left to finalize (rank 0's files are written and closed, the others write
+    nothing), but finalization would destroy torch's and gloo's C++ objects in no set order while
+    their threads may still run; a thread destroyed while joinable aborts the process (exit -6,
+    "terminate called without an active exception") and torchrun then reports a finished run as
+    failed. ``os._exit`` skips that teardown; the kernel closes the sockets."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def shard(index: torch.Tensor, world: World) -> torch.Tensor:

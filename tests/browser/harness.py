@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+from tests.ports import free_port  # the one allocator of ports
+
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -67,12 +69,6 @@ def find_chromium() -> str | None:
         if found:
             return found
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def artifacts_dir() -> Path:

@@ -3,15 +3,24 @@
 Read like a pager (space / b a page, j / k a line). A lesson counts as read once its end has been
 on screen *and* most of it has been: every view the learner rests on for a moment is remembered
 (across visits, in the settings table), so jumping to the end on arrival does not mark it read.
+
+Much of the screen's work is deferred (the rest of the blocks after the first frame, the reading
+position once every Markdown widget has rendered, a safety timer, the settle timer of a view).
+Textual runs a ``call_after_refresh`` callback on whichever screen is current when it is
+processed, so a callback queued by a lesson the learner already left (escape, or n/p pressed twice
+in a burst) would run after the lesson's widgets are gone. Every deferred entry point is
+therefore guarded by :func:`while_shown`, and the timers stop when the screen leaves.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
@@ -19,84 +28,36 @@ from textual.widget import MountError
 from textual.widgets import Footer, Header, Markdown, Static
 
 from minigpt.lessons import Lesson, load_lessons
-from minigpt.teaching.examples.catalog import render_example
 from tui import navigation
 from tui.saving import keeps_screen
+from tui.widgets.lesson_blocks import (
+    FIRST_BLOCKS,
+    READ_SHARE,
+    SETTLE_S,
+    ExampleBlock,
+    SeenRanges,
+    seen_key,
+    split_first_screen,
+)
 from tui.widgets.snippet import SnippetBlock
 from tui.workers import background
 
 
-class ExampleBlock(Vertical):
-    """A worked example: the numbers come from ``minigpt.teaching.examples.registry`` when the lesson opens."""
+def while_shown(method):
+    """Run a deferred callback of the lesson screen only while the screen is still in the app
+    (mounted, on the screen stack, not leaving); otherwise do nothing. Sync or async."""
+    if inspect.iscoroutinefunction(method):
+        @functools.wraps(method)
+        async def guarded_async(self, *args, **kwargs):
+            if self.is_shown:
+                return await method(self, *args, **kwargs)
+        return guarded_async
 
-    def __init__(self, example_id: str):
-        super().__init__(classes="example")
-        self.example_id = example_id
-        self.border_title = "worked example · computed by minigpt"
-
-    def compose(self) -> ComposeResult:
-        try:
-            text = render_example(self.example_id)
-        except Exception as e:  # never lose the lesson because one example broke
-            yield Static(f"[red]Example {self.example_id!r} could not be computed: {e}[/red]")
-            return
-        yield Markdown(text)
-
-
-FIRST_BLOCKS = 1      # lesson blocks built with the screen; the others follow its first frame
-FIRST_SCREEN_LINES = 18  # source lines of Markdown in the first frame: a 24-line terminal's worth
-
-
-def split_first_screen(text: str, lines: int = FIRST_SCREEN_LINES) -> list[str]:
-    """Cut Markdown into its first screenful and the rest, at the first new paragraph or heading
-    after ``lines`` source lines (outside code fences; never inside a list, a table or a quote), so
-    both halves render as they would together."""
-    rows, fenced = text.split("\n"), False
-    for i, row in enumerate(rows):
-        if row.lstrip().startswith(("```", "~~~")):
-            fenced = not fenced
-        elif not fenced and i >= lines and not rows[i - 1].strip() and _starts_a_block(row):
-            return ["\n".join(rows[:i]), "\n".join(rows[i:])]
-    return [text]
-
-
-def _starts_a_block(row: str) -> bool:
-    """A paragraph or a heading, not the next item of a list, a table row, a quote or code."""
-    return row[:1].isalpha() or row.startswith(("#", "**", "`"))
-
-
-READ_SHARE = 0.9      # share of a lesson that must have been on screen to count it as read
-SETTLE_S = 0.2        # a view counts as seen once the learner rests on it this long
-
-
-class SeenRanges:
-    """The parts of a lesson (fractions 0..1 of its height) that have been on screen."""
-
-    def __init__(self, ranges: list[list[float]] | None = None):
-        self.ranges: list[tuple[float, float]] = []
-        for a, b in ranges or []:
-            self.add(float(a), float(b))
-
-    def add(self, start: float, end: float) -> None:
-        start, end = max(0.0, min(start, end)), min(1.0, max(start, end))
-        merged = []
-        for a, b in sorted(self.ranges + [(start, end)]):
-            if merged and a <= merged[-1][1] + 1e-9:
-                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
-            else:
-                merged.append((a, b))
-        self.ranges = merged
-
-    @property
-    def share(self) -> float:
-        return sum(b - a for a, b in self.ranges)
-
-    def to_json(self) -> str:
-        return json.dumps([[round(a, 4), round(b, 4)] for a, b in self.ranges])
-
-
-def seen_key(lesson_id: str) -> str:
-    return f"lesson.seen.{lesson_id}"
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        if self.is_shown:
+            return method(self, *args, **kwargs)
+    return guarded
 
 
 class LessonScreen(Screen):
@@ -127,6 +88,21 @@ class LessonScreen(Screen):
         self.has_quiz = False  # until the decks say otherwise (_check_quiz)
         self._rest: list = []
         self._all_mounted = False
+        self._leaving = False  # set by the first key that leaves (escape, n, p): later ones do nothing
+        self._safety: Timer | None = None
+        self._rendered: set[int] = set()  # Markdown widgets that have reported their layout
+        self._saved_position = 0.0
+
+    @property
+    def is_shown(self) -> bool:
+        """The screen is mounted, on the app's screen stack and not on its way out, so its widgets
+        can be queried. Deferred callbacks check this before touching them."""
+        if self._leaving or not self.is_attached or self._closing or self._closed:
+            return False
+        try:
+            return self in self.app.screen_stack
+        except Exception:  # no app (any more)
+            return False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -164,18 +140,22 @@ class LessonScreen(Screen):
 
     async def _mount_rest(self) -> None:
         rest, self._rest = self._rest, []
-        if not self.is_attached:  # left before its first frame was drawn
+        if not self.is_shown:  # left before its first frame was drawn
             return
         if rest:
             try:
                 await self.query_one("#lesson-body", VerticalScroll).mount_all(rest, before="#lesson-end")
             except (NoMatches, MountError):  # the screen closed while the rest was mounting
                 return
+        if not self.is_shown:  # left while the rest was mounting
+            return
         self._all_mounted = True
         self.refresh_bindings()  # the snippet key depends on blocks mounted just now
         self._restore_when_rendered()
 
     def on_mount(self) -> None:
+        if not self.is_shown:  # popped again before it was mounted (n pressed twice in a burst)
+            return
         self.sub_title = self.lesson.title
         self._check_quiz()
         body = self.query_one("#lesson-body", VerticalScroll)
@@ -188,29 +168,49 @@ class LessonScreen(Screen):
                 seen_key(self.lesson.id)) or "[]"))
         except (ValueError, TypeError):  # a damaged record only costs the memory of what was seen
             self.seen = SeenRanges()
-        self._rendered: set[int] = set()
         # Markdown parses in a worker thread, so the lesson's height is only known once every
         # Markdown widget has reported (TableOfContentsUpdated); the timer is a safety net.
-        self.set_timer(3.0, self._restore_if_pending)
+        self._safety = self.set_timer(3.0, self._restore_if_pending)
         self.call_after_refresh(self._mount_rest)
+
+    def on_unmount(self) -> None:
+        self._stop_timers()
+
+    def _stop_timers(self) -> None:
+        for timer in (self._safety, self._settle):
+            if timer is not None:
+                timer.stop()
+        self._safety = self._settle = None
+
+    def _leave(self) -> bool:
+        """Mark the screen as leaving (its deferred work stops); False if it already was."""
+        if self._leaving:
+            return False
+        self._leaving = True
+        self._stop_timers()
+        return True
 
     @property
     def position_restored(self) -> bool:
         """True once the saved reading position has been applied (or given up on)."""
         return not self._restoring
 
+    @while_shown
     def on_markdown_table_of_contents_updated(self, event: Markdown.TableOfContentsUpdated) -> None:
         self._rendered.add(id(event.markdown))
         self._restore_when_rendered()
 
+    @while_shown
     def _restore_when_rendered(self) -> None:
         if self._restoring and self._all_mounted and all(id(m) in self._rendered for m in self.query(Markdown)):
             self.call_after_refresh(self._restore, self._saved_position, 5)
 
+    @while_shown
     def _restore_if_pending(self) -> None:
         if self._restoring:
             self._restore(self._saved_position, 0)
 
+    @while_shown
     def _restore(self, fraction: float, retries: int) -> None:
         if not self._restoring:
             return
@@ -225,6 +225,7 @@ class LessonScreen(Screen):
         self._restoring = False
         self._record()
 
+    @while_shown
     def _on_scroll(self, _old: float, _new: float) -> None:
         if self._restoring:
             return
@@ -252,6 +253,7 @@ class LessonScreen(Screen):
         top = body.scroll_y
         return top / total, (top + body.scrollable_content_region.height) / total
 
+    @while_shown
     @keeps_screen
     def _record(self) -> None:
         """Remember the view the learner rests on; mark the lesson read when it has been seen."""
@@ -315,6 +317,7 @@ class LessonScreen(Screen):
             found = False
         self.app.call_from_thread(self._quiz_checked, found)
 
+    @while_shown
     def _quiz_checked(self, found: bool) -> None:
         self.has_quiz = found
         self.refresh_bindings()
@@ -344,7 +347,8 @@ class LessonScreen(Screen):
             navigation.open_screen(self.app, "katas", lesson=self.lesson.id)
 
     def action_back(self) -> None:
-        self.app.pop_screen()
+        if self._leave():
+            self.app.pop_screen()
 
     def action_top(self) -> None:
         self.query_one("#lesson-body", VerticalScroll).scroll_home(animate=False)
@@ -381,12 +385,20 @@ class LessonScreen(Screen):
         snippets[idx].scroll_visible(top=True, animate=False)
 
     def _sibling(self, step: int) -> None:
+        if self._leaving:
+            # The second key of a burst (nn, np) reached this screen after it had already opened
+            # the next lesson: that lesson takes the step, as if it had been on screen.
+            current = self.app.screen
+            if isinstance(current, LessonScreen) and current is not self:
+                current._sibling(step)
+            return
         lessons = load_lessons()
         ids = [l.id for l in lessons]
         i = ids.index(self.lesson.id) + step if self.lesson.id in ids else -1
         if 0 <= i < len(ids):
-            self.app.pop_screen()
-            self.app.open_lesson(ids[i])
+            if self._leave():  # a second n or p in the same burst belongs to the next lesson
+                self.app.pop_screen()
+                self.app.open_lesson(ids[i])
         else:
             self.notify("No more lessons in that direction")
 

@@ -1,0 +1,70 @@
+"""The lesson screen's deferred work (the rest of its blocks, the reading position, its timers)
+never outlives the screen: leaving at once, or n/p twice in one burst, leaves the app running.
+
+These run with every core busy (``cpu_load``): the races they guard against showed only under load.
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual import events
+
+from minigpt.lessons import load_lessons
+from tests.waiting import until
+from tui.screens.home import HomeScreen
+from tui.screens.lesson import LessonScreen
+
+pytestmark = pytest.mark.usefixtures("cpu_load")
+
+
+def _settled(app) -> bool:
+    return isinstance(app.screen, LessonScreen) and app.screen.position_restored
+
+
+def _burst(app, keys) -> None:
+    """Keys as a terminal delivers a burst: all queued before the app handles the first one."""
+    for key in keys:
+        app.post_message(events.Key(key, key if len(key) == 1 else None))
+
+
+async def test_a_lesson_left_at_once_leaves_the_app_running(app):
+    lessons = load_lessons()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for lesson in lessons[:6]:
+            app.open_lesson(lesson.id)
+            _burst(app, ["escape"])  # escape before the first frame, the position, the 3 s timer
+            await until(pilot, lambda: isinstance(app.screen, HomeScreen), 30, "the home screen again")
+        await pilot.pause(3.5)  # past the lessons' safety timer: nothing of theirs runs now
+        assert app.is_running and isinstance(app.screen, HomeScreen)
+        assert app.return_code is None
+
+
+async def test_typing_into_a_lesson_then_escape_leaves_the_app_running(app):
+    lesson = load_lessons()[0]
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_lesson(lesson.id)
+        await until(pilot, lambda: _settled(app), 30, "the lesson to settle")
+        _burst(app, "asdfqwerty")
+        _burst(app, ["escape"])
+        await until(pilot, lambda: not isinstance(app.screen, LessonScreen), 30, "the lesson to close")
+        await pilot.pause(0.5)
+        assert app.is_running and app.return_code is None
+
+
+@pytest.mark.parametrize("keys", ["nn", "pp", "pn", "np"])
+async def test_two_lesson_keys_in_one_burst_move_twice_and_leave_the_app_running(app, keys):
+    ids = [lesson.id for lesson in load_lessons()]
+    start = 3
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_lesson(ids[start])
+        await until(pilot, lambda: _settled(app), 30, "the first lesson to settle")
+        first = app.screen
+        _burst(app, keys)
+        expected = ids[start + sum(+1 if k == "n" else -1 for k in keys)]
+        await until(pilot, lambda: _settled(app) and app.screen is not first and app.screen.lesson.id == expected, 30,
+                    f"lesson {expected} after {keys!r}",
+                    describe=lambda: f"now {getattr(app.screen, 'lesson', app.screen)!r}")
+        assert app.is_running and app.return_code is None
+        # nothing of the lessons left behind runs on the one shown (its position, its timer)
+        await pilot.pause(3.5)
+        assert app.is_running and _settled(app) and app.screen.lesson.id == expected

@@ -1,0 +1,85 @@
+"""The parts of a lesson screen that are not the screen: its worked-example block, where its
+first screenful ends, and the record of what the learner has seen of it."""
+
+from __future__ import annotations
+
+import json
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Markdown, Static
+
+from minigpt.teaching.examples.catalog import render_example
+
+
+class ExampleBlock(Vertical):
+    """A worked example: the numbers come from ``minigpt.teaching.examples.registry`` when the lesson opens."""
+
+    def __init__(self, example_id: str):
+        super().__init__(classes="example")
+        self.example_id = example_id
+        self.border_title = "worked example · computed by minigpt"
+
+    def compose(self) -> ComposeResult:
+        try:
+            text = render_example(self.example_id)
+        except Exception as e:  # never lose the lesson because one example broke
+            yield Static(f"[red]Example {self.example_id!r} could not be computed: {e}[/red]")
+            return
+        yield Markdown(text)
+
+
+FIRST_BLOCKS = 1      # lesson blocks built with the screen; the others follow its first frame
+FIRST_SCREEN_LINES = 18  # source lines of Markdown in the first frame: a 24-line terminal's worth
+
+
+def split_first_screen(text: str, lines: int = FIRST_SCREEN_LINES) -> list[str]:
+    """Cut Markdown into its first screenful and the rest, at the first new paragraph or heading
+    after ``lines`` source lines (outside code fences; never inside a list, a table or a quote), so
+    both halves render as they would together."""
+    rows, fenced = text.split("\n"), False
+    for i, row in enumerate(rows):
+        if row.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and i >= lines and not rows[i - 1].strip() and _starts_a_block(row):
+            return ["\n".join(rows[:i]), "\n".join(rows[i:])]
+    return [text]
+
+
+def _starts_a_block(row: str) -> bool:
+    """A paragraph or a heading, not the next item of a list, a table row, a quote or code."""
+    return row[:1].isalpha() or row.startswith(("#", "**", "`"))
+
+
+READ_SHARE = 0.9      # share of a lesson that must have been on screen to count it as read
+SETTLE_S = 0.2        # a view counts as seen once the learner rests on it this long
+
+
+class SeenRanges:
+    """The parts of a lesson (fractions 0..1 of its height) that have been on screen."""
+
+    def __init__(self, ranges: list[list[float]] | None = None):
+        self.ranges: list[tuple[float, float]] = []
+        for a, b in ranges or []:
+            self.add(float(a), float(b))
+
+    def add(self, start: float, end: float) -> None:
+        start, end = max(0.0, min(start, end)), min(1.0, max(start, end))
+        merged = []
+        for a, b in sorted(self.ranges + [(start, end)]):
+            if merged and a <= merged[-1][1] + 1e-9:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        self.ranges = merged
+
+    @property
+    def share(self) -> float:
+        return sum(b - a for a, b in self.ranges)
+
+    def to_json(self) -> str:
+        return json.dumps([[round(a, 4), round(b, 4)] for a, b in self.ranges])
+
+
+def seen_key(lesson_id: str) -> str:
+    return f"lesson.seen.{lesson_id}"
