@@ -384,13 +384,14 @@ class LessonScreen(Screen):
         snippets[idx].focus()
         snippets[idx].scroll_visible(top=True, animate=False)
 
-    def _sibling(self, step: int) -> None:
+    def open_sibling(self, step: int) -> None:
+        """Open the next (+1) or previous (-1) lesson in place of this one."""
         if self._leaving:
             # The second key of a burst (nn, np) reached this screen after it had already opened
             # the next lesson: that lesson takes the step, as if it had been on screen.
             current = self.app.screen
             if isinstance(current, LessonScreen) and current is not self:
-                current._sibling(step)
+                current.open_sibling(step)
             return
         lessons = load_lessons()
         ids = [l.id for l in lessons]
@@ -406,7 +407,7 @@ class LessonScreen(Screen):
         navigation.open_screen(self.app, "quiz", lesson=self.lesson.id)
 
     def action_next_lesson(self) -> None:
-        self._sibling(+1)
+        self.open_sibling(+1)
 
     def action_previous_lesson(self) -> None:
-        self._sibling(-1)
+        self.open_sibling(-1)
