@@ -7,7 +7,12 @@ from datetime import date, datetime, timedelta
 
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
-from minigpt.study.review import LEECH_LAPSES, start_of_utc_day
+from minigpt.study.review import LEECH_LAPSES
+
+
+def start_of_utc_day(now: datetime) -> datetime:
+    now = sch.as_utc(now)
+    return now.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def due_forecast(store: Store, days: int = 14, now: datetime | None = None) -> list[tuple[date, int]]:
