@@ -33,8 +33,8 @@ from datetime import datetime, timedelta, tzinfo
 
 from minigpt.errors import UndoError
 from minigpt.store import Store
-from minigpt.study import scheduler as sch
 from minigpt.study import plan as planning
+from minigpt.study import scheduler as sch
 from minigpt.study.days import start_of_local_day, start_of_next_local_day
 from minigpt.study.decks import Deck
 from minigpt.study.flags import flagged_ids
