@@ -10,24 +10,6 @@ from minigpt.cli.support import UserError, _fail
 from minigpt.errors import TutorError
 
 
-def plan_lines(plan) -> list[str]:
-    """The plan as lines of text: a summary, what cannot be met, then one line a day."""
-    scope = ", ".join(plan.lessons) if plan.lessons else "every lesson"
-    lines = [f"Interview on {plan.interview:%a %Y-%m-%d}, in {plan.days_left} day{'s' * (plan.days_left != 1)}: "
-             f"{plan.in_scope} cards ({scope})",
-             "On track: every card ≥ 90% on the day, if you study each day's share." if plan.feasible
-             else "Not on track: " + " ".join(plan.problems)]
-    if plan.days:
-        lines += ["", f"{'day':<15} {'new':>4} {'reviews':>8} {'(ahead)':>8} {'total':>6}"]
-        for i, d in enumerate(plan.days):
-            label = "today" if i == 0 else f"{d.day:%a %Y-%m-%d}"
-            ahead = f"({d.ahead})" if d.ahead else ""
-            lines.append(f"{label:<15} {d.new:>4} {d.reviews:>8} {ahead:>8} {d.load:>6}")
-        lines += ["", "ahead: reviews brought forward so the card is fresh on the day; new today "
-                      f"{plan.new_done_today} of {plan.new_share_today} done"]
-    return lines
-
-
 @click.command("plan")
 @click.option("--date", "day", metavar="YYYY-MM-DD", default=None, help="Set the interview day (a local date).")
 @click.option("--lessons", default=None, metavar="ID[,ID…]",
@@ -66,5 +48,5 @@ def plan(day: str | None, lessons: str | None, clear: bool) -> None:
             store.close()
     except TutorError as e:
         raise e if isinstance(e, UserError) else _fail(e) from e
-    for line in plan_lines(made):
+    for line in planning.describe(made):
         click.echo(line)

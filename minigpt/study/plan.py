@@ -285,3 +285,21 @@ def make_plan(store: Store, deck: Deck, interview: date, *, lessons: tuple[str, 
     plan_days = [PlanDay(d, shares[i], reviews[i], ahead[i]) for i, d in enumerate(days)]
     return Plan(interview, today, tuple(lessons), len(scope), plan_days, today_share,
                 len(done_ids), new_today, ahead_today, final, answers, problems)
+
+
+def describe(plan: Plan) -> list[str]:
+    """The plan as plain lines of text (the CLI and the plan screen): a summary, what cannot be met, then one line a day."""
+    scope = ", ".join(plan.lessons) if plan.lessons else "every lesson"
+    lines = [f"Interview on {plan.interview:%a %Y-%m-%d}, in {plan.days_left} day{'s' * (plan.days_left != 1)}: "
+             f"{plan.in_scope} cards ({scope})",
+             "On track: every card ≥ 90% on the day, if you study each day's share." if plan.feasible
+             else "Not on track: " + " ".join(plan.problems)]
+    if plan.days:
+        lines += ["", f"{'day':<15} {'new':>4} {'reviews':>8} {'(ahead)':>8} {'total':>6}"]
+        for i, d in enumerate(plan.days):
+            label = "today" if i == 0 else f"{d.day:%a %Y-%m-%d}"
+            ahead = f"({d.ahead})" if d.ahead else ""
+            lines.append(f"{label:<15} {d.new:>4} {d.reviews:>8} {ahead:>8} {d.load:>6}")
+        lines += ["", "ahead: reviews brought forward so the card is fresh on the day; new today "
+                      f"{plan.new_done_today} of {plan.new_share_today} done"]
+    return lines

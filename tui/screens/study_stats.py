@@ -46,6 +46,7 @@ class StudyStatsScreen(Screen):
         Binding("escape", "app.pop_screen", "Back"),
         Binding("r", "refresh_stats", "Refresh", show=True),
         Binding("f", "open_flashcards", "Flashcards", show=True),
+        Binding("i", "open_plan", "Interview plan", show=True),
     ]
 
     def compose(self) -> ComposeResult:
@@ -108,3 +109,8 @@ class StudyStatsScreen(Screen):
 
     def action_open_flashcards(self) -> None:
         self.app.open_area("flashcards")
+
+    def action_open_plan(self) -> None:
+        from tui.navigation import open_screen
+
+        open_screen(self.app, "study_plan")
