@@ -92,11 +92,11 @@ def _row_to_dict(row) -> dict | None:
 class StudySession:
     """Headless study logic; the TUI calls these methods and only draws the results."""
 
-    def __init__(self, store: Store, deck: Deck, *, desired_retention: float = sch.DESIRED_RETENTION,
+    def __init__(self, store: Store, deck: Deck, *, desired_retention: float | None = None,
                  lesson_order: dict[str, int] | None = None, tz: tzinfo | None = None):
         self.store = store
         self.deck = deck
-        self.scheduler = sch.make_scheduler(desired_retention)
+        self.scheduler = sch.learner_scheduler(store, desired_retention)  # the settings', unless given
         self.tz = tz  # the learner's days (None: this machine's zone)
         self._lesson_order = lesson_order
         self._plans = planning.PlanCache()

@@ -57,11 +57,19 @@ def reviews_per_day(store: Store, days: int = 365, now: datetime | None = None) 
     return Activity(per_day, streak, longest)
 
 
+MIN_REVIEWS_TO_JUDGE = 50  # below this, true retention swings by ±7 points on chance alone (binomial, p = 0.9)
+
+
 @dataclass(frozen=True)
 class Retention:
     true_retention: float | None  # share of non-new reviews not rated Again (None: no data)
     desired: float
     reviews: int                  # how many reviews the share is over
+
+    @property
+    def reviews_to_judge(self) -> int:
+        """How many more reviews before true retention says anything about the desired one."""
+        return max(0, MIN_REVIEWS_TO_JUDGE - self.reviews)
 
 
 def retention(store: Store, *, days: int | None = None, now: datetime | None = None,
