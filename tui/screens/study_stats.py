@@ -50,6 +50,7 @@ class StudyStatsScreen(Screen):
         Binding("i", "open_plan", "Interview plan", show=True),
         Binding("plus,equals_sign", "retention(1)", "Retention +", key_display="+", show=True),
         Binding("minus", "retention(-1)", "Retention −", key_display="-", show=True),
+        Binding("F", "fit_fsrs", "Fit FSRS to my reviews", key_display="F", show=False),
     ]
 
     def compose(self) -> ComposeResult:
@@ -133,9 +134,30 @@ class StudyStatsScreen(Screen):
         found = workload.workloads(store, deck, new_per_day=per_day, choices=choices)
         cells = " · ".join((f"[b]{w.retention:.0%}: {w.reviews_per_day:.0f}[/b]" if abs(w.retention - mine) < 1e-9
                             else f"{w.retention:.0%}: {w.reviews_per_day:.0f}") for w in found)
+        from minigpt.study.fsrs_fit import status_line
+
         text = (f"Desired retention [b]{mine:.0%}[/b] (+/- change it: the scheduler and the plan use it)\n"
-                f"Reviews a day over {found[0].days} days at {per_day} new a day (simulated): {cells}")
+                f"Reviews a day over {found[0].days} days at {per_day} new a day (simulated): {cells}\n"
+                f"[dim]{escape(status_line(store))} · F fits[/dim]")
         self.app.call_from_thread(self.query_one("#stats-workload", Static).update, text)
+
+    def action_fit_fsrs(self) -> None:
+        self.notify("Fitting FSRS to your reviews (torch, up to a minute)…")
+        self.fit_fsrs()
+
+    @background(thread=True, exclusive=True, group="fsrs-fit")
+    def fit_fsrs(self) -> None:
+        from minigpt.study import fsrs_fit
+
+        try:
+            r = fsrs_fit.fit(self.app.store)
+        except (StudySettingError, StoreError) as e:
+            self.app.call_from_thread(self.notify, escape(str(e)), severity="warning", timeout=10)
+            return
+        verdict = "kept: the scheduler uses them now" if r.kept else "not kept: no better than the ones in use"
+        self.app.call_from_thread(self.notify, f"FSRS fitted to {r.reviews} reviews: log loss {r.loss_before:.4f} → "
+                                  f"{r.loss_after:.4f}, {verdict}", timeout=15)
+        self.app.call_from_thread(self.action_refresh_stats)
 
     def action_retention(self, step: int) -> None:
         store = self.app.store
