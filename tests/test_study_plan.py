@@ -172,3 +172,17 @@ def test_new_cards_a_day_count_the_learner_s_day_not_utc(store, deck):
     assert session.new_introduced_today(datetime(2026, 3, 29, 22, 0, tzinfo=UTC)) == 0    # midnight
     until = session.bury(session.queue(late)[0], now=late)
     assert until == datetime(2026, 3, 29, 22, tzinfo=UTC)    # the next local midnight, summer time
+
+
+def test_the_dashboard_counts_the_learner_s_days(store, deck):
+    from minigpt.study import stats
+
+    new_york = ZoneInfo("America/New_York")
+    session = StudySession(store, deck, tz=new_york)
+    evening = datetime(2026, 12, 2, 1, 0, tzinfo=UTC)          # 20:00 on Dec 1 in New York
+    for cid in session.queue(evening)[:4]:
+        session.rate(cid, 3, now=evening)
+    activity = stats.reviews_per_day(store, days=7, now=evening, tz=new_york)
+    assert activity.per_day == {date(2026, 12, 1): 4} and activity.streak == 1
+    forecast = stats.due_forecast(store, days=3, now=evening, tz=new_york)
+    assert forecast[0][0] == date(2026, 12, 1) and sum(n for _, n in forecast) == 4

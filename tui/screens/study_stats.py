@@ -12,6 +12,7 @@ from minigpt.errors import DeckError, StoreError, StudySettingError
 from minigpt.study import scheduler as sch
 from minigpt.study import stats
 from minigpt.study.anki import with_user_cards
+from minigpt.study.days import local_date
 from minigpt.study.decks import cached_decks
 from minigpt.study.review import queue_counts
 from minigpt.text import markup_escape as escape
@@ -98,7 +99,7 @@ class StudyStatsScreen(Screen):
         self.query_one("#stats-forecast-text", Static).update(
             f"{days}\nNext 14 days: [b]{sum(n for _, n in forecast)}[/b] cards due")
         activity = stats.reviews_per_day(store, days=365, now=now)
-        self.query_one("#stats-activity", Static).update(heatmap_text(activity, now.date()))
+        self.query_one("#stats-activity", Static).update(heatmap_text(activity, local_date(now)))
         self.query_one("#stats-retention", Static).update(
             retention_text(stats.retention(store, desired=sch.desired_retention(store))))
         self.query_one("#stats-workload", Static).update(
