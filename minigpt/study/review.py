@@ -196,9 +196,10 @@ class StudySession:
         if plan is None:
             new = self._new_order(new)[:max(0, self.new_per_day() - self.new_introduced_today(now))]
         else:  # the plan's share of its scope, and the cards it brings forward for the day
-            new = [c for c in plan.new_ids_today if c in set(new)]
-            due += [("~", c) for c in plan.ahead_ids_today if c not in hidden | {c for _, c in learning + due}
-                    and (not lesson or self.deck[c].lesson == lesson)]
+            waiting, taken = set(new), hidden | {c for _, c in learning + due}
+            new = [c for c in plan.new_ids_today if c in waiting]
+            due += [("~", c) for c in plan.ahead_ids_today
+                    if c not in taken and (not lesson or self.deck[c].lesson == lesson)]
         ordered = ([c for _, c in sorted(learning)] + [c for _, c in sorted(due)]
                    + new + [c for _, c in sorted(ahead)])
         return space_siblings(ordered, self.note_of)
