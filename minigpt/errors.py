@@ -115,6 +115,16 @@ class KataError(TutorError, ValueError):
     """A kata that does not exist or whose folder is malformed; the message names it."""
 
 
+class PlanError(TutorError, ValueError):
+    """A study plan that cannot be made: a date that has passed or is unreadable, a lesson with
+    no cards; the message says which."""
+
+
+class StudySettingError(TutorError, ValueError):
+    """A study setting out of its range (desired retention), or an FSRS fit that cannot run yet
+    (too few reviews, the optimizer extra missing); the message says what would make it work."""
+
+
 class KataCodeError(TutorError, ValueError):
     """The learner's code for a kata cannot be graded (a syntax error, a forbidden call, the
     function missing, the grader stopped); the message says which, in the learner's terms."""

@@ -45,7 +45,7 @@ def test_new_cards_limited_per_day(session):
     c = session.counts(T0)
     assert c.new == 2 and c.learning == 1        # learning, due in 10 min: within the learn-ahead window
     assert session.counts(T0 + timedelta(minutes=11)).learning == 1
-    assert session.counts(T0 + timedelta(days=1)).new == 3  # a new UTC day refills the allowance
+    assert session.counts(T0 + timedelta(days=1)).new == 3  # a new (local) day refills the allowance
 
 
 def test_rate_round_trips_through_the_file(tmp_path, deck):

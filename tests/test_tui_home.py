@@ -66,3 +66,28 @@ def test_heavy_modules_are_imported_after_the_first_frame(tmp_path):
     assert out.returncode == 0, out.stderr
     # (That the path to the first frame imports no torch is tests/test_architecture.py's check.)
     assert "warmed: True" in out.stdout, out.stdout
+
+
+async def test_home_shows_the_interview_plan_only_when_a_date_is_set(tmp_path, make_app):
+    from datetime import date, timedelta
+
+    from minigpt.store import Store
+    from minigpt.study import plan as planning
+    from minigpt.study.decks import cached_decks
+    from tui.progress import glance
+
+    store = Store(tmp_path / "p.sqlite3")
+    assert glance(store).plan is None                       # without a date nothing changes
+    planning.set_plan(store, date.today() + timedelta(days=14), ("training", "layer-norm"))
+    g = glance(store)
+    share = -(-sum(1 for c in cached_decks() if c.lesson in ("training", "layer-norm")) // 13)  # 13 days, the eve for reviews
+    assert g.plan == ["Interview  14d [green]on track[/green]", f"New today  0/{share}"]
+    app = make_app(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        glance_box = app.screen.query_one("#glance")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if f"New today  0/{share}" in str(glance_box.render()):
+                break
+        text = str(glance_box.render())
+        assert "Interview  14d on track" in text and f"New today  0/{share}" in text

@@ -80,3 +80,33 @@ async def test_stats_screen_with_no_reviews_explains_itself(tmp_path, make_app):
         assert "No answers yet" in _text(screen, "buttons")
         assert "No lapses yet" in _text(screen, "weakest")
         app.save_screenshot(str(tmp_path / "stats.svg"))
+
+
+async def test_desired_retention_is_set_here_with_its_workload_and_the_verdict_waits(tmp_path):
+    from minigpt.study.stats import MIN_REVIEWS_TO_JUDGE
+
+    store = Store(tmp_path / "p.sqlite3")
+    _seed(store)
+    r = stats.retention(store)
+    assert 0 < r.reviews < MIN_REVIEWS_TO_JUDGE
+    app = TutorApp(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("s")
+        await pilot.pause()
+        screen = app.screen
+        assert f"too few reviews to judge: {MIN_REVIEWS_TO_JUDGE - r.reviews} more needed" in _text(screen, "retention")
+        assert "points" not in _text(screen, "retention")
+        for _ in range(200):   # the workload is simulated in a thread
+            if "Reviews a day" in _text(screen, "workload"):
+                break
+            await pilot.pause(0.05)
+        text = _text(screen, "workload")
+        figures = [int(cell.split(": ")[1]) for cell in text.split("(simulated): ")[1].splitlines()[0].split(" · ")]
+        assert "Desired retention 90%" in text and len(figures) == 4 and figures == sorted(figures)
+        assert "a fit to your log needs" in text and "more reviews" in text      # FSRS fitted: not yet
+        await pilot.press("minus", "minus")
+        await pilot.pause()
+        assert sch.desired_retention(store) == 0.88
+        assert "Desired retention 88%" in _text(screen, "workload") and "88%" in _text(screen, "retention")
+        assert StudySession(store, load_decks()).scheduler.desired_retention == 0.88   # the scheduler uses it

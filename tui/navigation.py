@@ -21,6 +21,7 @@ SCREENS: dict[str, str] = {
     "quiz": "tui.screens.quiz:QuizScreen",
     "flag_note": "tui.screens.flag_note:FlagNoteScreen",
     "stats": "tui.screens.study_stats:StudyStatsScreen",
+    "study_plan": "tui.screens.study_plan:StudyPlanScreen",
     "attention": "tui.screens.attention_stepper:AttentionStepperScreen",
     "explorer_menu": "tui.screens.explorer_menu:ExplorerMenu",
     "explorer.scaling": "tui.screens.explorer_scaling:ScalingExplorerScreen",

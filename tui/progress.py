@@ -17,19 +17,28 @@ class Glance:
     run_active: bool = False  # the last run is training: its line is worth refreshing
     katas_passed: int = 0
     katas_total: int = 0
+    plan: list[str] | None = None  # the interview plan's line or two (tui.progress.plan_text); None: no date
 
 
-def _cards_due(store: Store) -> int | None:
+def plan_text(plan) -> list[str]:
+    """The home screen's word on the plan to an interview: the day, today's share, on track."""
+    state = "[green]on track[/green]" if plan.feasible else "[red]behind[/red]"
+    return [f"Interview  {plan.days_left}d {state}", f"New today  {plan.new_done_today}/{plan.new_share_today}"]
+
+
+def _cards_due(store: Store) -> tuple[int | None, list[str] | None]:
     from minigpt.errors import DeckError
     from minigpt.study.anki import with_user_cards
     from minigpt.study.decks import cached_decks
     from minigpt.study.review import StudySession
 
     try:  # what minigpt.study.review.queue_counts counts, over the cached decks
-        c = StudySession(store, with_user_cards(cached_decks(), store)).counts()
+        session = StudySession(store, with_user_cards(cached_decks(), store))
+        c = session.counts()
+        plan = session.plan()
     except (DeckError, OSError):  # a broken deck file is reported on the flashcards screen
-        return None
-    return c.due + c.learning + c.new
+        return None, None
+    return c.due + c.learning + c.new, (plan_text(plan) if plan is not None else None)
 
 
 def last_run() -> tuple[str | None, bool]:
@@ -71,9 +80,10 @@ def glance(store: Store) -> Glance:
     titles = {lesson.id: lesson.title for lesson in lessons}
     run, active = last_run()
     passed, total = _katas(store)
-    return Glance(len(store.lessons_read()), len(lessons), _cards_due(store), run,
+    due, plan = _cards_due(store)
+    return Glance(len(store.lessons_read()), len(lessons), due, run,
                   titles.get(lesson_to_continue(store, [lesson.id for lesson in lessons]) or ""), active,
-                  passed, total)
+                  passed, total, plan)
 
 
 def _katas(store: Store) -> tuple[int, int]:

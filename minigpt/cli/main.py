@@ -12,7 +12,9 @@ from pathlib import Path
 import click
 
 from minigpt.cli.cards import cards
+from minigpt.cli.fsrs_fit import fsrs
 from minigpt.cli.kata import kata
+from minigpt.cli.plan import plan
 from minigpt.cli.support import UserError, _fail, apply_data_dir, data_dir_option
 from minigpt.cli.sweep import sweep
 from minigpt.cli.train import train
@@ -32,6 +34,8 @@ main.add_command(train)
 main.add_command(sweep)
 main.add_command(cards)
 main.add_command(kata)
+main.add_command(plan)
+main.add_command(fsrs)
 
 
 # ---------------------------------------------------------------------------- sample / eval

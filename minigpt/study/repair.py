@@ -82,7 +82,7 @@ def regrade_pending(store: Store, deck: Deck) -> Regrade | None:
         if accepted_now(deck, row["card_id"], row["answer"]):
             result.log_ids.append(row["id"])
             result.cards.add(row["card_id"])
-    scheduler = sch.make_scheduler(sch.DESIRED_RETENTION)
+    scheduler = sch.learner_scheduler(store)  # the learner's retention and fitted parameters, as the sessions use
     with store.transaction() as conn:
         for log_id in result.log_ids:
             conn.execute("UPDATE review_log SET rating = 3 WHERE id = ?", (log_id,))

@@ -14,8 +14,10 @@ of one note, see ``StudyCard.note_id``) are never next to each other when anothe
 between them. With the setting ``study.new_from_read_lessons`` on, only cards of lessons the
 learner has read are introduced.
 
-Counts: "new" = a card with no card_state row (never answered), limited per UTC day by the
-setting ``study.new_per_day`` (default 20); "learning" = fsrs Learning/Relearning and due within
+Counts: "new" = a card with no card_state row (never answered), limited per local day (the
+learner's, ``minigpt.study.days``) by the setting ``study.new_per_day`` (default 20), or, with an
+interview date set, by the plan's share (``minigpt.study.plan``: only cards in its scope, plus
+the cards it brings forward today); "learning" = fsrs Learning/Relearning and due within
 the learn-ahead window (LEARN_AHEAD, Anki's 20 minutes: a learning card due in 10 minutes is
 shown early once nothing else is left, rather than "nothing to study"); "due" = fsrs Review and
 due now. Suspended cards, cards buried until later and cards flagged as wrong
@@ -27,11 +29,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 
 from minigpt.errors import UndoError
 from minigpt.store import Store
+from minigpt.study import plan as planning
 from minigpt.study import scheduler as sch
+from minigpt.study.days import start_of_local_day, start_of_next_local_day
 from minigpt.study.decks import Deck
 from minigpt.study.flags import flagged_ids
 from minigpt.study.formats import LOG_MODES
@@ -80,11 +84,6 @@ class Counts:
         return self.new + self.learning + self.due
 
 
-def start_of_utc_day(now: datetime) -> datetime:
-    now = sch.as_utc(now)
-    return now.replace(hour=0, minute=0, second=0, microsecond=0)
-
-
 def _row_to_dict(row) -> dict | None:
     return dict(row) if row is not None else None
 
@@ -93,12 +92,14 @@ def _row_to_dict(row) -> dict | None:
 class StudySession:
     """Headless study logic; the TUI calls these methods and only draws the results."""
 
-    def __init__(self, store: Store, deck: Deck, *, desired_retention: float = sch.DESIRED_RETENTION,
-                 lesson_order: dict[str, int] | None = None):
+    def __init__(self, store: Store, deck: Deck, *, desired_retention: float | None = None,
+                 lesson_order: dict[str, int] | None = None, tz: tzinfo | None = None):
         self.store = store
         self.deck = deck
-        self.scheduler = sch.make_scheduler(desired_retention)
+        self.scheduler = sch.learner_scheduler(store, desired_retention)  # the settings', unless given
+        self.tz = tz  # the learner's days (None: this machine's zone)
         self._lesson_order = lesson_order
+        self._plans = planning.PlanCache()
         self._answered: list[int] = []   # review_log ids this session wrote, oldest first
 
     @property
@@ -151,8 +152,13 @@ class StudySession:
         read = self.store.lessons_read() if self.new_from_read_lessons() else None
         return new_card_order(self.deck, card_ids, self.lesson_order, only_lessons=read)
 
+    def plan(self, now: datetime | None = None) -> planning.Plan | None:
+        """The plan to the interview date, or None without a date (or once the day has come)."""
+        return self._plans.get(self.store, self.deck, now=now, tz=self.tz, new_per_day=self.new_per_day(),
+                               scheduler=self.scheduler, lesson_order=lambda: self.lesson_order)
+
     def new_introduced_today(self, now: datetime | None = None) -> int:
-        day = sch.iso(start_of_utc_day(sch.as_utc(now)))
+        day = sch.iso(start_of_local_day(now, self.tz))
         return self.store.conn.execute(
             "SELECT COUNT(*) FROM review_log WHERE was_new = 1 AND mode = 'review' "
             "AND reviewed_at >= ?", (day,)).fetchone()[0]
@@ -168,7 +174,7 @@ class StudySession:
         states = self._states()
         flagged = flagged_ids(self.store)  # "this question is wrong": out until reviewed
         ahead_stamp = sch.iso(now + LEARN_AHEAD)
-        learning, due, new, ahead = [], [], [], []
+        learning, due, new, ahead, hidden = [], [], [], [], set()
         for card in self.deck:
             if (lesson and card.lesson != lesson) or card.id in flagged:
                 continue
@@ -177,6 +183,7 @@ class StudySession:
                 new.append(card.id)
                 continue
             if st["suspended"] or (st["buried_until"] and st["buried_until"] > stamp):
+                hidden.add(card.id)
                 continue
             if st["reps"] == 0:
                 new.append(card.id)
@@ -185,9 +192,16 @@ class StudySession:
                 bucket.append((st["due"], card.id))
             elif st["fsrs_state"] != sch.State.Review and st["due"] <= ahead_stamp:
                 ahead.append((st["due"], card.id))  # learning, due soon: shown once nothing else is
-        room = max(0, self.new_per_day() - self.new_introduced_today(now))
+        plan = self.plan(now)
+        if plan is None:
+            new = self._new_order(new)[:max(0, self.new_per_day() - self.new_introduced_today(now))]
+        else:  # the plan's share of its scope, and the cards it brings forward for the day
+            waiting, taken = set(new), hidden | {c for _, c in learning + due}
+            new = [c for c in plan.new_ids_today if c in waiting]
+            due += [("~", c) for c in plan.ahead_ids_today
+                    if c not in taken and (not lesson or self.deck[c].lesson == lesson)]
         ordered = ([c for _, c in sorted(learning)] + [c for _, c in sorted(due)]
-                   + self._new_order(new)[:room] + [c for _, c in sorted(ahead)])
+                   + new + [c for _, c in sorted(ahead)])
         return space_siblings(ordered, self.note_of)
 
     def counts(self, now: datetime | None = None, *, lesson: str | None = None) -> Counts:
@@ -369,8 +383,7 @@ class StudySession:
         """Hide a card until the start of the learner's next day (local midnight); returns that time (UTC)."""
         self._check(card_id)
         now = sch.as_utc(now)
-        local = now.astimezone()
-        until = sch.as_utc((local + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0))
+        until = start_of_next_local_day(now, self.tz)
         with self.store.transaction() as conn:
             self._ensure_row(conn, card_id, now)
             conn.execute("UPDATE card_state SET buried_until = ?, updated_at = ? WHERE card_id = ?",

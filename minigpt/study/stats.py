@@ -1,44 +1,50 @@
-"""Numbers for the study dashboard, read from the progress database (UTC days throughout)."""
+"""Numbers for the study dashboard, read from the progress database. Days are the learner's local
+days (``minigpt.study.days``; ``tz=None`` is this machine's zone), like the study session's."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, tzinfo
 
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
-from minigpt.study.review import LEECH_LAPSES, start_of_utc_day
+from minigpt.study.days import local_date, start_of_local_day
+from minigpt.study.review import LEECH_LAPSES
 
 
-def due_forecast(store: Store, days: int = 14, now: datetime | None = None) -> list[tuple[date, int]]:
-    """Cards falling due on each of the next ``days`` UTC days; overdue ones count for today."""
-    now = sch.as_utc(now)
-    today = start_of_utc_day(now)
-    out = [[(today + timedelta(days=i)).date(), 0] for i in range(days)]
+def due_forecast(store: Store, days: int = 14, now: datetime | None = None,
+                 tz: tzinfo | None = None) -> list[tuple[date, int]]:
+    """Cards falling due on each of the next ``days`` local days; overdue ones count for today."""
+    today = local_date(now, tz)
+    out = [[today + timedelta(days=i), 0] for i in range(days)]
     rows = store.conn.execute(
         "SELECT due FROM card_state WHERE suspended = 0 AND reps > 0 AND due < ?",
-        (sch.iso(today + timedelta(days=days)),))
+        (sch.iso(sch.as_utc(now) + timedelta(days=days + 1)),))
     for (due,) in rows:
-        i = max(0, (sch.from_iso(due).date() - today.date()).days)
-        out[i][1] += 1
+        i = max(0, (local_date(sch.from_iso(due), tz) - today).days)
+        if i < days:
+            out[i][1] += 1
     return [(d, n) for d, n in out]
 
 
 @dataclass(frozen=True)
 class Activity:
-    per_day: dict[date, int]      # reviews (all modes) per UTC day, only days with reviews
+    per_day: dict[date, int]      # reviews (all modes) per local day, only days with reviews
     streak: int                   # consecutive days up to today (or yesterday) with a review
     longest_streak: int
 
 
-def reviews_per_day(store: Store, days: int = 365, now: datetime | None = None) -> Activity:
+def reviews_per_day(store: Store, days: int = 365, now: datetime | None = None,
+                    tz: tzinfo | None = None) -> Activity:
     now = sch.as_utc(now)
-    since = start_of_utc_day(now) - timedelta(days=days - 1)
-    rows = store.conn.execute(
-        "SELECT substr(reviewed_at, 1, 10) AS day, COUNT(*) FROM review_log "
-        "WHERE reviewed_at >= ? GROUP BY day ORDER BY day", (sch.iso(since),))
-    per_day = {date.fromisoformat(d): n for d, n in rows}
-    today = now.date()
+    since = start_of_local_day(now, tz) - timedelta(days=days)
+    per_day: dict[date, int] = {}
+    for (at,) in store.conn.execute("SELECT reviewed_at FROM review_log WHERE reviewed_at >= ?", (sch.iso(since),)):
+        d = local_date(sch.from_iso(at), tz)
+        per_day[d] = per_day.get(d, 0) + 1
+    first = local_date(now, tz) - timedelta(days=days - 1)
+    per_day = {d: n for d, n in sorted(per_day.items()) if d >= first}
+    today = local_date(now, tz)
     day = today if today in per_day else today - timedelta(days=1)
     streak = 0
     while day in per_day:
@@ -52,11 +58,19 @@ def reviews_per_day(store: Store, days: int = 365, now: datetime | None = None) 
     return Activity(per_day, streak, longest)
 
 
+MIN_REVIEWS_TO_JUDGE = 50  # below this, true retention swings by ±7 points on chance alone (binomial, p = 0.9)
+
+
 @dataclass(frozen=True)
 class Retention:
     true_retention: float | None  # share of non-new reviews not rated Again (None: no data)
     desired: float
     reviews: int                  # how many reviews the share is over
+
+    @property
+    def reviews_to_judge(self) -> int:
+        """How many more reviews before true retention says anything about the desired one."""
+        return max(0, MIN_REVIEWS_TO_JUDGE - self.reviews)
 
 
 def retention(store: Store, *, days: int | None = None, now: datetime | None = None,

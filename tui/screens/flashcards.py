@@ -154,8 +154,11 @@ class FlashcardsScreen(Screen):
         c = s.counts()
         limit = s.new_per_day()
         only_read = " · read lessons only" if s.new_from_read_lessons() else ""
+        plan = s.plan()
+        today = (f"interview plan: new today {plan.new_done_today}/{plan.new_share_today}" if plan is not None
+                 else f"new today {s.new_introduced_today()}/{limit}{only_read}")
         text = (f"New [b]{c.new}[/b] · Learning [b]{c.learning}[/b] · Due [b]{c.due}[/b]"
-                f"   [dim]new today {s.new_introduced_today()}/{limit}{only_read}[/dim]")
+                f"   [dim]{today}[/dim]")
         strip = self.query_one("#fc-counts", Static)
         if self.cram:  # one line at 80 columns: the scheduled counts stay visible for reference
             what = "[b]MISSED[/b] quiz cards" if self.review else "[b]CRAM[/b] review ahead"

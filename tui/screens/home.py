@@ -75,6 +75,8 @@ class HomeScreen(Screen):
                  f"Lessons read   {g.lessons_read} / {g.lessons_total}"]
         if g.cards_due is not None:
             lines.append(f"Cards to study {g.cards_due}")
+        if g.plan:
+            lines += g.plan
         if g.katas_total:
             lines.append(f"Katas passed   {g.katas_passed} / {g.katas_total}")
         if g.last_run is not None:

@@ -8,15 +8,17 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from minigpt.errors import DeckError
+from minigpt.errors import DeckError, StoreError, StudySettingError
 from minigpt.study import scheduler as sch
 from minigpt.study import stats
 from minigpt.study.anki import with_user_cards
+from minigpt.study.days import local_date
 from minigpt.study.decks import cached_decks
 from minigpt.study.review import queue_counts
 from minigpt.text import markup_escape as escape
 from tui.widgets.study_card import card_title
 from tui.widgets.study_charts import ForecastChart, buttons_text, heatmap_text, retention_text, weakest_text
+from tui.workers import background
 
 
 def katas_text(store) -> str:
@@ -46,6 +48,10 @@ class StudyStatsScreen(Screen):
         Binding("escape", "app.pop_screen", "Back"),
         Binding("r", "refresh_stats", "Refresh", show=True),
         Binding("f", "open_flashcards", "Flashcards", show=True),
+        Binding("i", "open_plan", "Interview plan", show=True),
+        Binding("plus,equals_sign", "retention(1)", "Retention +", key_display="+", show=True),
+        Binding("minus", "retention(-1)", "Retention −", key_display="-", show=True),
+        Binding("F", "fit_fsrs", "Fit FSRS to my reviews", key_display="F", show=False),
     ]
 
     def compose(self) -> ComposeResult:
@@ -60,6 +66,7 @@ class StudyStatsScreen(Screen):
             katas.border_title = "Katas"
             yield katas
             for ident, title in [("activity", "Reviews per day"), ("retention", "Retention"),
+                                 ("workload", "Desired retention and its workload"),
                                  ("buttons", "Answer buttons"), ("weakest", "Weakest cards")]:
                 section = Static(id=f"stats-{ident}", classes="stats-section")
                 section.border_title = title
@@ -92,8 +99,13 @@ class StudyStatsScreen(Screen):
         self.query_one("#stats-forecast-text", Static).update(
             f"{days}\nNext 14 days: [b]{sum(n for _, n in forecast)}[/b] cards due")
         activity = stats.reviews_per_day(store, days=365, now=now)
-        self.query_one("#stats-activity", Static).update(heatmap_text(activity, now.date()))
-        self.query_one("#stats-retention", Static).update(retention_text(stats.retention(store)))
+        self.query_one("#stats-activity", Static).update(heatmap_text(activity, local_date(now)))
+        self.query_one("#stats-retention", Static).update(
+            retention_text(stats.retention(store, desired=sch.desired_retention(store))))
+        self.query_one("#stats-workload", Static).update(
+            f"Desired retention [b]{sch.desired_retention(store):.0%}[/b] (+ and - change it) · "
+            "[dim]simulating the workload…[/dim]")
+        self.simulate_workload()
         breakdown = stats.button_breakdown(store)
         self.query_one("#stats-buttons", Static).update(
             buttons_text(breakdown) + "\n[dim]all modes: review, cram and quizzes[/dim]")
@@ -106,5 +118,63 @@ class StudyStatsScreen(Screen):
         self.query_one("#stats-weakest", Static).update(
             weakest_text(stats.weakest_cards(store, n=10), fronts))
 
+    @background(thread=True, exclusive=True, group="workload")
+    def simulate_workload(self) -> None:
+        """Reviews a day at a few desired retentions (about a second of fsrs): in a thread."""
+        from minigpt.study import workload
+        from minigpt.study.review import StudySession
+
+        store = self.app.store
+        try:
+            deck = with_user_cards(cached_decks(), store)
+        except DeckError:
+            return
+        per_day = StudySession(store, deck).new_per_day()
+        mine = sch.desired_retention(store)
+        choices = tuple(sorted({*workload.CHOICES, round(mine, 2)}))
+        found = workload.workloads(store, deck, new_per_day=per_day, choices=choices)
+        cells = " · ".join((f"[b]{w.retention:.0%}: {w.reviews_per_day:.0f}[/b]" if abs(w.retention - mine) < 1e-9
+                            else f"{w.retention:.0%}: {w.reviews_per_day:.0f}") for w in found)
+        from minigpt.study.fsrs_fit import status_line
+
+        text = (f"Desired retention [b]{mine:.0%}[/b] (+/- change it: the scheduler and the plan use it)\n"
+                f"Reviews a day over {found[0].days} days at {per_day} new a day (simulated): {cells}\n"
+                f"[dim]{escape(status_line(store))} · F fits[/dim]")
+        self.app.call_from_thread(self.query_one("#stats-workload", Static).update, text)
+
+    def action_fit_fsrs(self) -> None:
+        self.notify("Fitting FSRS to your reviews (torch, up to a minute)…")
+        self.fit_fsrs()
+
+    @background(thread=True, exclusive=True, group="fsrs-fit")
+    def fit_fsrs(self) -> None:
+        from minigpt.study import fsrs_fit
+
+        try:
+            r = fsrs_fit.fit(self.app.store)
+        except (StudySettingError, StoreError) as e:
+            self.app.call_from_thread(self.notify, escape(str(e)), severity="warning", timeout=10)
+            return
+        verdict = "kept: the scheduler uses them now" if r.kept else "not kept: no better than the ones in use"
+        self.app.call_from_thread(self.notify, f"FSRS fitted to {r.reviews} reviews: log loss {r.loss_before:.4f} → "
+                                  f"{r.loss_after:.4f}, {verdict}", timeout=15)
+        self.app.call_from_thread(self.action_refresh_stats)
+
+    def action_retention(self, step: int) -> None:
+        store = self.app.store
+        low, high = sch.RETENTION_RANGE
+        value = min(high, max(low, round(sch.desired_retention(store) + step * 0.01, 2)))
+        try:
+            sch.set_desired_retention(store, value)
+        except (StudySettingError, StoreError) as e:
+            self.notify(escape(str(e)), severity="error")
+            return
+        self.action_refresh_stats()
+
     def action_open_flashcards(self) -> None:
         self.app.open_area("flashcards")
+
+    def action_open_plan(self) -> None:
+        from tui.navigation import open_screen
+
+        open_screen(self.app, "study_plan")

@@ -8,7 +8,7 @@ from datetime import date, timedelta
 from textual_plotext import PlotextPlot
 
 from minigpt.study.formats import RATING_NAMES
-from minigpt.study.stats import Activity, Retention
+from minigpt.study.stats import MIN_REVIEWS_TO_JUDGE, Activity, Retention
 from minigpt.text import markup_escape as escape
 
 # Reviews in a day -> glyph; the legend under the heatmap spells the ranges out.
@@ -51,9 +51,10 @@ def retention_text(r: Retention) -> str:
     width = 40
     true_bar = "█" * round(r.true_retention * width)
     want_bar = "█" * round(r.desired * width)
+    verdict = (f"{mark} {abs(gap):.1f} points {where} the target" if not r.reviews_to_judge else
+               f"[dim]too few reviews to judge: {r.reviews_to_judge} more needed ({MIN_REVIEWS_TO_JUDGE} in all)[/dim]")
     return (f"True    {true_bar:<{width}} {r.true_retention:.1%}  ({r.reviews} reviews)\n"
-            f"Desired {want_bar:<{width}} {r.desired:.0%}\n"
-            f"{mark} {abs(gap):.1f} points {where} the target")
+            f"Desired {want_bar:<{width}} {r.desired:.0%}\n" + verdict)
 
 
 def buttons_text(counts: dict[int, int], width: int = 30) -> str:

@@ -1,0 +1,43 @@
+"""``minigpt plan``: sets the interview day, prints the plan day by day, refuses in one line,
+never imports torch."""
+
+import subprocess
+import sys
+from datetime import date, timedelta
+
+from click.testing import CliRunner
+
+from minigpt.cli.main import main
+from minigpt.store import Store
+from minigpt.study import plan as planning
+
+
+def test_plan_sets_the_date_and_prints_each_day(tmp_path):
+    runner = CliRunner()
+    day = date.today() + timedelta(days=14)
+    out = runner.invoke(main, ["--data-dir", str(tmp_path), "plan", "--date", day.isoformat(),
+                               "--lessons", "training,layer-norm"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[0].startswith(f"Interview on {day:%a %Y-%m-%d}, in 14 days") and "(training, layer-norm)" in lines[0]
+    assert lines[1].startswith("On track")
+    assert sum(1 for line in lines if line[:3] in ("tod", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")) == 14
+    store = Store(tmp_path / "progress.sqlite3")
+    assert planning.plan_settings(store) == (day, ("training", "layer-norm"))
+    store.close()
+    out = runner.invoke(main, ["--data-dir", str(tmp_path), "plan", "--lessons", ""])   # every lesson, same date
+    assert out.exit_code == 0 and "Not on track" in out.output and "a day take" in out.output
+    out = runner.invoke(main, ["--data-dir", str(tmp_path), "plan", "--date", "2001-01-01"])
+    assert out.exit_code == 2 and out.output.startswith("Error: the date 2001-01-01 has passed")
+    out = runner.invoke(main, ["--data-dir", str(tmp_path), "plan", "--clear"])
+    assert out.exit_code == 0
+    out = runner.invoke(main, ["--data-dir", str(tmp_path), "plan"])
+    assert out.exit_code == 2 and "no interview date set" in out.output
+
+
+def test_plan_command_is_torch_free(tmp_path):
+    day = (date.today() + timedelta(days=5)).isoformat()
+    code = ("import sys; from click.testing import CliRunner; from minigpt.cli.main import main; "
+            f"r = CliRunner().invoke(main, ['--data-dir', {str(tmp_path)!r}, 'plan', '--date', {day!r}]); "
+            "assert r.exit_code == 0, r.output; assert 'torch' not in sys.modules, 'torch imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
