@@ -17,6 +17,7 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     loss,
     model,
     moe,
+    parallelism,
     precision,
     scale,
     tokenization,
