@@ -12,9 +12,10 @@ from minigpt.study import numeric
 from minigpt.study.decks import load_decks
 from minigpt.study.quiz import chapter_quiz
 from minigpt.teaching import parallelism as PA
+from minigpt.teaching import serving as S
 from minigpt.teaching.examples.catalog import render_example
 
-SCALE_OUT = {"parallelism": 177}  # lesson id → its place in the track (order)
+SCALE_OUT = {"parallelism": 177, "serving": 208}  # lesson id → its place in the track (order)
 DECK = Path(__file__).resolve().parents[1] / "lessons" / "decks" / "scale-out.toml"
 
 
@@ -70,6 +71,54 @@ def test_zero_example_and_numeric_cards_show_the_hand_values():
     assert numeric.generate("pipeline_bubble", {"p": 4, "m": 12}).value == pytest.approx(0.2)
 
 
+# --- serving -------------------------------------------------------------------------------
+
+
+def test_paged_and_contiguous_reservations_by_hand():
+    whole, pages = S.contiguous(S.REQUEST_MIX), S.paged(S.REQUEST_MIX)
+    assert whole.used == pages.used == 5310
+    assert whole.reserved == 10 * 2048
+    # 192 + 96 + 624 + 240 + 1328 + 80 + 416 + 160 + 1904 + 336: each rounded up to 16
+    assert pages.reserved == 5376
+    md = render_example("serving.paged")
+    assert "74.1%" in md and "1.2%" in md
+    # 40 GiB / 512 KiB = 81,920 slots: 81,920 / 2,048 = 40; 81,920 / 537.6 = 152.4
+    assert "40 requests fit" in md and "152 of this mix" in md
+
+
+def test_tiny_schedule_worked_step_by_step():
+    # 2 slots. Static: A and B start at 0, the batch lasts 4 steps; C and D start at 4.
+    # Continuous: B leaves after step 0, C joins at 1; C ends at 3, D joins and ends at 4.
+    reqs = (S.Request("A", 0, 4), S.Request("B", 0, 1), S.Request("C", 1, 2),
+            S.Request("D", 2, 1))
+    static = S.simulate(reqs, 2, "static")
+    assert static.finish == {"A": 4, "B": 1, "C": 6, "D": 5} and static.steps == 6
+    assert static.mean_latency(reqs) == pytest.approx(13 / 4)
+    assert static.utilisation(2) == pytest.approx(8 / 12)
+    cont = S.simulate(reqs, 2, "continuous")
+    assert cont.finish == {"A": 4, "B": 1, "C": 3, "D": 4} and cont.steps == 4
+    assert cont.mean_latency(reqs) == pytest.approx(9 / 4) and cont.utilisation(2) == 1
+
+
+def test_toy_arrivals_as_the_lesson_shows_them():
+    static = S.simulate(S.TOY_ARRIVALS, 4, "static")
+    cont = S.simulate(S.TOY_ARRIVALS, 4, "continuous")
+    # latencies worked by hand: static 8+2+3+9+12+6+8+11 = 59, continuous 8+2+3+2+6+1+4+2 = 28
+    assert (static.steps, static.mean_latency(S.TOY_ARRIVALS)) == (16, 59 / 8)
+    assert (cont.steps, cont.mean_latency(S.TOY_ARRIVALS)) == (8, 28 / 8)
+    assert static.busy_slots == cont.busy_slots == sum(r.tokens for r in S.TOY_ARRIVALS)
+    assert "| continuous | 8 | 3.500 | 87.5% |" in render_example("serving.batching")
+    with pytest.raises(ValueError, match="unknown policy"):
+        S.simulate(S.TOY_ARRIVALS, 4, "greedy")
+
+
+def test_prefix_saving_by_hand():
+    saving = S.prefix_saving(shared=1000, own=200, requests=50)
+    assert (saving.prefill_without, saving.prefill_with) == (60_000, 11_000)
+    assert saving.prefill_saved == pytest.approx(49 / 60)
+    assert "81.7%" in render_example("serving.prefix")
+
+
 # --- lessons, cards and quizzes --------------------------------------------------------------
 
 
@@ -90,6 +139,7 @@ def test_each_lesson_is_in_the_track_with_examples_and_a_snippet(lessons):
         assert lesson.example_ids() and lesson.snippets(), lesson_id
     ordered = [l.id for l in sorted(lessons.values(), key=lambda l: l.order)]
     assert ordered.index("precision-and-memory") < ordered.index("parallelism")
+    assert ordered.index("inference-cost") < ordered.index("serving") < ordered.index("flash-attention")
 
 
 def test_every_card_of_the_deck_belongs_to_one_of_these_lessons(deck):
@@ -105,7 +155,14 @@ def test_chapter_quiz_has_six_questions_in_two_formats(deck, lesson_id):
         assert len(quiz) >= 6 and len({q.format for q in quiz}) >= 2, (lesson_id, seed)
 
 
-def test_the_lessons_cite_their_sources(lessons):
-    text = " ".join(lessons["parallelism"].body.split())
-    for source in ("Rajbhandari et al., 2020", "Shoeybi et al., 2019", "Huang et al., 2019"):
+SOURCES = {
+    "parallelism": ("Rajbhandari et al., 2020", "Shoeybi et al., 2019", "Huang et al., 2019"),
+    "serving": ("Kwon et al., 2023", "Yu et al., 2022", "Agrawal et al., 2023"),
+}
+
+
+@pytest.mark.parametrize("lesson_id", sorted(SCALE_OUT))
+def test_the_lessons_cite_their_sources(lessons, lesson_id):
+    text = " ".join(lessons[lesson_id].body.split())
+    for source in SOURCES[lesson_id]:
         assert source in text

@@ -20,6 +20,7 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     parallelism,
     precision,
     scale,
+    serving,
     tokenization,
 )
 from minigpt.teaching.examples.registry import EXAMPLES, example_ids, render_example  # noqa: F401
