@@ -11,11 +11,13 @@ from minigpt import lessons as L
 from minigpt.study import numeric
 from minigpt.study.decks import load_decks
 from minigpt.study.quiz import chapter_quiz
+from minigpt.teaching import flash_io as F
 from minigpt.teaching import parallelism as PA
 from minigpt.teaching import serving as S
 from minigpt.teaching.examples.catalog import render_example
 
 SCALE_OUT = {"parallelism": 177, "serving": 208}  # lesson id → its place in the track (order)
+SECTIONS = {"flash-attention"}  # older lessons that gained a section and cards from this deck
 DECK = Path(__file__).resolve().parents[1] / "lessons" / "decks" / "scale-out.toml"
 
 
@@ -119,6 +121,41 @@ def test_prefix_saving_by_hand():
     assert "81.7%" in render_example("serving.prefix")
 
 
+# --- FlashAttention's IO -------------------------------------------------------------------
+
+
+def test_standard_attention_hbm_count_by_hand():
+    # Q, K read (2Nd); S written, read (2N²); P written, read (2N²); V read, O written (2Nd)
+    assert F.standard_hbm_accesses(4, 2) == 4 * 4 * 2 + 4 * 16 == 96
+
+
+def test_flash_blocks_and_count_by_hand():
+    # M = 98,304, d = 64: B_c = ⌈98,304 / 256⌉ = 384, B_r = min(384, 64) = 64, T_c = ⌈4,096/384⌉ = 11
+    blocks = F.flash_blocks(4096, 64, F.A100_SRAM_NUMBERS)
+    assert (blocks.key_block, blocks.query_block, blocks.key_blocks) == (384, 64, 11)
+    # 2·4096·64 + 11·(3·4096·64 + 4·4096) = 524,288 + 11·802,816 = 9,355,264
+    assert F.flash_hbm_accesses(4096, 64, F.A100_SRAM_NUMBERS) == 9_355_264
+    assert F.standard_hbm_accesses(4096, 64) == 68_157_440   # 4·4096·64 + 4·4096²
+    md = render_example("flash.hbm_traffic")
+    assert "| 64 | 4,096 | 384×11 | 68.2 | 9.4 | 7.3× |" in md
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_the_gain_tends_to_m_over_three_d_squared(d):
+    m, n = F.A100_SRAM_NUMBERS, 65536
+    ratio = F.standard_hbm_accesses(n, d) / F.flash_hbm_accesses(n, d, m)
+    assert ratio == pytest.approx(m / (3 * d * d), rel=0.05)
+
+
+def test_more_sram_means_less_traffic_and_the_backward_trade():
+    counts = [F.flash_hbm_accesses(4096, 64, kib * 512) for kib in (48, 96, 192, 384)]
+    assert counts == sorted(counts, reverse=True)
+    t = F.backward_trade(4096, 64)
+    assert (t.stored_standard, t.stored_flash) == (4096 ** 2, 4096)
+    assert t.recompute_flops == 2 * 4096 ** 2 * 64 == 2_147_483_648
+    assert "| 4,096 | 16,777,216 | 4,096 | 2.15 | 50% |" in render_example("flash.backward")
+
+
 # --- lessons, cards and quizzes --------------------------------------------------------------
 
 
@@ -144,10 +181,10 @@ def test_each_lesson_is_in_the_track_with_examples_and_a_snippet(lessons):
 
 def test_every_card_of_the_deck_belongs_to_one_of_these_lessons(deck):
     mine = [c for c in deck if Path(c.source).name == DECK.name]
-    assert {c.lesson for c in mine} == set(SCALE_OUT)
+    assert {c.lesson for c in mine} == set(SCALE_OUT) | SECTIONS
 
 
-@pytest.mark.parametrize("lesson_id", sorted(SCALE_OUT))
+@pytest.mark.parametrize("lesson_id", sorted(set(SCALE_OUT) | SECTIONS))
 def test_chapter_quiz_has_six_questions_in_two_formats(deck, lesson_id):
     assert len({c.id.split(":")[0] for c in deck.by_lesson(lesson_id)}) >= 6
     for seed in range(5):
@@ -158,10 +195,11 @@ def test_chapter_quiz_has_six_questions_in_two_formats(deck, lesson_id):
 SOURCES = {
     "parallelism": ("Rajbhandari et al., 2020", "Shoeybi et al., 2019", "Huang et al., 2019"),
     "serving": ("Kwon et al., 2023", "Yu et al., 2022", "Agrawal et al., 2023"),
+    "flash-attention": ("Dao et al., 2022", "theorem 2"),
 }
 
 
-@pytest.mark.parametrize("lesson_id", sorted(SCALE_OUT))
+@pytest.mark.parametrize("lesson_id", sorted(SOURCES))
 def test_the_lessons_cite_their_sources(lessons, lesson_id):
     text = " ".join(lessons[lesson_id].body.split())
     for source in SOURCES[lesson_id]:
