@@ -3,6 +3,7 @@ by hand, their place in the track, and their cards and chapter quizzes."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -13,11 +14,12 @@ from minigpt.study.decks import load_decks
 from minigpt.study.quiz import chapter_quiz
 from minigpt.teaching import flash_io as F
 from minigpt.teaching import parallelism as PA
+from minigpt.teaching import rl_maths as RL
 from minigpt.teaching import serving as S
 from minigpt.teaching.examples.catalog import render_example
 
 SCALE_OUT = {"parallelism": 177, "serving": 208}  # lesson id → its place in the track (order)
-SECTIONS = {"flash-attention"}  # older lessons that gained a section and cards from this deck
+SECTIONS = {"flash-attention", "after-pretraining"}  # older lessons that gained a section and cards from this deck
 DECK = Path(__file__).resolve().parents[1] / "lessons" / "decks" / "scale-out.toml"
 
 
@@ -156,6 +158,45 @@ def test_more_sram_means_less_traffic_and_the_backward_trade():
     assert "| 4,096 | 16,777,216 | 4,096 | 2.15 | 50% |" in render_example("flash.backward")
 
 
+# --- rewards: Bradley-Terry, PPO's clip, GRPO ---------------------------------------------
+
+
+def test_bradley_terry_loss_by_hand():
+    # gap 1: σ(1) = 1/(1 + e^-1) = 0.7311, loss = -ln 0.7311 = 0.3133
+    assert RL.preference_probability(1.5, 0.5) == pytest.approx(0.7311, abs=1e-4)
+    assert RL.reward_model_loss(1.5, 0.5) == pytest.approx(0.3133, abs=1e-4)
+    assert RL.reward_model_loss(0.0, 0.0) == pytest.approx(math.log(2))
+    # only the gap counts
+    assert RL.reward_model_loss(10.2, 9.5) == pytest.approx(RL.reward_model_loss(0.9, 0.2))
+    assert "| 0.2 | 0.9 | -0.7 | 0.332 | 1.103 |" in render_example("rl.reward_model")
+
+
+@pytest.mark.parametrize("advantage,ratio,value,flows", [
+    (1.0, 1.5, 1.2, False),    # min(1.5, 1.2): clipped, flat
+    (1.0, 0.5, 0.5, True),     # min(0.5, 0.8): unclipped
+    (-1.0, 0.5, -0.8, False),  # min(-0.5, -0.8): clipped, flat
+    (-1.0, 1.5, -1.5, True),   # min(-1.5, -1.2): the worse, unclipped value is kept
+])
+def test_ppo_clip_by_hand(advantage, ratio, value, flows):
+    got, grad = RL.ppo_clipped(ratio, advantage)
+    assert got == pytest.approx(value)
+    assert (grad != 0) is flows
+    if flows:
+        assert grad == pytest.approx(advantage)
+
+
+def test_grpo_advantages_by_hand():
+    # mean 1/3, std √(2/9) = 0.4714: right (2/3)/0.4714 = √2, wrong (-1/3)/0.4714 = -1/√2
+    adv = RL.group_advantages([1, 0, 0, 0, 1, 0])
+    assert adv[0] == pytest.approx(math.sqrt(2)) and adv[1] == pytest.approx(-1 / math.sqrt(2))
+    assert sum(adv) == pytest.approx(0)
+    assert RL.group_advantages([1, 1, 1]) == [0.0, 0.0, 0.0]
+    # with divisor n − 1 = 5: std = √(4/15) = 0.5164, right = 0.6667 / 0.5164 = 1.291
+    assert RL.group_advantages([1, 0, 0, 0, 1, 0], unbiased=True)[0] == pytest.approx(1.291,
+                                                                                    abs=1e-3)
+    assert "| 5 right of 6 | 0.833 | 0.447 | -2.236 |" in render_example("rl.grpo")
+
+
 # --- lessons, cards and quizzes --------------------------------------------------------------
 
 
@@ -196,6 +237,8 @@ SOURCES = {
     "parallelism": ("Rajbhandari et al., 2020", "Shoeybi et al., 2019", "Huang et al., 2019"),
     "serving": ("Kwon et al., 2023", "Yu et al., 2022", "Agrawal et al., 2023"),
     "flash-attention": ("Dao et al., 2022", "theorem 2"),
+    "after-pretraining": ("Bradley and Terry, 1952", "Ouyang et al., 2022",
+                          "Schulman et al., 2017", "Shao et al., 2024", "Gao et al. (2023)"),
 }
 
 
