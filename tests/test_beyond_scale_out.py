@@ -7,11 +7,13 @@ import math
 from pathlib import Path
 
 import pytest
+import torch
 
 from minigpt import lessons as L
 from minigpt.study import numeric
 from minigpt.study.decks import load_decks
 from minigpt.study.quiz import chapter_quiz
+from minigpt.teaching import decoding as DC
 from minigpt.teaching import flash_io as F
 from minigpt.teaching import parallelism as PA
 from minigpt.teaching import rl_maths as RL
@@ -19,7 +21,7 @@ from minigpt.teaching import serving as S
 from minigpt.teaching.examples.catalog import render_example
 
 SCALE_OUT = {"parallelism": 177, "serving": 208}  # lesson id → its place in the track (order)
-SECTIONS = {"flash-attention", "after-pretraining"}  # older lessons that gained a section and cards from this deck
+SECTIONS = {"flash-attention", "after-pretraining", "sampling"}  # older lessons that gained a section and cards from this deck
 DECK = Path(__file__).resolve().parents[1] / "lessons" / "decks" / "scale-out.toml"
 
 
@@ -197,6 +199,39 @@ def test_grpo_advantages_by_hand():
     assert "| 5 right of 6 | 0.833 | 0.447 | -2.236 |" in render_example("rl.grpo")
 
 
+# --- decoding controls -----------------------------------------------------------------------
+
+
+def test_repetition_penalty_by_hand():
+    logits = torch.tensor([2.6, -1.3, 0.5, 1.0])
+    out = DC.repetition_penalty(logits, seen=[0, 1, 1], penalty=1.3)
+    # 2.6 / 1.3 = 2.0 (positive: divided); -1.3 · 1.3 = -1.69 (negative: multiplied); once each
+    assert [round(v, 4) for v in out.tolist()] == [2.0, -1.69, 0.5, 1.0]
+
+
+def test_min_p_and_top_p_by_hand():
+    probs = torch.tensor([0.5, 0.2, 0.12, 0.08, 0.05, 0.03, 0.02])
+    # bar 0.2 · 0.5 = 0.1: keeps 0.5, 0.2, 0.12 and renormalises by 0.82
+    assert DC.min_p_keep(probs, 0.2).tolist() == [True, True, True] + [False] * 4
+    assert DC.min_p_filter(probs, 0.2)[0].item() == pytest.approx(0.5 / 0.82)
+    # cumulative 0.5, 0.7, 0.82, 0.90: top-p 0.85 needs four
+    assert DC.top_p_count(probs, 0.85) == 4
+
+
+def test_the_shipped_models_distribution_and_the_examples_agree():
+    logits, vocab, seen = DC.shipped_distribution("lil")
+    assert [vocab.chars[i] for i in seen] == ["l", "i", "l"]
+    penalised = DC.repetition_penalty(logits, seen, 1.3)
+    l_id = vocab.chars.index("l")
+    assert penalised[l_id].item() == pytest.approx(logits[l_id].item() / 1.3)
+    md = render_example("decoding.repetition")
+    assert f"| l | yes | {logits[l_id].item():.3f} | {logits[l_id].item() / 1.3:.3f} |" in md
+    probs = torch.softmax(DC.shipped_distribution("kri")[0] / 2.0, -1)
+    keeps = int(DC.min_p_keep(probs, 0.1).sum())
+    assert keeps < DC.top_p_count(probs, 0.9)          # the lesson's point at T = 2
+    assert f"| kri | 2.0 | {probs.max().item():.3f} |" in render_example("decoding.min_p")
+
+
 # --- lessons, cards and quizzes --------------------------------------------------------------
 
 
@@ -239,6 +274,7 @@ SOURCES = {
     "flash-attention": ("Dao et al., 2022", "theorem 2"),
     "after-pretraining": ("Bradley and Terry, 1952", "Ouyang et al., 2022",
                           "Schulman et al., 2017", "Shao et al., 2024", "Gao et al. (2023)"),
+    "sampling": ("Keskar et al., 2019", "Nguyen et al., 2024"),
 }
 
 
