@@ -13,6 +13,7 @@ from minigpt import lessons as L
 from minigpt.study import numeric
 from minigpt.study.decks import load_decks
 from minigpt.study.quiz import chapter_quiz
+from minigpt.teaching import attention_variants as AVR
 from minigpt.teaching import decoding as DC
 from minigpt.teaching import flash_io as F
 from minigpt.teaching import parallelism as PA
@@ -21,7 +22,7 @@ from minigpt.teaching import serving as S
 from minigpt.teaching.examples.catalog import render_example
 
 SCALE_OUT = {"parallelism": 177, "serving": 208}  # lesson id → its place in the track (order)
-SECTIONS = {"flash-attention", "after-pretraining", "sampling"}  # older lessons that gained a section and cards from this deck
+SECTIONS = {"flash-attention", "after-pretraining", "sampling", "kv-memory-gqa"}  # older lessons that gained a section and cards from this deck
 DECK = Path(__file__).resolve().parents[1] / "lessons" / "decks" / "scale-out.toml"
 
 
@@ -232,6 +233,36 @@ def test_the_shipped_models_distribution_and_the_examples_agree():
     assert f"| kri | 2.0 | {probs.max().item():.3f} |" in render_example("decoding.min_p")
 
 
+# --- windows, sinks and latent attention ------------------------------------------------------
+
+
+def test_window_and_sinks_by_hand():
+    assert AVR.window_positions(10, 4) == [6, 7, 8, 9]
+    assert AVR.window_positions(10, 4, sinks=1) == [0, 6, 7, 8, 9]
+    assert AVR.window_positions(3, 4, sinks=1) == [0, 1, 2]
+    # tokens 0..9 into 4 slots: slot 0 holds 0, 4, 8 in turn; slot 1 holds 1, 5, 9
+    assert AVR.rolling_slots(10, 4) == [8, 9, 6, 7]
+    assert [AVR.cached_tokens(t, 4, sinks=1) for t in (1, 5, 10)] == [1, 5, 5]
+    assert AVR.cached_tokens(32768) == 32768 and AVR.cached_tokens(32768, 4096) == 4096
+
+
+def test_window_bytes_for_mistral_by_hand():
+    # 2 · 32 layers · 8 kv heads · 128 · 2 bytes = 131,072 = 128 KiB per token; 4,096 → 512 MiB
+    md = render_example("kvmem.window_bytes")
+    assert "| 32,768 | 4.0 GiB | 512 MiB | 512 MiB |" in md
+
+
+def test_mla_against_mha_mqa_gqa_by_hand():
+    s = AVR.DEEPSEEK_V2
+    got = {l.name: l.numbers_per_layer
+           for l in AVR.layouts(s["n_heads"], s["head_dim"], 8, s["latent"], s["rope_dim"])}
+    # 2·128·128, 2·8·128, 2·128, 512 + 64
+    assert got == {"MHA": 32768, "GQA, 8 groups": 2048, "MQA": 256, "MLA": 576}
+    mla = AVR.Layout("MLA", 576)
+    assert mla.bytes_per_token(60) == 576 * 60 * 2 == 69_120    # 67.5 KiB
+    assert "| MLA | 576 | 67.5 KiB | 56.9× |" in render_example("kvmem.mla")
+
+
 # --- lessons, cards and quizzes --------------------------------------------------------------
 
 
@@ -275,6 +306,7 @@ SOURCES = {
     "after-pretraining": ("Bradley and Terry, 1952", "Ouyang et al., 2022",
                           "Schulman et al., 2017", "Shao et al., 2024", "Gao et al. (2023)"),
     "sampling": ("Keskar et al., 2019", "Nguyen et al., 2024"),
+    "kv-memory-gqa": ("Jiang et al., 2023", "Xiao et al., 2023", "DeepSeek-AI, 2024"),
 }
 
 
