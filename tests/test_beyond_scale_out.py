@@ -19,6 +19,7 @@ from minigpt.teaching import flash_io as F
 from minigpt.teaching import parallelism as PA
 from minigpt.teaching import rl_maths as RL
 from minigpt.teaching import serving as S
+from minigpt.teaching import state_space as SS
 from minigpt.teaching.examples.catalog import render_example
 
 SCALE_OUT = {"parallelism": 177, "serving": 208}  # lesson id → its place in the track (order)
@@ -263,6 +264,30 @@ def test_mla_against_mha_mqa_gqa_by_hand():
     assert "| MLA | 576 | 67.5 KiB | 56.9× |" in render_example("kvmem.mla")
 
 
+# --- a fixed-size state ------------------------------------------------------------------------
+
+
+def test_costs_per_token_by_hand():
+    assert SS.attention_cost(4096, 4096).flops == 4 * 4096 * 4096 == 67_108_864
+    assert SS.attention_cost(4096, 4096).state == 2 * 4096 * 4096
+    lin = SS.linear_attention_cost(4096, 128)
+    assert (lin.flops, lin.state) == (4 * 4096 * 128, 4096 * 128) == (2_097_152, 524_288)
+    ssm = SS.ssm_cost(4096)      # 2 · 4096 channels · 16 state numbers, 5 FLOPs each
+    assert (ssm.flops, ssm.state) == (655_360, 131_072)
+    t = SS.break_even_position(128)
+    assert SS.attention_cost(t, 4096).flops == lin.flops
+    assert "| linear attention, any t | 2.1 | 524,288 |" in render_example("flash.state_cost")
+
+
+def test_linear_attention_recurrent_equals_parallel():
+    torch.manual_seed(1)
+    q, k, v = (torch.randn(7, 3, dtype=torch.float64) for _ in range(3))
+    assert torch.allclose(SS.linear_attention_parallel(q, k, v),
+                          SS.linear_attention_recurrent(q, k, v))
+    # position 0 attends only to itself: its output is v[0]
+    assert torch.allclose(SS.linear_attention_recurrent(q, k, v)[0], v[0])
+
+
 # --- lessons, cards and quizzes --------------------------------------------------------------
 
 
@@ -302,7 +327,9 @@ def test_chapter_quiz_has_six_questions_in_two_formats(deck, lesson_id):
 SOURCES = {
     "parallelism": ("Rajbhandari et al., 2020", "Shoeybi et al., 2019", "Huang et al., 2019"),
     "serving": ("Kwon et al., 2023", "Yu et al., 2022", "Agrawal et al., 2023"),
-    "flash-attention": ("Dao et al., 2022", "theorem 2"),
+    "flash-attention": ("Dao et al., 2022", "theorem 2", "Katharopoulos et al., 2020",
+                        "Gu et al., 2022", "Gu and Dao, 2023", "Jelassi et al. (2024)",
+                        "Lieber et al., 2024"),
     "after-pretraining": ("Bradley and Terry, 1952", "Ouyang et al., 2022",
                           "Schulman et al., 2017", "Shao et al., 2024", "Gao et al. (2023)"),
     "sampling": ("Keskar et al., 2019", "Nguyen et al., 2024"),

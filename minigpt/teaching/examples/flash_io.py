@@ -56,3 +56,24 @@ def _backward() -> str:
               "FlashAttention keeps O and one log-sum-exp per row and rebuilds S = Q·Kᵀ "
               "and P block by block in SRAM: 2·N²·d extra FLOPs, half the forward's "
               "4·N²·d, to avoid reading an N × N matrix back from HBM.")
+
+
+# --- a fixed-size state: linear attention and state-space layers --------------------------------
+
+
+@example("flash.state_cost", "One generated token, per layer: d = 4,096, 32 heads of 128")
+def _state_cost() -> str:
+    from minigpt.teaching import state_space as SS
+
+    d, head_dim = 4096, 128
+    rows = []
+    for t in (128, 4096, 32768):
+        c = SS.attention_cost(t, d)
+        rows.append([f"attention at t = {t:,}", f"{c.flops / 1e6:,.1f}", f"{c.state:,}"])
+    for c in (SS.linear_attention_cost(d, head_dim), SS.ssm_cost(d)):
+        rows.append([f"{c.name}, any t", f"{c.flops / 1e6:,.1f}", f"{c.state:,}"])
+    return (table(["", "MFLOP", "numbers kept"], rows)
+            + f"\n\nAttention's cost and cache grow with the position t; the other two stay "
+              f"the same at every position. Linear attention costs as much as attention at "
+              f"t = {SS.break_even_position(head_dim)} and less after. The state-space row "
+              f"uses Mamba's expansion 2 and 16 state numbers per channel.")
