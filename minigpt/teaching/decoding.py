@@ -12,6 +12,8 @@ distributions of the shipped MiniGPT.
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 
@@ -40,14 +42,25 @@ def top_p_count(probs: torch.Tensor, top_p: float) -> int:
     return int((torch.cumsum(sorted_p, 0) < top_p).sum().item()) + 1
 
 
-def shipped_distribution(context: str):
-    """The shipped MiniGPT's logits after a name's prefix, its vocabulary, and the prefix's ids
-    (the start token left out: penalising it would penalise ending the name)."""
+@functools.lru_cache(maxsize=1)
+def _shipped():
+    """The shipped checkpoint, loaded once per process: the worked examples ask it several
+    times."""
     from minigpt.checkpoint import load_checkpoint
     from minigpt.paths import default_checkpoint
-    from minigpt.sampling import next_distribution
 
     ck = load_checkpoint(default_checkpoint())
     ck.model.eval()
-    dist = next_distribution(ck.model, ck.vocab, context)
+    return ck
+
+
+def shipped_distribution(context: str):
+    """The shipped MiniGPT's logits after a name's prefix, its vocabulary, and the prefix's ids
+    (the start token left out: penalising it would penalise ending the name)."""
+    from minigpt.sampling import next_distribution
+    from minigpt.teaching.init_stats import one_thread
+
+    ck = _shipped()
+    with one_thread():  # one tiny forward pass: extra threads only wait on each other
+        dist = next_distribution(ck.model, ck.vocab, context)
     return dist.logits, ck.vocab, ck.vocab.encode(context)
