@@ -15,6 +15,7 @@ import torch
 
 from minigpt.teaching.attention import softmax, split_heads
 from minigpt.teaching.norms import layer_norm, rms_norm
+from minigpt.teaching.parallelism import STAGES, bubble_fraction, memory_per_device
 from minigpt.teaching.positions import sinusoidal_pe
 
 Generated = tuple[str, float | tuple[int, ...], str, str]
@@ -320,6 +321,25 @@ def _power_law_factor(alpha: float, factor: float) -> Generated:
     return prompt, value, f"{value:.3f}", sol
 
 
+def _zero_memory(params: float, devices: int, stage: str) -> Generated:
+    total = memory_per_device(params, devices, stage).total / 1e9
+    prompt = (f"A {params:.3g}-parameter model trains with Adam in mixed precision on {devices} "
+              f"GPUs under {stage}. How many GB of weights, gradients and optimizer state does "
+              f"each GPU hold (1 GB = 10^9 bytes, activations left out)?")
+    shard = ", ".join(k for k, on in zip(("weights", "gradients", "optimizer state"),
+                                         STAGES[stage], strict=True) if on) or "nothing"
+    sol = f"16 bytes per parameter, with {shard} divided by {devices}: {total:.4g} GB"
+    return prompt, total, f"{total:.4g}", sol
+
+
+def _pipeline_bubble(p: int, m: int) -> Generated:
+    value = bubble_fraction(p, m)
+    prompt = (f"A fill-and-drain pipeline has {p} stages and {m} micro-batches. What share of "
+              f"each stage's time is idle?")
+    sol = f"(p − 1)/(m + p − 1) = {p - 1}/{m + p - 1} = {value:.4g}"
+    return prompt, value, f"{value:.3f}", sol
+
+
 # name → (function, default relative tolerance, default absolute tolerance)
 GENERATORS = {
     "block_params": (_block_params, 0.01, 0.0),
@@ -351,4 +371,6 @@ GENERATORS = {
     "chinchilla_tokens": (_chinchilla_tokens, 0.05, 0.0),
     "train_flops": (_train_flops, 0.05, 0.0),
     "power_law_factor": (_power_law_factor, 0.0, 0.005),
+    "zero_memory": (_zero_memory, 0.01, 0.0),
+    "pipeline_bubble": (_pipeline_bubble, 0.0, 0.005),
 }

@@ -1,9 +1,11 @@
-"""Worked example for "After pre-training": the DPO loss on toy log-probabilities."""
+"""Worked examples for "After pre-training": the DPO loss on toy log-probabilities, a reward
+model's loss, PPO's clipped objective and GRPO's group advantages."""
 
 from __future__ import annotations
 
 import math
 
+from minigpt.teaching import rl_maths as RL
 from minigpt.teaching.examples.registry import example, fmt, table
 from minigpt.teaching.loss_maths import dpo_loss
 
@@ -30,3 +32,56 @@ def _dpo() -> str:
               f"the loss is ln 2 = {fmt(math.log(2), 3)}; it falls as the model moves probability "
               "towards the preferred answer relative to the reference, and rises if it moves "
               "the wrong way.")
+
+
+# --- rewards: a reward model, PPO's clip, GRPO's groups -----------------------------------------
+
+REWARD_PAIRS = ((1.5, 0.5), (0.8, 0.6), (0.2, 0.9), (3.0, -1.0))
+
+
+@example("rl.reward_model", "A Bradley-Terry reward model's loss on four preference pairs")
+def _reward_model() -> str:
+    rows = []
+    for chosen, rejected in REWARD_PAIRS:
+        rows.append([fmt(chosen, 1), fmt(rejected, 1), fmt(chosen - rejected, 1),
+                     fmt(RL.preference_probability(chosen, rejected), 3),
+                     fmt(RL.reward_model_loss(chosen, rejected), 3)])
+    return (table(["r chosen", "r rejected", "gap", "σ(gap)", "loss"], rows)
+            + "\n\nOnly the gap between the two rewards matters: the loss −log σ(gap) is "
+              "ln 2 at a gap of 0, small when the chosen answer leads clearly, and large "
+              "when the reward model prefers the rejected one.")
+
+
+PPO_CASES = ((1.0, 0.5), (1.0, 1.1), (1.0, 1.5), (-1.0, 0.5), (-1.0, 0.9), (-1.0, 1.5))
+
+
+@example("rl.ppo_clip", "PPO's clipped objective per token (ε = 0.2)")
+def _ppo_clip() -> str:
+    rows = []
+    for advantage, ratio in PPO_CASES:
+        value, grad = RL.ppo_clipped(ratio, advantage)
+        rows.append([fmt(advantage, 0), fmt(ratio, 1), fmt(ratio * advantage, 2),
+                     fmt(value, 2), "yes" if grad != 0 else "no (clipped)"])
+    return (table(["advantage", "ratio", "r·A", "objective", "gradient?"], rows)
+            + "\n\nratio = π_new(token) / π_old(token). A good token (A > 0) stops being "
+              "pushed once its ratio passes 1.2; a bad one (A < 0) once it falls below 0.8. "
+              "The minimum keeps the unclipped value when it is worse, so a mistake made "
+              "larger (a bad token whose ratio rose to 1.5) is still corrected.")
+
+
+GRPO_GROUPS = (("2 right of 6", [1, 0, 0, 0, 1, 0]), ("5 right of 6", [1, 1, 1, 0, 1, 1]),
+               ("all right", [1, 1, 1, 1, 1, 1]))
+
+
+@example("rl.grpo", "GRPO's advantages: six answers per prompt, reward 1 if right")
+def _grpo() -> str:
+    rows = []
+    for label, rewards in GRPO_GROUPS:
+        adv = RL.group_advantages(rewards)
+        right = fmt(adv[rewards.index(1)], 3)
+        wrong = fmt(adv[rewards.index(0)], 3) if 0 in rewards else "–"
+        rows.append([label, fmt(sum(rewards) / len(rewards), 3), right, wrong])
+    return (table(["group", "mean reward", "A of a right one", "A of a wrong one"], rows)
+            + "\n\nA = (r − mean) / std within the group (std with divisor n). A rare "
+              "success earns a large push; when most answers are right, the few wrong ones "
+              "are pushed down hard; a group all right (or all wrong) teaches nothing.")

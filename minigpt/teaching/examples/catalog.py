@@ -10,6 +10,8 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     alignment,
     attention,
     averaging,
+    decoding,
+    flash_io,
     inference,
     initialization,
     kv_memory,
@@ -17,8 +19,10 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     loss,
     model,
     moe,
+    parallelism,
     precision,
     scale,
+    serving,
     tokenization,
 )
 from minigpt.teaching.examples.registry import EXAMPLES, example_ids, render_example  # noqa: F401

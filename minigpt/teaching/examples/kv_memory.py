@@ -59,3 +59,57 @@ def _measured() -> str:
     return (table(["layout", "cache bytes", "formula", "parameters"], rows)
             + "\n\n16 tokens, float32: the bytes the model really stored equal the formula. "
               "Fewer key/value heads also make W_K and W_V narrower.")
+
+
+# --- windows, sinks and latent attention -------------------------------------------------------
+
+
+@example("kvmem.window", "A window of 4 with 1 sink, after 10 tokens, against a full cache")
+def _window() -> str:
+    from minigpt.teaching import attention_variants as AV
+
+    rows = []
+    for t in (3, 5, 8, 10):
+        rows.append([t, ", ".join(map(str, range(t))),
+                     ", ".join(map(str, AV.window_positions(t, 4))),
+                     ", ".join(map(str, AV.window_positions(t, 4, sinks=1)))])
+    slots = AV.rolling_slots(10, 4)
+    return (table(["t", "full cache", "window 4", "window 4 + 1 sink"], rows)
+            + "\n\nThe window's rolling buffer after 10 tokens, slot by slot: "
+            + ", ".join(f"slot {i} → token {p}" for i, p in enumerate(slots))
+            + ": token t goes to slot t mod 4, over the token four places before it.")
+
+
+@example("kvmem.window_bytes", "Mistral-7B's cache: full against a 4,096-token window")
+def _window_bytes() -> str:
+    from minigpt.teaching import attention_variants as AV
+
+    mistral = KV.CacheShape("Mistral 7B", 32, 32, 8, 128, 2, 32768)
+    per = KV.shape_bytes_per_token(mistral)
+    rows = []
+    for t in (4096, 16384, 32768):
+        rows.append([f"{t:,}", KV.human_bytes(per * AV.cached_tokens(t)),
+                     KV.human_bytes(per * AV.cached_tokens(t, 4096)),
+                     KV.human_bytes(per * AV.cached_tokens(t, 4092, sinks=4))])
+    return (table(["tokens", "full cache", "window 4,096", "4 sinks + 4,092"], rows)
+            + f"\n\n32 layers, 8 key/value heads of 128, float16: {KV.human_bytes(per)} per "
+              "token. Past the window the cache stops growing; the sinks cost 4 of its slots.")
+
+
+@example("kvmem.mla", "Numbers cached per token: MHA, GQA, MQA and MLA on DeepSeek-V2's shape")
+def _mla() -> str:
+    from minigpt.teaching import attention_variants as AV
+
+    shape = AV.DEEPSEEK_V2
+    mha = None
+    rows = []
+    for lay in AV.layouts(shape["n_heads"], shape["head_dim"], 8, shape["latent"],
+                          shape["rope_dim"]):
+        per = lay.bytes_per_token(shape["n_layers"])
+        mha = mha or per
+        rows.append([lay.name, count(lay.numbers_per_layer), KV.human_bytes(per),
+                     f"{mha / per:,.1f}×"])
+    return (table(["layout", "numbers/layer", "bytes/token (bf16)", "smaller than MHA"], rows)
+            + "\n\n60 layers, 128 heads of 128. MHA caches 2·128·128 numbers a layer; MLA "
+              "caches a 512-number latent plus a 64-number rotary key shared by the heads, "
+              "and rebuilds each head's keys and values from the latent.")
