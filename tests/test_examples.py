@@ -193,9 +193,12 @@ def test_muon_example_worked_by_hand():
     assert "6.708, 2.236" in md and "3.0×" in md
     # U·Vᵀ = G·(GᵀG)^(-1/2) = [[2, -1], [1, 2]] / √5: a rotation by 26.57°
     assert "| 0.894, -0.447 | 0.447, 0.894 | 1, 1 |" in md
-    ns = md.split("Newton–Schulz ×5")[1].split("\n")[0]
-    values = [float(v) for v in ns.split("|")[-2].split(",")]
-    assert all(0.6 < v < 1.25 for v in values)  # near 1, not on it
+    quintic = md.split("tuned quintic ×5")[1].split("\n")[0]
+    values = [float(v) for v in quintic.split("|")[-2].split(",")]
+    assert all(0.6 < v < 1.25 for v in values) and not all(abs(v - 1) < 0.01 for v in values)  # near 1, not on it
+    cubic = md.split("textbook cubic ×5")[1].split("\n")[0]
+    assert all(abs(float(v) - 1) < 0.01 for v in cubic.split("|")[-2].split(","))  # the cubic converges to U·Vᵀ
+    assert "3.4445, -4.775, 2.0315" in md  # the tuned coefficients are named
 
 
 def test_top_p_example_reads_unambiguously():
