@@ -13,6 +13,7 @@ import click
 
 from minigpt.cli.cards import cards
 from minigpt.cli.kata import kata
+from minigpt.cli.progress import progress
 from minigpt.cli.support import UserError, _fail, apply_data_dir, data_dir_option
 from minigpt.cli.sweep import sweep
 from minigpt.cli.train import train
@@ -32,6 +33,7 @@ main.add_command(train)
 main.add_command(sweep)
 main.add_command(cards)
 main.add_command(kata)
+main.add_command(progress)
 
 
 # ---------------------------------------------------------------------------- sample / eval
