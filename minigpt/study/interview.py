@@ -95,7 +95,8 @@ class Report:
 
     def text(self) -> str:
         """The report as plain lines (the screen shows it; markup-free)."""
-        lines = [f"Score {round(100 * self.score)}% on {len(self.answers)} questions "
+        n = len(self.answers)
+        lines = [f"Score {round(100 * self.score)}% on {n} question{'s' * (n != 1)} "
                  f"in a {self.minutes:g}-minute interview", "", "By kind"]
         lines += [f"  {KIND_TITLES[k]:<8} {round(100 * s):3d}%" for k, s in self.per_kind.items()]
         lines += ["", "By lesson"]
@@ -116,7 +117,9 @@ class Report:
 
 
 def question_count(minutes: float) -> int:
-    return max(1, round(minutes / MINUTES_PER_QUESTION))
+    """Questions for a length: one per MINUTES_PER_QUESTION, three at least (the clock may end
+    a short interview first)."""
+    return max(3, round(minutes / MINUTES_PER_QUESTION))
 
 
 def candidates(deck, lessons: list[str], katas_by_lesson: dict[str, list[str]],
@@ -180,13 +183,15 @@ def plan(deck, lessons: list[str], figures: dict[str, float], *, minutes: float 
             continue
         used.add(choice.id)
         if kind == "define":
-            out.append(Question("define", lesson, choice.id, f"What is {choice.term}?", choice.definition))
+            out.append(Question("define", lesson, choice.id, prompt=f"What is {choice.term}?",
+                                answer=choice.definition))
         elif kind == "explain":
-            out.append(Question("explain", lesson, choice.id, choice.front, choice.back, choice.checklist))
+            out.append(Question("explain", lesson, choice.id, prompt=choice.front, answer=choice.back,
+                                rubric=choice.checklist))
         else:
             card = fresh(choice, rng)
-            out.append(Question("compute", lesson, choice.id, card.numeric.prompt, card.numeric.solution,
-                                params=dict(card.numeric.params)))
+            out.append(Question("compute", lesson, choice.id, prompt=card.numeric.prompt,
+                                answer=card.numeric.solution, params=dict(card.numeric.params)))
     return out
 
 
@@ -231,7 +236,7 @@ def history(store: Store, limit: int = 20) -> list[tuple[str, float, int]]:
     return [(r["started_at"], r["score"], r["questions"]) for r in reversed(rows)]
 
 
-BARS = " ▁▂▃▄▅▆▇█"
+BARS = "▁▂▃▄▅▆▇█"
 
 
 def trend(store: Store, limit: int = 20) -> str:
