@@ -50,6 +50,7 @@ class InterviewScreen(Screen):
         self.index = 0
         self.report: iv.Report | None = None
         self.ticked: set[int] = set()
+        self.rubric_view: Static | None = None
         self.started = 0.0
         self.asked_at = 0.0
         self.started_at = ""
@@ -89,13 +90,12 @@ class InterviewScreen(Screen):
         trend = iv.trend(self.app.store)
         self.set_status("[b]Mock interview[/b] · questions from the lessons you read, weakest first")
         self._fill(Static("How many minutes? (enter starts; 30 is an interview's usual length)"),
-                   Input(placeholder=f"{iv.DEFAULT_MINUTES} (type another length, or just enter)",
-                         id="iv-minutes"),
+                   minutes := Input(placeholder=f"{iv.DEFAULT_MINUTES} (type another length, or just enter)"),
                    Static("Kinds: define a term, explain a concept (then tick the rubric's points you "
                           "made), compute a number with new inputs, and one short kata where code may "
                           "run. ctrl+n skips, ctrl+g ends early."),
                    Static(f"Past interviews: {trend}" if trend else "No interview taken yet."))
-        self.query_one("#iv-minutes", Input).focus()
+        self.call_after_refresh(minutes.focus)
 
     def tick_clock(self) -> None:
         if self.state in ("asking", "revealed"):
@@ -159,10 +159,10 @@ class InterviewScreen(Screen):
             hint = {"compute": "Type the number, enter to check.",
                     "define": "Say or type your answer, enter to see the definition.",
                     "explain": "Say or type your explanation, enter to see the rubric."}[q.kind]
-            widgets.append(Input(placeholder=hint, id="iv-answer"))
-        self._fill(*widgets)
+            widgets.append(answer := Input(placeholder=hint, classes="iv-answer"))
+        self._fill(*widgets)  # no ids in the body: the old children leave after the new arrive
         if q.kind != "kata":
-            self.query_one("#iv-answer", Input).focus()
+            self.call_after_refresh(answer.focus)
         self.refresh_bindings()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -193,7 +193,8 @@ class InterviewScreen(Screen):
                        Static("[dim]y: I had it · n: I missed it[/dim]"))
         else:
             self._fill(Static(escape(q.prompt)), Static(f"[b]Model answer[/b]\n{escape(q.answer)}"),
-                       Static(id="iv-rubric"))
+                       rubric := Static())
+            self.rubric_view = rubric
             self.draw_rubric()
         self.set_focus(None)
         self.refresh_bindings()
@@ -201,7 +202,7 @@ class InterviewScreen(Screen):
     def draw_rubric(self) -> None:
         q = self.questions[self.index]
         lines = [f"[{'x' if i in self.ticked else ' '}] {i} {escape(p)}" for i, p in enumerate(q.rubric, 1)]
-        self.query_one("#iv-rubric", Static).update(
+        self.rubric_view.update(
             "[b]Rubric[/b] (press a point's number for each you made, enter to record)\n" + "\n".join(lines))
 
     def record(self, score: float, *, skipped: bool = False, missed: tuple[str, ...] = ()) -> None:
