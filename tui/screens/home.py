@@ -80,7 +80,7 @@ class HomeScreen(Screen):
         if g.katas_total:
             lines.append(f"Katas passed   {g.katas_passed} / {g.katas_total}")
         if g.ready is not None:
-            lines.append(f"Ready          {round(100 * g.ready)}%")
+            lines.append(f"Ready          {100 * g.ready:.1f}%")  # a tenth: one session shows
             if g.weakest:
                 lines.append("Weakest [dim](w: study)[/dim]")
                 lines += [f"{round(100 * fig):3d}% {escape(_clip(title, 19))}" for _, title, fig, _ in g.weakest]

@@ -154,6 +154,7 @@ class InterviewScreen(Screen):
         widgets = [Static(escape(q.prompt), classes="iv-prompt")]
         if q.kind == "kata":
             self.kata_passes = self._passes(q.kata)
+            widgets = [Static(self._kata_prompt(q.kata), classes="iv-prompt")]
             widgets.append(Static("o opens the kata's editor; come back and press enter to record it."))
         else:
             hint = {"compute": "Type the number, enter to check.",
@@ -201,7 +202,7 @@ class InterviewScreen(Screen):
 
     def draw_rubric(self) -> None:
         q = self.questions[self.index]
-        lines = [f"[{'x' if i in self.ticked else ' '}] {i} {escape(p)}" for i, p in enumerate(q.rubric, 1)]
+        lines = [f"{'☑' if i in self.ticked else '☐'} {i} {escape(p)}" for i, p in enumerate(q.rubric, 1)]
         self.rubric_view.update(
             "[b]Rubric[/b] (press a point's number for each you made, enter to record)\n" + "\n".join(lines))
 
@@ -234,9 +235,18 @@ class InterviewScreen(Screen):
         head = "Time is up." if timed_out else "Interview over."
         self.set_status(f"[b]{head}[/b] · score {round(100 * self.report.score)}% · escape: back")
         text = self.report.text() if self.report.answers else "No question answered."
-        self._fill(Static(escape(text)), Static(f"\nTrend {trend}" if trend else ""))
-        self.set_focus(None)
+        self._fill(Static(escape(text)), Static(f"Trend of your interviews {trend}" if trend else ""))
+        self.query_one("#iv-body", VerticalScroll).focus()  # the report scrolls with the keys
         self.refresh_bindings()
+
+    def _kata_prompt(self, name: str) -> str:
+        from minigpt.katas.catalogue import kata_by_name
+
+        try:
+            kata = kata_by_name(name)
+        except KataError:
+            return f"Write the kata {escape(name)!r}."
+        return f"[b]{escape(kata.title)}[/b]\n{escape(kata.signature)}\n{escape(kata.docstring)}"
 
     def _passes(self, kata: str) -> int:
         from minigpt.katas.progress import record
