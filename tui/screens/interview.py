@@ -29,6 +29,10 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 class InterviewScreen(Screen):
     BINDINGS = [
         Binding("escape", "back", "Back"),
@@ -111,7 +115,7 @@ class InterviewScreen(Screen):
         q = self.questions[self.index]
         m, s = divmod(max(0, int(left)), 60)
         self.set_status(f"[b]⏱ {m:02d}:{s:02d}[/b] · question {self.index + 1}/{len(self.questions)} · "
-                        f"{iv.KIND_TITLES[q.kind]} · {escape(self.titles.get(q.lesson, q.lesson))}")
+                        f"{iv.KIND_TITLES[q.kind]} · {escape(_clip(self.titles.get(q.lesson, q.lesson), 34))}")
 
     # -- the round ----------------------------------------------------------------------------
     def start(self, minutes: float) -> None:
