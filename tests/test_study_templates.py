@@ -22,6 +22,9 @@ def independent(generator: str, p: dict) -> float:
     """Each value worked out again in plain Python (no torch, no minigpt maths)."""
     if generator == "weighted_sum":
         return sum(w * v for w, v in zip(p["weights"], p["values"]))
+    if generator == "softmax":
+        e = [math.exp(x) for x in p["scores"]]
+        return e[p["pick"]] / sum(e)
     if generator == "temperature":
         e = [math.exp(x / p["temperature"]) for x in p["logits"]]
         return e[p["pick"]] / sum(e)
@@ -79,7 +82,7 @@ def test_per_case_schedules_merge_into_the_note(tmp_path):
     now = datetime(2026, 1, 1, tzinfo=UTC)
     with store.transaction() as conn:
         for cid, due_days, reps, lapses in (("num.warmup-lr.half", 5, 3, 1), ("num.warmup-lr.full", 2, 4, 0),
-                                            ("num.softmax.three-scores", 1, 1, 0)):
+                                            ("num.block-params.d64", 1, 1, 0)):
             card = sch.new_card(cid, now)
             conn.execute("INSERT INTO card_state(card_id, fsrs_json, due, fsrs_state, reps, lapses, updated_at)"
                          " VALUES (?, ?, ?, 2, ?, ?, ?)",
@@ -90,10 +93,10 @@ def test_per_case_schedules_merge_into_the_note(tmp_path):
         conn.execute("INSERT INTO card_flag(card_id, note, flagged_at) VALUES ('num.warmup-lr.half', 'x', 'now')")
     assert merge_case_state(store, ["num.warmup-lr"]) == 2
     rows = {r["card_id"]: r for r in store.conn.execute("SELECT * FROM card_state")}
-    assert set(rows) == {"num.warmup-lr", "num.softmax.three-scores"}  # other notes untouched
+    assert set(rows) == {"num.warmup-lr", "num.block-params.d64"}  # other notes untouched
     merged = rows["num.warmup-lr"]
     assert merged["due"] == sch.iso(now + timedelta(days=2)) and (merged["reps"], merged["lapses"]) == (7, 1)
     logged = [r[0] for r in store.conn.execute("SELECT card_id FROM review_log ORDER BY id")]
-    assert logged == ["num.warmup-lr", "num.warmup-lr", "num.softmax.three-scores"]
+    assert logged == ["num.warmup-lr", "num.warmup-lr", "num.block-params.d64"]
     assert [r[0] for r in store.conn.execute("SELECT card_id FROM card_flag")] == ["num.warmup-lr"]
     assert merge_case_state(store, ["num.warmup-lr"]) == 0  # a second run finds nothing

@@ -66,6 +66,8 @@ TEMPLATES: dict[str, Template] = {t.generator: t for t in (
     Template("weighted_sum", "2 or 3 weights on a 0.05 grid summing to 1; distinct integer values -9..9, "
              "the blend none of the inputs",
              _weighted_sum),
+    Template("softmax", "3 distinct integer scores in -2..3; any position",
+             lambda rng: {"scores": [float(x) for x in rng.sample(range(-2, 4), 3)], "pick": rng.randrange(3)}),
     Template("temperature", "3 distinct integer logits in -2..3; T in {0.5, 1, 2}; any option",
              _temperature),
     Template("warmup_lr", "peak in {1e-4, 3e-4, 6e-4, 1e-3, 3e-3}; warmup 100..4000; step a tenth "
