@@ -22,6 +22,7 @@ def progress(as_json: bool) -> None:
     from minigpt.katas.catalogue import load_katas
     from minigpt.katas.progress import lesson_katas
     from minigpt.store import Store
+    from minigpt.study.decks import load_decks
     from minigpt.study.readiness import readiness_for_store, table
 
     try:
@@ -31,7 +32,7 @@ def progress(as_json: bool) -> None:
                 katas = lesson_katas(store, load_katas())
             except TutorError:  # a broken kata folder leaves the katas part out
                 katas = {}
-            r = readiness_for_store(store, katas, numbers=False)
+            r = readiness_for_store(store, katas, deck=load_decks(numbers=False))
         finally:
             store.close()
     except TutorError as e:

@@ -140,18 +140,19 @@ def readiness(store: Store, lessons: list[tuple[str, str]], cards_by_lesson: dic
 
 
 def readiness_for_store(store: Store, katas_by_lesson: dict[str, tuple[int, int]], *,
-                        numbers: bool = True, now: datetime | None = None) -> Readiness:
+                        deck=None, now: datetime | None = None) -> Readiness:
     """Readiness over the bundled lessons and decks (with the learner's own cards).
 
     The caller passes the katas per lesson (``minigpt.katas.progress.lesson_katas``): the study
     and kata packages are independent layers. A deck that cannot be read (reported on its own
-    screen) leaves the cards' parts out rather than failing the whole table. ``numbers=False``
-    reads the decks without computing numeric cards (no torch: the command line's way).
+    screen) leaves the cards' parts out rather than failing the whole table. ``deck``: the bundled
+    decks as the caller read them (the command line describes numeric cards without torch);
+    default the app's cache.
     """
     from minigpt.errors import DeckError, LessonError
     from minigpt.lessons import load_lessons
     from minigpt.study.anki import with_user_cards
-    from minigpt.study.decks import cached_decks, load_decks
+    from minigpt.study.decks import cached_decks
 
     try:
         lessons = [(lesson.id, lesson.title) for lesson in load_lessons()]
@@ -159,8 +160,7 @@ def readiness_for_store(store: Store, katas_by_lesson: dict[str, tuple[int, int]
         lessons = []
     cards: dict[str, list[str]] = {}
     try:
-        deck = cached_decks() if numbers else load_decks(numbers=False)
-        for card in with_user_cards(deck, store):
+        for card in with_user_cards(cached_decks() if deck is None else deck, store):
             cards.setdefault(card.lesson, []).append(card.id)
     except (DeckError, OSError):
         pass
