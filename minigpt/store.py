@@ -119,6 +119,19 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX kata_attempts_kata ON kata_attempts(kata);
     """,
+    # 5: mock interviews (minigpt.study.interview): one row per finished interview, its report as JSON
+    """
+    CREATE TABLE interview (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        started_at    TEXT NOT NULL,             -- UTC, same format as reviewed_at
+        finished_at   TEXT NOT NULL,
+        minutes       REAL NOT NULL,             -- the length chosen
+        questions     INTEGER NOT NULL,          -- questions asked (answered or skipped)
+        score         REAL NOT NULL,             -- 0..1, the mean over the questions
+        report        TEXT NOT NULL              -- minigpt.study.interview.Report.to_json()
+    );
+    CREATE INDEX interview_time ON interview(started_at);
+    """,
 ]
 
 

@@ -91,3 +91,27 @@ async def test_home_shows_the_interview_plan_only_when_a_date_is_set(tmp_path, m
                 break
         text = str(glance_box.render())
         assert "Interview  14d on track" in text and f"New today  0/{share}" in text
+
+
+async def test_readiness_block_and_w_opens_the_weakest_lessons_next_step(tmp_path, make_app):
+    from minigpt.lessons import load_lessons
+    from minigpt.store import Store
+
+    first = load_lessons()[0]
+    store = Store(tmp_path / "p.sqlite3")
+    store.save_lesson_position(first.id, 1.0, reached_end=True)  # read: it leaves the weakest three
+    app = make_app(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        glance = app.screen.query_one("#glance")
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if "Ready" in str(glance.render()):
+                break
+        text = str(glance.render())
+        assert "Ready" in text and "Weakest" in text
+        weakest = app.screen._glance.weakest
+        assert len(weakest) == 3 and first.id not in [w[0] for w in weakest]
+        assert weakest[0][3] == "read"  # an unread lesson's next step is reading it
+        await pilot.press("w")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "LessonScreen"

@@ -101,7 +101,8 @@ class TutorApp(App):
 
     def _warm_decks(self) -> None:
         """Read the decks once, off the event loop (every study screen then shares the cache),
-        then re-grade what an older grader marked wrong, if migration 3 asked for it."""
+        then move per-case schedules of generative cards to their note and re-grade what an older
+        grader marked wrong, if migration 3 asked for it."""
         from minigpt.study.decks import cached_decks
 
         try:
@@ -111,9 +112,10 @@ class TutorApp(App):
         self.call_from_thread(self._repair_grades, deck)
 
     def _repair_grades(self, deck) -> None:
-        from minigpt.study import repair
+        from minigpt.study import repair, templates
 
-        try:
+        try:  # schedules kept per case before a note became generative move to the note first
+            templates.merge_case_state(self.store, templates.templated_notes(deck))
             repair.regrade_pending(self.store, deck)
             notice = repair.take_notice(self.store)
         except StoreError as e:

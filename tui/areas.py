@@ -25,6 +25,8 @@ AREAS: list[Area] = [
     Area("flashcards", "Flashcards", "f", "Spaced repetition on every interview term: reveal, rate 1-4",
          "flashcards"),
     Area("quiz", "Quiz", "q", "Multiple choice, type the term, numbers, explain, chapter quizzes", "quiz"),
+    Area("interview", "Mock interview", "i",
+         "A timed interview from the lessons you read, weakest first; a report and a trend", "interview"),
     Area("stats", "Study stats", "s", "Due forecast, streak heatmap, retention, weakest cards", "stats"),
     Area("katas", "Katas", "k", "Write softmax, attention, a KV-cache step… yourself; hidden tests grade it",
          "katas"),

@@ -19,6 +19,7 @@ SCREENS: dict[str, str] = {
     "lesson": "tui.screens.lesson:LessonScreen",
     "flashcards": "tui.screens.flashcards:FlashcardsScreen",
     "quiz": "tui.screens.quiz:QuizScreen",
+    "interview": "tui.screens.interview:InterviewScreen",
     "flag_note": "tui.screens.flag_note:FlagNoteScreen",
     "stats": "tui.screens.study_stats:StudyStatsScreen",
     "study_plan": "tui.screens.study_plan:StudyPlanScreen",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from minigpt.store import Store
 
@@ -18,6 +18,9 @@ class Glance:
     katas_passed: int = 0
     katas_total: int = 0
     plan: list[str] | None = None  # the interview plan's line or two (tui.progress.plan_text); None: no date
+    ready: float | None = None  # overall interview readiness 0..1 (minigpt.study.readiness)
+    # the three weakest lessons: (lesson id, title, figure, next step: read | quiz | recall | katas)
+    weakest: list[tuple[str, str, float, str]] = field(default_factory=list)
 
 
 def plan_text(plan) -> list[str]:
@@ -79,20 +82,29 @@ def glance(store: Store) -> Glance:
         lessons = []
     titles = {lesson.id: lesson.title for lesson in lessons}
     run, active = last_run()
-    passed, total = _katas(store)
+    passed, total, per_lesson = _katas(store)
     due, plan = _cards_due(store)
-    return Glance(len(store.lessons_read()), len(lessons), due, run,
-                  titles.get(lesson_to_continue(store, [lesson.id for lesson in lessons]) or ""), active,
-                  passed, total, plan)
+    g = Glance(len(store.lessons_read()), len(lessons), due, run,
+               titles.get(lesson_to_continue(store, [lesson.id for lesson in lessons]) or ""), active,
+               passed, total, plan)
+    if lessons:
+        from minigpt.study.readiness import readiness_for_store
+
+        r = readiness_for_store(store, per_lesson)
+        g.ready = r.overall
+        g.weakest = [(x.lesson, x.title, x.figure, x.next_step) for x in r.weakest()]
+    return g
 
 
-def _katas(store: Store) -> tuple[int, int]:
+def _katas(store: Store) -> tuple[int, int, dict[str, tuple[int, int]]]:
+    """Katas passed, katas in all, and (passed, katas) per lesson they practise."""
     from minigpt.errors import KataError
     from minigpt.katas.catalogue import load_katas
-    from minigpt.katas.progress import totals
+    from minigpt.katas.progress import lesson_katas, totals
 
     try:
-        t = totals(store, load_katas())
+        katas = load_katas()
     except KataError:  # reported on the katas screen
-        return 0, 0
-    return t.passed, t.total
+        return 0, 0, {}
+    t = totals(store, katas)
+    return t.passed, t.total, lesson_katas(store, katas)

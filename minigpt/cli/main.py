@@ -15,6 +15,7 @@ from minigpt.cli.cards import cards
 from minigpt.cli.fsrs_fit import fsrs
 from minigpt.cli.kata import kata
 from minigpt.cli.plan import plan
+from minigpt.cli.progress import progress
 from minigpt.cli.support import UserError, _fail, apply_data_dir, data_dir_option
 from minigpt.cli.sweep import sweep
 from minigpt.cli.train import train
@@ -36,6 +37,7 @@ main.add_command(cards)
 main.add_command(kata)
 main.add_command(plan)
 main.add_command(fsrs)
+main.add_command(progress)
 
 
 # ---------------------------------------------------------------------------- sample / eval

@@ -3,6 +3,10 @@
 Export: one Anki note per study card, GUID = ``genanki.guid_for("minigpt-tutor", card_id)`` so a
 second export updates the same notes in Anki instead of duplicating them. Scheduling is NOT
 transferred (Anki starts the cards as new); ``export_apkg`` says so in its result.
+A generative numeric card (``minigpt.study.templates``) is one note keyed by its note id, exported
+with its deck's first case as fixed numbers (Anki cannot draw new ones): its GUID is the note's,
+so the per-case notes of an earlier export (``num.warmup-lr.half`` …) are no longer updated and
+can be deleted in Anki; every other card's GUID is unchanged.
 
 Import: Markdown files with ``Q:`` / ``A:`` blocks, or TSV files (front<TAB>back per line), go
 into the ``user_cards`` table of the progress database (deck name chosen by the caller). Their

@@ -98,6 +98,7 @@ class StudyCard:
     category: str = "concept"  # what a term names: "concept" or "paper"; options stay in one
     tolerance: float = 0.0    # numeric cloze blanks: relative tolerance
     abs_tolerance: float = 0.0  # numeric cloze blanks: absolute tolerance
+    template: str = ""        # generative numeric cards: the generator whose inputs each review draws
 
     @property
     def note_id(self) -> str:
@@ -288,16 +289,22 @@ def _numeric_cards(tbl: dict, path: Path, index: int, numbers: bool = True) -> l
     cases = tbl.get("case", [])
     if not cases:
         raise DeckError(f"{where}: needs at least one [[numeric.case]]")
+    from minigpt.study.templates import is_template
+
+    # A generator with a template (minigpt.study.templates) makes the note one generative card
+    # keyed by the note's id, its first case the instance shown until a review draws a new one.
+    template = gen if is_template(gen) else ""
     out = []
-    for j, case in enumerate(cases):
+    for j, case in enumerate(cases[:1] if template else cases):
         cwhere = f"{where} case #{j + 1}"
         cid = _need(case, "id", cwhere)
+        card_id = base if template else f"{base}.{cid}"
         params = {k: v for k, v in case.items() if k != "id"}
         if not numbers:  # described, not computed (no torch): for listings such as flag reports
             said = ", ".join(f"{k}={v}" for k, v in params.items())
-            out.append(StudyCard(id=f"{base}.{cid}", kind="numeric", lesson=lesson,
+            out.append(StudyCard(id=card_id, kind="numeric", lesson=lesson,
                                  front=f"{gen}({said})", back="(computed when studied)",
-                                 source=str(path), note=tbl.get("note", base)))
+                                 source=str(path), note=tbl.get("note", base), template=template))
             continue
         from minigpt.study import numeric
 
@@ -306,10 +313,10 @@ def _numeric_cards(tbl: dict, path: Path, index: int, numbers: bool = True) -> l
                                     abs_tolerance=tbl.get("abs_tolerance"))
         except (KeyError, TypeError, ValueError) as e:
             raise DeckError(f"{cwhere}: cannot generate {gen!r}: {e}") from e
-        out.append(StudyCard(id=f"{base}.{cid}", kind="numeric", lesson=lesson,
+        out.append(StudyCard(id=card_id, kind="numeric", lesson=lesson,
                              front=item.prompt, back=item.solution, numeric=item,
                              tags=_strs(tbl, "tags", where), source=str(path),
-                             note=tbl.get("note", base)))
+                             note=tbl.get("note", base), template=template))
     return out
 
 

@@ -30,6 +30,7 @@ from minigpt.study.options import (  # noqa: F401 (content_words, restates: re-e
     is_related,
     restates,
 )
+from minigpt.study.templates import fresh
 
 CHAPTER_QUIZ_SIZE = 8          # questions in a chapter quiz when the lesson has that many notes
 CHAPTER_QUIZ_MIN = 6           # every lesson must offer at least this many (a test enforces it)
@@ -169,6 +170,7 @@ def question_for(deck: Deck, card: StudyCard, rng: random.Random | None = None,
                   else f"Fill the blank{'s' * (len(card.cloze_answers) > 1)}:\n{card.front}")
         return QuizQuestion(card, "type", prompt, rivals=rival_names(deck, card))
     if fmt == "numeric":
+        card = fresh(card, rng)  # a generative card: new inputs at every asking
         note = numeric_note(card)
         text = card.numeric.prompt if card.kind == "numeric" else f"Fill in the number:\n{card.front}"
         return QuizQuestion(card, "numeric", text, note=note)

@@ -45,7 +45,7 @@ NEW_PER_DAY_KEY = "study.new_per_day"
 NEW_FROM_READ_KEY = "study.new_from_read_lessons"
 DEFAULT_NEW_PER_DAY = 20
 LEECH_LAPSES = 8
-MODES = ("review", "cram", "quiz")
+MODES = ("review", "cram", "quiz", "interview")  # interview: minigpt.study.interview
 # Each quiz mode is logged under its own name so the stats can tell them apart; all of them
 # move the schedule like "quiz" does.
 QUIZ_MODES = LOG_MODES

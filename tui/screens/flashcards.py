@@ -24,6 +24,7 @@ from minigpt.study.decks import cached_decks
 from minigpt.study.formats import RATING_NAMES
 from minigpt.study.review import LEARN_AHEAD, StudySession
 from minigpt.study.scheduler import describe_time
+from minigpt.study.templates import fresh
 from minigpt.text import markup_escape as escape
 from tui import navigation
 from tui.saving import keeps_screen
@@ -126,7 +127,7 @@ class FlashcardsScreen(Screen):
                         " c: cram (review ahead) · o: new cards only from lessons read · escape: back")
             view.show(None, empty_text=done)
         else:
-            view.show(self.session.deck[self.current])
+            view.show(fresh(self.session.deck[self.current]))  # generative cards: new inputs each time
             self.previous = self.current
         self._shown_at = time.monotonic()
         self.refresh_strip()

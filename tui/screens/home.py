@@ -10,6 +10,7 @@ from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from minigpt.text import markup_escape as escape
+from tui import navigation
 from tui.areas import AREAS
 from tui.progress import glance
 from tui.workers import background
@@ -19,6 +20,7 @@ class HomeScreen(Screen):
     # The area keys are printed in the list itself; the footer keeps the few that are not.
     # enter has priority so the footer names it (the list's own enter is hidden there).
     BINDINGS = [Binding("enter", "open", "Open", show=True, priority=True),
+                Binding("w", "study_weakest", "Study weakest", show=True),
                 Binding("ctrl+q", "app.quit", "Quit")] + [
         Binding(a.key, f"open_area('{a.id}')", a.title, show=False) for a in AREAS
     ]
@@ -79,12 +81,30 @@ class HomeScreen(Screen):
             lines += g.plan
         if g.katas_total:
             lines.append(f"Katas passed   {g.katas_passed} / {g.katas_total}")
+        if g.ready is not None:
+            lines.append(f"Ready          {100 * g.ready:.1f}%")  # a tenth: one session shows
+            if g.weakest:
+                lines.append("Weakest [dim](w: study)[/dim]")
+                lines += [f"{round(100 * fig):3d}% {escape(_clip(title, 19))}" for _, title, fig, _ in g.weakest]
         if g.last_run is not None:
             lines += ["", "Last run", *(f"  {escape(part)}" for part in g.last_run.split("\n"))]
         if g.last_lesson:
             lines += ["", "[dim]Continue with[/dim]", f"[dim]  {escape(g.last_lesson)}[/dim]"]
         lines += ["", "[dim]ctrl+p jump anywhere[/dim]", "[dim]?      every key[/dim]"]
         self.query_one("#glance", Static).update("\n".join(lines))
+
+    def action_study_weakest(self) -> None:
+        """The weakest lesson's next step: read it, quiz it (which also reviews its cards), or its katas."""
+        if self._glance is None or not self._glance.weakest:
+            self.notify("Readiness is still being counted.")
+            return
+        lesson, _title, _figure, step = self._glance.weakest[0]
+        if step == "read":
+            self.app.open_lesson(lesson)
+        elif step == "katas":
+            navigation.open_screen(self.app, "katas", lesson)
+        else:
+            navigation.open_screen(self.app, "quiz", lesson)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         for a in AREAS:
@@ -101,3 +121,7 @@ class HomeScreen(Screen):
 
     def action_open_area(self, area_id: str) -> None:
         self.app.open_area(area_id)
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"

@@ -1,0 +1,249 @@
+"""Mock interviews: a timed set of mixed questions, weighted to the weakest lessons, and its report.
+
+Kinds of question, as an interviewer asks them:
+
+- ``define``: a term card's term; the learner says what it is, sees the definition, grades 0 or 1;
+- ``explain``: a question card; the learner explains, then ticks the rubric's key points made
+  (the card's checklist); the score is the share of points made, the others are "missed";
+- ``compute``: a generative numeric card (``minigpt.study.templates``), typed and graded by the
+  one numeric parser;
+- ``kata``: one short coding exercise at most, only where edited code may run (``minigpt serve``
+  without ``--allow-code`` refuses it, so the plan leaves it out); passed or not.
+
+:func:`plan` picks the questions: each draws a lesson among those read with weight
+``1 - readiness + FLOOR`` (the weakest come up most, none never), then a kind that lesson can be
+asked in, turning the kinds round so a session mixes them. The question count fits the length
+(``MINUTES_PER_QUESTION``). :func:`report` sums a finished session up: score per lesson and per
+kind, time per question, the missed rubric points and what to do next. Reports are kept in the
+``interview`` table (migration 5), and every answer is rated through the study session (a miss
+is Again), so the flashcard schedule learns from it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import asdict, dataclass, field
+
+from minigpt.store import Store
+
+KINDS = ("define", "explain", "compute", "kata")
+KIND_TITLES = {"define": "Define", "explain": "Explain", "compute": "Compute", "kata": "Kata"}
+DEFAULT_MINUTES = 30
+MINUTES_PER_QUESTION = 2.5   # an interviewer's pace: 30 minutes is twelve questions
+FLOOR = 0.1                  # a lesson at full readiness still comes up now and then
+RATING_FOR_SCORE = ((1.0, 3), (0.5, 2), (0.0, 1))  # score at least … → Good, Hard, Again
+
+
+@dataclass(frozen=True)
+class Question:
+    kind: str
+    lesson: str
+    card_id: str = ""            # define, explain, compute
+    kata: str = ""               # kata
+    prompt: str = ""
+    answer: str = ""             # the definition / model answer / worked solution
+    rubric: tuple[str, ...] = ()
+    params: dict = field(default_factory=dict)  # compute: the inputs drawn for this instance
+
+
+@dataclass
+class Answer:
+    question: Question
+    score: float                 # 0..1
+    seconds: float
+    skipped: bool = False
+    missed: tuple[str, ...] = ()  # rubric points not made (explain)
+
+
+@dataclass
+class Report:
+    minutes: float
+    answers: list[Answer] = field(default_factory=list)
+    titles: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        return sum(a.score for a in self.answers) / len(self.answers) if self.answers else 0.0
+
+    def by(self, key) -> dict[str, float]:
+        groups: dict[str, list[float]] = {}
+        for a in self.answers:
+            groups.setdefault(key(a), []).append(a.score)
+        return {k: sum(v) / len(v) for k, v in groups.items()}
+
+    @property
+    def per_lesson(self) -> dict[str, float]:
+        return self.by(lambda a: a.question.lesson)
+
+    @property
+    def per_kind(self) -> dict[str, float]:
+        return self.by(lambda a: a.question.kind)
+
+    @property
+    def missed_points(self) -> list[str]:
+        return [p for a in self.answers for p in a.missed]
+
+    def next_steps(self) -> list[str]:
+        """The lessons scored lowest (below full marks), weakest first, with what to do."""
+        low = sorted((s, lesson) for lesson, s in self.per_lesson.items() if s < 1.0)[:3]
+        steps = [f"reread {self.titles.get(lesson, lesson)} ({round(100 * s)}%) and take its chapter quiz"
+                 for s, lesson in low]
+        if any(a.skipped for a in self.answers):
+            steps.append("the skipped questions are due again in your flashcards")
+        return steps or ["all right: try a longer interview, or one after a few days' gap"]
+
+    def text(self) -> str:
+        """The report as plain lines (the screen shows it; markup-free)."""
+        n = len(self.answers)
+        lines = [f"Score {round(100 * self.score)}% on {n} question{'s' * (n != 1)} "
+                 f"in a {self.minutes:g}-minute interview", "", "By kind"]
+        lines += [f"  {KIND_TITLES[k]:<8} {round(100 * s):3d}%" for k, s in self.per_kind.items()]
+        lines += ["", "By lesson"]
+        lines += [f"  {round(100 * s):3d}% {self.titles.get(k, k)}" for k, s in self.per_lesson.items()]
+        lines += ["", "Time per question"]
+        lines += [f"  {i}. {KIND_TITLES[a.question.kind]:<8} {a.seconds:5.0f}s "
+                  f"{'skipped' if a.skipped else f'{round(100 * a.score)}%'}"
+                  for i, a in enumerate(self.answers, 1)]
+        if self.missed_points:
+            lines += ["", "Missed rubric points", *(f"  - {p}" for p in self.missed_points)]
+        lines += ["", "Next", *(f"  - {s}" for s in self.next_steps())]
+        return "\n".join(lines)
+
+    def to_json(self) -> str:
+        return json.dumps({"minutes": self.minutes, "score": self.score,
+                           "per_lesson": self.per_lesson, "per_kind": self.per_kind,
+                           "answers": [asdict(a) for a in self.answers]})
+
+
+def question_count(minutes: float) -> int:
+    """Questions for a length: one per MINUTES_PER_QUESTION, three at least (the clock may end
+    a short interview first)."""
+    return max(3, round(minutes / MINUTES_PER_QUESTION))
+
+
+def candidates(deck, lessons: list[str], katas_by_lesson: dict[str, list[str]],
+               allow_code: bool) -> dict[tuple[str, str], list]:
+    """(lesson, kind) → what can be asked: cards for define/explain/compute, kata names for kata."""
+    out: dict[tuple[str, str], list] = {}
+    wanted = set(lessons)
+    for card in deck:
+        if card.lesson not in wanted:
+            continue
+        if card.kind == "term" and card.definition:
+            out.setdefault((card.lesson, "define"), []).append(card)
+        elif card.kind == "question" and card.checklist:
+            out.setdefault((card.lesson, "explain"), []).append(card)
+        elif card.kind == "numeric" and card.template:
+            out.setdefault((card.lesson, "compute"), []).append(card)
+    if allow_code:
+        for lesson in lessons:
+            if katas_by_lesson.get(lesson):
+                out[(lesson, "kata")] = list(katas_by_lesson[lesson])
+    return out
+
+
+def lesson_weights(lessons: list[str], figures: dict[str, float]) -> dict[str, float]:
+    """The draw weight of each lesson: ``1 - readiness + FLOOR``."""
+    return {lesson: 1.0 - figures.get(lesson, 0.0) + FLOOR for lesson in lessons}
+
+
+def plan(deck, lessons: list[str], figures: dict[str, float], *, minutes: float = DEFAULT_MINUTES,
+         katas_by_lesson: dict[str, list[str]] | None = None, allow_code: bool = False,
+         seed: int | None = None) -> list[Question]:
+    """The interview's questions: lessons drawn by weakness, kinds turned round, no card twice,
+    one kata at most. ``lessons``: the lessons read (course order); ``figures``: readiness."""
+    from minigpt.study.templates import fresh
+
+    rng = random.Random(seed)
+    pool = candidates(deck, lessons, katas_by_lesson or {}, allow_code)
+    usable = [lesson for lesson in lessons if any((lesson, k) in pool for k in KINDS)]
+    if not usable:
+        return []
+    weights = lesson_weights(usable, figures)
+    used: set[str] = set()
+    out: list[Question] = []
+    turn = 0
+    for _ in range(question_count(minutes) * 4):  # draws that find nothing left are retried
+        if len(out) == question_count(minutes):
+            break
+        lesson = rng.choices(usable, weights=[weights[x] for x in usable])[0]
+        kinds = [k for k in KINDS if pool.get((lesson, k))]
+        kinds = [k for k in kinds if not (k == "kata" and any(q.kind == "kata" for q in out))]
+        left = {k: [c for c in pool[(lesson, k)] if (c if k == "kata" else c.id) not in used] for k in kinds}
+        kinds = [k for k in kinds if left[k]]
+        if not kinds:
+            continue
+        kind = min(kinds, key=lambda k: ((KINDS.index(k) - turn) % len(KINDS), k))
+        turn += 1
+        choice = rng.choice(left[kind])
+        if kind == "kata":
+            used.add(choice)
+            out.append(Question("kata", lesson, kata=choice, prompt=f"Write the kata {choice!r}."))
+            continue
+        used.add(choice.id)
+        if kind == "define":
+            out.append(Question("define", lesson, choice.id, prompt=f"What is {choice.term}?",
+                                answer=choice.definition))
+        elif kind == "explain":
+            out.append(Question("explain", lesson, choice.id, prompt=choice.front, answer=choice.back,
+                                rubric=choice.checklist))
+        else:
+            card = fresh(choice, rng)
+            out.append(Question("compute", lesson, choice.id, prompt=card.numeric.prompt,
+                                answer=card.numeric.solution, params=dict(card.numeric.params)))
+    return out
+
+
+def grade_compute(deck, question: Question, text: str):
+    """A compute answer checked by the one numeric parser against the instance asked."""
+    from minigpt.study import numeric
+
+    card = deck[question.card_id]
+    item = numeric.generate(card.numeric.generator, question.params or card.numeric.params,
+                            tolerance=card.numeric.tolerance, abs_tolerance=card.numeric.abs_tolerance)
+    return numeric.check(item, text)
+
+
+def rating_for(score: float) -> int:
+    for least, rating in RATING_FOR_SCORE:
+        if score >= least:
+            return rating
+    return 1
+
+
+def feed_schedule(session, answer: Answer) -> None:
+    """Rate the card through the study session (mode "interview"): a miss or a skip is Again."""
+    if not answer.question.card_id or session.deck.get(answer.question.card_id) is None:
+        return
+    rating = 1 if answer.skipped else rating_for(answer.score)
+    session.rate(answer.question.card_id, rating, duration_ms=int(answer.seconds * 1000), mode="interview")
+
+
+def save(store: Store, report: Report, started_at: str, finished_at: str) -> int:
+    with store.transaction() as conn:
+        cur = conn.execute("INSERT INTO interview(started_at, finished_at, minutes, questions, score, report)"
+                           " VALUES (?, ?, ?, ?, ?, ?)",
+                           (started_at, finished_at, report.minutes, len(report.answers), report.score,
+                            report.to_json()))
+    return cur.lastrowid
+
+
+def history(store: Store, limit: int = 20) -> list[tuple[str, float, int]]:
+    """Past interviews, oldest first: (started_at, score, questions)."""
+    rows = store.conn.execute("SELECT started_at, score, questions FROM interview ORDER BY started_at DESC, id DESC"
+                              " LIMIT ?", (limit,)).fetchall()
+    return [(r["started_at"], r["score"], r["questions"]) for r in reversed(rows)]
+
+
+BARS = "▁▂▃▄▅▆▇█"
+
+
+def trend(store: Store, limit: int = 20) -> str:
+    """Scores of the last interviews as a one-line bar chart, oldest first: "▃▅▆ 40% → 70%"."""
+    past = history(store, limit)
+    if not past:
+        return ""
+    bars = "".join(BARS[round(s * (len(BARS) - 1))] for _, s, _ in past)
+    first, last = past[0][1], past[-1][1]
+    return f"{bars} {round(100 * first)}% → {round(100 * last)}%" if len(past) > 1 else f"{bars} {round(100 * last)}%"

@@ -1,0 +1,191 @@
+"""Interview readiness: one figure per lesson from what the progress database knows (torch-free).
+
+A lesson's figure (0..1) is a weighted mean of four parts, each 0..1:
+
+- ``read``: 1 once the learner reached the lesson's end, else 0;
+- ``quiz``: the share right among the lesson's latest chapter-quiz answers (up to one quiz's
+  worth, ``CHAPTER_QUIZ_SIZE``, from the review log's ``quiz:chapter`` rows); 0 before any;
+- ``recall``: the mean FSRS retrievability *today* of the lesson's cards (``Scheduler.
+  get_card_retrievability``); a card never reviewed counts 0, a suspended card is left out;
+- ``katas``: katas passed over katas that practise the lesson.
+
+A part that cannot apply (a lesson with no cards has no quiz and no recall; one with no kata has
+no katas part) is left out and the weights of the others are scaled to sum to 1. The overall
+figure is the plain mean over lessons. The weakest lessons are the lowest figures (course order
+breaks ties), each with one next step: reading an unread lesson, else the part with the biggest
+weighted gap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from minigpt.store import Store
+
+WEIGHTS: dict[str, float] = {"read": 0.2, "quiz": 0.3, "recall": 0.35, "katas": 0.15}
+PARTS = tuple(WEIGHTS)
+QUIZ_LOG_MODE = "quiz:chapter"
+QUIZ_WINDOW = 8  # minigpt.study.quiz.CHAPTER_QUIZ_SIZE: one chapter quiz's answers
+
+# What to do about the part that lags most, and the home screen's key that does it.
+NEXT_STEP: dict[str, str] = {
+    "read": "read the lesson",
+    "quiz": "take its chapter quiz",
+    "recall": "review its cards",
+    "katas": "pass its kata",
+}
+
+
+@dataclass(frozen=True)
+class LessonReadiness:
+    lesson: str
+    title: str
+    parts: dict[str, float | None] = field(default_factory=dict)  # None: the part does not apply
+
+    @property
+    def figure(self) -> float:
+        return combine(self.parts)
+
+    @property
+    def next_step(self) -> str:
+        """Reading first for an unread lesson; then the part with the largest weighted gap to full
+        marks (the first such in PARTS)."""
+        if self.parts.get("read") == 0.0:
+            return "read"
+        gaps = {p: WEIGHTS[p] * (1 - v) for p, v in self.parts.items() if v is not None}
+        return max(PARTS, key=lambda p: (gaps.get(p, -1), -PARTS.index(p)))
+
+    def as_dict(self) -> dict:
+        return {"lesson": self.lesson, "title": self.title, "figure": round(self.figure, 4),
+                "parts": {p: (None if v is None else round(v, 4)) for p, v in self.parts.items()},
+                "next_step": NEXT_STEP[self.next_step]}
+
+
+@dataclass(frozen=True)
+class Readiness:
+    lessons: list[LessonReadiness]
+
+    @property
+    def overall(self) -> float:
+        return sum(r.figure for r in self.lessons) / len(self.lessons) if self.lessons else 0.0
+
+    def weakest(self, n: int = 3) -> list[LessonReadiness]:
+        ranked = sorted(enumerate(self.lessons), key=lambda pair: (pair[1].figure, pair[0]))
+        return [r for _, r in ranked[:n]]
+
+    def as_dict(self) -> dict:
+        return {"overall": round(self.overall, 4), "weights": dict(WEIGHTS),
+                "lessons": [r.as_dict() for r in self.lessons],
+                "weakest": [r.lesson for r in self.weakest()]}
+
+
+def combine(parts: dict[str, float | None]) -> float:
+    """The weighted mean of the parts that apply (weights rescaled to sum to 1)."""
+    used = {p: v for p, v in parts.items() if v is not None}
+    total = sum(WEIGHTS[p] for p in used)
+    return sum(WEIGHTS[p] * v for p, v in used.items()) / total if total else 0.0
+
+
+def chapter_quiz_score(store: Store, card_ids: set[str]) -> float:
+    """Share right (rating above Again) among the latest chapter-quiz answers on these cards."""
+    if not card_ids:
+        return 0.0
+    rows = store.conn.execute(
+        "SELECT card_id, rating FROM review_log WHERE mode = ? ORDER BY reviewed_at DESC, id DESC",
+        (QUIZ_LOG_MODE,)).fetchall()
+    mine = [r["rating"] for r in rows if r["card_id"] in card_ids][:QUIZ_WINDOW]
+    return sum(rating > 1 for rating in mine) / len(mine) if mine else 0.0
+
+
+def retrievabilities(store: Store, now: datetime | None = None) -> dict[str, float]:
+    """Card id → FSRS retrievability at ``now`` for every card with a schedule (not suspended)."""
+    from minigpt.study import scheduler as sch
+
+    now = sch.as_utc(now)
+    scheduler = sch.make_scheduler()
+    out = {}
+    for row in store.conn.execute("SELECT card_id, fsrs_json FROM card_state WHERE suspended = 0"):
+        card = sch.card_from_json(row["fsrs_json"])
+        out[row["card_id"]] = float(scheduler.get_card_retrievability(card, now))
+    return out
+
+
+def suspended_cards(store: Store) -> set[str]:
+    return {r[0] for r in store.conn.execute("SELECT card_id FROM card_state WHERE suspended = 1")}
+
+
+def readiness(store: Store, lessons: list[tuple[str, str]], cards_by_lesson: dict[str, list[str]],
+              katas_by_lesson: dict[str, tuple[int, int]], now: datetime | None = None) -> Readiness:
+    """Readiness for ``lessons`` ((id, title) in course order).
+
+    ``cards_by_lesson``: the deck's card ids per lesson; ``katas_by_lesson``: (passed, total) per
+    lesson, as :func:`minigpt.katas.progress.lesson_katas` gives them.
+    """
+    read = store.lessons_read()
+    recall = retrievabilities(store, now)
+    hidden = suspended_cards(store)
+    out = []
+    for lesson_id, title in lessons:
+        cards = [c for c in cards_by_lesson.get(lesson_id, []) if c not in hidden]
+        passed, total = katas_by_lesson.get(lesson_id, (0, 0))
+        parts: dict[str, float | None] = {
+            "read": 1.0 if lesson_id in read else 0.0,
+            "quiz": chapter_quiz_score(store, set(cards)) if cards else None,
+            "recall": sum(recall.get(c, 0.0) for c in cards) / len(cards) if cards else None,
+            "katas": passed / total if total else None,
+        }
+        out.append(LessonReadiness(lesson_id, title, parts))
+    return Readiness(out)
+
+
+def readiness_for_store(store: Store, katas_by_lesson: dict[str, tuple[int, int]], *,
+                        deck=None, now: datetime | None = None) -> Readiness:
+    """Readiness over the bundled lessons and decks (with the learner's own cards).
+
+    The caller passes the katas per lesson (``minigpt.katas.progress.lesson_katas``): the study
+    and kata packages are independent layers. A deck that cannot be read (reported on its own
+    screen) leaves the cards' parts out rather than failing the whole table. ``deck``: the bundled
+    decks as the caller read them (the command line describes numeric cards without torch);
+    default the app's cache.
+    """
+    from minigpt.errors import DeckError, LessonError
+    from minigpt.lessons import load_lessons
+    from minigpt.study.anki import with_user_cards
+    from minigpt.study.decks import cached_decks
+
+    try:
+        lessons = [(lesson.id, lesson.title) for lesson in load_lessons()]
+    except LessonError:
+        lessons = []
+    cards: dict[str, list[str]] = {}
+    try:
+        for card in with_user_cards(cached_decks() if deck is None else deck, store):
+            cards.setdefault(card.lesson, []).append(card.id)
+    except (DeckError, OSError):
+        pass
+    return readiness(store, lessons, cards, katas_by_lesson, now)
+
+
+def percent(figure: float) -> str:
+    return f"{round(100 * figure):3d}%"
+
+
+def table(r: Readiness) -> str:
+    """The readiness table as plain text (``minigpt progress``)."""
+    def cell(v: float | None) -> str:
+        return "   -" if v is None else percent(v)
+
+    width = min(max([len(x.title) for x in r.lessons] + [6]), 44)  # the table fits 80 columns
+
+    def name(title: str) -> str:
+        return title if len(title) <= width else title[:width - 1] + "…"
+
+    head = f"{'lesson':<{width}}  ready  read  quiz recall katas"
+    lines = [head, "-" * len(head)]
+    for x in r.lessons:
+        lines.append(f"{name(x.title):<{width}}  {percent(x.figure)}  " + "  ".join(cell(x.parts[p]) for p in PARTS))
+    lines += ["", f"overall {percent(r.overall).strip()}", "weakest:"]
+    lines += [f"  {x.title} ({percent(x.figure).strip()}): {NEXT_STEP[x.next_step]}" for x in r.weakest()]
+    return "\n".join(lines)
+

@@ -1,0 +1,147 @@
+"""Generative numeric cards: a note whose inputs are drawn afresh at each review (torch-free here).
+
+A ``[[numeric]]`` note in a deck whose generator has a template below becomes ONE study card keyed
+by the note's id (``num.warmup-lr``, not ``num.warmup-lr.half``): FSRS schedules the note, and each
+time it is asked :func:`fresh` draws new inputs from the template's ranges, the generator computes
+the value (``minigpt.study.generators``) and the one numeric parser grades it. The deck's cases
+stay as the card's first instance (listings, export, the lesson's worked example).
+
+Each template states its input ranges; they are chosen so every instance has a clean answer the
+stated tolerance cannot confuse (weights on a 0.05 grid that sum to 1, steps on tenths of the
+warmup, widths in multiples of 32…). tests/test_study_templates.py draws 1,000 instances of each
+against its own computation. Cards saved under the old per-case ids move to the note's id with
+:func:`merge_case_state` (the earliest due wins; reps and lapses add up).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from minigpt.store import Store
+
+
+@dataclass(frozen=True)
+class Template:
+    generator: str
+    ranges: str                                  # the input ranges, in words
+    draw: Callable[[random.Random], dict]        # rng → the generator's parameters
+
+
+def _weights(rng: random.Random, n: int) -> list[float]:
+    """n positive weights on a 0.05 grid that sum to exactly 1."""
+    cuts = sorted(rng.sample(range(1, 20), n - 1))
+    edges = [0, *cuts, 20]
+    return [(b - a) / 20 for a, b in zip(edges, edges[1:])]
+
+
+def _weighted_sum(rng):
+    """Distinct values, drawn again while the blend equals one of the inputs (the answer would
+    then stand in the question)."""
+    while True:
+        n = rng.choice((2, 3))
+        weights, values = _weights(rng, n), [float(v) for v in rng.sample(range(-9, 10), n)]
+        if round(sum(w * v for w, v in zip(weights, values)), 9) not in (*values, *weights):
+            return {"weights": weights, "values": values}
+
+
+def _temperature(rng):
+    return {"logits": [float(x) for x in rng.sample(range(-2, 4), 3)],
+            "temperature": rng.choice((0.5, 1.0, 2.0)), "pick": rng.randrange(3)}
+
+
+def _warmup_lr(rng):
+    warmup = rng.choice((100, 200, 500, 1000, 2000, 4000))
+    return {"peak": rng.choice((1e-4, 3e-4, 6e-4, 1e-3, 3e-3)), "warmup": warmup,
+            "step": warmup * rng.randint(1, 9) // 10}
+
+
+def _kv_numbers(rng):
+    return {"layers": rng.choice((2, 4, 6, 8, 12, 16, 24, 32, 48)),
+            "tokens": rng.choice((128, 256, 512, 1024, 2048, 4096)), "d": 64 * rng.randint(1, 16)}
+
+
+TEMPLATES: dict[str, Template] = {t.generator: t for t in (
+    Template("weighted_sum", "2 or 3 weights on a 0.05 grid summing to 1; distinct integer values -9..9, "
+             "the blend none of the inputs",
+             _weighted_sum),
+    Template("softmax", "3 distinct integer scores in -2..3; any position",
+             lambda rng: {"scores": [float(x) for x in rng.sample(range(-2, 4), 3)], "pick": rng.randrange(3)}),
+    Template("temperature", "3 distinct integer logits in -2..3; T in {0.5, 1, 2}; any option",
+             _temperature),
+    Template("warmup_lr", "peak in {1e-4, 3e-4, 6e-4, 1e-3, 3e-3}; warmup 100..4000; step a tenth "
+             "multiple of it", _warmup_lr),
+    Template("kv_numbers", "layers 2..48; tokens 128..4096 (powers of 2); d a multiple of 64 up to 1024",
+             _kv_numbers),
+    Template("attention_params", "d a multiple of 32 from 32 to 2048",
+             lambda rng: {"d": 32 * rng.randint(1, 64)}),
+    Template("dropout_scale", "p in 0.05..0.5 in steps of 0.05",
+             lambda rng: {"p": rng.randint(1, 10) / 20}),
+    Template("clip_factor", "norm 2.5..10 in steps of 0.5 (always above the limit); limit in {0.5, 1, 2}",
+             lambda rng: {"norm": rng.randint(5, 20) / 2, "limit": rng.choice((0.5, 1.0, 2.0))}),
+    Template("nats_to_bits", "loss 0.5..5 nats in steps of 0.05",
+             lambda rng: {"loss": rng.randint(10, 100) / 20}),
+)}
+
+
+def is_template(generator: str) -> bool:
+    return generator in TEMPLATES
+
+
+def draw_params(generator: str, rng: random.Random) -> dict:
+    return TEMPLATES[generator].draw(rng)
+
+
+def fresh(card, rng: random.Random | None = None):
+    """A ``StudyCard`` with newly drawn inputs (same id: the schedule stays the note's); a card
+    that is not generative comes back unchanged."""
+    if not card.template or card.numeric is None:
+        return card
+    from minigpt.study import numeric
+
+    item = card.numeric
+    drawn = numeric.generate(item.generator, draw_params(item.generator, rng or random.Random()),
+                             tolerance=item.tolerance, abs_tolerance=item.abs_tolerance)
+    return replace(card, numeric=drawn, front=drawn.prompt, back=drawn.solution)
+
+
+def merge_case_state(store: Store, note_ids: list[str]) -> int:
+    """Move schedules kept under per-case ids (``<note>.<case>``) to the note's own id.
+
+    Of a note's rows (its own, if any, and its cases'), the earliest due one's FSRS state is kept
+    (the memory most in need of review), reps and lapses add up, and it stays suspended only if
+    all were; the review log and open flags follow. Returns how many case rows were merged; a
+    second run finds none.
+    """
+    merged = 0
+    with store.transaction() as conn:
+        for note in note_ids:
+            like = note.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ".%"
+            cases = conn.execute("SELECT * FROM card_state WHERE card_id LIKE ? ESCAPE '\\'",
+                                 (like,)).fetchall()
+            if not cases:
+                continue
+            own = conn.execute("SELECT * FROM card_state WHERE card_id = ?", (note,)).fetchall()
+            rows = sorted([*own, *cases], key=lambda r: r["due"])
+            keep = rows[0]
+            conn.execute("DELETE FROM card_state WHERE card_id = ? OR card_id LIKE ? ESCAPE '\\'",
+                         (note, like))
+            conn.execute(
+                "INSERT INTO card_state(card_id, fsrs_json, due, fsrs_state, reps, lapses, suspended,"
+                " buried_until, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (note, keep["fsrs_json"], keep["due"], keep["fsrs_state"], sum(r["reps"] for r in rows),
+                 sum(r["lapses"] for r in rows), int(all(r["suspended"] for r in rows)),
+                 keep["buried_until"], keep["updated_at"]))
+            conn.execute("UPDATE review_log SET card_id = ? WHERE card_id LIKE ? ESCAPE '\\'", (note, like))
+            conn.execute("INSERT OR IGNORE INTO card_flag(card_id, note, flagged_at, resolved_at) "
+                         "SELECT ?, note, flagged_at, resolved_at FROM card_flag "
+                         "WHERE card_id LIKE ? ESCAPE '\\' AND resolved_at IS NULL", (note, like))
+            conn.execute("DELETE FROM card_flag WHERE card_id LIKE ? ESCAPE '\\'", (like,))
+            merged += len(cases)
+    return merged
+
+
+def templated_notes(deck) -> list[str]:
+    """The ids of the deck's generative cards (one per templated note)."""
+    return [c.id for c in deck if c.template]

@@ -1,0 +1,96 @@
+"""Mock interviews (minigpt.study.interview): the selection weights and plan on a seeded session,
+the report, its storage and trend, and misses fed to the flashcard schedule."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from minigpt.store import Store
+from minigpt.study import interview as iv
+from minigpt.study import numeric
+from minigpt.study.decks import Deck, StudyCard
+from minigpt.study.review import StudySession
+
+
+def _deck() -> Deck:
+    item = numeric.generate("warmup_lr", {"peak": 0.001, "warmup": 100, "step": 50})
+    cards = [
+        StudyCard("t.a1", "term", "a", "A1?", "def a1", term="alpha one", definition="the first"),
+        StudyCard("t.a2", "term", "a", "A2?", "def a2", term="alpha two", definition="the second"),
+        StudyCard("q.a", "question", "a", "Why a?", "because", checklist=("point one", "point two")),
+        StudyCard("n.a", "numeric", "a", item.prompt, item.solution, numeric=item, template="warmup_lr"),
+        StudyCard("t.b1", "term", "b", "B1?", "def b1", term="beta one", definition="the b"),
+        StudyCard("q.b", "question", "b", "Why b?", "since", checklist=("p", "q", "r")),
+        StudyCard("t.c", "term", "c", "C?", "def c", term="gamma", definition="unread"),
+    ]
+    return Deck({c.id: c for c in cards}, [])
+
+
+def test_weights_favour_the_weakest_lesson():
+    assert iv.lesson_weights(["a", "b"], {"a": 0.9, "b": 0.1}) == pytest.approx({"a": 0.2, "b": 1.0})
+    counts = Counter(iv.plan(_deck(), ["a", "b"], {"a": 0.9, "b": 0.1}, seed=seed)[0].lesson
+                     for seed in range(300))  # the first draw: 1.0 : 0.2, so b about 5 times in 6
+    assert counts["b"] > 3 * counts["a"] > 0
+
+
+def test_seeded_plan_mixes_kinds_from_read_lessons_only():
+    plan = iv.plan(_deck(), ["a", "b"], {"a": 0.5, "b": 0.5}, minutes=10, seed=3,
+                   katas_by_lesson={"b": ["softmax"]}, allow_code=True)
+    assert iv.question_count(10) == 4 and len(plan) == 4
+    assert {q.lesson for q in plan} <= {"a", "b"}          # c is not read
+    assert len({q.card_id or q.kata for q in plan}) == 4    # nothing twice
+    assert len({q.kind for q in plan}) >= 3                  # kinds turned round
+    assert sum(q.kind == "kata" for q in plan) <= 1
+    define = [q for q in plan if q.kind == "define"]
+    assert all(q.prompt.startswith("What is ") and not q.kata for q in define)
+    assert all(q.rubric for q in plan if q.kind == "explain")
+    assert plan == iv.plan(_deck(), ["a", "b"], {"a": 0.5, "b": 0.5}, minutes=10, seed=3,
+                           katas_by_lesson={"b": ["softmax"]}, allow_code=True)  # seeded: repeatable
+    compute = [q for q in plan if q.kind == "compute"]
+    for q in compute:  # a fresh instance, graded by the one parser against its own inputs
+        want = q.params["peak"] * q.params["step"] / q.params["warmup"]
+        assert iv.grade_compute(_deck(), q, repr(want)).correct
+    no_code = iv.plan(_deck(), ["a", "b"], {}, minutes=30, seed=3, katas_by_lesson={"b": ["softmax"]})
+    assert all(q.kind != "kata" for q in no_code)  # refused where edited code may not run
+
+
+def _report() -> iv.Report:
+    q = iv.Question
+    return iv.Report(10, [
+        iv.Answer(q("define", "a", "t.a1", prompt="What is alpha one?", answer="the first"), 1.0, 30),
+        iv.Answer(q("explain", "a", "q.a", prompt="Why a?", answer="because", rubric=("point one", "point two")),
+                  0.5, 90, missed=("point two",)),
+        iv.Answer(q("define", "b", "t.b1", prompt="What is beta one?", answer="the b"), 0.0, 12, skipped=True),
+        iv.Answer(q("kata", "b", kata="softmax"), 1.0, 240),
+    ], {"a": "Lesson A", "b": "Lesson B"})
+
+
+def test_report_by_lesson_and_kind_time_missed_points_and_next_steps():
+    r = _report()
+    assert r.score == pytest.approx(2.5 / 4)
+    assert r.per_lesson == pytest.approx({"a": 0.75, "b": 0.5})
+    assert r.per_kind == pytest.approx({"define": 0.5, "explain": 0.5, "kata": 1.0})
+    assert r.missed_points == ["point two"]
+    assert r.next_steps()[0].startswith("reread Lesson B (50%)") and "skipped" in r.next_steps()[-1]
+    text = r.text()
+    assert "Score 62% on 4 questions" in text and "240s" in text and "- point two" in text
+    assert all(len(line) <= 76 for line in text.splitlines())
+
+
+def test_reports_are_kept_with_a_trend_and_misses_rated_again(tmp_path):
+    store = Store(tmp_path / "p.sqlite3")
+    assert iv.trend(store) == ""
+    iv.save(store, iv.Report(5, [iv.Answer(iv.Question("define", "a", "t.a1"), 0.0, 3)]), "2026-01-01", "x")
+    iv.save(store, _report(), "2026-01-02", "y")
+    assert [s for _, s, _ in iv.history(store)] == pytest.approx([0.0, 0.625])
+    assert iv.trend(store) == "▁▅ 0% → 62%"  # 0.625 of the way up eight bars: the fifth
+    saved = json.loads(store.conn.execute("SELECT report FROM interview ORDER BY id DESC").fetchone()[0])
+    assert saved["per_lesson"]["a"] == pytest.approx(0.75)
+    session = StudySession(store, _deck(), lesson_order={})
+    for answer in _report().answers:
+        iv.feed_schedule(session, answer)
+    ratings = dict(store.conn.execute("SELECT card_id, rating FROM review_log WHERE mode = 'interview'").fetchall())
+    assert ratings == {"t.a1": 3, "q.a": 2, "t.b1": 1}  # right Good, half Hard, skipped Again; katas have no card

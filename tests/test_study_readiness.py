@@ -1,0 +1,68 @@
+"""Readiness per lesson, worked by hand for a two-lesson fixture (minigpt.study.readiness)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from click.testing import CliRunner
+from fsrs import Card, State
+
+from minigpt.store import Store
+from minigpt.study import readiness as rd
+from minigpt.study import scheduler as sch
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+TODAY = datetime(2026, 1, 11, tzinfo=UTC)  # ten days after T0
+
+
+def _fixture(store: Store) -> rd.Readiness:
+    store.save_lesson_position("a", 1.0, reached_end=True)
+    # a1: stability 10 days, last seen ten days ago: retrievability 0.9 by FSRS's definition
+    card = Card(card_id=1, state=State.Review, stability=10.0, difficulty=5.0, due=TODAY, last_review=T0)
+    with store.transaction() as conn:
+        conn.execute("INSERT INTO card_state(card_id, fsrs_json, due, fsrs_state, updated_at) "
+                     "VALUES ('a1', ?, ?, 2, ?)", (sch.card_to_json(card), sch.iso(TODAY), sch.iso(T0)))
+        # one chapter quiz on lesson a: a1 right (Good), a2 wrong (Again); a practice answer is not counted
+        for card_id, rating, when in (("a1", 3, "2026-01-02"), ("a2", 1, "2026-01-03"), ("a2", 4, "2026-01-04")):
+            mode = "quiz:chapter" if when != "2026-01-04" else "review"
+            conn.execute("INSERT INTO review_log(card_id, rating, mode, reviewed_at) VALUES (?, ?, ?, ?)",
+                         (card_id, rating, mode, when))
+    return rd.readiness(store, [("a", "Lesson A"), ("b", "Lesson B")], {"a": ["a1", "a2"]},
+                        {"b": (1, 2)}, now=TODAY)
+
+
+def test_readiness_worked_by_hand(tmp_path):
+    r = _fixture(Store(tmp_path / "p.sqlite3"))
+    a, b = r.lessons
+    assert a.parts == pytest.approx({"read": 1.0, "quiz": 0.5, "recall": 0.45, "katas": None})
+    assert b.parts == {"read": 0.0, "quiz": None, "recall": None, "katas": 0.5}
+    # a: (0.2·1 + 0.3·0.5 + 0.35·0.45) / (0.2 + 0.3 + 0.35) = 0.5075 / 0.85
+    assert a.figure == pytest.approx(0.5075 / 0.85)
+    # b: (0.2·0 + 0.15·0.5) / (0.2 + 0.15) = 0.075 / 0.35
+    assert b.figure == pytest.approx(0.075 / 0.35)
+    assert r.overall == pytest.approx((0.5075 / 0.85 + 0.075 / 0.35) / 2)
+    assert [x.lesson for x in r.weakest()] == ["b", "a"]
+    # b lags most on reading (gap 0.2 > katas' 0.075); a on recall (0.35·0.55 > quiz's 0.3·0.5)
+    assert (b.next_step, a.next_step) == ("read", "recall")
+
+
+def test_table_and_json_agree(tmp_path):
+    r = _fixture(Store(tmp_path / "p.sqlite3"))
+    text = rd.table(r)
+    assert "Lesson A" in text and " 60%" in text and "overall 41%" in text
+    assert "Lesson B (21%): read the lesson" in text
+    data = r.as_dict()
+    assert data["weakest"] == ["b", "a"] and data["overall"] == pytest.approx(0.4057, abs=1e-4)
+    assert all(len(line) <= 80 for line in text.splitlines())
+
+
+def test_progress_command_prints_the_table_and_json():
+    from minigpt.cli.main import main
+
+    out = CliRunner().invoke(main, ["progress"])
+    assert out.exit_code == 0, out.output
+    assert "overall   0%" not in out.output and "overall 0%" in out.output and "weakest:" in out.output
+    data = json.loads(CliRunner().invoke(main, ["progress", "--json"]).output)
+    assert data["overall"] == 0 and len(data["weakest"]) == 3 and data["lessons"][0]["parts"]["read"] == 0
