@@ -48,9 +48,10 @@ class StudyStatsScreen(Screen):
         Binding("escape", "app.pop_screen", "Back"),
         Binding("r", "refresh_stats", "Refresh", show=True),
         Binding("f", "open_flashcards", "Flashcards", show=True),
-        Binding("i", "open_plan", "Interview plan", show=True),
-        Binding("plus,equals_sign", "retention(1)", "Retention +", key_display="+", show=True),
-        Binding("minus", "retention(-1)", "Retention −", key_display="-", show=True),
+        Binding("i", "open_plan", "Plan", show=True),
+        # One footer entry for the pair (80 columns): + raises desired retention, - lowers it.
+        Binding("plus,equals_sign", "retention(1)", "Retention", key_display="+/-", show=True),
+        Binding("minus", "retention(-1)", "Retention −", key_display="-", show=False),
         Binding("F", "fit_fsrs", "Fit FSRS to my reviews", key_display="F", show=False),
     ]
 
