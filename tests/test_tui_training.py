@@ -379,3 +379,15 @@ def test_the_start_question_counts_one_layer_in_the_singular():
 
     assert describe_model(TrainConfig(d_model=16, n_heads=1, n_layers=1)) == "MiniGPT: d_model 16, 1 head, 1 layer"
     assert describe_model(TrainConfig(d_model=16, n_heads=4, n_layers=2)).endswith("4 heads, 2 layers")
+
+
+def test_the_runs_settings_line_counts_one_layer_in_the_singular():
+    """The runs list and compare said "GPT 16 wide × 1 layers × 4 heads" under a tiny run."""
+    from types import SimpleNamespace
+
+    from tui.widgets.run_summary import settings_line
+
+    line = settings_line(SimpleNamespace(model="gpt"), {"model": "gpt", "d_model": 16, "n_layers": 1, "n_heads": 1})
+    assert line.startswith("GPT 16 wide × 1 layer × 1 head")
+    line = settings_line(SimpleNamespace(model="gpt"), {"model": "gpt", "d_model": 16, "n_layers": 2, "n_heads": 4})
+    assert line.startswith("GPT 16 wide × 2 layers × 4 heads")
