@@ -223,3 +223,12 @@ def test_console_command_adds_the_app_commands(runner):
     assert r.exit_code == 0, r.output
     for command in ("train", "sample", "eval", "runs", "watch"):
         assert command in r.output
+
+
+def test_top_level_help_lists_kata_without_a_doubled_ellipsis():
+    """Found walking `minigpt --help`: the kata line ended "a KV-cache step…..." (the docstring's "…"
+    followed by click's truncation)."""
+    result = CliRunner().invoke(main, ["--help"], terminal_width=80)
+    assert result.exit_code == 0
+    kata_line = next(line for line in result.output.splitlines() if line.strip().startswith("kata "))
+    assert "…..." not in kata_line and "graded" in kata_line

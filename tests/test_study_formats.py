@@ -39,3 +39,18 @@ def test_every_format_is_offered_by_some_card():
 
     offered = {f for card in load_decks() for f in formats_for(card)}
     assert offered == set(FORMATS)
+
+
+def test_chapter_mode_promises_no_more_questions_than_a_lesson_gives():
+    """The picker said "Eight questions" while every lesson's chapter quiz had six or seven (found
+    walking the quiz at 80x24): a size that is only an upper bound reads as one."""
+    from minigpt.study.decks import cached_decks
+    from minigpt.study.quiz import CHAPTER_QUIZ_SIZE, chapter_notes
+
+    deck = cached_decks()
+    sizes = {min(len(chapter_notes(deck, lesson)), CHAPTER_QUIZ_SIZE) for lesson in deck.lessons()}
+    words = {6: "six", 7: "seven", 8: "eight", 10: "ten"}
+    description = QUIZ_MODES["chapter"].description.lower()
+    assert words[CHAPTER_QUIZ_SIZE] in description
+    if min(sizes) < CHAPTER_QUIZ_SIZE:
+        assert f"up to {words[CHAPTER_QUIZ_SIZE]}" in description

@@ -104,6 +104,8 @@ SCENARIOS = {
     "lesson without snippets or quiz": lesson("bahdanau-to-self-attention"),
     "lesson with snippets and quiz": lesson("query-key-value"),
     "lesson with snippets, quiz and an explorer": lesson("scaled-dot-product"),
+    "lesson with snippets, quiz, explorer and katas": lesson("four-token-example"),
+    "lesson with snippets, quiz, explorer and experiments": lesson("exercises"),
     "flashcards": keys("f", wait=lambda app: app.screen.query("#card-front") is not None),
     "quiz": keys("q"),
     "study stats": keys("s"),

@@ -15,7 +15,7 @@ import pytest
 from minigpt import paths
 from minigpt.runs.files import process_start_time
 from tests.run_fixtures import write_course_runs, write_run
-from tests.screen_checks import screen_lines
+from tests.screen_checks import footer_problems, screen_lines
 from tests.test_tui_fit import settle
 from tui import navigation
 from tui.app import background_runs_message
@@ -166,6 +166,7 @@ async def test_a_stop_shows_within_a_second(app, tmp_path):
             navigation.open_screen(app, "training", run_dir=run)
             await settle(pilot, lambda: app.screen.panel.state is not None)
             assert "Stop" in footer_text(app)
+            assert not footer_problems(app.screen)  # s Stop once pushed "? Help" off at 80 columns
             await pilot.press("s")
             await pilot.pause()
             assert "stopping" in str(app.screen.query_one("#run-stats").render())  # at once
@@ -240,3 +241,16 @@ async def test_stop_leaves_the_panels_footer_when_the_run_finishes(make_app):
         (run / "status.json").write_text(json.dumps(status), encoding="utf-8")
         await settle(pilot, lambda: "Stop" not in footer_text(app), timeout=5)
         assert "Stop" not in footer_text(app) and "test 1.9800" in str(app.screen.query_one("#run-stats").render())
+
+
+async def test_a_finished_runs_line_keeps_its_end_at_80_columns(app):
+    """Found walking the app: with its test loss, ETA – and the cpu threads, a finished run's line
+    ran past 80 columns and lost tok/s. ETA and threads are shown only while running."""
+    run = write_run(paths.runs_dir(), "20260105-100600", state="finished", steps=3000, best_val=2.2066)
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "training", run_dir=run)
+        await settle(pilot, lambda: app.screen.panel.state is not None)
+        stats = app.screen.query_one("#run-stats")
+        text = str(stats.render())
+        assert "test 2.18" in text and "tok/s" in text and "ETA" not in text
+        assert stats.region.height == 1 and len(text.rstrip()) <= stats.region.width

@@ -370,3 +370,24 @@ async def test_copy_settings_starts_a_run_with_the_identical_config(tmp_path, ma
                        120, "the copied run to finish", describe=lambda: rc.stderr_tail(run_dir))
     assert run_dir != old
     assert load_checkpoint(run_dir / "checkpoint").train_config == original.to_dict()
+
+
+def test_the_start_question_counts_one_layer_in_the_singular():
+    """Found walking the app: a tiny run's start question said "1 layers"."""
+    from minigpt.training.options import TrainConfig
+    from tui.widgets.training_confirm import describe_model
+
+    assert describe_model(TrainConfig(d_model=16, n_heads=1, n_layers=1)) == "MiniGPT: d_model 16, 1 head, 1 layer"
+    assert describe_model(TrainConfig(d_model=16, n_heads=4, n_layers=2)).endswith("4 heads, 2 layers")
+
+
+def test_the_runs_settings_line_counts_one_layer_in_the_singular():
+    """The runs list and compare said "GPT 16 wide × 1 layers × 4 heads" under a tiny run."""
+    from types import SimpleNamespace
+
+    from tui.widgets.run_summary import settings_line
+
+    line = settings_line(SimpleNamespace(model="gpt"), {"model": "gpt", "d_model": 16, "n_layers": 1, "n_heads": 1})
+    assert line.startswith("GPT 16 wide × 1 layer × 1 head")
+    line = settings_line(SimpleNamespace(model="gpt"), {"model": "gpt", "d_model": 16, "n_layers": 2, "n_heads": 4})
+    assert line.startswith("GPT 16 wide × 2 layers × 4 heads")

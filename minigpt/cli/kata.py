@@ -33,7 +33,7 @@ def _store():
     return Store(paths.database_path())
 
 
-@click.group()
+@click.group(short_help="Coding exercises (softmax, attention…) graded by hidden tests.")  # the docstring's "…" ran into click's "..."
 def kata() -> None:
     """Coding exercises: write softmax, attention, a KV-cache step… and have them graded."""
 

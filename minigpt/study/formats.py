@@ -39,7 +39,7 @@ QUIZ_MODES: dict[str, QuizMode] = {m.id: m for m in (
     QuizMode("explain", "Explain in your own words", "explain",
              "Write an answer, then tick the points of the model answer you made."),
     QuizMode("chapter", "Chapter quiz", "chapter",
-             "Eight questions on one lesson, mixed formats, one per fact.", is_format=False),
+             "Up to eight questions on one lesson, mixed formats, one per fact.", is_format=False),
 )}
 
 FORMATS: tuple[str, ...] = tuple(m.id for m in QUIZ_MODES.values() if m.is_format)

@@ -42,7 +42,8 @@ class TrainingScreen(Screen):
         Binding("c", "duplicate", "Copy settings", show=False),  # in the palette: the footer is full
         Binding("l", "runs", "Runs", show=True),
         Binding("ctrl+o", "runs_from_form", "Runs", show=True),
-        Binding("v", "compare", "Compare", show=True),
+        # In the palette and the runs list (l): with s Stop a running run's footer cut "? Help" at 80.
+        Binding("v", "compare", "Compare", show=False),
         Binding("i", "inside", "Inside", show=True),
         Binding("[", "scrub(-1)", "Step", show=True, key_display="[ ]"),
         Binding("]", "scrub(1)", "Later", show=False),

@@ -113,8 +113,9 @@ def settings_line(info, cfg: dict) -> str:
     kind = (info.model or cfg.get("model") or "?").lower()
     parts = []
     if kind == "gpt":
-        arch = [f"{cfg[k]} {word}" for k, word in (("d_model", "wide"), ("n_layers", "layers"),
-                                                  ("n_heads", "heads")) if isinstance(cfg.get(k), int)]
+        arch = [f"{cfg[k]} {word if cfg[k] != 1 else one}"  # "1 layer", not "1 layers"
+                for k, word, one in (("d_model", "wide", "wide"), ("n_layers", "layers", "layer"),
+                                     ("n_heads", "heads", "head")) if isinstance(cfg.get(k), int)]
         parts.append("GPT " + " × ".join(arch) if arch else "GPT")
         if cfg.get("pos_encoding") not in (None, "learned"):
             parts.append(f"{cfg['pos_encoding']} positions")

@@ -37,7 +37,8 @@ class ConfirmScreen(ModalScreen[bool]):
 
 def describe_model(cfg: TrainConfig) -> str:
     if cfg.model == "gpt":
-        return f"MiniGPT: d_model {cfg.d_model}, {cfg.n_heads} heads, {cfg.n_layers} layers"
+        heads = f"{cfg.n_heads} head{'s' if cfg.n_heads != 1 else ''}"
+        return f"MiniGPT: d_model {cfg.d_model}, {heads}, {cfg.n_layers} layer{'s' if cfg.n_layers != 1 else ''}"
     if cfg.model == "mlp":
         return f"MLP: {cfg.mlp_context} characters of context, {cfg.mlp_hidden} hidden units"
     return "Bigram: a table of pair counts"

@@ -228,11 +228,15 @@ class RunPanel(Vertical):
             best += f"  test {info.test_loss:.4f}"  # the held-out split, measured once at the end
         tps = last.get("tokens_per_s")
         tps_text = f"{tps / 1000:.1f}k" if tps else "–"
-        eta_text = rc.format_duration(eta) if st.status == RunState.RUNNING else "–"
+        # ETA and the threads in use only while running: a finished run's line (with its test loss)
+        # ran past 80 columns and lost its tok/s.
+        running = st.status == RunState.RUNNING
+        eta_text = f"ETA {rc.format_duration(eta)}  " if running else ""
+        cpu = cpu_text(info.cpu_policy, last.get("threads")) if running else ""
         state = "■ stopping…" if self.stopping else state_label(st.status)
         self.query_one("#run-stats", Static).update(
-            f"[b]{state}[/b]  step {step}{total}  {frac * 100:3.0f}%  ETA {eta_text}  "
-            f"best val {best}  tok/s {tps_text}{cpu_text(info.cpu_policy, last.get('threads'))}")
+            f"[b]{state}[/b]  step {step}{total}  {frac * 100:3.0f}%  {eta_text}"
+            f"best val {best}  tok/s {tps_text}{cpu}")
         self.query_one("#run-progress", ProgressBar).update(total=1.0, progress=frac)
         for state in RunState:
             self.set_class(st.status == state, f"-{state}")
