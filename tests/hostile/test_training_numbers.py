@@ -23,7 +23,7 @@ from minigpt.cli import main
 from minigpt.errors import TrainingDiverged
 from minigpt.runs import listing as runs
 from minigpt.runs.metrics import read_metrics
-from minigpt.training import loop
+from minigpt.training import loop, trainer
 from minigpt.training.options import TrainConfig
 from tests.hostile.conftest import one_error_line
 
@@ -56,7 +56,7 @@ def tiny(names, **changes) -> TrainConfig:
 def poisoned_steps(monkeypatch):
     """The training steps (counted from 1) whose loss is made NaN, as a diverging run's would be."""
     bad: set[int] = set()
-    real_build = loop.build_model
+    real_build = trainer.build_model  # the Trainer's setup builds the model
 
     def build(kind, config):
         model = real_build(kind, config)
@@ -73,13 +73,16 @@ def poisoned_steps(monkeypatch):
         model.forward = forward
         return model
 
-    monkeypatch.setattr(loop, "build_model", build)
+    monkeypatch.setattr(trainer, "build_model", build)
     return bad
 
 
-def test_a_learning_rate_of_1e6_fails_the_run_with_the_reason():
+def test_a_learning_rate_of_1e6_is_refused_and_a_diverging_run_fails_with_the_reason(poisoned_steps):
+    refused = one_error_line(CliRunner().invoke(main, ["train", *TINY, "--lr", "1e6", "--steps", "40"]))
+    assert "--lr" in refused and "(0, 10]" in refused  # past the option's bound: nothing starts
+    poisoned_steps.update(range(1, 1000))  # within the bounds, a run whose loss is not a number from the start
     run = paths.runs_dir() / "hot"
-    line = one_error_line(CliRunner().invoke(main, ["train", *TINY, "--lr", "1e6", "--steps", "40", "--eval-interval",
+    line = one_error_line(CliRunner().invoke(main, ["train", *TINY, "--steps", "40", "--eval-interval",
                                                     "10", "--out", str(run), "--quiet"]))
     assert "training diverged" in line and "lower --lr" in line
     info = runs.read_run(run)
