@@ -23,7 +23,7 @@ from minigpt.checkpoint import (
     save_checkpoint,
 )
 from minigpt.data import IGNORE, Dataset
-from minigpt.errors import TrainingDiverged
+from minigpt.errors import DiskFullError, TrainingDiverged
 from minigpt.models.build import build_model, count_parameters
 from minigpt.runs.files import BEST_DIR, LAST_DIR, RunWriter
 from minigpt.runs.schema import RunState
@@ -290,7 +290,12 @@ class Trainer:
     def keep_snapshot(self) -> None:
         """The kept model at log-spaced steps and evaluations, for the step scrubber."""
         if self.snapshots is not None and self.snapshots.wants(self.step, self.is_eval()):
-            self.snapshots.take(self.step)
+            try:
+                self.snapshots.take(self.step)
+            except DiskFullError:
+                # Snapshots are an extra for the scrubber: a full disk stops them, not the run. The
+                # next checkpoint write then meets the full disk and ends the run with its own line.
+                self.snapshots = None
 
     def _save_snapshot(self, path, step: int) -> None:
         save_checkpoint(path, self.kept, self.data.vocab, train_config=self.train_config,
