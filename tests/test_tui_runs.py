@@ -49,8 +49,8 @@ async def test_runs_list_shows_the_settings_that_tell_runs_apart(app):
         assert rows["bigram"][3] == "–"  # a bigram is counted: no learning rate
         # The highlighted run in full underneath, with its note.
         table.move_cursor(row=list(rows).index("wide lr 2.5e-3"))
-        await settle(pilot, lambda: app.screen.query_one("#runs-detail").size.height >= 4)
-        detail = "\n".join(screen_lines(app)[-5:])
+        await settle(pilot, lambda: "after the warmup change" in str(app.screen.query_one("#runs-detail").render()))
+        detail = "\n".join(screen_lines(app)[-6:])
         assert "wide lr 2.5e-3" in detail and "(20260105-100400)" in detail
         assert "lr 2.5e-3" in detail and "seed 11" in detail and "after the warmup change" in detail
         assert "205k params" in detail  # the size moved from the table to this line
