@@ -224,8 +224,21 @@ class LessonScreen(Screen):
         # If the learner already scrolled while the lesson rendered, their position wins.
         if fraction > 0 and body.max_scroll_y > 0 and body.scroll_y == 0:
             body.scroll_to(y=fraction * body.max_scroll_y, animate=False, immediate=True)
+            self.call_after_refresh(self._hold_restored, fraction, body.scroll_y, 5)
         self._restoring = False
         self._record()
+
+    @while_shown
+    def _hold_restored(self, fraction: float, placed_at: float, refreshes: int) -> None:
+        """The lesson may still grow a few lines after the restore (its end line, a late block):
+        keep the saved fraction for a few refreshes, unless the learner has scrolled since."""
+        body = self.query_one("#lesson-body", VerticalScroll)
+        if body.scroll_y != placed_at:
+            return
+        if abs(fraction * body.max_scroll_y - placed_at) >= 1:
+            body.scroll_to(y=fraction * body.max_scroll_y, animate=False, immediate=True)
+        if refreshes > 0:
+            self.call_after_refresh(self._hold_restored, fraction, body.scroll_y, refreshes - 1)
 
     @while_shown
     def _on_scroll(self, _old: float, _new: float) -> None:
