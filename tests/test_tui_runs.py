@@ -254,3 +254,25 @@ async def test_a_finished_runs_line_keeps_its_end_at_80_columns(app):
         text = str(stats.render())
         assert "test 2.18" in text and "tok/s" in text and "ETA" not in text
         assert stats.region.height == 1 and len(text.rstrip()) <= stats.region.width
+
+
+async def test_a_loss_chart_with_one_point_or_a_flat_curve_draws():
+    """A run's first log line is one point: its y range is empty, and plotext divided by it (the
+    app closed in the browser test while a run started). The axis gets some height instead."""
+    from textual.app import App, ComposeResult
+
+    class OneChart(App):
+        def compose(self) -> ComposeResult:
+            yield LossChart("loss", id="chart")
+
+    app = OneChart()
+    async with app.run_test(size=(80, 24)) as pilot:
+        chart = app.query_one(LossChart)
+        chart.set_reference("uniform", 3.2958, "uniform 3.30")  # as the training panel draws them
+        chart.set_reference("bigram", 2.4541, "bigram 2.45")
+        chart.set_series("train", [1], [3.3368], label="train")
+        await pilot.pause()
+        assert chart.render() is not None
+        chart.set_series("train", [1, 10, 20], [2.5, 2.5, 2.5], label="train")
+        await pilot.pause()
+        assert chart.render() is not None

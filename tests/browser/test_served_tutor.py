@@ -142,9 +142,13 @@ def test_a_run_started_in_the_browser_updates_its_chart_and_a_second_is_refused(
     tab.page.wait_for_function(
         "() => /step [1-9][0-9]*\\/\\d+/.test(window.__minigptScreen())", timeout=90_000, polling=200)
     step_a, chart_a = progress()
-    tab.page.wait_for_function(
-        f"() => {{ const m = window.__minigptScreen().match(/step (\\d+)\\//); return m && +m[1] >= {step_a + 30}; }}",
-        timeout=60_000, polling=200)
+    try:
+        tab.page.wait_for_function(
+            f"() => {{ const m = window.__minigptScreen().match(/step (\\d+)\\//); return m && +m[1] >= {step_a + 30}; }}",
+            timeout=60_000, polling=200)
+    except Exception as e:  # playwright's TimeoutError: say what the terminal showed instead
+        raise AssertionError(f"the step did not pass {step_a + 30} within 60 s; the terminal shows:\n"
+                             f"{tab.screen_text()}") from e
     step_b, chart_b = progress()
     assert step_b > step_a > 0
     assert chart_b != chart_a  # the loss curve was redrawn with new points

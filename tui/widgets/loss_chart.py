@@ -191,6 +191,9 @@ class LossChart(PlotextPlot):
         y_lo, y_hi = min(p[1] for p in points), max(p[1] for p in points)
         if not log_y:
             y_hi = focused_top(points, x_lo, x_hi, y_lo, y_hi)
+            if y_hi <= y_lo:  # one point or a flat curve: plotext divides by the axis height
+                pad = max(abs(y_lo) * 0.05, 1e-3)
+                y_lo, y_hi = y_lo - pad, y_hi + pad
             plt.ylim(y_lo, y_hi)
         count = max(3, (height - 4) // 3)
         if log_y:
