@@ -52,6 +52,25 @@ def describe_budget(cfg: TrainConfig) -> str:
     return f"{format_duration(cfg.time_s)} of training, evaluated every {cfg.eval_interval:,} steps"
 
 
+def measure_into(screen: ModalScreen, estimate) -> None:
+    """In a worker thread: the sharing warning, then ``estimate()``, each handed to ``screen``
+    (its ``_show_estimate``) while it is still open. A question answered before the measurement
+    ended is gone: its result is dropped instead of reaching a closed screen."""
+    from minigpt.experiments.sharing import sharing_warning
+
+    def post(fn, *args) -> None:
+        if screen.is_attached:
+            screen.app.call_from_thread(fn, *args)
+
+    post(show_sharing, screen, sharing_warning())  # first: the measurement then pays for the sharing
+    try:
+        result = estimate()
+    except Exception as e:
+        post(screen._show_estimate, None, f"{type(e).__name__}: {e}")
+        return
+    post(screen._show_estimate, result, None)
+
+
 def show_sharing(screen: ModalScreen, warning: str | None) -> None:
     """The line that says another training runs now (hidden when none does)."""
     if screen.is_attached:
@@ -97,16 +116,8 @@ class StartRunScreen(ModalScreen[bool]):
     @background(what="Measuring the run's speed")
     def measure(self) -> None:
         from minigpt.control.estimate import estimate_run
-        from minigpt.experiments.sharing import sharing_warning
 
-        warning = sharing_warning()  # before measuring: the measurement then pays for the sharing
-        self.app.call_from_thread(show_sharing, self, warning)
-        try:
-            estimate = estimate_run(self.config)
-        except Exception as e:
-            self.app.call_from_thread(self._show_estimate, None, f"{type(e).__name__}: {e}")
-            return
-        self.app.call_from_thread(self._show_estimate, estimate, None)
+        measure_into(self, lambda: estimate_run(self.config))
 
     def _show_estimate(self, estimate, error: str | None) -> None:
         self.estimate, self.estimate_error = estimate, error
@@ -171,16 +182,8 @@ class StartSweepScreen(ModalScreen[bool]):
     @background(what="Measuring the sweep's speed")
     def measure(self) -> None:
         from minigpt.control.estimate import estimate_sweep
-        from minigpt.experiments.sharing import sharing_warning
 
-        warning = sharing_warning()
-        self.app.call_from_thread(show_sharing, self, warning)
-        try:
-            estimate = estimate_sweep(self.configs)
-        except Exception as e:
-            self.app.call_from_thread(self._show_estimate, None, f"{type(e).__name__}: {e}")
-            return
-        self.app.call_from_thread(self._show_estimate, estimate, None)
+        measure_into(self, lambda: estimate_sweep(self.configs))
 
     def _show_estimate(self, estimate, error: str | None) -> None:
         self.estimate, self.estimate_error = estimate, error
