@@ -89,7 +89,7 @@ class HomeScreen(Screen):
         if g.last_run is not None:
             lines += ["", "Last run", *(f"  {escape(part)}" for part in g.last_run.split("\n"))]
         if g.last_lesson:
-            lines += ["", "[dim]Continue with[/dim]", f"[dim]  {escape(_clip(g.last_lesson, 24))}[/dim]"]
+            lines += ["", "[dim]Continue with[/dim]", f"[dim]  {escape(_clip(g.last_lesson, 21))}[/dim]"]
         lines += ["", "[dim]ctrl+p jump anywhere[/dim]", "[dim]?      every key[/dim]"]
         self.query_one("#glance", Static).update("\n".join(lines))
 
