@@ -13,7 +13,7 @@ from minigpt.study import flags
 def test_lists_and_exports_flagged_cards(tmp_path):
     store = Store(tmp_path / "progress.sqlite3")
     flags.flag_card(store, "term.query:reverse", "the stem gives the answer away")
-    flags.flag_card(store, "num.block-params.d768")
+    flags.flag_card(store, "num.block-params")
     store.close()
     report = tmp_path / "flags.md"
     runner = CliRunner()
@@ -23,12 +23,12 @@ def test_lists_and_exports_flagged_cards(tmp_path):
     assert "term.query:reverse (query-key-value)" in out.output
     assert "the stem gives the answer away" in out.output
     text = report.read_text()
-    assert text.startswith("# Flagged cards") and "## num.block-params.d768" in text
+    assert text.startswith("# Flagged cards") and "## num.block-params" in text
     out = runner.invoke(main, ["--data-dir", str(tmp_path), "cards", "--resolve",
                                "term.query:reverse"])
     assert out.exit_code == 0 and "Resolved" in out.output
     out = runner.invoke(main, ["--data-dir", str(tmp_path), "cards", "--flagged"])
-    assert "term.query" not in out.output and "num.block-params.d768" in out.output
+    assert "term.query" not in out.output and "num.block-params" in out.output
     out = runner.invoke(main, ["--data-dir", str(tmp_path), "cards", "--resolve", "nope"])
     assert out.exit_code == 2 and "no open flag" in out.output
 

@@ -74,11 +74,13 @@ def test_numeric_blanks_are_numbers_compared_by_value(deck):
 
 
 def test_numeric_and_explain(deck):
-    q = question_for(deck, deck["num.block-params.d768"])
-    assert q.format == "numeric"
-    out = answer_numeric(q, "7.09M")
+    q = question_for(deck, deck["num.block-params"], random.Random(0))  # a fresh d each asking
+    assert q.format == "numeric" and q.card.id == "num.block-params"
+    value = float(q.card.numeric.value)
+    assert value == 12 * q.card.numeric.params["d"] ** 2 + 13 * q.card.numeric.params["d"]
+    out = answer_numeric(q, f"{value / 1e6:.4g}M")
     assert out.correct and out.rating == 3 and "12·d² + 13·d" in out.solution
-    assert answer_numeric(q, "5M").rating == 1
+    assert answer_numeric(q, f"{2 * value:.0f}").rating == 1
     ex = question_for(deck, deck["q.kv-cache"])
     assert ex.format == "explain"
     answer, checklist = reveal(ex)

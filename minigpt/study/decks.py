@@ -40,12 +40,14 @@ editing a card's wording keeps the learner's progress, which is keyed on the id)
 
     [[numeric]]                    # numbers computed by minigpt.study.numeric, never typed
     id = "num.block-params"
-    generator = "block_params"     # block_params | softmax | sqrt_scale | head_split
+    generator = "block_params"     # a name in minigpt.study.generators.GENERATORS
     lesson = "transformer-block"
     tolerance = 0.01               # relative, unless abs_tolerance is given
+    template = true                # optional: new inputs drawn at each review (the generator's
+                                   # template in minigpt.study.templates); one card, id the note's
     [[numeric.case]]
-    id = "d768"                    # study card id: "num.block-params.d768"
-    d = 768
+    id = "d768"                    # study card id: "num.block-params.d768" (without template);
+    d = 768                        # with one, the first case is the instance shown until a draw
 """
 
 from __future__ import annotations
@@ -291,9 +293,16 @@ def _numeric_cards(tbl: dict, path: Path, index: int, numbers: bool = True) -> l
         raise DeckError(f"{where}: needs at least one [[numeric.case]]")
     from minigpt.study.templates import is_template
 
-    # A generator with a template (minigpt.study.templates) makes the note one generative card
-    # keyed by the note's id, its first case the instance shown until a review draws a new one.
-    template = gen if is_template(gen) else ""
+    # `template = true` makes the note one generative card keyed by the note's id, its first case
+    # the instance shown until a review draws a new one; its generator's template
+    # (minigpt.study.templates) says how the inputs are drawn.
+    declared = tbl.get("template", False)
+    if not isinstance(declared, bool):
+        raise DeckError(f"{where}: template must be true or false")
+    if declared and not is_template(gen):
+        raise DeckError(f"{where}: generator {gen!r} has no template to draw inputs from "
+                        f"(minigpt.study.templates); drop `template = true`")
+    template = gen if declared else ""
     out = []
     for j, case in enumerate(cases[:1] if template else cases):
         cwhere = f"{where} case #{j + 1}"

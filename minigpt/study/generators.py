@@ -73,7 +73,7 @@ def _sqrt_scale(score: float, d_k: int) -> Generated:
 
 
 def _head_split(batch: int, seq: int, d: int, heads: int) -> Generated:
-    per_item = split_heads(torch.zeros(seq, d, dtype=torch.float64), heads)
+    per_item = split_heads(torch.empty(seq, d, device="meta"), heads)  # the shape only, no memory
     shape = (batch, *per_item.shape)
     prompt = (f"A tensor of queries has shape (B={batch}, T={seq}, d={d}). After splitting into "
               f"{heads} heads and moving the head axis forward, what is its shape?")
@@ -81,6 +81,15 @@ def _head_split(batch: int, seq: int, d: int, heads: int) -> Generated:
            f"view as (B, T, heads, d_head) = ({batch}, {seq}, {heads}, {d // heads})\n"
            f"transpose T and heads → (B, heads, T, d_head) = {shape}")
     return prompt, shape, str(shape), sol
+
+
+def _head_width(d: int, heads: int) -> Generated:
+    width = d // heads
+    prompt = (f"A model of width d_model = {d:,} splits its attention into {heads} heads. "
+              f"How many dimensions does each head's query, key and value work in?")
+    sol = (f"the heads share the width equally: d_model / heads = {d:,} / {heads} = {width}\n"
+           f"concatenated again, the {heads} heads give back {heads} × {width} = {d:,}")
+    return prompt, float(width), f"{width}", sol
 
 
 def _vector_matrix(x: list[float], w: list[list[float]], pick: int) -> Generated:
@@ -346,6 +355,7 @@ GENERATORS = {
     "softmax": (_softmax, 0.0, 0.005),
     "sqrt_scale": (_sqrt_scale, 0.0, 0.01),
     "head_split": (_head_split, 0.0, 0.0),
+    "head_width": (_head_width, 0.0, 0.0),
     "vector_matrix": (_vector_matrix, 0.0, 0.001),
     "weighted_sum": (_weighted_sum, 0.0, 0.005),
     "dot_spread": (_dot_spread, 0.0, 0.01),

@@ -1,7 +1,8 @@
 """Generative numeric cards: a note whose inputs are drawn afresh at each review (torch-free here).
 
-A ``[[numeric]]`` note in a deck whose generator has a template below becomes ONE study card keyed
-by the note's id (``num.warmup-lr``, not ``num.warmup-lr.half``): FSRS schedules the note, and each
+A ``[[numeric]]`` note that says ``template = true`` in its deck (its generator must have a
+template below) becomes ONE study card keyed by the note's id (``num.warmup-lr``, not
+``num.warmup-lr.half``): FSRS schedules the note, and each
 time it is asked :func:`fresh` draws new inputs from the template's ranges, the generator computes
 the value (``minigpt.study.generators``) and the one numeric parser grades it. The deck's cases
 stay as the card's first instance (listings, export, the lesson's worked example).
@@ -15,6 +16,7 @@ against its own computation. Cards saved under the old per-case ids move to the 
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -47,8 +49,14 @@ def _weighted_sum(rng):
 
 
 def _temperature(rng):
-    return {"logits": [float(x) for x in rng.sample(range(-2, 4), 3)],
-            "temperature": rng.choice((0.5, 1.0, 2.0)), "pick": rng.randrange(3)}
+    """Drawn again while the option asked gets under 0.02 or over 0.98: such a probability is,
+    within the card's 0.005, the 0 or the 1 among the logits shown."""
+    while True:
+        logits = [float(x) for x in rng.sample(range(-2, 4), 3)]
+        temperature, pick = rng.choice((0.5, 1.0, 2.0)), rng.randrange(3)
+        exps = [math.exp(x / temperature) for x in logits]
+        if 0.02 <= exps[pick] / sum(exps) <= 0.98:
+            return {"logits": logits, "temperature": temperature, "pick": pick}
 
 
 def _warmup_lr(rng):
@@ -62,13 +70,46 @@ def _kv_numbers(rng):
             "tokens": rng.choice((128, 256, 512, 1024, 2048, 4096)), "d": 64 * rng.randint(1, 16)}
 
 
+def _sqrt_scale(rng):
+    # scores up to 40 keep the answer (score/√d_k) from ever equalling d_k itself in the prompt
+    return {"score": rng.randint(2, 80) / 2, "d_k": rng.choice((16, 32, 64, 128, 256))}
+
+
+def _init_loss(rng):
+    small, large = rng.randint(20, 100), 1000 * rng.randint(1, 256)
+    return {"vocab": rng.choice((small, large))}
+
+
+def _head_split(rng):
+    """Batch, sequence, heads and head width all different, so a shape with two axes swapped
+    (the transpose forgotten) is never also right."""
+    while True:
+        batch, seq = rng.randint(1, 16), rng.choice((rng.randint(5, 64), 2 ** rng.randint(7, 11)))
+        heads, d_head = rng.choice((2, 4, 6, 8, 12, 16, 32, 64, 96)), rng.choice((16, 32, 64, 128))
+        if len({batch, seq, heads, d_head}) == 4:
+            return {"batch": batch, "seq": seq, "d": heads * d_head, "heads": heads}
+
+
+def _head_width(rng):
+    while True:
+        heads, d_head = rng.choice((2, 4, 6, 8, 12, 16, 20, 25, 32, 40, 64, 96)), 16 * rng.randint(1, 16)
+        if heads != d_head:
+            return {"d": heads * d_head, "heads": heads}
+
+
+def _scale(rng, exponents: range) -> float:
+    """A round model or data size: 1, 1.5, 2, 3, 5 or 7 times a power of ten."""
+    return rng.choice((1.0, 1.5, 2.0, 3.0, 5.0, 7.0)) * 10.0 ** rng.choice(exponents)
+
+
 TEMPLATES: dict[str, Template] = {t.generator: t for t in (
     Template("weighted_sum", "2 or 3 weights on a 0.05 grid summing to 1; distinct integer values -9..9, "
              "the blend none of the inputs",
              _weighted_sum),
     Template("softmax", "3 distinct integer scores in -2..3; any position",
              lambda rng: {"scores": [float(x) for x in rng.sample(range(-2, 4), 3)], "pick": rng.randrange(3)}),
-    Template("temperature", "3 distinct integer logits in -2..3; T in {0.5, 1, 2}; any option",
+    Template("temperature", "3 distinct integer logits in -2..3; T in {0.5, 1, 2}; an option whose "
+             "probability is 0.02..0.98",
              _temperature),
     Template("warmup_lr", "peak in {1e-4, 3e-4, 6e-4, 1e-3, 3e-3}; warmup 100..4000; step a tenth "
              "multiple of it", _warmup_lr),
@@ -82,6 +123,33 @@ TEMPLATES: dict[str, Template] = {t.generator: t for t in (
              lambda rng: {"norm": rng.randint(5, 20) / 2, "limit": rng.choice((0.5, 1.0, 2.0))}),
     Template("nats_to_bits", "loss 0.5..5 nats in steps of 0.05",
              lambda rng: {"loss": rng.randint(10, 100) / 20}),
+    Template("block_params", "d a multiple of 32 from 32 to 2048",
+             lambda rng: {"d": 32 * rng.randint(1, 64)}),
+    Template("sqrt_scale", "score 1..40 in steps of 0.5; d_k in {16, 32, 64, 128, 256}", _sqrt_scale),
+    Template("init_loss", "vocabulary 20..100 characters or 1,000..256,000 tokens (thousands)",
+             _init_loss),
+    Template("head_split", "B 1..16; T 5..64 or 128..2048 (powers of 2); heads 2..96; d_head in "
+             "{16, 32, 64, 128}; B, T, heads and d_head all different", _head_split),
+    Template("head_width", "heads 2..96; d_head a multiple of 16 up to 256, not equal to heads",
+             _head_width),
+    Template("dot_spread", "d_k a multiple of 4 from 4 to 1024",
+             lambda rng: {"d_k": 4 * rng.randint(1, 256)}),
+    Template("rule_of_thumb", "L 2..96; d a multiple of 64 up to 8192",
+             lambda rng: {"layers": rng.randint(2, 96), "d": 64 * rng.randint(1, 128)}),
+    Template("tied_saving", "vocabulary 1,000..260,000; d a multiple of 64 up to 8192",
+             lambda rng: {"vocab": rng.randint(1000, 260_000), "d": 64 * rng.randint(1, 128)}),
+    Template("perplexity", "loss 0.5..5 nats in steps of 0.05",
+             lambda rng: {"loss": rng.randint(10, 100) / 20}),
+    Template("recompute_rows", "tokens 5..2000", lambda rng: {"tokens": rng.randint(5, 2000)}),
+    Template("attention_entries", "n a multiple of 128 up to 65,536",
+             lambda rng: {"n": 128 * rng.randint(1, 512)}),
+    Template("swiglu_hidden", "d a multiple of 64 up to 8192", lambda rng: {"d": 64 * rng.randint(1, 128)}),
+    Template("chinchilla_tokens", "N in {1, 1.5, 2, 3, 5, 7} × 10^7..10^11",
+             lambda rng: {"params": _scale(rng, range(7, 12))}),
+    Template("train_flops", "N in {1, 1.5, 2, 3, 5, 7} × 10^7..10^11; D the same × 10^9..10^13",
+             lambda rng: {"params": _scale(rng, range(7, 12)), "tokens": _scale(rng, range(9, 14))}),
+    Template("pipeline_bubble", "stages 2..16; micro-batches 1..64",
+             lambda rng: {"p": rng.randint(2, 16), "m": rng.randint(1, 64)}),
 )}
 
 
