@@ -57,6 +57,56 @@ def test_seeded_plan_mixes_kinds_from_read_lessons_only():
     assert all(q.kind != "kata" for q in no_code)  # refused where edited code may not run
 
 
+def _progress_db(tmp_path) -> Store:
+    """A fixed progress database: lessons a and b read, chapter-quiz answers on some cards."""
+    store = Store(tmp_path / "p.sqlite3")
+    store.save_lesson_position("a", 1.0, reached_end=True)
+    store.save_lesson_position("b", 1.0, reached_end=True)
+    with store.transaction() as conn:
+        for card_id, rating in (("t.a1", 3), ("q.a", 3), ("t.a2", 1), ("t.b1", 1), ("q.b", 1)):
+            conn.execute("INSERT INTO review_log(card_id, rating, mode, reviewed_at) "
+                         "VALUES (?, ?, 'quiz:chapter', '2026-01-01T00:00:00Z')", (card_id, rating))
+    return store
+
+
+def test_a_seed_and_a_progress_database_fix_the_exact_questions(tmp_path):
+    from datetime import UTC, datetime
+
+    from minigpt.study import readiness
+
+    deck = _deck()
+    cards: dict[str, list[str]] = {}
+    for card in deck:
+        cards.setdefault(card.lesson, []).append(card.id)
+    r = readiness.readiness(_progress_db(tmp_path), [("a", "A"), ("b", "B"), ("c", "C")], cards, {},
+                            now=datetime(2026, 1, 2, tzinfo=UTC))
+    figures = {x.lesson: x.figure for x in r.lessons}
+    # read 0.2 + quiz 0.3 × share right, over the weights that apply (no katas: 0.85); recall 0
+    assert figures == pytest.approx({"a": (0.2 + 0.3 * 2 / 3) / 0.85, "b": 0.2 / 0.85, "c": 0.0})
+
+    def asked(seed):
+        plan = iv.plan(deck, ["a", "b"], figures, minutes=10, seed=seed,
+                       katas_by_lesson={"b": ["softmax"]}, allow_code=True)
+        return [(q.kind, q.lesson, q.card_id or q.kata, q.params) for q in plan]
+
+    assert asked(7) == [
+        ("define", "a", "t.a1", {}),
+        ("explain", "a", "q.a", {}),
+        ("compute", "a", "n.a", {"peak": 0.003, "warmup": 500, "step": 50}),  # the template's draw
+        ("kata", "b", "softmax", {}),
+    ]
+    assert asked(8) == [
+        ("define", "a", "t.a2", {}),
+        ("explain", "a", "q.a", {}),
+        ("compute", "a", "n.a", {"peak": 0.0003, "warmup": 2000, "step": 1400}),
+        ("kata", "b", "softmax", {}),
+    ]
+    assert asked(7) == asked(7)  # nothing from the clock, nor from set or hash order
+    compute = iv.plan(deck, ["a", "b"], figures, minutes=10, seed=7, katas_by_lesson={"b": ["softmax"]},
+                      allow_code=True)[2]
+    assert compute.prompt == numeric.generate("warmup_lr", compute.params).prompt
+
+
 def _report() -> iv.Report:
     q = iv.Question
     return iv.Report(10, [
