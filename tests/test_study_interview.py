@@ -10,6 +10,7 @@ import pytest
 
 from minigpt.store import Store
 from minigpt.study import interview as iv
+from minigpt.study import interview_trend as trend
 from minigpt.study import numeric
 from minigpt.study.decks import Deck, StudyCard
 from minigpt.study.review import StudySession
@@ -132,11 +133,15 @@ def test_report_by_lesson_and_kind_time_missed_points_and_next_steps():
 
 def test_reports_are_kept_with_a_trend_and_misses_rated_again(tmp_path):
     store = Store(tmp_path / "p.sqlite3")
-    assert iv.trend(store) == ""
-    iv.save(store, iv.Report(5, [iv.Answer(iv.Question("define", "a", "t.a1"), 0.0, 3)]), "2026-01-01", "x")
-    iv.save(store, _report(), "2026-01-02", "y")
-    assert [s for _, s, _ in iv.history(store)] == pytest.approx([0.0, 0.625])
-    assert iv.trend(store) == "▁▅ 0% → 62%"  # 0.625 of the way up eight bars: the fifth
+    assert trend.points(store) == [] and trend.summary([]) == ""
+    iv.save(store, iv.Report(5, [iv.Answer(iv.Question("define", "a", "t.a1"), 0.0, 3)]),
+            "2026-01-01T09:00:00Z", "x")  # a report from before readiness was recorded
+    report = _report()
+    report.readiness = 0.4
+    iv.save(store, report, "2026-01-02T09:00:00Z", "y")
+    assert trend.points(store) == [trend.TrendPoint("2026-01-01T09:00:00Z", 0.0, 1, None),
+                                   trend.TrendPoint("2026-01-02T09:00:00Z", 0.625, 4, 0.4)]
+    assert trend.summary(trend.points(store)) == "2 interviews: 0% on 2026-01-01 → 62% on 2026-01-02"
     saved = json.loads(store.conn.execute("SELECT report FROM interview ORDER BY id DESC").fetchone()[0])
     assert saved["per_lesson"]["a"] == pytest.approx(0.75)
     session = StudySession(store, _deck(), lesson_order={})
@@ -144,3 +149,31 @@ def test_reports_are_kept_with_a_trend_and_misses_rated_again(tmp_path):
         iv.feed_schedule(session, answer)
     ratings = dict(store.conn.execute("SELECT card_id, rating FROM review_log WHERE mode = 'interview'").fetchall())
     assert ratings == {"t.a1": 3, "q.a": 2, "t.b1": 1}  # right Good, half Hard, skipped Again; katas have no card
+
+
+def _points(*scores):
+    return [trend.TrendPoint(f"2026-01-{i + 1:02d}T09:00:00Z", s, 4, r) for i, (s, r) in enumerate(scores)]
+
+
+def test_trend_chart_text_puts_each_interview_in_its_column_and_row():
+    text = trend.chart_text(_points((0.0, None), (0.5, 0.5), (1.0, 0.25)), width=29, height=9)
+    assert text.splitlines() == [
+        "3 interviews, last 100%",  # the long summary does not fit 29 columns
+        "100%┤                      ●",
+        "    │",
+        " 50%┤           ◉",      # score and readiness both 50%: one marker says so
+        "    │                      ○",  # readiness 25%: a quarter of the way up, rounded to a row
+        "  0%┤●",
+        "    └───────────────────────",
+        "     2026-01-01   2026-01-03",
+        "● score ○ readiness ◉ both",
+    ]
+
+
+@pytest.mark.parametrize("width,height", [(72, 12), (156, 40), (24, 10)])
+def test_trend_chart_text_of_one_or_many_interviews_fits(width, height):
+    for past in (_points((0.7, 0.3)), _points(*[(i / 30, None) for i in range(31)]), []):
+        lines = trend.chart_text(past, width, height).splitlines()
+        assert len(lines) <= height and all(len(line) <= width for line in lines)
+    one = trend.chart_text(_points((0.7, 0.3)), width, height)
+    assert one.count(trend.SCORE) == 2 and one.count(trend.READINESS) == 2  # the point, the legend

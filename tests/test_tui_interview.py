@@ -71,3 +71,54 @@ async def test_escape_mid_interview_keeps_what_was_answered(tmp_path):
         await pilot.press("escape")  # leave: the report comes first
         assert await _wait(pilot, lambda: screen.state == "report")
     assert store.conn.execute("SELECT questions FROM interview").fetchone()[0] == 1
+
+
+def _keep(store, *scores):
+    from minigpt.study import interview as iv
+
+    for day, score in enumerate(scores, 1):
+        answers = [iv.Answer(iv.Question("define", "a", "t.a"), score, 5)]
+        iv.save(store, iv.Report(10, answers, readiness=score / 2), f"2026-01-{day:02d}T08:00:00Z", "x")
+
+
+async def test_one_past_interview_is_charted_without_a_crash(tmp_path):
+    from tui import navigation
+    from tui.widgets.interview_trend import InterviewTrendChart
+
+    store = Store(tmp_path / "p.sqlite3")
+    _keep(store, 0.5)  # one point: plotext once divided by an empty range
+    app = TutorApp(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "interview")
+        assert await _wait(pilot, lambda: bool(app.screen.query(InterviewTrendChart)))
+        chart = app.screen.query_one(InterviewTrendChart)
+        assert await _wait(pilot, lambda: chart.size.height >= 10)
+        await pilot.pause()
+        assert chart.drawn == {"score": ([1], [50.0]), "readiness": ([1], [25.0])}
+        assert "1 interview: 50% on 2026-01-01" in str(app.screen.query("#iv-body Static")[-1].render())
+        rendered = chart.render()  # plotext builds the frame here: it must not raise
+        assert "50%" in str(rendered) and "01-01" in str(rendered)
+        assert type(app.screen).__name__ == "InterviewScreen"
+
+
+async def test_the_report_charts_every_interview_at_160_by_48(tmp_path):
+    from tui import navigation
+    from tui.widgets.interview_trend import InterviewTrendChart
+
+    store = Store(tmp_path / "p.sqlite3")
+    store.save_lesson_position("causal-masking", 1.0, reached_end=True)
+    _keep(store, 0.25, 0.5, 0.5, 0.75)
+    app = TutorApp(store=store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        navigation.open_screen(app, "interview", 5, seed=2)
+        screen = app.screen
+        assert await _wait(pilot, lambda: screen.state == "asking")
+        await pilot.press("ctrl+g")  # ends at once: nothing answered, nothing kept
+        assert await _wait(pilot, lambda: screen.state == "report")
+        assert await _wait(pilot, lambda: bool(screen.query(InterviewTrendChart)))
+        chart = screen.query_one(InterviewTrendChart)
+        assert await _wait(pilot, lambda: chart.size.width > 100)
+        await pilot.pause()
+        assert chart.drawn["score"] == ([1, 2, 3, 4], [25.0, 50.0, 50.0, 75.0])
+        text = str(chart.render())
+        assert "01-01" in text and "01-04" in text and "100%" in text

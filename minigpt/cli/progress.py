@@ -1,4 +1,5 @@
-"""``minigpt progress``: interview readiness per lesson, the overall figure and the weakest three.
+"""``minigpt progress``: interview readiness per lesson, the overall figure and the weakest three,
+then the past mock interviews charted over time (score, and the readiness each started from).
 
 Torch-free: it reads the progress database, the lessons, the decks (numeric cards described, not
 computed) and the katas. ``--json`` prints the same figures for scripts.
@@ -23,6 +24,7 @@ def progress(as_json: bool) -> None:
     from minigpt.katas.progress import lesson_katas
     from minigpt.store import Store
     from minigpt.study.decks import load_decks
+    from minigpt.study.interview_trend import chart_text, points
     from minigpt.study.readiness import readiness_for_store, table
 
     try:
@@ -33,8 +35,16 @@ def progress(as_json: bool) -> None:
             except TutorError:  # a broken kata folder leaves the katas part out
                 katas = {}
             r = readiness_for_store(store, katas, deck=load_decks(numbers=False))
+            past = points(store)
         finally:
             store.close()
     except TutorError as e:
         raise _fail(e) from e
-    click.echo(json.dumps(r.as_dict(), indent=2) if as_json else table(r))
+    if as_json:
+        interviews = [{"started_at": p.started_at, "score": round(p.score, 4), "questions": p.questions,
+                       "readiness": None if p.readiness is None else round(p.readiness, 4)} for p in past]
+        click.echo(json.dumps({**r.as_dict(), "interviews": interviews}, indent=2))
+        return
+    click.echo(table(r))
+    if past:  # 72 columns by 12 lines: it reads in an 80×24 terminal
+        click.echo("\nMock interviews\n" + chart_text(past, width=72, height=12))

@@ -13,10 +13,11 @@ Kinds of question, as an interviewer asks them:
 :func:`plan` picks the questions: each draws a lesson among those read with weight
 ``1 - readiness + FLOOR`` (the weakest come up most, none never), then a kind that lesson can be
 asked in, turning the kinds round so a session mixes them. The question count fits the length
-(``MINUTES_PER_QUESTION``). :func:`report` sums a finished session up: score per lesson and per
+(``MINUTES_PER_QUESTION``). :class:`Report` sums a finished session up: score per lesson and per
 kind, time per question, the missed rubric points and what to do next. Reports are kept in the
-``interview`` table (migration 5), and every answer is rated through the study session (a miss
-is Again), so the flashcard schedule learns from it.
+``interview`` table (migration 5; their trend over time: ``minigpt.study.interview_trend``), and
+every answer is rated through the study session (a miss is Again), so the flashcard schedule
+learns from it.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class Report:
     minutes: float
     answers: list[Answer] = field(default_factory=list)
     titles: dict[str, str] = field(default_factory=dict)
+    readiness: float | None = None  # the overall readiness it started from (the trend shows both)
 
     @property
     def score(self) -> float:
@@ -111,7 +113,7 @@ class Report:
         return "\n".join(lines)
 
     def to_json(self) -> str:
-        return json.dumps({"minutes": self.minutes, "score": self.score,
+        return json.dumps({"minutes": self.minutes, "score": self.score, "readiness": self.readiness,
                            "per_lesson": self.per_lesson, "per_kind": self.per_kind,
                            "answers": [asdict(a) for a in self.answers]})
 
@@ -227,23 +229,3 @@ def save(store: Store, report: Report, started_at: str, finished_at: str) -> int
                            (started_at, finished_at, report.minutes, len(report.answers), report.score,
                             report.to_json()))
     return cur.lastrowid
-
-
-def history(store: Store, limit: int = 20) -> list[tuple[str, float, int]]:
-    """Past interviews, oldest first: (started_at, score, questions)."""
-    rows = store.conn.execute("SELECT started_at, score, questions FROM interview ORDER BY started_at DESC, id DESC"
-                              " LIMIT ?", (limit,)).fetchall()
-    return [(r["started_at"], r["score"], r["questions"]) for r in reversed(rows)]
-
-
-BARS = "▁▂▃▄▅▆▇█"
-
-
-def trend(store: Store, limit: int = 20) -> str:
-    """Scores of the last interviews as a one-line bar chart, oldest first: "▃▅▆ 40% → 70%"."""
-    past = history(store, limit)
-    if not past:
-        return ""
-    bars = "".join(BARS[round(s * (len(BARS) - 1))] for _, s, _ in past)
-    first, last = past[0][1], past[-1][1]
-    return f"{bars} {round(100 * first)}% → {round(100 * last)}%" if len(past) > 1 else f"{bars} {round(100 * last)}%"

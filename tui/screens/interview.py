@@ -2,7 +2,8 @@
 
 The questions, their grading and the report come from minigpt.study.interview; this screen only
 asks, keeps the clock and draws. Every answer is rated through the study session at once (a miss
-is Again), and the finished report is kept in the progress database with the trend of past ones.
+is Again), and the finished report is kept in the progress database; the setup and the report
+chart the past interviews (score, and the readiness each started from) over time.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from textual.widgets import Footer, Header, Input, Static
 from minigpt import serving_policy
 from minigpt.errors import DeckError, KataError, StoreError
 from minigpt.study import interview as iv
+from minigpt.study import interview_trend
 from minigpt.study.decks import cached_decks
 from minigpt.study.review import StudySession
 from minigpt.text import markup_escape as escape
 from tui import navigation
+from tui.widgets.interview_trend import InterviewTrendChart
 
 
 def _now() -> str:
@@ -89,16 +92,24 @@ class InterviewScreen(Screen):
         body.mount_all(widgets)
         body.scroll_home(animate=False)
 
+    def trend_widgets(self) -> list:
+        """A line on the past interviews and their chart; a line only before the first."""
+        past = interview_trend.points(self.app.store)
+        if not past:
+            return [Static("No interview taken yet: the chart of your scores starts with the first.")]
+        chart = InterviewTrendChart(classes="iv-trend")
+        chart.set_points(past)
+        return [Static(f"Past interviews: {escape(interview_trend.summary(past))}"), chart]
+
     def show_setup(self) -> None:
         self.state = "setup"
-        trend = iv.trend(self.app.store)
         self.set_status("[b]Mock interview[/b] · questions from the lessons you read, weakest first")
         self._fill(Static("How many minutes? (enter starts; 30 is an interview's usual length)"),
                    minutes := Input(placeholder=f"{iv.DEFAULT_MINUTES} (type another length, or just enter)"),
                    Static("Kinds: define a term, explain a concept (then tick the rubric's points you "
                           "made), compute a number with new inputs, and one short kata where code may "
                           "run. ctrl+n skips, ctrl+g ends early."),
-                   Static(f"Past interviews: {trend}" if trend else "No interview taken yet."))
+                   *self.trend_widgets())
         self.call_after_refresh(minutes.focus)
 
     def tick_clock(self) -> None:
@@ -132,7 +143,7 @@ class InterviewScreen(Screen):
             self.set_status("Nothing to ask yet: read a lesson first.")
             return
         self.minutes, self.index = minutes, 0
-        self.report = iv.Report(minutes, titles=self.titles)
+        self.report = iv.Report(minutes, titles=self.titles, readiness=r.overall)
         self.started, self.started_at = time.monotonic(), _now()
         self.ask()
 
@@ -235,11 +246,10 @@ class InterviewScreen(Screen):
                 iv.save(self.app.store, self.report, self.started_at, _now())
             except StoreError as e:
                 self.notify(escape(str(e)), title="Report not saved", severity="warning")
-        trend = iv.trend(self.app.store)
         head = "Time is up." if timed_out else "Interview over."
         self.set_status(f"[b]{head}[/b] · score {round(100 * self.report.score)}% · escape: back")
         text = self.report.text() if self.report.answers else "No question answered."
-        self._fill(Static(escape(text)), Static(f"Trend of your interviews {trend}" if trend else ""))
+        self._fill(Static(escape(text)), *self.trend_widgets())
         self.query_one("#iv-body", VerticalScroll).focus()  # the report scrolls with the keys
         self.refresh_bindings()
 
