@@ -46,7 +46,7 @@ def test_seeded_plan_mixes_kinds_from_read_lessons_only():
     assert len({q.kind for q in plan}) >= 3                  # kinds turned round
     assert sum(q.kind == "kata" for q in plan) <= 1
     define = [q for q in plan if q.kind == "define"]
-    assert all(q.prompt.startswith("What is ") and not q.kata for q in define)
+    assert all(q.prompt == f"Define “{_deck()[q.card_id].term}”." and not q.kata for q in define)
     assert all(q.rubric for q in plan if q.kind == "explain")
     assert plan == iv.plan(_deck(), ["a", "b"], {"a": 0.5, "b": 0.5}, minutes=10, seed=3,
                            katas_by_lesson={"b": ["softmax"]}, allow_code=True)  # seeded: repeatable
@@ -106,6 +106,7 @@ def test_a_seed_and_a_progress_database_fix_the_exact_questions(tmp_path):
     compute = iv.plan(deck, ["a", "b"], figures, minutes=10, seed=7, katas_by_lesson={"b": ["softmax"]},
                       allow_code=True)[2]
     assert compute.prompt == numeric.generate("warmup_lr", compute.params).prompt
+    assert compute.note == "within 1% of the answer"  # shown with the question
 
 
 def _report() -> iv.Report:
@@ -158,7 +159,7 @@ def _points(*scores):
 def test_trend_chart_text_puts_each_interview_in_its_column_and_row():
     text = trend.chart_text(_points((0.0, None), (0.5, 0.5), (1.0, 0.25)), width=29, height=9)
     assert text.splitlines() == [
-        "3 interviews, last 100%",  # the long summary does not fit 29 columns
+        "3 interviews: 0% → 100%",  # the long summary does not fit 29 columns
         "100%┤                      ●",
         "    │",
         " 50%┤           ◉",      # score and readiness both 50%: one marker says so

@@ -95,7 +95,7 @@ async def test_one_past_interview_is_charted_without_a_crash(tmp_path):
         assert await _wait(pilot, lambda: chart.size.height >= 10)
         await pilot.pause()
         assert chart.drawn == {"score": ([1], [50.0]), "readiness": ([1], [25.0])}
-        assert "1 interview: 50% on 2026-01-01" in str(app.screen.query("#iv-body Static")[-1].render())
+        assert chart.chart_title == "1 interview: 50%"
         rendered = chart.render()  # plotext builds the frame here: it must not raise
         assert "50%" in str(rendered) and "01-01" in str(rendered)
         assert type(app.screen).__name__ == "InterviewScreen"

@@ -46,6 +46,7 @@ class Question:
     answer: str = ""             # the definition / model answer / worked solution
     rubric: tuple[str, ...] = ()
     params: dict = field(default_factory=dict)  # compute: the inputs drawn for this instance
+    note: str = ""               # compute: how exact the answer must be ("exact shape", "within 1%…")
 
 
 @dataclass
@@ -185,7 +186,7 @@ def plan(deck, lessons: list[str], figures: dict[str, float], *, minutes: float 
             continue
         used.add(choice.id)
         if kind == "define":
-            out.append(Question("define", lesson, choice.id, prompt=f"What is {choice.term}?",
+            out.append(Question("define", lesson, choice.id, prompt=f"Define “{choice.term}”.",
                                 answer=choice.definition))
         elif kind == "explain":
             out.append(Question("explain", lesson, choice.id, prompt=choice.front, answer=choice.back,
@@ -193,7 +194,8 @@ def plan(deck, lessons: list[str], figures: dict[str, float], *, minutes: float 
         else:
             card = fresh(choice, rng)
             out.append(Question("compute", lesson, choice.id, prompt=card.numeric.prompt,
-                                answer=card.numeric.solution, params=dict(card.numeric.params)))
+                                answer=card.numeric.solution, params=dict(card.numeric.params),
+                                note=card.numeric.tolerance_note))
     return out
 
 

@@ -58,6 +58,15 @@ def summary(past: list[TrendPoint]) -> str:
             f"{round(100 * last.score)}% on {last.day}")
 
 
+def headline(past: list[TrendPoint]) -> str:
+    """The short form: "3 interviews: 40% → 70%"."""
+    if not past:
+        return ""
+    if len(past) == 1:
+        return f"1 interview: {round(100 * past[0].score)}%"
+    return f"{len(past)} interviews: {round(100 * past[0].score)}% → {round(100 * past[-1].score)}%"
+
+
 def columns(n: int, width: int) -> list[int]:
     """The column of each of ``n`` interviews across ``width`` cells: spread evenly, one in the
     middle when there is only one."""
@@ -85,8 +94,8 @@ def chart_text(past: list[TrendPoint], width: int = 72, height: int = 12) -> str
         r = row(p.score)
         grid[r][col] = BOTH if grid[r][col] == READINESS else SCORE
     title = summary(past)
-    if len(title) > width:  # a narrow chart: the count and the last score
-        title = f"{len(past)} interview{'s' * (len(past) != 1)}, last {round(100 * past[-1].score)}%"
+    if len(title) > width:  # a narrow chart: the scores only
+        title = headline(past)
     lines = [title[:width]]
     labels = {0: "100%", plot_h // 2: " 50%", plot_h - 1: "  0%"}
     for r in range(plot_h):

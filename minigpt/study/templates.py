@@ -71,8 +71,9 @@ def _kv_numbers(rng):
 
 
 def _sqrt_scale(rng):
-    # scores up to 40 keep the answer (score/√d_k) from ever equalling d_k itself in the prompt
-    return {"score": rng.randint(2, 80) / 2, "d_k": rng.choice((16, 32, 64, 128, 256))}
+    """d_k a square, so √d_k is whole and the scaling can be done in the head, as in an interview;
+    scores up to 40 keep the answer (score/√d_k) from ever equalling d_k itself."""
+    return {"score": rng.randint(2, 80) / 2, "d_k": rng.choice((16, 64, 256))}
 
 
 def _init_loss(rng):
@@ -125,15 +126,15 @@ TEMPLATES: dict[str, Template] = {t.generator: t for t in (
              lambda rng: {"loss": rng.randint(10, 100) / 20}),
     Template("block_params", "d a multiple of 32 from 32 to 2048",
              lambda rng: {"d": 32 * rng.randint(1, 64)}),
-    Template("sqrt_scale", "score 1..40 in steps of 0.5; d_k in {16, 32, 64, 128, 256}", _sqrt_scale),
+    Template("sqrt_scale", "score 1..40 in steps of 0.5; d_k in {16, 64, 256}", _sqrt_scale),
     Template("init_loss", "vocabulary 20..100 characters or 1,000..256,000 tokens (thousands)",
              _init_loss),
     Template("head_split", "B 1..16; T 5..64 or 128..2048 (powers of 2); heads 2..96; d_head in "
              "{16, 32, 64, 128}; B, T, heads and d_head all different", _head_split),
     Template("head_width", "heads 2..96; d_head a multiple of 16 up to 256, not equal to heads",
              _head_width),
-    Template("dot_spread", "d_k a multiple of 4 from 4 to 1024",
-             lambda rng: {"d_k": 4 * rng.randint(1, 256)}),
+    Template("dot_spread", "d_k a square from 4 to 1024 (the answer whole)",
+             lambda rng: {"d_k": rng.randint(2, 32) ** 2}),
     Template("rule_of_thumb", "L 2..96; d a multiple of 64 up to 8192",
              lambda rng: {"layers": rng.randint(2, 96), "d": 64 * rng.randint(1, 128)}),
     Template("tied_saving", "vocabulary 1,000..260,000; d a multiple of 64 up to 8192",

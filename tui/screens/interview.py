@@ -97,18 +97,17 @@ class InterviewScreen(Screen):
         past = interview_trend.points(self.app.store)
         if not past:
             return [Static("No interview taken yet: the chart of your scores starts with the first.")]
-        chart = InterviewTrendChart(classes="iv-trend")
+        chart = InterviewTrendChart(interview_trend.headline(past), classes="iv-trend")
         chart.set_points(past)
-        return [Static(f"Past interviews: {escape(interview_trend.summary(past))}"), chart]
+        return [chart]
 
     def show_setup(self) -> None:
         self.state = "setup"
         self.set_status("[b]Mock interview[/b] · questions from the lessons you read, weakest first")
         self._fill(Static("How many minutes? (enter starts; 30 is an interview's usual length)"),
                    minutes := Input(placeholder=f"{iv.DEFAULT_MINUTES} (type another length, or just enter)"),
-                   Static("Kinds: define a term, explain a concept (then tick the rubric's points you "
-                          "made), compute a number with new inputs, and one short kata where code may "
-                          "run. ctrl+n skips, ctrl+g ends early."),
+                   Static("Define a term, explain a concept (tick the rubric's points you made), "
+                          "compute with new numbers, one kata where code may run. ctrl+n skips."),
                    *self.trend_widgets())
         self.call_after_refresh(minutes.focus)
 
@@ -172,9 +171,13 @@ class InterviewScreen(Screen):
             widgets = [Static(self._kata_prompt(q.kata), classes="iv-prompt")]
             widgets.append(Static("o opens the kata's editor; come back and press enter to record it."))
         else:
-            hint = {"compute": "Type the number, enter to check.",
+            shape = q.note == "exact shape"
+            hint = {"compute": "Type the shape, e.g. (2, 4, 8), enter to check." if shape
+                    else "Type the number (7.09M, 1/4, 3e-4 …), enter to check.",
                     "define": "Say or type your answer, enter to see the definition.",
                     "explain": "Say or type your explanation, enter to see the rubric."}[q.kind]
+            if q.note:
+                widgets.append(Static(f"[dim]{escape(q.note[:1].upper() + q.note[1:])}[/dim]", classes="iv-note"))
             widgets.append(answer := Input(placeholder=hint, classes="iv-answer"))
         self._fill(*widgets)  # no ids in the body: the old children leave after the new arrive
         if q.kind != "kata":
@@ -247,7 +250,8 @@ class InterviewScreen(Screen):
             except StoreError as e:
                 self.notify(escape(str(e)), title="Report not saved", severity="warning")
         head = "Time is up." if timed_out else "Interview over."
-        self.set_status(f"[b]{head}[/b] · score {round(100 * self.report.score)}% · escape: back")
+        self.set_status(f"[b]{head}[/b] · score {round(100 * self.report.score)}% · "
+                        f"the trend chart is at the end · escape: back")
         text = self.report.text() if self.report.answers else "No question answered."
         self._fill(Static(escape(text)), *self.trend_widgets())
         self.query_one("#iv-body", VerticalScroll).focus()  # the report scrolls with the keys

@@ -36,8 +36,9 @@ def date_ticks(past: list[TrendPoint], width: int) -> tuple[list[int], list[str]
 class InterviewTrendChart(PlotextPlot):
     """``set_points`` draws; ``drawn`` keeps the plotted series for tests."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, title: str = "", **kwargs):
         super().__init__(**kwargs)
+        self.chart_title = title  # before the legend, in the chart's top line
         self.past: list[TrendPoint] = []
         self.drawn: dict[str, tuple[list[int], list[float]]] = {}
 
@@ -57,17 +58,19 @@ class InterviewTrendChart(PlotextPlot):
         score = [100 * p.score for p in past]
         ready = [(x, 100 * p.readiness) for x, p in zip(xs, past, strict=True) if p.readiness is not None]
         self.drawn = {"score": (xs, score), "readiness": ([x for x, _ in ready], [y for _, y in ready])}
-        title = "Interviews: % score"
-        if ready:
-            title = f"Interviews   {SCORE} score  {READINESS} readiness at the start"
-        plt.title(title)
-        if past:
+        legend = f"{SCORE} score  {READINESS} readiness at the start" if ready else f"{SCORE} score"
+        full = f"{self.chart_title}   {legend}" if self.chart_title else legend
+        plt.title(full if len(full) <= self.size.width - 2 else legend)  # plotext drops a longer one
+        if past:  # dotted lines join the interviews, in whole cells so the markers sit on them
             if ready:
-                plt.plot([x for x, _ in ready], [y for _, y in ready], marker=READINESS)
-            plt.plot(xs, score, marker=SCORE)
+                plt.plot([x for x, _ in ready], [y for _, y in ready], marker="·")
+                plt.scatter([x for x, _ in ready], [y for _, y in ready], marker=READINESS)
+            plt.plot(xs, score, marker="·")
+            plt.scatter(xs, score, marker=SCORE)
             ticks, labels = date_ticks(past, max(self.size.width, 20))
             plt.xticks(ticks, labels)
         plt.xlim(0.5, max(len(past), 1) + 0.5)
         plt.ylim(0, 100)
-        plt.yticks([0, 25, 50, 75, 100], ["0%", "25%", "50%", "75%", "100%"])
+        ticks = [0, 25, 50, 75, 100] if self.size.height >= 14 else [0, 50, 100]
+        plt.yticks(ticks, [f"{t}%" for t in ticks])
         self.refresh()
