@@ -178,3 +178,15 @@ def test_trend_chart_text_of_one_or_many_interviews_fits(width, height):
         assert len(lines) <= height and all(len(line) <= width for line in lines)
     one = trend.chart_text(_points((0.7, 0.3)), width, height)
     assert one.count(trend.SCORE) == 2 and one.count(trend.READINESS) == 2  # the point, the legend
+
+
+def test_an_interview_day_scopes_the_lessons_and_is_said_in_words():
+    from datetime import date
+
+    assert iv.in_scope(["a", "b", "c"], ("c", "a", "z")) == ["a", "c"]  # course order kept
+    assert iv.in_scope(["a", "b"], ("z",)) == ["a", "b"] and iv.in_scope(["a"], ()) == ["a"]
+    today = date(2026, 12, 1)
+    assert iv.day_line(None, today) == ""
+    assert iv.day_line(date(2026, 12, 20), today) == "Interview day 2026-12-20, in 19 days"
+    assert iv.day_line(today, today).endswith(", today")
+    assert iv.day_line(date(2026, 11, 30), today).endswith(", 1 day ago")

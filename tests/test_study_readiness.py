@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
@@ -65,6 +65,7 @@ def test_progress_command_prints_the_table_and_json():
     assert out.exit_code == 0, out.output
     assert "overall   0%" not in out.output and "overall 0%" in out.output and "weakest:" in out.output
     assert "Mock interviews" not in out.output  # none taken: no empty chart
+    assert "No interview day set: `minigpt plan --date YYYY-MM-DD`" in out.output
     data = json.loads(CliRunner().invoke(main, ["progress", "--json"]).output)
     assert data["overall"] == 0 and len(data["weakest"]) == 3 and data["lessons"][0]["parts"]["read"] == 0
     assert data["interviews"] == []
@@ -79,9 +80,13 @@ def test_progress_command_charts_past_interviews(tmp_path):
     for day, score in ((1, 0.0), (3, 1.0)):
         answers = [iv.Answer(iv.Question("define", "a", "t.a"), score, 5)]
         iv.save(store, iv.Report(10, answers, readiness=0.5), f"2026-01-0{day}T08:00:00Z", "x")
+    from minigpt.study.plan import set_plan
+
+    set_plan(store, date.today() + timedelta(days=9), ["attention"])
     store.close()
     out = CliRunner().invoke(main, ["progress"])
     assert out.exit_code == 0, out.output
+    assert f"Interview day {date.today() + timedelta(days=9)}, in 9 days: `minigpt plan`" in out.output
     chart = out.output.split("Mock interviews\n", 1)[1].splitlines()
     assert chart[0] == "2 interviews: 0% on 2026-01-01 → 100% on 2026-01-03"
     assert chart[1].startswith("100%┤") and chart[1].endswith("●")   # the second, at the right
@@ -89,6 +94,7 @@ def test_progress_command_charts_past_interviews(tmp_path):
     assert chart[4].count("○") == 2 and chart[4].startswith(" 50%┤")  # readiness 50% both times
     assert len(chart) <= 12 and all(len(line) <= 80 for line in out.output.splitlines())
     data = json.loads(CliRunner().invoke(main, ["progress", "--json"]).output)
+    assert data["interview_day"] == str(date.today() + timedelta(days=9)) and data["plan_lessons"] == ["attention"]
     assert data["interviews"] == [
         {"started_at": "2026-01-01T08:00:00Z", "score": 0.0, "questions": 1, "readiness": 0.5},
         {"started_at": "2026-01-03T08:00:00Z", "score": 1.0, "questions": 1, "readiness": 0.5}]

@@ -8,6 +8,7 @@ computed) and the katas. ``--json`` prints the same figures for scripts.
 from __future__ import annotations
 
 import json
+from datetime import date
 
 import click
 
@@ -24,7 +25,9 @@ def progress(as_json: bool) -> None:
     from minigpt.katas.progress import lesson_katas
     from minigpt.store import Store
     from minigpt.study.decks import load_decks
+    from minigpt.study.interview import day_line
     from minigpt.study.interview_trend import chart_text, points
+    from minigpt.study.plan import plan_settings
     from minigpt.study.readiness import readiness_for_store, table
 
     try:
@@ -36,6 +39,7 @@ def progress(as_json: bool) -> None:
                 katas = {}
             r = readiness_for_store(store, katas, deck=load_decks(numbers=False))
             past = points(store)
+            day, scope = plan_settings(store)
         finally:
             store.close()
     except TutorError as e:
@@ -43,8 +47,13 @@ def progress(as_json: bool) -> None:
     if as_json:
         interviews = [{"started_at": p.started_at, "score": round(p.score, 4), "questions": p.questions,
                        "readiness": None if p.readiness is None else round(p.readiness, 4)} for p in past]
-        click.echo(json.dumps({**r.as_dict(), "interviews": interviews}, indent=2))
+        click.echo(json.dumps({**r.as_dict(), "interview_day": day.isoformat() if day else None,
+                               "plan_lessons": list(scope), "interviews": interviews}, indent=2))
         return
     click.echo(table(r))
+    if day:  # readiness is what the plan raises: say where that plan is
+        click.echo(f"\n{day_line(day, date.today())}: `minigpt plan` paces the study to it.")
+    else:
+        click.echo("\nNo interview day set: `minigpt plan --date YYYY-MM-DD` plans the study to one.")
     if past:  # 72 columns by 12 lines: it reads in an 80×24 terminal
         click.echo("\nMock interviews\n" + chart_text(past, width=72, height=12))

@@ -125,6 +125,23 @@ def question_count(minutes: float) -> int:
     return max(3, round(minutes / MINUTES_PER_QUESTION))
 
 
+def in_scope(read: list[str], scope: tuple[str, ...] | list[str]) -> list[str]:
+    """The lessons read that an interview day's plan covers (``minigpt plan --lessons``); all those
+    read when it names none of them or has no scope."""
+    wanted = set(scope)
+    return [lesson for lesson in read if lesson in wanted] or list(read)
+
+
+def day_line(day, today) -> str:
+    """The interview day set with ``minigpt plan`` (dates), in words; "" when there is none."""
+    if day is None:
+        return ""
+    left = (day - today).days
+    when = ("today" if left == 0 else "tomorrow" if left == 1 else f"in {left} days" if left > 0
+            else f"{-left} day{'s' * (left != -1)} ago")
+    return f"Interview day {day.isoformat()}, {when}"
+
+
 def candidates(deck, lessons: list[str], katas_by_lesson: dict[str, list[str]],
                allow_code: bool) -> dict[tuple[str, str], list]:
     """(lesson, kind) → what can be asked: cards for define/explain/compute, kata names for kata."""

@@ -9,7 +9,7 @@ chart the past interviews (score, and the readiness each started from) over time
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -22,6 +22,7 @@ from minigpt.errors import DeckError, KataError, StoreError
 from minigpt.study import interview as iv
 from minigpt.study import interview_trend
 from minigpt.study.decks import cached_decks
+from minigpt.study.plan import plan_settings
 from minigpt.study.review import StudySession
 from minigpt.text import markup_escape as escape
 from tui import navigation
@@ -103,11 +104,16 @@ class InterviewScreen(Screen):
 
     def show_setup(self) -> None:
         self.state = "setup"
-        self.set_status("[b]Mock interview[/b] · questions from the lessons you read, weakest first")
+        day, scope = plan_settings(self.app.store)
+        if day:  # one line at 80 columns
+            self.set_status(f"[b]Mock interview[/b] · weakest first · {escape(iv.day_line(day, date.today()))}")
+        else:
+            self.set_status("[b]Mock interview[/b] · questions from the lessons you read, weakest first")
+        planned = " Only your plan's lessons are asked (minigpt plan)." if day and scope else ""
         self._fill(Static("How many minutes? (enter starts; 30 is an interview's usual length)"),
                    minutes := Input(placeholder=f"{iv.DEFAULT_MINUTES} (type another length, or just enter)"),
                    Static("Define a term, explain a concept (tick the rubric's points you made), "
-                          "compute with new numbers, one kata where code may run. ctrl+n skips."),
+                          f"compute with new numbers, one kata where code may run. ctrl+n skips.{planned}"),
                    *self.trend_widgets())
         self.call_after_refresh(minutes.focus)
 
@@ -135,6 +141,7 @@ class InterviewScreen(Screen):
         r = readiness_for_store(self.app.store, passed)
         self.titles = {x.lesson: x.title for x in r.lessons}
         read = [x.lesson for x in r.lessons if x.parts.get("read")] or [x.lesson for x in r.lessons]
+        read = iv.in_scope(read, plan_settings(self.app.store)[1])  # the interview day's lessons
         self.questions = iv.plan(self.session.deck, read, {x.lesson: x.figure for x in r.lessons},
                                  minutes=minutes, katas_by_lesson=katas,
                                  allow_code=serving_policy.code_editing_allowed(), seed=self.seed)
