@@ -69,6 +69,11 @@ def independent(generator: str, p: dict) -> float:
         return 20 * p["params"]
     if generator == "train_flops":
         return 6 * p["params"] * p["tokens"]
+    if generator == "vector_matrix":
+        return sum(x * row[p["pick"]] for x, row in zip(p["x"], p["w"]))
+    if generator == "top_k":
+        kept = sorted(p["probs"], reverse=True)[:p["k"]]
+        return p["probs"][p["pick"]] / sum(kept)
     if generator == "pipeline_bubble":
         return (p["p"] - 1) / (p["m"] + p["p"] - 1)
     raise AssertionError(f"no independent computation for {generator}")

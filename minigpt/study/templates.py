@@ -98,6 +98,29 @@ def _head_width(rng):
             return {"d": heads * d_head, "heads": heads}
 
 
+def _vector_matrix(rng):
+    """Whole entries 1..6, so the entry is worked in the head; drawn again while it equals a
+    number the question shows."""
+    while True:
+        x = [float(rng.randint(1, 6)) for _ in range(2)]
+        w = [[float(rng.randint(1, 6)) for _ in range(2)] for _ in range(2)]
+        pick = rng.randrange(2)
+        if x[0] * w[0][pick] + x[1] * w[1][pick] not in {*x, *w[0], *w[1]}:
+            return {"x": x, "w": w, "pick": pick}
+
+
+def _top_k(rng):
+    """Four distinct probabilities on a 0.05 grid summing to 1 (no ties at the cut), k 2 or 3, an
+    option that is kept; drawn again while the answer is within 0.005 of a probability shown."""
+    while True:
+        probs, k = _weights(rng, 4), rng.choice((2, 3))
+        kept = sorted(range(4), key=lambda i: -probs[i])[:k]
+        pick = rng.choice(kept)
+        answer = probs[pick] / sum(probs[i] for i in kept)
+        if len(set(probs)) == 4 and all(abs(answer - p) > 0.005 for p in probs):
+            return {"probs": probs, "k": k, "pick": pick}
+
+
 def _scale(rng, exponents: range) -> float:
     """A round model or data size: 1, 1.5, 2, 3, 5 or 7 times a power of ten."""
     return rng.choice((1.0, 1.5, 2.0, 3.0, 5.0, 7.0)) * 10.0 ** rng.choice(exponents)
@@ -149,6 +172,10 @@ TEMPLATES: dict[str, Template] = {t.generator: t for t in (
              lambda rng: {"params": _scale(rng, range(7, 12))}),
     Template("train_flops", "N in {1, 1.5, 2, 3, 5, 7} × 10^7..10^11; D the same × 10^9..10^13",
              lambda rng: {"params": _scale(rng, range(7, 12)), "tokens": _scale(rng, range(9, 14))}),
+    Template("vector_matrix", "x and W_V (2×2) with whole entries 1..6; either entry; the answer none "
+             "of the numbers shown", _vector_matrix),
+    Template("top_k", "4 distinct probabilities on a 0.05 grid summing to 1; k 2 or 3; a kept option "
+             "whose answer is no probability shown", _top_k),
     Template("pipeline_bubble", "stages 2..16; micro-batches 1..64",
              lambda rng: {"p": rng.randint(2, 16), "m": rng.randint(1, 64)}),
 )}
