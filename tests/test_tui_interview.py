@@ -122,3 +122,14 @@ async def test_the_report_charts_every_interview_at_160_by_48(tmp_path):
         assert chart.drawn["score"] == ([1, 2, 3, 4], [25.0, 50.0, 50.0, 75.0])
         text = str(chart.render())
         assert "01-01" in text and "01-04" in text and "100%" in text
+
+
+def test_date_ticks_are_thinned_to_the_width_and_keep_the_last_interview():
+    from minigpt.study.interview_trend import TrendPoint
+    from tui.widgets.interview_trend import date_ticks
+
+    past = [TrendPoint(f"2026-03-{1 + i // 2:02d}T0{i % 2}:00:00Z", 0.5, 4) for i in range(20)]  # two a day
+    xs, labels = date_ticks(past, 40)
+    assert len(xs) <= 4 and xs[-1] == 20 and labels[-1] == "03-10"
+    assert len(set(labels)) == len(labels) and xs == sorted(xs)
+    assert date_ticks(past[:1], 80) == ([1], ["03-01"]) and date_ticks([], 80) == ([], [])
