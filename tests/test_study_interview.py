@@ -130,6 +130,9 @@ def test_report_by_lesson_and_kind_time_missed_points_and_next_steps():
     text = r.text()
     assert "Score 62% on 4 questions" in text and "240s" in text and "- point two" in text
     assert all(len(line) <= 76 for line in text.splitlines())
+    r.titles["b"] = "Assembling the Transformer block, and a great deal more"
+    assert r.next_steps()[0] == "reread Assembling the Transformer bloc… (50%), then its chapter quiz"
+    assert all(len(line) <= 74 for line in r.text().splitlines())  # inside the screen's frame at 80
 
 
 def test_reports_are_kept_with_a_trend_and_misses_rated_again(tmp_path):

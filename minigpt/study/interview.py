@@ -90,8 +90,11 @@ class Report:
     def next_steps(self) -> list[str]:
         """The lessons scored lowest (below full marks), weakest first, with what to do."""
         low = sorted((s, lesson) for lesson, s in self.per_lesson.items() if s < 1.0)[:3]
-        steps = [f"reread {self.titles.get(lesson, lesson)} ({round(100 * s)}%) and take its chapter quiz"
-                 for s, lesson in low]
+        steps = []
+        for s, lesson in low:  # one line in the report at 80 columns: a long title is clipped
+            title = self.titles.get(lesson, lesson)
+            title = title if len(title) <= 32 else title[:31] + "…"
+            steps.append(f"reread {title} ({round(100 * s)}%), then its chapter quiz")
         if any(a.skipped for a in self.answers):
             steps.append("the skipped questions are due again in your flashcards")
         return steps or ["all right: try a longer interview, or one after a few days' gap"]
