@@ -133,3 +133,28 @@ def test_date_ticks_are_thinned_to_the_width_and_keep_the_last_interview():
     assert len(xs) <= 4 and xs[-1] == 20 and labels[-1] == "03-10"
     assert len(set(labels)) == len(labels) and xs == sorted(xs)
     assert date_ticks(past[:1], 80) == ([1], ["03-01"]) and date_ticks([], 80) == ([], [])
+
+
+async def test_an_unreadable_compute_answer_is_said_and_not_graded(tmp_path):
+    from textual.widgets import Input
+
+    from tui import navigation
+
+    store = Store(tmp_path / "p.sqlite3")
+    store.save_lesson_position("multi-head-attention", 1.0, reached_end=True)
+    app = TutorApp(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "interview", 10, seed=4)
+        screen = app.screen
+        assert await _wait(pilot, lambda: screen.state == "asking")
+        screen.index = next(i for i, q in enumerate(screen.questions) if q.kind == "compute")
+        screen.ask()
+        assert await _wait(pilot, lambda: bool(screen.query(".iv-answer")))
+        field = screen.query_one(".iv-answer", Input)
+        for typed in ("", "about seven"):  # enter by mistake, or words: the question stays
+            field.value = typed
+            await pilot.press("enter")
+            await pilot.pause()
+            assert screen.state == "asking" and screen.report.answers == [] and field.value == typed
+        note = str(screen.query_one(".iv-note").render())
+        assert note.startswith(("Exact", "Within"))  # how exact to be, said with the question

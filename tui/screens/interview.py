@@ -207,17 +207,22 @@ class InterviewScreen(Screen):
 
     def reveal(self, typed: str) -> None:
         q = self.questions[self.index]
-        self.state = "revealed"
         if q.kind == "compute":
             result = iv.grade_compute(self.session.deck, q, typed)
+            if result.parsed is None:  # empty or unreadable: said, nothing graded, the text kept
+                self.notify(f"✗ {escape(result.message)}", severity="warning")
+                return
+            self.state = "revealed"
             self.record(1.0 if result.correct else 0.0)
             mark = "✓ right" if result.correct else f"✗ {escape(result.message)}"
             self._fill(Static(escape(q.prompt)), Static(mark), Static(escape(q.answer)),
                        Static("[dim]enter: next question[/dim]"))
         elif q.kind == "define":
+            self.state = "revealed"
             self._fill(Static(escape(q.prompt)), Static(f"[b]Definition[/b]\n{escape(q.answer)}"),
                        Static("[dim]y: I had it · n: I missed it[/dim]"))
         else:
+            self.state = "revealed"
             self._fill(Static(escape(q.prompt)), Static(f"[b]Model answer[/b]\n{escape(q.answer)}"),
                        rubric := Static())
             self.rubric_view = rubric
