@@ -5,8 +5,9 @@ second export updates the same notes in Anki instead of duplicating them. Schedu
 transferred (Anki starts the cards as new); ``export_apkg`` says so in its result.
 A generative numeric card (``minigpt.study.templates``) is one note keyed by its note id, exported
 with its deck's first case as fixed numbers (Anki cannot draw new ones): its GUID is the note's,
-so the per-case notes of an earlier export (``num.warmup-lr.half`` …) are no longer updated and
-can be deleted in Anki; every other card's GUID is unchanged.
+so the per-case notes of an earlier export (``num.warmup-lr.half``, ``num.block-params.d768`` …:
+every note whose deck says ``template = true``) are no longer updated and can be deleted in Anki;
+every other card's GUID is unchanged.
 
 Import: Markdown files with ``Q:`` / ``A:`` blocks, or TSV files (front<TAB>back per line), go
 into the ``user_cards`` table of the progress database (deck name chosen by the caller). Their
