@@ -1,0 +1,77 @@
+"""Time to quality against makemore, in one process: ``python benchmarks/bench.py --race``.
+
+makemore's own model and loop (``references.MakemoreLoop``: its Transformer, 32 names a step,
+AdamW 5e-4, no schedule) trains for 120 s; our default recipe trains for 10, 15, 20 and 30 s.
+The two take turns (makemore 30 s, ours 10 s, makemore 30 s, ours 15 s, ...), so a change in the
+machine's load lands on both. Every model is scored by the same function on makemore's test split
+(the last 1000 names of the seed-3407 permutation). The race prints the shortest of our budgets
+whose test loss is at or below makemore's after 120 s, and the ratio of the two times.
+
+Fair to makemore where it matters: it trains on its whole training part (our recipe holds 1000 of
+those names out for validation), and only its steps are timed, while our budgets count everything
+our trainer does in them (evaluations, checkpoints, the weight average).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from benchmarks.references import MakemoreLoop
+from minigpt.data import Dataset
+from minigpt.training.cpu_policy import physical_cores
+from minigpt.training.loop import train
+from minigpt.training.options import TrainConfig
+from minigpt.training.schedule import evaluate
+
+OUR_BUDGETS = (10.0, 15.0, 20.0, 30.0)
+MAKEMORE_SECONDS = 120.0
+
+
+def our_run(ds: Dataset, seconds: float, seed: int, changes: dict) -> tuple[int, float]:
+    """Our recipe for ``seconds``: (steps, test loss of its best checkpoint)."""
+    from minigpt.checkpoint import load_checkpoint
+
+    cfg = TrainConfig(**{"steps": None, "time_s": seconds, "eval_interval": 250, "seed": seed, **changes})
+    with tempfile.TemporaryDirectory() as d:
+        status = train(cfg, Path(d) / "run", dataset=ds)
+        best = load_checkpoint(Path(d) / "run" / "checkpoint")
+        return status["step"], evaluate(best.model, ds.test)
+
+
+def race(ds: Dataset, seed: int = 1337, changes: dict | None = None, budgets=OUR_BUDGETS,
+         makemore_seconds: float = MAKEMORE_SECONDS) -> dict:
+    """Run the race; print each leg as it ends and the verdict; return the figures."""
+    changes = changes or {}
+    makemore = MakemoreLoop(list(ds.splits.train) + list(ds.splits.val), ds.vocab.stoi, ds.block_size, seed=3407)
+    what = ", ".join(f"{k}={v}" for k, v in changes.items()) or "default recipe"
+    print(f"\n[race] makemore's loop ({makemore.n_params:,} params, batch 32, AdamW 5e-4) {makemore_seconds:g} s "
+          f"against ours ({what}, seed {seed}) for {', '.join(f'{b:g}' for b in budgets)} s, taking turns")
+    slice_s = makemore_seconds / len(budgets)
+    ours: dict[float, tuple[int, float]] = {}
+    for budget in budgets:
+        torch.set_num_threads(physical_cores())  # our trainer's governor may have changed it
+        makemore.train_for(slice_s)
+        print(f"  makemore: {makemore.seconds:5.1f} s, {makemore.steps} steps   (load {os.getloadavg()[0]:.2f})")
+        t = time.perf_counter()
+        steps, test = our_run(ds, budget, seed, changes)
+        ours[budget] = (steps, test)
+        print(f"  ours {budget:g} s: {steps} steps, test {test:.4f}   ({time.perf_counter() - t:.0f} s wall, "
+              f"load {os.getloadavg()[0]:.2f})")
+    reference = evaluate(makemore.model, ds.test)
+    print(f"  makemore after {makemore.seconds:.0f} s ({makemore.steps} steps): test {reference:.4f}")
+    beaten = [b for b in budgets if ours[b][1] <= reference]
+    if beaten:
+        first = min(beaten)
+        print(f"[race] our {first:g} s reach makemore's {makemore_seconds:g} s test loss "
+              f"({ours[first][1]:.4f} <= {reference:.4f}): {makemore_seconds / first:.0f}x less time "
+              f"(goal: 15 s, 8x)")
+    else:
+        first = None
+        print(f"[race] none of our budgets reached makemore's {makemore_seconds:g} s test loss {reference:.4f} "
+              f"(goal: 15 s, 8x)")
+    return {"makemore_test": reference, "makemore_steps": makemore.steps, "ours": ours, "first": first}
