@@ -34,6 +34,7 @@ from minigpt.training.insight import LayerProbe, SnapshotKeeper, SurpriseProbe, 
 from minigpt.training.options import TrainConfig
 from minigpt.training.schedule import evaluate, lr_at, make_optimizer
 from minigpt.training.session import StopFlag
+from minigpt.training.shapes import fixed_shape
 
 # With nonfinite="skip", this many bad steps in a row mean the weights themselves are gone.
 MAX_SKIPPED_IN_A_ROW = 20
@@ -109,8 +110,11 @@ class Trainer:
             load_optimizer_state(ckpt.path, self.optimizer)
         self.kept = self.average.model if self.average is not None else model
         self.net = model  # what the step runs: the model, compiled and/or wrapped for data parallelism
+        # A compiled model is compiled again for every new batch shape: batches of names are then
+        # padded to a few fixed shapes (shapes.py), and shapes are not treated as dynamic.
+        self.fixed_shapes = cfg.compile and cfg.data_format == "lines"
         if cfg.compile:
-            self.net = torch.compile(self.net)
+            self.net = torch.compile(self.net, dynamic=False)
         if self.world.distributed:
             self.net = torch.nn.parallel.DistributedDataParallel(
                 self.net, device_ids=[self.device.index] if self.device.type == "cuda" else None)
@@ -171,6 +175,8 @@ class Trainer:
             x, y, extra = b.x, b.y, {"positions": b.positions, "segments": b.segments}
         else:
             (x, y), extra = data.train.batch(idx), {}
+        if self.fixed_shapes:
+            x, y, extra = fixed_shape(x, y, extra, data.block_size)
         return x, y, extra
 
     def train_step(self) -> None:
