@@ -9,7 +9,9 @@ whose test loss is at or below makemore's after 120 s, and the ratio of the two 
 
 Fair to makemore where it matters: it trains on its whole training part (our recipe holds 1000 of
 those names out for validation), and only its steps are timed, while our budgets count everything
-our trainer does in them (evaluations, checkpoints, the weight average).
+our trainer does in them (evaluations, checkpoints, the weight average). Both use the same number
+of threads: makemore's slices follow the rule of our trainer's thread governor (the cores nobody
+else is using, re-read every 5 s), which on a busy machine is one thread.
 """
 
 from __future__ import annotations
@@ -23,13 +25,24 @@ import torch
 
 from benchmarks.references import MakemoreLoop
 from minigpt.data import Dataset
-from minigpt.training.cpu_policy import physical_cores
+from minigpt.training.cpu_policy import measure_busy_cores, physical_cores, threads_for
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
 from minigpt.training.schedule import evaluate
 
 OUR_BUDGETS = (10.0, 15.0, 20.0, 30.0)
 MAKEMORE_SECONDS = 120.0
+RECHECK_S = 5.0  # as often as our trainer's thread governor looks at the machine
+
+
+def makemore_slice(makemore: MakemoreLoop, seconds: float) -> None:
+    """Train makemore's loop for ``seconds`` with the thread count our trainer's governor would
+    choose now (the cores nobody else uses): on a busy machine our trainer drops to one thread,
+    and a reference keeping two would get twice the CPU share."""
+    end = makemore.seconds + seconds
+    while makemore.seconds < end - 1e-9:
+        torch.set_num_threads(threads_for(measure_busy_cores(), physical_cores()))
+        makemore.train_for(min(RECHECK_S, end - makemore.seconds))
 
 
 def our_run(ds: Dataset, seconds: float, seed: int, changes: dict) -> tuple[int, float]:
@@ -54,13 +67,14 @@ def race(ds: Dataset, seed: int = 1337, changes: dict | None = None, budgets=OUR
     slice_s = makemore_seconds / len(budgets)
     ours: dict[float, tuple[int, float]] = {}
     for budget in budgets:
-        torch.set_num_threads(physical_cores())  # our trainer's governor may have changed it
-        makemore.train_for(slice_s)
-        print(f"  makemore: {makemore.seconds:5.1f} s, {makemore.steps} steps   (load {os.getloadavg()[0]:.2f})")
+        makemore_slice(makemore, slice_s)
+        print(f"  makemore: {makemore.seconds:5.1f} s, {makemore.steps} steps, {torch.get_num_threads()} threads "
+              f"(load {os.getloadavg()[0]:.2f})")
         t = time.perf_counter()
         steps, test = our_run(ds, budget, seed, changes)
         ours[budget] = (steps, test)
-        print(f"  ours {budget:g} s: {steps} steps, test {test:.4f}   ({time.perf_counter() - t:.0f} s wall, "
+        print(f"  ours {budget:g} s: {steps} steps, test {test:.4f}   ({time.perf_counter() - t:.0f} s wall with "
+              f"setup and scoring, "
               f"load {os.getloadavg()[0]:.2f})")
     reference = evaluate(makemore.model, ds.test)
     print(f"  makemore after {makemore.seconds:.0f} s ({makemore.steps} steps): test {reference:.4f}")
