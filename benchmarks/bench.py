@@ -62,7 +62,7 @@ CANONICAL = REPO.parent / "shared" / "data" / "names.txt"
 def ours_tokens_per_s(dataset: Dataset, steps: int, pack: bool = True, optimizer: str = "adamw") -> tuple[float, int]:
     with tempfile.TemporaryDirectory() as d:
         records = []
-        cfg = TrainConfig(steps=steps, eval_interval=10**9, log_interval=10, data=None, pack=pack,
+        cfg = TrainConfig(steps=steps, eval_interval=steps, log_interval=10, data=None, pack=pack,
                           optimizer=optimizer)
         status = train(cfg, Path(d) / "run", on_log=records.append, dataset=dataset)
     timed = [r for r in records if r["step"] > 10 and "val_loss" not in r]

@@ -44,7 +44,7 @@ from minigpt.training.options import TrainConfig  # noqa: E402
 def trainer_run(ds, steps: int, **changes) -> dict:
     """Our trainer for ``steps`` steps: median tokens/s of its records, compile seconds, worst record."""
     records = []
-    cfg = TrainConfig(steps=steps, eval_interval=10**9, log_interval=10, layer_every=0, **changes)
+    cfg = TrainConfig(steps=steps, eval_interval=steps, log_interval=10, layer_every=0, **changes)
     with tempfile.TemporaryDirectory() as d:
         train(cfg, Path(d) / "run", on_log=records.append, dataset=ds)
     rates = [r["tokens_per_s"] for r in records if r["step"] > 10 and r.get("tokens_per_s") and "val_loss" not in r]
