@@ -67,3 +67,28 @@ def test_compile_flag_reaches_the_training_step(tmp_path, monkeypatch):
     records = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     first = next(r for r in records if "step" in r)  # after the file's header
     assert first["tokens_per_s"] is None and "compile_s" in first  # warm-up left out of tok/s
+
+
+def test_compile_is_turned_off_with_its_reason_where_it_cannot_run(tmp_path, monkeypatch):
+    import json
+
+    from torch._inductor import cpp_builder
+
+    from minigpt.training import devices, loop
+    from minigpt.training.options import TrainConfig
+
+    def no_compiler(*args, **kwargs):
+        raise RuntimeError("no compiler")
+
+    monkeypatch.setattr(cpp_builder, "get_cpp_compiler", no_compiler)
+    reason = devices.compile_unsupported(torch.device("cpu"))
+    assert reason is not None and "C++ compiler" in reason
+    monkeypatch.setattr(torch, "compile", lambda *a, **k: pytest.fail("compiled where it cannot run"))
+    names = tmp_path / "n.txt"
+    names.write_text("\n".join(["anna", "bob", "cara", "dan", "eve", "finn"] * 5))
+    cfg = TrainConfig(data=str(names), d_model=8, n_heads=2, n_layers=1, steps=3, eval_interval=3,
+                      device="cpu", compile=True)
+    loop.train(cfg, tmp_path / "run")
+    records = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    first = next(r for r in records if "step" in r)
+    assert first["compile_off"] == reason and first["tokens_per_s"]  # trained eager, throughput kept

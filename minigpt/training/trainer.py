@@ -28,7 +28,7 @@ from minigpt.models.build import build_model, count_parameters
 from minigpt.runs.files import BEST_DIR, LAST_DIR, RunWriter
 from minigpt.runs.schema import RunState
 from minigpt.training import cpu_policy, distributed
-from minigpt.training.devices import autocast_for, resolve_device
+from minigpt.training.devices import autocast_for, compile_unsupported, resolve_device
 from minigpt.training.ema import WeightAverage
 from minigpt.training.insight import LayerProbe, SnapshotKeeper, SurpriseProbe, reference_losses
 from minigpt.training.options import TrainConfig
@@ -112,8 +112,10 @@ class Trainer:
         self.net = model  # what the step runs: the model, compiled and/or wrapped for data parallelism
         # A compiled model is compiled again for every new batch shape: batches of names are then
         # padded to a few fixed shapes (shapes.py), and shapes are not treated as dynamic.
-        self.fixed_shapes = cfg.compile and cfg.data_format == "lines"
-        if cfg.compile:
+        self.compile_off = compile_unsupported(self.device) if cfg.compile else None
+        compiling = cfg.compile and self.compile_off is None
+        self.fixed_shapes = compiling and cfg.data_format == "lines"
+        if compiling:
             self.net = torch.compile(self.net, dynamic=False)
         if self.world.distributed:
             self.net = torch.nn.parallel.DistributedDataParallel(
@@ -257,7 +259,9 @@ class Trainer:
             record["train_loss"] = round(loss_sum / n_tokens, 5)
         if self.skipped:
             record["skipped_steps"] = self.skipped
-        if cfg.compile and step == self.first_step:
+        if cfg.compile and step == self.first_step and self.compile_off:
+            record["compile_off"] = self.compile_off  # asked for, not possible here: trained eager
+        elif cfg.compile and step == self.first_step:
             record["tokens_per_s"] = None  # compilation: left out of the throughput
             record["compile_s"] = round(t - self.interval_t, 2)
         if self.governor is not None:
