@@ -45,6 +45,11 @@ def makemore_slice(makemore: MakemoreLoop, seconds: float) -> None:
         makemore.train_for(min(RECHECK_S, end - makemore.seconds))
 
 
+def shortest_at_or_below(losses: dict[float, float], reference: float) -> float | None:
+    """The shortest budget whose test loss is at or below the reference's, or None."""
+    return min((b for b, loss in losses.items() if loss <= reference), default=None)
+
+
 def our_run(ds: Dataset, seconds: float, seed: int, changes: dict) -> tuple[int, float]:
     """Our recipe for ``seconds``: (steps, test loss of its best checkpoint)."""
     from minigpt.checkpoint import load_checkpoint
@@ -78,14 +83,12 @@ def race(ds: Dataset, seed: int = 1337, changes: dict | None = None, budgets=OUR
               f"load {os.getloadavg()[0]:.2f})")
     reference = evaluate(makemore.model, ds.test)
     print(f"  makemore after {makemore.seconds:.0f} s ({makemore.steps} steps): test {reference:.4f}")
-    beaten = [b for b in budgets if ours[b][1] <= reference]
-    if beaten:
-        first = min(beaten)
+    first = shortest_at_or_below({b: test for b, (_, test) in ours.items()}, reference)
+    if first is not None:
         print(f"[race] our {first:g} s reach makemore's {makemore_seconds:g} s test loss "
               f"({ours[first][1]:.4f} <= {reference:.4f}): {makemore_seconds / first:.0f}x less time "
               f"(goal: 15 s, 8x)")
     else:
-        first = None
         print(f"[race] none of our budgets reached makemore's {makemore_seconds:g} s test loss {reference:.4f} "
               f"(goal: 15 s, 8x)")
     return {"makemore_test": reference, "makemore_steps": makemore.steps, "ours": ours, "first": first}
