@@ -2,12 +2,13 @@
 
     python benchmarks/bench.py            # full: ~4–5 minutes on two cores
     python benchmarks/bench.py --quick    # smoke run: ~1 minute, figures indicative only
-    python benchmarks/bench.py --only-quality --seeds 1337,7,11               # the 120 s race, 3 seeds
+    python benchmarks/bench.py --only-quality --seeds 1337,7,11               # 120 s of training, 3 seeds
     python benchmarks/bench.py --only-quality --seeds 1337,7,11 --set optimizer=adamw   # a candidate
     python benchmarks/bench.py --only-speed   # throughput, model FLOP/s against the matmul peak, sampling
     python benchmarks/bench.py --race         # time to quality: makemore's loop 120 s vs ours 10-30 s (~3.5 min)
-    python benchmarks/bench.py --data PATH    # the canonical course names (default: ../shared/data/names.txt
-                                              # when present, else the repository's data/names.txt)
+    python benchmarks/bench.py --data PATH    # the names file; the figures in docs/benchmarks.md use the course's
+                                              # 32,033 names (default: ../shared/data/names.txt when present,
+                                              # else the repository's data/names.txt, 29,910 names, higher losses)
 
 1. Training throughput: our trainer (fused QKV + scaled_dot_product_attention, 128 names a step
    packed several to a row, fused AdamW, a weight average) against two references on the same
@@ -19,11 +20,11 @@
 2. Sampling: 1000 names in one batch with the KV cache, against the course's loop (one name at a
    time, re-running the whole context for every character); and the KV cache's own gain at the
    same batch size.
-4. The race (``--race``, benchmarks/race.py): makemore's own loop for 120 s against our default
-   recipe for 10, 15, 20 and 30 s, taking turns, each scored on makemore's test split.
 3. Quality: the default recipe trained for 120 s on the canonical course names with makemore's
    split (seed 3407 permutation, last 1000 names as test; 1000 more held out of the training
    part for validation/best-checkpoint selection), reporting its test loss.
+4. The race (``--race``, benchmarks/race.py): makemore's own loop for 120 s against our default
+   recipe for 10, 15, 20 and 30 s, taking turns, each scored on makemore's test split.
 
 Timings on a shared machine vary: the load average is printed alongside.
 """
