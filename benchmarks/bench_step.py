@@ -120,7 +120,8 @@ def main() -> None:
     for label, tps in (("eager", best["eager"]), ("compiled", best["compiled"])):
         if tps:
             print(f"[FLOP/s] {label}: {cost.model_flops(tps) / 1e9:.1f} GFLOP/s of model FLOPs = "
-                  f"{100 * mfu(tps, cost, peak):.1f}% of the measured fp32 matmul peak {peak / 1e9:.0f} GFLOP/s")
+                  f"{100 * mfu(tps, cost, peak):.1f}% of the measured fp32 matmul peak {peak / 1e9:.0f} GFLOP/s "
+                  f"(2048² on {torch.get_num_threads()} threads: as many as our trainer's governor left)")
     if args.profile:
         profile_steps(ds)
 
