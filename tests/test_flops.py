@@ -92,3 +92,16 @@ def test_compile_is_turned_off_with_its_reason_where_it_cannot_run(tmp_path, mon
     records = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     first = next(r for r in records if "step" in r)
     assert first["compile_off"] == reason and first["tokens_per_s"]  # trained eager, throughput kept
+
+
+def test_the_cli_progress_line_survives_a_compiled_runs_first_record(capsys):
+    """The first record of a compiled run has tokens_per_s None (it was compiling): the CLI's
+    progress line said 'None / 1000' and the command died with a TypeError."""
+    from minigpt.cli.train import _progress_printer
+    from minigpt.training.options import TrainConfig
+
+    on_log = _progress_printer(TrainConfig(steps=30, compile=True), quiet=False)
+    on_log({"step": 1, "train_loss": 3.3, "lr": 0.001, "tokens_per_s": None, "compile_s": 37.3, "elapsed_s": 37.3})
+    on_log({"step": 10, "train_loss": 3.1, "lr": 0.001, "tokens_per_s": 1883.7, "elapsed_s": 40.0, "val_loss": 3.0})
+    err = capsys.readouterr().err
+    assert "compiled in 37 s" in err and "1.9k tok/s" in err
