@@ -1,4 +1,4 @@
-"""Fixed batch shapes for a compiled step: padding changes neither the loss nor the gradients."""
+"""One fixed batch shape for a compiled step: padding changes neither the loss nor the gradients."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 from minigpt.data import IGNORE, EncodedSplit, Vocab
 from minigpt.models.config import GPTConfig
 from minigpt.models.gpt import MiniGPT
-from minigpt.training.shapes import fixed_rows, fixed_shape
+from minigpt.training.shapes import FixedShape, fixed_rows
 
 WORDS = ["emma", "olivia", "ava", "isabella", "mia", "zoe", "al", "christopher", "jo", "bo"]
 BLOCK = 16
@@ -35,12 +35,23 @@ def test_row_counts_round_up_to_a_few_shapes():
     assert [fixed_rows(n) for n in (1, 8, 9, 64, 65, 72)] == [8, 8, 16, 64, 72, 72]
 
 
+def test_one_shape_for_a_run_unless_a_batch_needs_more_rows():
+    shape = FixedShape(width=16)
+
+    def rows_for(n: int) -> int:
+        x = torch.zeros(n, 15, dtype=torch.long)
+        return shape(x, x, {"segments": x})[0].shape[0]
+
+    assert [rows_for(n) for n in (64, 65, 63, 64)] == [72] * 4  # 128 names: 64 or 65 rows, one shape
+    assert rows_for(73) == 80 and rows_for(64) == 80  # raised once, never lowered
+
+
 def test_padded_packed_batch_gives_the_same_loss_and_gradients_as_unpacked(split_and_model):
     enc, model = split_and_model
     index = torch.tensor([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 2])
     plain, plain_grads = loss_and_grads(model, *enc.batch(index))
     b = enc.packed_batch(index)
-    x, y, extra = fixed_shape(b.x, b.y, {"positions": b.positions, "segments": b.segments}, BLOCK)
+    x, y, extra = FixedShape(BLOCK)(b.x, b.y, {"positions": b.positions, "segments": b.segments})
     assert x.shape == (8, BLOCK) and b.x.shape[0] < 8 and b.x.shape[1] < BLOCK  # rows and columns were added
     assert (y[b.x.shape[0]:] == IGNORE).all() and (extra["segments"][b.x.shape[0]:] == -1).all()
     padded, padded_grads = loss_and_grads(model, x, y, **extra)
@@ -53,7 +64,7 @@ def test_padded_trimmed_batch_gives_the_same_loss(split_and_model):
     enc, model = split_and_model
     x, y = enc.batch(torch.tensor([2, 4, 6, 8, 9]))  # short names: trimmed to 4 columns
     plain, plain_grads = loss_and_grads(model, x, y)
-    px, py, extra = fixed_shape(x, y, {}, BLOCK)
+    px, py, extra = FixedShape(BLOCK)(x, y, {})
     assert px.shape == (8, BLOCK) and extra == {}
     padded, padded_grads = loss_and_grads(model, px, py)
     torch.testing.assert_close(padded, plain)
@@ -87,6 +98,7 @@ def test_compiled_training_sees_only_fixed_shapes(tmp_path, monkeypatch):
     train_losses(tmp_path, "run", compile_on=True)
     assert len(seen) == 4
     block = len(max(WORDS, key=len)) + 1  # the run's block size: its longest name and the start
+    assert len({x_shape for x_shape, _ in seen}) == 1  # one shape, one compile
     for x_shape, extra in seen:
         assert x_shape[0] % 8 == 0 and x_shape[1] == block
         assert all(s == x_shape for s in extra.values())

@@ -34,7 +34,7 @@ from minigpt.training.insight import LayerProbe, SnapshotKeeper, SurpriseProbe, 
 from minigpt.training.options import TrainConfig
 from minigpt.training.schedule import evaluate, lr_at, make_optimizer
 from minigpt.training.session import StopFlag
-from minigpt.training.shapes import fixed_shape
+from minigpt.training.shapes import FixedShape
 
 # With nonfinite="skip", this many bad steps in a row mean the weights themselves are gone.
 MAX_SKIPPED_IN_A_ROW = 20
@@ -111,10 +111,10 @@ class Trainer:
         self.kept = self.average.model if self.average is not None else model
         self.net = model  # what the step runs: the model, compiled and/or wrapped for data parallelism
         # A compiled model is compiled again for every new batch shape: batches of names are then
-        # padded to a few fixed shapes (shapes.py), and shapes are not treated as dynamic.
+        # padded to one fixed shape (shapes.py), and shapes are not treated as dynamic.
         self.compile_off = compile_unsupported(self.device) if cfg.compile else None
         compiling = cfg.compile and self.compile_off is None
-        self.fixed_shapes = compiling and cfg.data_format == "lines"
+        self.fixed_shape = FixedShape(self.data.block_size) if compiling and cfg.data_format == "lines" else None
         if compiling:
             self.net = torch.compile(self.net, dynamic=False)
         if self.world.distributed:
@@ -177,8 +177,8 @@ class Trainer:
             x, y, extra = b.x, b.y, {"positions": b.positions, "segments": b.segments}
         else:
             (x, y), extra = data.train.batch(idx), {}
-        if self.fixed_shapes:
-            x, y, extra = fixed_shape(x, y, extra, data.block_size)
+        if self.fixed_shape is not None:
+            x, y, extra = self.fixed_shape(x, y, extra)
         return x, y, extra
 
     def train_step(self) -> None:
