@@ -7,11 +7,10 @@
 In one process, taking turns (A, B, C, A, B, C) so the machine's load lands on all alike:
 1. makemore's own loop (``references.MakemoreLoop``: 32 names a step, AdamW) in real tokens/s;
 2. our trainer as it runs by default (Muon, 128 names packed into rows, eager);
-3. our trainer with ``compile=True``: batches padded to a few fixed shapes (``training/shapes.py``),
+3. our trainer with ``compile=True``: batches padded to one fixed shape (``training/shapes.py``),
    ``torch.compile`` with inductor. Its compile seconds are reported (the first round compiles
    cold; later rounds find inductor's on-disk cache), left out of its tokens/s.
-Tokens/s are the median of the trainer's own 10-step records (a recompile for a second batch
-shape shows as one slow record, not in the median). Then the Newton–Schulz part of a Muon step
+Tokens/s are the median of the trainer's own 10-step records after the first ten steps. Then the Newton–Schulz part of a Muon step
 timed alone (5, 4 and 3 iterations; float32 and bfloat16), and model FLOP/s against this
 machine's measured fp32 matmul peak.
 """
