@@ -118,3 +118,19 @@ def test_compile_on_and_off_give_the_same_losses(tmp_path, monkeypatch):
     compiled = train_losses(tmp_path, "compiled", compile_on=True)
     assert len(eager) == len(compiled) == 4
     assert compiled == pytest.approx(eager, abs=2e-4)
+
+
+def test_padding_gives_the_mlp_the_same_loss(split_and_model):
+    """compile=True pads the MLP's batches too: its window over padded columns changes no target."""
+    from minigpt.models.config import MLPConfig
+    from minigpt.models.mlp import MLP
+
+    enc, _ = split_and_model
+    torch.manual_seed(0)
+    mlp = MLP(MLPConfig(vocab_size=enc.vocab.size, block_size=BLOCK))
+    x, y = enc.batch(torch.tensor([0, 2, 4, 6, 7]))
+    plain, plain_grads = loss_and_grads(mlp, x, y)
+    padded, padded_grads = loss_and_grads(mlp, *FixedShape(BLOCK)(x, y, {})[:2])
+    torch.testing.assert_close(padded, plain)
+    for g, p in zip(padded_grads, plain_grads):
+        torch.testing.assert_close(g, p, rtol=1e-4, atol=1e-6)
