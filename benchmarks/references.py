@@ -163,11 +163,13 @@ class MakemoreStyleGPT(nn.Module):
         self.norm = nn.LayerNorm(width)
         self.out = nn.Linear(width, vocab_size, bias=False)
 
-    def forward(self, idx, targets):
+    def forward(self, idx, targets=None):
         h = self.tok(idx) + self.pos(torch.arange(idx.shape[1], dtype=torch.long).unsqueeze(0))
         for block in self.blocks:
             h = block(h)
         logits = self.out(self.norm(h))
+        if targets is None:  # scoring with our own evaluate(), which computes the loss itself
+            return logits, None
         return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=IGNORE)
 
 
@@ -190,20 +192,45 @@ class NamesOneAtATime(torch.utils.data.Dataset):
         return x, y
 
 
-def makemore_tokens_per_s(words: list[str], stoi: dict[str, int], block: int, seconds: float) -> tuple[float, int]:
-    torch.manual_seed(0)
-    model = MakemoreStyleGPT(len(stoi), block)
-    opt = torch.optim.AdamW(model.parameters(), lr=5e-4, weight_decay=0.01, betas=(0.9, 0.99), eps=1e-8)
-    names = NamesOneAtATime(words, stoi, block)
-    sampler = torch.utils.data.RandomSampler(names, replacement=True, num_samples=10**9)
-    batches = iter(torch.utils.data.DataLoader(names, batch_size=32, sampler=sampler))
+class MakemoreLoop:
+    """makemore's training loop as it runs by default: 32 random names a step through its loader,
+    AdamW (lr 5e-4, weight decay 0.01, betas 0.9/0.99), no schedule, no clipping. ``step()`` can
+    be called in slices (the race interleaves it with our runs) and returns the real tokens."""
 
-    def step() -> int:
-        x, y = next(batches)
-        _, loss = model(x, y)
-        model.zero_grad(set_to_none=True)
+    def __init__(self, words: list[str], stoi: dict[str, int], block: int, seed: int = 0):
+        torch.manual_seed(seed)
+        self.model = MakemoreStyleGPT(len(stoi), block)
+        self.opt = torch.optim.AdamW(self.model.parameters(), lr=5e-4, weight_decay=0.01, betas=(0.9, 0.99),
+                                     eps=1e-8)
+        names = NamesOneAtATime(words, stoi, block)
+        sampler = torch.utils.data.RandomSampler(names, replacement=True, num_samples=10**9)
+        self.batches = iter(torch.utils.data.DataLoader(names, batch_size=32, sampler=sampler))
+        self.steps = 0
+        self.seconds = 0.0  # time spent in steps only
+
+    @property
+    def n_params(self) -> int:
+        return sum(p.numel() for p in self.model.parameters())
+
+    def step(self) -> int:
+        x, y = next(self.batches)
+        _, loss = self.model(x, y)
+        self.model.zero_grad(set_to_none=True)
         loss.backward()
-        opt.step()
+        self.opt.step()
+        self.steps += 1
         return int((y != IGNORE).sum())
 
-    return steady_tokens_per_s(step, seconds), sum(p.numel() for p in model.parameters())
+    def train_for(self, seconds: float) -> None:
+        """Train until ``seconds`` more of step time have been spent."""
+        self.model.train()
+        end = self.seconds + seconds
+        while self.seconds < end:
+            t = time.perf_counter()
+            self.step()
+            self.seconds += time.perf_counter() - t
+
+
+def makemore_tokens_per_s(words: list[str], stoi: dict[str, int], block: int, seconds: float) -> tuple[float, int]:
+    loop = MakemoreLoop(words, stoi, block)
+    return steady_tokens_per_s(loop.step, seconds), loop.n_params

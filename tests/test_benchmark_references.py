@@ -39,3 +39,30 @@ def test_makemore_style_loss_starts_near_uniform_and_steady_rate_counts_tokens()
     calls = []
     rate = steady_tokens_per_s(lambda: calls.append(1) or 7, seconds=0.0)
     assert len(calls) == 3 + 10 and rate > 0  # 3 untimed warm-up steps, then at least 10 timed
+
+
+def test_makemore_loop_trains_in_slices_and_counts_only_its_steps():
+    from benchmarks.references import MakemoreLoop
+
+    vocab = Vocab.from_words(WORDS)
+    loop = MakemoreLoop(WORDS * 10, vocab.stoi, 8)
+    before = [p.detach().clone() for p in loop.model.parameters()]
+    loop.train_for(0.05)
+    first = loop.steps
+    loop.train_for(0.05)  # a second slice continues the same model and optimizer
+    assert 0 < first < loop.steps and loop.seconds >= 0.1
+    assert any(not torch.equal(a, b) for a, b in zip(before, loop.model.parameters()))
+    logits, loss = loop.model(torch.zeros(2, 5, dtype=torch.long))  # scored by our evaluate(): no targets
+    assert logits.shape == (2, 5, vocab.size) and loss is None
+
+
+def test_gpu_benchmark_says_plainly_when_there_is_no_cuda(monkeypatch, capsys):
+    import sys
+
+    from benchmarks import bench_gpu
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(sys, "argv", ["bench_gpu.py"])
+    assert bench_gpu.main() == 2
+    err = capsys.readouterr().err
+    assert "no CUDA device" in err and "--smoke" in err and err.count("\n") == 1

@@ -67,3 +67,41 @@ def test_compile_flag_reaches_the_training_step(tmp_path, monkeypatch):
     records = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     first = next(r for r in records if "step" in r)  # after the file's header
     assert first["tokens_per_s"] is None and "compile_s" in first  # warm-up left out of tok/s
+
+
+def test_compile_is_turned_off_with_its_reason_where_it_cannot_run(tmp_path, monkeypatch):
+    import json
+
+    from torch._inductor import cpp_builder
+
+    from minigpt.training import devices, loop
+    from minigpt.training.options import TrainConfig
+
+    def no_compiler(*args, **kwargs):
+        raise RuntimeError("no compiler")
+
+    monkeypatch.setattr(cpp_builder, "get_cpp_compiler", no_compiler)
+    reason = devices.compile_unsupported(torch.device("cpu"))
+    assert reason is not None and "C++ compiler" in reason
+    monkeypatch.setattr(torch, "compile", lambda *a, **k: pytest.fail("compiled where it cannot run"))
+    names = tmp_path / "n.txt"
+    names.write_text("\n".join(["anna", "bob", "cara", "dan", "eve", "finn"] * 5))
+    cfg = TrainConfig(data=str(names), d_model=8, n_heads=2, n_layers=1, steps=3, eval_interval=3,
+                      device="cpu", compile=True)
+    loop.train(cfg, tmp_path / "run")
+    records = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    first = next(r for r in records if "step" in r)
+    assert first["compile_off"] == reason and first["tokens_per_s"]  # trained eager, throughput kept
+
+
+def test_the_cli_progress_line_survives_a_compiled_runs_first_record(capsys):
+    """The first record of a compiled run has tokens_per_s None (it was compiling): the CLI's
+    progress line said 'None / 1000' and the command died with a TypeError."""
+    from minigpt.cli.train import _progress_printer
+    from minigpt.training.options import TrainConfig
+
+    on_log = _progress_printer(TrainConfig(steps=30, compile=True), quiet=False)
+    on_log({"step": 1, "train_loss": 3.3, "lr": 0.001, "tokens_per_s": None, "compile_s": 37.3, "elapsed_s": 37.3})
+    on_log({"step": 10, "train_loss": 3.1, "lr": 0.001, "tokens_per_s": 1883.7, "elapsed_s": 40.0, "val_loss": 3.0})
+    err = capsys.readouterr().err
+    assert "compiled in 37 s" in err and "1.9k tok/s" in err

@@ -47,7 +47,10 @@ def _progress_printer(cfg, quiet: bool):
         bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
         loss = f"loss {rec['train_loss']:.4f}" if "train_loss" in rec else ""
         val = f"val {state['last_val']:.4f}" if state["last_val"] is not None else ""
-        line = f"[{bar}] {where} {loss} {val} {rec.get('tokens_per_s', 0) / 1000:.1f}k tok/s"
+        # The first record of a compiled run has no throughput (it was compiling): say so.
+        tps = rec.get("tokens_per_s")
+        speed = f"{tps / 1000:.1f}k tok/s" if tps is not None else f"compiled in {rec.get('compile_s', 0):.0f} s"
+        line = f"[{bar}] {where} {loss} {val} {speed}"
         if interactive:
             click.echo("\r" + line.ljust(100), nl=False, err=True)
         elif "val_loss" in rec or time.monotonic() - state["t"] > 10:

@@ -37,3 +37,20 @@ def autocast_for(device: torch.device, dtype: str):
     if chosen is not None:
         return torch.autocast(device_type=device.type, dtype=chosen)
     return torch.autocast(device_type=device.type, enabled=False)
+
+
+def compile_unsupported(device: torch.device) -> str | None:
+    """Why ``torch.compile`` cannot run here, or None when it can: the trainer then trains
+    without it (and says so in its first metrics record) instead of failing at the first step."""
+    import torch._dynamo
+
+    if not torch._dynamo.is_dynamo_supported():
+        return "torch.compile is not supported on this Python or platform"
+    if device.type == "cpu":  # inductor writes C++ for the CPU and needs a compiler to build it
+        try:
+            from torch._inductor.cpp_builder import get_cpp_compiler
+
+            get_cpp_compiler()
+        except Exception as e:  # what it raises varies by version: any failure means no compiler
+            return f"no C++ compiler for torch.compile's CPU code ({type(e).__name__})"
+    return None

@@ -28,12 +28,13 @@ from minigpt.models.build import build_model, count_parameters
 from minigpt.runs.files import BEST_DIR, LAST_DIR, RunWriter
 from minigpt.runs.schema import RunState
 from minigpt.training import cpu_policy, distributed
-from minigpt.training.devices import autocast_for, resolve_device
+from minigpt.training.devices import autocast_for, compile_unsupported, resolve_device
 from minigpt.training.ema import WeightAverage
 from minigpt.training.insight import LayerProbe, SnapshotKeeper, SurpriseProbe, reference_losses
 from minigpt.training.options import TrainConfig
 from minigpt.training.schedule import evaluate, lr_at, make_optimizer
 from minigpt.training.session import StopFlag
+from minigpt.training.shapes import FixedShape
 
 # With nonfinite="skip", this many bad steps in a row mean the weights themselves are gone.
 MAX_SKIPPED_IN_A_ROW = 20
@@ -109,8 +110,13 @@ class Trainer:
             load_optimizer_state(ckpt.path, self.optimizer)
         self.kept = self.average.model if self.average is not None else model
         self.net = model  # what the step runs: the model, compiled and/or wrapped for data parallelism
-        if cfg.compile:
-            self.net = torch.compile(self.net)
+        # A compiled model is compiled again for every new batch shape: batches of names are then
+        # padded to one fixed shape (shapes.py), and shapes are not treated as dynamic.
+        self.compile_off = compile_unsupported(self.device) if cfg.compile else None
+        compiling = cfg.compile and self.compile_off is None
+        self.fixed_shape = FixedShape(self.data.block_size) if compiling and cfg.data_format == "lines" else None
+        if compiling:
+            self.net = torch.compile(self.net, dynamic=False)
         if self.world.distributed:
             self.net = torch.nn.parallel.DistributedDataParallel(
                 self.net, device_ids=[self.device.index] if self.device.type == "cuda" else None)
@@ -171,6 +177,8 @@ class Trainer:
             x, y, extra = b.x, b.y, {"positions": b.positions, "segments": b.segments}
         else:
             (x, y), extra = data.train.batch(idx), {}
+        if self.fixed_shape is not None:
+            x, y, extra = self.fixed_shape(x, y, extra)
         return x, y, extra
 
     def train_step(self) -> None:
@@ -251,7 +259,9 @@ class Trainer:
             record["train_loss"] = round(loss_sum / n_tokens, 5)
         if self.skipped:
             record["skipped_steps"] = self.skipped
-        if cfg.compile and step == self.first_step:
+        if cfg.compile and step == self.first_step and self.compile_off:
+            record["compile_off"] = self.compile_off  # asked for, not possible here: trained eager
+        elif cfg.compile and step == self.first_step:
             record["tokens_per_s"] = None  # compilation: left out of the throughput
             record["compile_s"] = round(t - self.interval_t, 2)
         if self.governor is not None:
