@@ -9,6 +9,7 @@ folder's lock. The lesson shows ``result.json`` once it exists (``minigpt.runs.l
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -17,11 +18,11 @@ from pathlib import Path
 import minigpt
 from minigpt import guarded, spawn
 from minigpt.errors import RunBusyError, RunError
-from minigpt.runs.files import now_iso
+from minigpt.runs.files import now_iso, write_json_atomic
 from minigpt.runs.lab import JOBS, is_running, job_dir, read_result, write_result
 from minigpt.runs.lock import RunLock
 
-LOG_FILE = "job.log"
+LOG_FILE, LAUNCH_FILE = "job.log", "launch.json"
 NICENESS = 5  # as the training workers: the app's keys answer while the job trains
 _LAUNCHED: list = []  # keep the process objects (asyncio closes a collected transport)
 
@@ -72,7 +73,7 @@ def run_job(job: str, root: Path | str | None = None, progress=print) -> dict:
 async def start_job(job: str, root: Path | str | None = None) -> int:
     """Launch ``minigpt lab run JOB`` in the background; its pid. RunBusyError while it runs."""
     folder = job_dir(job, root)
-    if is_running(folder):
+    if is_live(folder):
         raise RunBusyError(f"the {job} lab job is already running")
     folder.mkdir(parents=True, exist_ok=True)
     import_root = Path(minigpt.__file__).resolve().parent.parent
@@ -83,13 +84,28 @@ async def start_job(job: str, root: Path | str | None = None) -> int:
         proc = await spawn.start(argv, env=spawn.child_env(import_root=import_root), new_session=True,
                                  niceness=NICENESS, stdout=log, stderr=log)
     _LAUNCHED.append(proc)
+    # Until the job takes its lock (a second later), its pid and start time say it is alive.
+    write_json_atomic(folder / LAUNCH_FILE, {"pid": proc.pid, "pid_start": spawn.process_start_time(proc.pid),
+                                             "launched_at": now_iso()})
     return proc.pid
+
+
+def is_live(folder: Path) -> bool:
+    """The job holds its lock, or the process launched for it is still the one recorded."""
+    if is_running(folder):
+        return True
+    try:
+        launch = json.loads(guarded.read_text(folder / LAUNCH_FILE, guarded.SMALL_JSON_BYTES))
+        pid, start = int(launch["pid"]), launch["pid_start"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return start is not None and spawn.process_start_time(pid) == start
 
 
 def job_state(job: str, root: Path | str | None = None) -> str:
     """'running', 'done' or 'not run' (a damaged result reads as not run: a new run replaces it)."""
     folder = job_dir(job, root)
-    if is_running(folder):
+    if is_live(folder):
         return "running"
     try:
         return "done" if read_result(folder) is not None else "not run"
@@ -97,4 +113,4 @@ def job_state(job: str, root: Path | str | None = None) -> str:
         return "not run"
 
 
-__all__ = ["JOBS", "TITLES", "job_state", "run_job", "start_job"]
+__all__ = ["JOBS", "TITLES", "is_live", "job_state", "run_job", "start_job"]
