@@ -105,7 +105,7 @@ def _lora_lab() -> str:
     cells = [[r["method"], count(r["trainable"]), fmt(r["letter_loss"], 4), fmt(r["all_loss"], 4),
               f"{r['seconds']:.0f} s"] for r in result["rows"]]
     merge = result.get("merge") or {}
-    return (table(["method", "trainable", f"{s['letter'].upper()}- names", "all names", "time"], cells)
+    return (table(["method", "trainable", f"{s['letter'].upper()} names", "all names", "time"], cells)
             + f"\n\n{result['n_train']} training names start with {s['letter'].upper()}; "
               f"{s['steps']} steps of {s['batch_size']} names each, α = {s['alpha']:g}. Losses "
               f"are on test names never trained on. The merged rank-{merge.get('rank', '?')} "
