@@ -61,9 +61,13 @@ def run_job(job: str, root: Path | str | None = None, progress=print) -> dict:
 
         # One thread: the job shares the cores with the app and any training, and two threads
         # fighting other processes for two cores run slower than one.
+        threads = torch.get_num_threads()
         torch.set_num_threads(1)
-        t = time.perf_counter()
-        result = RUNNERS[job](progress)
+        try:
+            t = time.perf_counter()
+            result = RUNNERS[job](progress)
+        finally:
+            torch.set_num_threads(threads)
         result.update(job=job, finished_at=now_iso(), seconds=time.perf_counter() - t,
                       load_average=os.getloadavg()[0])
         write_result(folder, result)
