@@ -51,7 +51,8 @@ def _shipped() -> str:
                       fmt(r.test_loss, 4), f"{r.test_loss - base.test_loss:+.4f}"])
     worst = max(rows[1:], key=lambda r: r.test_loss)
     return (table(["weights", "stored", "smaller", "test loss", "change"], cells)
-            + f"\n\nEvery matrix (embeddings, attention, feed-forward, head) is rounded; biases "
+            + f"\n\nLoss on the first {C.QUANT_TEST_NAMES:,} test names. "
+              f"Every matrix (embeddings, attention, feed-forward, head) is rounded; biases "
               f"and norms stay float32, and each scale costs 4 bytes. int8 barely moves the "
               f"loss. At int4 one scale per matrix hurts most ({worst.config.label}: "
               f"{worst.test_loss - base.test_loss:+.3f}); smaller blocks cost a few more scales "
