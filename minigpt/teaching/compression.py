@@ -45,10 +45,9 @@ class QuantRow:
 def quantization_table(settings=SETTINGS) -> list[QuantRow]:
     """The float32 model's test loss, then each setting's bytes and test loss (cached: the lesson
     and its tests ask more than once)."""
+    from minigpt.data import EncodedSplit
     from minigpt.teaching.init_stats import one_thread
     from minigpt.training.schedule import evaluate
-
-    from minigpt.data import EncodedSplit
 
     ck, test = shipped()
     names = EncodedSplit(list(test.words)[:QUANT_TEST_NAMES], ck.vocab, ck.model_config.block_size)
