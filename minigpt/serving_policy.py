@@ -157,8 +157,11 @@ def _locked(folder: Path) -> Iterator[None]:
 
 
 def _is_live(run_dir: Path) -> bool:
+    from minigpt.control import lab_jobs
     from minigpt.control.workers import run_state
 
+    if run_dir.name in lab_jobs.JOBS and run_dir.parent.name == "lab":  # a lesson's lab job
+        return lab_jobs.is_live(run_dir)
     try:
         return run_state(run_dir).status in LIVE_STATES
     except (OSError, ValueError):
@@ -224,6 +227,17 @@ async def resume_run(run_dir: Path | str) -> int:
     with training_slot() as register:
         pid = await workers.resume_run(run_dir)
         register(Path(run_dir))
+    return pid
+
+
+async def start_lab_job(job: str) -> int:
+    """A lesson's lab job (``minigpt.control.lab_jobs``), counted like a training run."""
+    from minigpt.control import lab_jobs
+    from minigpt.runs.lab import job_dir
+
+    with training_slot() as register:
+        pid = await lab_jobs.start_job(job)
+        register(job_dir(job))
     return pid
 
 

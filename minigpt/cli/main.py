@@ -14,6 +14,7 @@ import click
 from minigpt.cli.cards import cards
 from minigpt.cli.fsrs_fit import fsrs
 from minigpt.cli.kata import kata
+from minigpt.cli.lab import lab
 from minigpt.cli.plan import plan
 from minigpt.cli.progress import progress
 from minigpt.cli.support import UserError, _fail, apply_data_dir, data_dir_option
@@ -38,6 +39,7 @@ main.add_command(kata)
 main.add_command(plan)
 main.add_command(fsrs)
 main.add_command(progress)
+main.add_command(lab)
 
 
 # ---------------------------------------------------------------------------- sample / eval

@@ -39,6 +39,9 @@ class GPTConfig:
     # Grouped-query attention: heads share keys and values in n_kv_heads groups (1 = multi-query).
     # None means one K/V head per query head, plain multi-head attention.
     n_kv_heads: int | None = None
+    # Activation checkpointing: while training, keep only each block's input and recompute the
+    # block's insides during backward (less memory for the activations, about a third more time).
+    checkpoint_activations: bool = False
 
     def __post_init__(self) -> None:
         _positive(self, "vocab_size", "block_size", "d_model", "n_heads", "n_layers")

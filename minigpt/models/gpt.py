@@ -21,6 +21,7 @@ import math
 import torch
 from torch import nn
 from torch.nn import functional as F
+from torch.utils.checkpoint import checkpoint
 
 from minigpt.models.config import GPTConfig
 from minigpt.models.loss import next_token_loss
@@ -236,8 +237,13 @@ class MiniGPT(nn.Module):
             rope = (cos[:, None], sin[:, None]) if positions.dim() == 2 else (cos, sin)
         x = self.drop(x)
         weights = []
+        # Checkpointing only pays while gradients are kept: generation and evaluation run as usual.
+        recompute = self.config.checkpoint_activations and torch.is_grad_enabled() and cache is None
         for i, block in enumerate(self.blocks):
-            x, w = block(x, rope, None if cache is None else cache[i], keep_weights, mask)
+            if recompute and not keep_weights:
+                x, w = checkpoint(block, x, rope, None, False, mask, use_reentrant=False)
+            else:
+                x, w = block(x, rope, None if cache is None else cache[i], keep_weights, mask)
             weights.append(w)
         x = self.ln_f(x)
         if last_only:

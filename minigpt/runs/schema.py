@@ -44,7 +44,8 @@ class RunState(StrEnum):
 WRITTEN_STATES = (RunState.RUNNING, RunState.STOPPED, RunState.FINISHED, RunState.FAILED)
 
 STATUS_FORMAT, STATUS_VERSION = "minigpt-run-status", 3  # 3: reference losses, the seed group
-CONFIG_FORMAT, CONFIG_VERSION = "minigpt-run-config", 3  # 3: the optimizer is named (Muon is the default)
+CONFIG_FORMAT, CONFIG_VERSION = "minigpt-run-config", 5  # 3: the optimizer is named (Muon is the default)
+# 4: issue 33's speed options; 5: checkpoint_activations (older runs did not checkpoint)
 METRICS_FORMAT, METRICS_VERSION = "minigpt-metrics", 2
 EMBEDDED = "embedded"  # the data field of a run trained on the bundled names
 MAX_FILE_BYTES = guarded.SMALL_JSON_BYTES  # status.json and config.json are a few hundred bytes
@@ -283,6 +284,8 @@ def config_from_file(raw: dict, where: str = "config.json") -> dict:
     version, values = _versioned(raw, where, CONFIG_VERSION, ConfigError)
     if version < 3 and values.get("model", "gpt") == "gpt":
         values.setdefault("optimizer", "adamw")
+    if version < 5 and values.get("model", "gpt") == "gpt":
+        values.setdefault("checkpoint_activations", False)
     return values
 
 

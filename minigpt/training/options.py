@@ -280,6 +280,9 @@ class TrainConfig:
                             models=GRADIENT_MODELS, flag="--nproc")
     compile: bool = option(False, "torch.compile the model (its warm-up is left out of tokens/s).",
                            label="compile", advanced=True, models=GRADIENT_MODELS)
+    checkpoint_activations: bool = option(False, "Recompute each block's activations in the backward pass "
+                                          "instead of keeping them (less memory, more time).",
+                                          label="checkpointing", advanced=True, models=("gpt",))
 
     def __post_init__(self) -> None:
         for opt in OPTIONS:  # a float option given a whole number (JSON, Python) keeps one type
@@ -320,7 +323,8 @@ class TrainConfig:
             return GPTConfig(vocab_size=vocab_size, block_size=block_size, d_model=self.d_model,
                              n_heads=self.n_heads, n_layers=self.n_layers, dropout=self.effective_dropout,
                              pos_encoding=self.pos_encoding, tie_weights=self.tie_weights, norm=self.norm,
-                             ffn=self.ffn, qk_norm=self.qk_norm, bias=self.bias)
+                             ffn=self.ffn, qk_norm=self.qk_norm, bias=self.bias,
+                             checkpoint_activations=self.checkpoint_activations)
         if self.model == "mlp":
             return MLPConfig(vocab_size=vocab_size, block_size=block_size, context=self.mlp_context,
                              n_embd=self.mlp_embd, n_hidden=self.mlp_hidden)

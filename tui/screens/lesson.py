@@ -301,8 +301,8 @@ class LessonScreen(Screen):
             return bool(self.query(SnippetBlock))
         if action == "chapter_quiz":  # only lessons that have quiz questions
             return self.has_quiz
-        if action == "open_experiments":  # front matter: experiments = ["model_size", ...]
-            return bool(self.lesson.extra.get("experiments"))
+        if action == "open_experiments":  # front matter: experiments = [...] or lab = ["lora", ...]
+            return bool(self.lesson.extra.get("experiments") or self.lesson.extra.get("lab"))
         if action == "open_katas":  # only lessons a kata practises (lessons/katas/*/meta.toml)
             return bool(self.katas)
         return True
@@ -351,8 +351,17 @@ class LessonScreen(Screen):
             else:
                 navigation.open_explorer(self.app, explorer_id)
     def action_open_experiments(self) -> None:
+        if self.lesson.extra.get("lab"):  # the lesson's own background jobs (minigpt.control.lab_jobs)
+            self.start_lab_jobs()
+            return
         value = self.lesson.extra.get("experiments", [])
         navigation.open_screen(self.app, "experiments", presets_first=[value] if isinstance(value, str) else list(value))
+
+    @background(thread=False, group="lab-jobs", what="Starting the lesson's lab jobs")
+    async def start_lab_jobs(self) -> None:
+        from tui.widgets.lab_start import start_lab_jobs
+
+        self.notify(await start_lab_jobs(self.lesson.extra["lab"]), title="Lab", timeout=8)
 
     def action_open_katas(self) -> None:
         """The lesson's kata, or the list of them when it has several."""

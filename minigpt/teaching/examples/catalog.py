@@ -10,6 +10,7 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     alignment,
     attention,
     averaging,
+    compression,
     decoding,
     flash_io,
     inference,

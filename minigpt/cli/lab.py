@@ -1,0 +1,54 @@
+"""``minigpt lab``: the lessons' background measurements (a LoRA fine-tune, activation
+checkpointing's memory and time), run in the foreground or shown once done.
+
+The app starts the same ``lab run JOB`` command in the background from the lesson; what it saves
+(``lab/<job>/result.json`` in the data folder) is what the lesson shows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from minigpt.cli.support import UserError, _fail
+from minigpt.errors import TutorError
+from minigpt.runs.lab import JOBS
+
+ROOT_HELP = "Folder of the lab jobs (default: lab/ in the data folder)."
+
+
+@click.group(short_help="Lessons' longer measurements: LoRA fine-tune, activation checkpointing.")
+def lab() -> None:
+    """The lessons' longer measurements, which run for a minute or more."""
+
+
+@lab.command(name="run")
+@click.argument("job", type=click.Choice(JOBS))
+@click.option("--root", type=click.Path(path_type=Path), default=None, help=ROOT_HELP)
+def run_cmd(job: str, root: Path | None) -> None:
+    """Run JOB here and save its result (the lesson shows it)."""
+    from minigpt.control.lab_jobs import run_job
+
+    try:
+        result = run_job(job, root, progress=lambda line: click.echo(line))
+    except TutorError as e:
+        raise _fail(e) from None
+    click.echo(f"done in {result['seconds']:.0f} s (load average {result['load_average']:.1f})")
+
+
+@lab.command(name="show")
+@click.argument("job", type=click.Choice(JOBS))
+@click.option("--root", type=click.Path(path_type=Path), default=None, help=ROOT_HELP)
+def show_cmd(job: str, root: Path | None) -> None:
+    """Print JOB's saved result as JSON."""
+    from minigpt.runs.lab import job_dir, read_result
+
+    try:
+        result = read_result(job_dir(job, root))
+    except TutorError as e:
+        raise _fail(e) from None
+    if result is None:
+        raise UserError(f"the {job} lab job has not finished yet: minigpt lab run {job}")
+    click.echo(json.dumps(result, indent=2))

@@ -1,0 +1,120 @@
+"""The lessons' lab jobs: measurements too long for a snippet, run in the background.
+
+``lora`` fine-tunes the shipped MiniGPT on the names of one letter (full and LoRA at three ranks);
+``checkpointing`` times and measures a training step of a 16-layer MiniGPT with and without
+activation checkpointing. ``minigpt lab run JOB`` runs one in the foreground; ``start_job`` (the
+app) launches the same command as a background process, at the trainers' niceness, holding the job
+folder's lock. The lesson shows ``result.json`` once it exists (``minigpt.runs.lab``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import minigpt
+from minigpt import guarded, spawn
+from minigpt.errors import RunBusyError, RunError
+from minigpt.runs.files import now_iso, write_json_atomic
+from minigpt.runs.lab import JOBS, is_running, job_dir, read_result, write_result
+from minigpt.runs.lock import RunLock
+
+LOG_FILE, LAUNCH_FILE = "job.log", "launch.json"
+NICENESS = 5  # as the training workers: the app's keys answer while the job trains
+_LAUNCHED: list = []  # keep the process objects (asyncio closes a collected transport)
+
+TITLES = {"lora": "LoRA fine-tune on one letter's names",
+          "checkpointing": "Activation checkpointing: memory and time of a step"}
+
+
+def _lora(progress) -> dict:
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.data import load_dataset
+    from minigpt.paths import default_checkpoint, default_dataset
+    from minigpt.training.finetune import FinetuneConfig, run_finetune
+
+    ck = load_checkpoint(default_checkpoint())
+    dataset = load_dataset(default_dataset(), seed=int(ck.train_config.get("split_seed", 42)), vocab=ck.vocab,
+                           block_size=ck.model_config.block_size)
+    return run_finetune(ck.model, dataset, FinetuneConfig(), progress)
+
+
+def _checkpointing(progress) -> dict:
+    from minigpt.training.memory_bench import BenchConfig, measure
+
+    return measure(BenchConfig(), progress)
+
+
+RUNNERS = {"lora": _lora, "checkpointing": _checkpointing}
+
+
+def run_job(job: str, root: Path | str | None = None, progress=print) -> dict:
+    """Run ``job`` here, holding its folder's lock, and save its result (RunBusyError when it is
+    already running)."""
+    folder = job_dir(job, root)
+    folder.mkdir(parents=True, exist_ok=True)
+    with RunLock(folder):
+        import torch
+
+        # One thread: the job shares the cores with the app and any training, and two threads
+        # fighting other processes for two cores run slower than one.
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            t = time.perf_counter()
+            result = RUNNERS[job](progress)
+        finally:
+            torch.set_num_threads(threads)
+        result.update(job=job, finished_at=now_iso(), seconds=time.perf_counter() - t,
+                      load_average=os.getloadavg()[0])
+        write_result(folder, result)
+    return result
+
+
+async def start_job(job: str, root: Path | str | None = None) -> int:
+    """Launch ``minigpt lab run JOB`` in the background; its pid. RunBusyError while it runs."""
+    folder = job_dir(job, root)
+    if is_live(folder):
+        raise RunBusyError(f"the {job} lab job is already running")
+    folder.mkdir(parents=True, exist_ok=True)
+    import_root = Path(minigpt.__file__).resolve().parent.parent
+    argv = [sys.executable, "-m", "minigpt.cli", "lab", "run", job]
+    if root is not None:
+        argv += ["--root", str(root)]
+    with guarded.open_append(folder / LOG_FILE, text=False) as log:
+        proc = await spawn.start(argv, env=spawn.child_env(import_root=import_root), new_session=True,
+                                 niceness=NICENESS, stdout=log, stderr=log)
+    _LAUNCHED.append(proc)
+    # Until the job takes its lock (a second later), its pid and start time say it is alive.
+    write_json_atomic(folder / LAUNCH_FILE, {"pid": proc.pid, "pid_start": spawn.process_start_time(proc.pid),
+                                             "launched_at": now_iso()})
+    return proc.pid
+
+
+def is_live(folder: Path) -> bool:
+    """The job holds its lock, or the process launched for it is still the one recorded."""
+    if is_running(folder):
+        return True
+    try:
+        launch = json.loads(guarded.read_text(folder / LAUNCH_FILE, guarded.SMALL_JSON_BYTES))
+        pid, start = int(launch["pid"]), launch["pid_start"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return start is not None and spawn.process_start_time(pid) == start
+
+
+def job_state(job: str, root: Path | str | None = None) -> str:
+    """'running', 'done' or 'not run' (a damaged result reads as not run: a new run replaces it)."""
+    folder = job_dir(job, root)
+    if is_live(folder):
+        return "running"
+    try:
+        return "done" if read_result(folder) is not None else "not run"
+    except RunError:  # a damaged result: run it again
+        return "not run"
+
+
+__all__ = ["JOBS", "TITLES", "is_live", "job_state", "run_job", "start_job"]

@@ -1,0 +1,58 @@
+"""Lab jobs' folders: a lesson's longer measurement (a LoRA fine-tune, a memory benchmark) runs in
+the background and leaves one ``result.json`` that the lesson shows once it is there.
+
+One folder per job under the user's data folder (``lab/<job>/``): ``trainer.lock`` held by the
+running job (the run folders' lock, so a second start is refused and a killed job leaves no stale
+lock), ``result.json`` written atomically at the end. The result is versioned and read through
+``read_result`` only, which refuses a damaged or foreign file instead of showing it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from minigpt import guarded, paths
+from minigpt.errors import RunError
+from minigpt.runs.files import write_json_atomic
+from minigpt.runs.lock import is_locked
+
+RESULT_FORMAT, RESULT_VERSION = "minigpt-lab-result", 1
+RESULT_FILE = "result.json"
+JOBS = ("lora", "checkpointing")
+
+
+def job_dir(job: str, root: Path | str | None = None) -> Path:
+    if job not in JOBS:
+        raise RunError(f"no lab job called {job!r} (jobs: {', '.join(JOBS)})")
+    folder = Path(root) if root is not None else paths.user_data_dir() / "lab"
+    return folder / job
+
+
+def write_result(folder: Path, values: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    with guarded.disk_full_guard(f"the lab result in {folder}", "the measurement was not saved"):
+        write_json_atomic(folder / RESULT_FILE, {"format": RESULT_FORMAT, "format_version": RESULT_VERSION,
+                                                 **values})
+
+
+def read_result(folder: Path) -> dict | None:
+    """The job's result without the version fields; None when it has not finished yet. A file that
+    is not a result of this format (damaged, newer) raises RunError."""
+    path = folder / RESULT_FILE
+    if not path.exists():
+        return None
+    try:
+        raw = json.loads(guarded.read_text(path, guarded.SMALL_JSON_BYTES))
+    except (OSError, ValueError) as e:
+        raise RunError(f"{path}: unreadable lab result ({e})") from None
+    if not isinstance(raw, dict) or raw.get("format") != RESULT_FORMAT:
+        raise RunError(f"{path}: not a lab result")
+    if raw.get("format_version") != RESULT_VERSION:
+        raise RunError(f"{path}: lab result format {raw.get('format_version')!r:.20}, this minigpt reads "
+                       f"{RESULT_VERSION}")
+    return {k: v for k, v in raw.items() if k not in ("format", "format_version")}
+
+
+def is_running(folder: Path) -> bool:
+    return is_locked(folder)

@@ -1,0 +1,107 @@
+"""The lessons' lab jobs: the result file, the lock, the job's state, the CLI, the served limit and
+what the lesson shows before and after."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from minigpt import serving_policy as policy
+from minigpt.cli.main import main
+from minigpt.control import lab_jobs
+from minigpt.errors import RunBusyError, RunError
+from minigpt.runs.lab import job_dir, read_result, write_result
+from minigpt.runs.lock import RunLock
+from minigpt.spawn import process_start_time
+from minigpt.teaching.examples.catalog import render_example
+from minigpt.training.memory_bench import BenchConfig, measure
+
+TINY = BenchConfig(d_model=16, n_heads=2, n_layers=2, block_size=8, batch_size=4, repeats=1)
+
+
+@pytest.fixture
+def tiny_checkpointing(monkeypatch):
+    monkeypatch.setitem(lab_jobs.RUNNERS, "checkpointing", lambda progress: measure(TINY, progress))
+
+
+def test_a_result_round_trips_and_foreign_files_are_refused(tmp_path):
+    folder = tmp_path / "lab" / "lora"
+    assert read_result(folder) is None
+    write_result(folder, {"rows": [1, 2]})
+    assert read_result(folder) == {"rows": [1, 2]}
+    (folder / "result.json").write_text(json.dumps({"format": "minigpt-lab-result", "format_version": 9}))
+    with pytest.raises(RunError, match="format 9"):
+        read_result(folder)
+    (folder / "result.json").write_text("{not json")
+    with pytest.raises(RunError, match="unreadable"):
+        read_result(folder)
+    with pytest.raises(RunError, match="no lab job called 'x'"):
+        job_dir("x")
+
+
+def test_run_job_saves_its_result_and_a_second_run_is_refused(tiny_checkpointing):
+    assert lab_jobs.job_state("checkpointing") == "not run"
+    job_dir("checkpointing").mkdir(parents=True)
+    with RunLock(job_dir("checkpointing")):
+        assert lab_jobs.job_state("checkpointing") == "running"
+        with pytest.raises(RunBusyError):
+            lab_jobs.run_job("checkpointing", progress=lambda line: None)
+    result = lab_jobs.run_job("checkpointing", progress=lambda line: None)
+    assert result["peak_bytes"]["on"] < result["peak_bytes"]["off"]
+    assert lab_jobs.job_state("checkpointing") == "done"
+    assert read_result(job_dir("checkpointing"))["config"]["n_layers"] == 2
+
+
+def test_the_lesson_says_how_to_start_a_job_then_shows_its_result(tiny_checkpointing):
+    assert "minigpt lab run checkpointing" in render_example("checkpointing.lab")
+    lab_jobs.run_job("checkpointing", progress=lambda line: None)
+    shown = render_example("checkpointing.lab")
+    assert "| off |" in shown and "2 layers of width 16" in shown
+
+
+def test_the_lora_result_as_the_lesson_shows_it():
+    write_result(job_dir("lora"), {
+        "settings": {"letter": "k", "steps": 3, "batch_size": 4, "alpha": 8.0},
+        "n_train": 10, "n_test": 2, "total_parameters": 100, "load_average": 1.0,
+        "rows": [{"method": "base model", "trainable": 0, "letter_loss": 2.0, "all_loss": 2.0, "seconds": 0.0},
+                 {"method": "LoRA r=1", "trainable": 4096, "letter_loss": 1.5, "all_loss": 2.5, "seconds": 3.0}],
+        "merge": {"rank": 1, "max_logit_difference": 1e-6}})
+    shown = render_example("lora.lab")
+    assert "| LoRA r=1 | 4,096 | 1.5000 | 2.5000 | 3 s |" in shown and "K names" in shown
+
+
+def test_the_cli_runs_and_shows_a_job(tiny_checkpointing):
+    runner = CliRunner()
+    before = runner.invoke(main, ["lab", "show", "checkpointing"])
+    assert before.exit_code != 0 and "has not finished yet" in before.output
+    ran = runner.invoke(main, ["lab", "run", "checkpointing"])
+    assert ran.exit_code == 0 and "done in" in ran.output
+    shown = runner.invoke(main, ["lab", "show", "checkpointing"])
+    assert shown.exit_code == 0 and json.loads(shown.output)["job"] == "checkpointing"
+
+
+def test_a_live_lab_job_takes_a_served_training_slot(monkeypatch, tmp_path):
+    monkeypatch.setenv(policy.ENV_SERVED, "1")
+    monkeypatch.setenv(policy.ENV_STATE_DIR, str(tmp_path / "serve-state"))
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        folder = job_dir("lora")
+        folder.mkdir(parents=True)
+        (folder / lab_jobs.LAUNCH_FILE).write_text(json.dumps(
+            {"pid": sleeper.pid, "pid_start": process_start_time(sleeper.pid)}))
+        assert lab_jobs.is_live(folder) and lab_jobs.job_state("lora") == "running"
+        with policy.training_slot() as register:
+            register(folder)
+        with pytest.raises(policy.TrainingLimitReached):
+            with policy.training_slot():
+                pass
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert not lab_jobs.is_live(folder)
+    with policy.training_slot():
+        pass  # the slot is free again once the job is gone
