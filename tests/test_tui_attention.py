@@ -244,3 +244,61 @@ async def test_trained_heads_follow_a_live_run(app, tmp_path):
                 break
         assert scr.reloads >= 2  # (a save may touch the folder twice: one more reload, same model)
         assert torch.allclose(torch.tensor(scr.maps, dtype=torch.float64), want.double(), atol=1e-6)
+
+
+async def _wait_message(pilot, screen, words: str) -> str:
+    for _ in range(300):
+        await pilot.pause(0.05)
+        text = _text(screen.query_one("#att-message"))
+        if words in text:
+            return text
+    raise AssertionError(f"{words!r} never showed; the message reads {text!r}")
+
+
+async def test_the_stepper_steps_through_a_trained_models_layer(app, tmp_path):
+    """c lists the shipped MiniGPT first; its layer 2 on 'ana' is what that model computes; a
+    damaged checkpoint and a model the stepper cannot show get a message and change nothing."""
+    from minigpt import paths
+    from minigpt.checkpoint import load_checkpoint, save_checkpoint
+    from minigpt.data import Vocab
+    from minigpt.models.gpt import MiniGPT
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        scr = await _open_stepper(pilot)
+        await pilot.press("c")
+        picker = app.screen
+        assert picker.rows[0][1] == paths.checkpoints_dir() / "default"  # the shipped default first
+        await pilot.press("enter")  # the highlighted first row
+        assert scr.input_mode == "model"
+        scr.query_one("#att-input").value = "ana 2"
+        await pilot.press("enter")
+        await _wait_message(pilot, scr, "that model's own numbers")
+        shipped = load_checkpoint(paths.checkpoints_dir() / "default")
+        want = shipped.model.attention_maps(torch.tensor([[0, 1, 14, 1]]))[1]
+        assert scr.state.tokens == [".", "a", "n", "a"] and scr.state.name == "ana · layer 2/4"
+        for head in range(4):
+            assert torch.allclose(scr.mh.heads[head].weights, want[head].double(), atol=1e-5)
+        await _go(pilot, scr, "qkv")  # 64 dimensions and the bias's 1: the products cut short
+        assert "Q[0,0] = x₀·W_Q[:,0] = " in _text(scr.query_one("#att-explain"))
+        assert "… 60 more …" in _text(scr.query_one("#att-explain"))
+        await _go(pilot, scr, "weights")
+        cur = scr.query_one("#att-current", MatrixView)
+        assert cur.cell_text(3, 1) == f"{want[0, 3, 1].item():.3f}"
+        from tests.screen_checks import all_problems
+        await pilot.pause(0.3)
+        assert all_problems(app) == []
+
+        broken = tmp_path / "broken"
+        broken.mkdir()
+        (broken / "config.json").write_text("{not json")
+        torch.manual_seed(0)
+        rope = save_checkpoint(tmp_path / "rope", MiniGPT(GPTConfig(vocab_size=27, block_size=16, d_model=8,
+                                                                    n_heads=2, n_layers=1, pos_encoding="rope")),
+                               Vocab(tuple(".abcdefghijklmnopqrstuvwxyz")))
+        for path, words in ((broken, "config.json"), (rope, "RoPE")):
+            await pilot.press("c")
+            app.screen.dismiss(path)
+            await pilot.pause()
+            await pilot.press("enter")  # "ana 2" again
+            text = await _wait_message(pilot, scr, words)
+            assert "✗" in text and scr.state.name == "ana · layer 2/4"  # the loaded layer stays
