@@ -302,3 +302,39 @@ async def test_the_stepper_steps_through_a_trained_models_layer(app, tmp_path):
             await pilot.press("enter")  # "ana 2" again
             text = await _wait_message(pilot, scr, words)
             assert "✗" in text and scr.state.name == "ana · layer 2/4"  # the loaded layer stays
+
+
+async def test_the_parameter_counter_loads_a_checkpoints_shape(app, tmp_path):
+    """ctrl+l fills the counter from a checkpoint: the shipped model's 204,544, equal to the numbers
+    its weights file holds; a snapshot of a grouped-query model keeps its narrower K and V."""
+    from minigpt.checkpoint import save_checkpoint
+    from minigpt.data import Vocab
+    from minigpt.models.gpt import MiniGPT
+    from tui import navigation
+
+    torch.manual_seed(0)
+    gqa = MiniGPT(GPTConfig(vocab_size=27, block_size=16, d_model=16, n_heads=4, n_kv_heads=2, n_layers=2,
+                            norm="rmsnorm", pos_encoding="sinusoidal"))
+    path = save_checkpoint(tmp_path / "runs" / "r" / "snapshots" / "step-00000200", gqa,
+                           Vocab(tuple(".abcdefghijklmnopqrstuvwxyz")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        scr = navigation.open_screen(app, "explorer.params")
+        await pilot.pause()
+        for pick, total in ((None, 204_544), (path, sum(p.numel() for p in gqa.parameters()))):
+            await pilot.press("ctrl+l")
+            if pick is None:
+                await pilot.press("enter")  # the shipped default, listed first
+            else:
+                app.screen.dismiss(pick)
+            for _ in range(200):
+                await pilot.pause(0.05)
+                text = _text(scr.query_one("#p-total"))
+                if f"holds {total:,} learned numbers  ✓ equal" in text and f"real model[/b] {total:,}" in text:
+                    break
+            assert f"holds {total:,} learned numbers  ✓ equal" in text, (text, _text(scr.query_one("#p-error")), scr.loaded)
+        assert scr.config().n_kv_heads == 2 and scr.query_one("#p-d_model").value == "16"
+        scr.query_one("#p-n_layers").value = "3"  # a shape of its own: the file's line goes
+        await pilot.pause()
+        assert "holds" not in _text(scr.query_one("#p-total"))
+        from tests.screen_checks import all_problems
+        assert all_problems(app) == []
