@@ -194,7 +194,9 @@ class TrainedAttentionScreen(Screen):
         self.maps, self.labels = maps, labels
         cfg = self.checkpoint.model_config
         where = f"⏪ step {self.scrub_step} ([ ] steps, past the last: latest) · " if self.scrub_step is not None else ""
-        self.status(f"{where}{cfg.n_layers} layers × {cfg.n_heads} heads on {''.join(labels)!r} "
+        layers, heads = (f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((cfg.n_layers, "layer"),
+                                                                            (cfg.n_heads, "head")))
+        self.status(f"{where}{layers} × {heads} on {''.join(labels)!r} "
                     f"(rows: query, columns: key) · arrows pick a head, enter focuses it, "
                     f"n edits the name")
         self.query_one(AttentionGrid).set_maps(maps)

@@ -209,7 +209,7 @@ class TrainingScreen(Screen):
         """The trained-heads view of this run at the step every view shows; scrubbing there
         moves this panel too (the step comes back when the view closes)."""
         run_dir = self.panel.run_dir
-        if run_dir is None or not rc.has_checkpoint(run_dir):
+        if run_dir is None or (self.panel.scrub_step is None and not rc.has_checkpoint(run_dir)):
             self.notify("No checkpoint yet: the first evaluation saves one", severity="warning")
             return
 
