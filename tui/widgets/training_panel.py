@@ -156,7 +156,7 @@ class RunPanel(Vertical):
         chart.set_reference("bigram", info.bigram_loss, f"bigram {info.bigram_loss:.2f}" if info.bigram_loss else "")
         best = info.best_val
         if best is None:
-            text = "[dim]loss in nats; perplexity and bits per character after the first evaluation[/dim]"
+            text = "[dim]loss in nats; perplexity and bits/char after the first evaluation[/dim]"
         else:
             ppl, bits = insight.loss_units(best)
             text = f"best val {best:.3f} nats = ppl {ppl:.2f} = {bits:.2f} bits/char"
