@@ -1,5 +1,6 @@
 """The training panel's inside views in a browser: a finished tiny run's surprise shading, layer
-health, the step scrubber and the attention at a scrubbed step, drawn through ``minigpt serve``.
+health, the step scrubber, the attention at a scrubbed step and seed groups' bands, drawn through
+``minigpt serve``.
 
 The run folder is written as a trainer writes it (status, metrics, surprise.jsonl, layers.jsonl)
 with one real snapshot, so nothing trains here."""
@@ -16,6 +17,7 @@ from minigpt.models.gpt import MiniGPT
 from minigpt.runs.snapshots import snapshot_path
 from tests.browser.harness import TutorPage
 from tests.run_fixtures import write_run
+from tests.test_experiments_groups import grouped_run
 from tests.test_tui_training_inside import write_insight
 
 pytestmark = pytest.mark.slow
@@ -30,8 +32,9 @@ def test_a_finished_runs_inside_views_draw_in_the_browser(browser, served):
     tab = TutorPage(browser, served.url)
     try:
         tab.open()
+        tab.wait_for_text("Lessons read", timeout=30)  # home drawn whole: its keys are live
         tab.press("t")
-        tab.wait_for_text("New training run")
+        tab.wait_for_text("New training run", timeout=45)  # (the training screen's first import, under load)
         tab.press("Control+o")  # the runs list: the only run is highlighted
         tab.wait_for_text("20260105-100000")
         tab.press("Enter")
@@ -50,5 +53,17 @@ def test_a_finished_runs_inside_views_draw_in_the_browser(browser, served):
         heads = tab.wait_for_text("⏪ step 200", "1 layer × 2 heads", timeout=30)
         assert "'.emma'" in heads
         tab.screenshot("inside-attention-at-step")
+
+        # Seed groups: the compare view draws each as a band and tests the difference.
+        for seed, (a, b) in zip((1, 2, 3), ((2.00, 2.10), (2.02, 2.13), (2.04, 2.13)), strict=True):
+            grouped_run(served.data_dir / "runs", f"a{seed}", "lr 5e-3 ×3", seed, a)
+            grouped_run(served.data_dir / "runs", f"b{seed}", "lr 1e-2 ×3", seed, b)
+        tab.press("Escape")
+        tab.wait_for_text("⏪ step 200 · every view at that step")
+        tab.press("v")
+        tab.wait_for_text("Compare")
+        tab.press("g")
+        tab.wait_for_text("3 seeds · mean ± sd", "(paired", "real difference", timeout=30)
+        tab.screenshot("inside-seed-bands")
     finally:
         tab.close()
