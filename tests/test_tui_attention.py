@@ -212,6 +212,11 @@ async def test_trained_attention_grid_and_focused_head(app, tmp_path):
         scr.query_one("#tr-name").value = "an7"
         await pilot.pause()
         assert "not in the model's vocabulary" in _text(scr.query_one("#tr-status"))
+        await pilot.press("[")  # a checkpoint outside a run has no snapshots: a warning, nothing moves
+        assert scr.scrub_step is None
+        await pilot.press("escape", "escape")  # the focused head, then the view (opened with no callback)
+        await pilot.pause()
+        assert app.screen is not scr
 
 
 async def test_trained_heads_follow_a_live_run(app, tmp_path):
