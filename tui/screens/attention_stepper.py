@@ -363,14 +363,14 @@ class AttentionStepperScreen(Screen):
         except (CheckpointError, ValueError) as e:  # a damaged folder, a model it cannot show, a bad name
             self.app.call_from_thread(self.message, str(e), True)
             return
-        self.app.call_from_thread(self._model_loaded, state, path)
+        self.app.call_from_thread(self._model_loaded, state)
 
-    def _model_loaded(self, state, path) -> None:
+    def _model_loaded(self, state) -> None:
         self.state = state
         self.stage_index = min(self.stage_index, len(self.stages) - 1)
         self.head = 0
-        self.message(f"{state.name} of {path}: every stage is that model's own numbers (X ends in a 1 "
-                     f"column when W holds a bias row; the output leaves out b_O) · [ ] back to the presets")
+        bias = " (X's last column of 1s carries the biases; b_O is left out)" if state.dim_labels[-1] == "1" else ""
+        self.message(f"{state.name}: that model's own numbers{bias} · [ ] presets")
         self.recompute()
 
     def action_explorers(self) -> None:
