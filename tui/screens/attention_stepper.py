@@ -133,7 +133,8 @@ class AttentionStepperScreen(Screen):
     # -- drawing ----------------------------------------------------------------------------------
     def refresh_all(self) -> None:
         st = self.state
-        seed = "" if st.seed is not None else " (fixed)"  # a random preset's name carries its seed
+        # A random preset's name carries its seed; a trained model's layer is not a preset.
+        seed = "" if st.seed is not None or st.dim_labels else " (fixed)"
         bugs = ", ".join(str(BUG_ORDER.index(b) + 1) for b in BUG_ORDER if b in st.bugs) or "none"
         head = f" · head {self.head + 1}/{st.n_heads} (h)" if st.multi_head else ""
         self._show("#att-status",
