@@ -95,3 +95,22 @@ def test_a_runs_snapshot_is_the_model_at_that_step(tmp_path):
     if best.state["step"] == 40:
         for (n, a), (_, b) in zip(final.model.state_dict().items(), best.model.state_dict().items(), strict=True):
             assert torch.equal(a, b), n
+
+
+def test_scrub_target_steps_back_from_live_and_on_to_live():
+    steps = [10, 14, 20, 28]
+    assert snapshots.scrub_target(steps, None, -1) == 28  # back from live: the newest snapshot
+    assert snapshots.scrub_target(steps, None, 1) is None  # on from live: still live
+    assert snapshots.scrub_target(steps, 20, -1) == 14 and snapshots.scrub_target(steps, 20, 1) == 28
+    assert snapshots.scrub_target(steps, 10, -1) == 10  # the first stays
+    assert snapshots.scrub_target(steps, 28, 1) is None  # past the newest: live
+    assert snapshots.scrub_target(steps, 17, -1) == 14  # a step thinned away meanwhile
+    assert snapshots.scrub_target([], 17, -1) is None and snapshots.scrub_target([], None, -1) is None
+
+
+def test_run_of_checkpoint_names_the_run_and_step(tmp_path):
+    run = tmp_path / "runs" / "r"
+    assert snapshots.run_of_checkpoint(run / "checkpoint") == (run, None)
+    assert snapshots.run_of_checkpoint(snapshots.snapshot_path(run, 200)) == (run, 200)
+    assert snapshots.run_of_checkpoint(tmp_path / "checkpoints" / "default") is None
+    assert snapshots.run_of_checkpoint(tmp_path / "step-00000200") is None  # not in a snapshots folder

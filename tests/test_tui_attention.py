@@ -212,6 +212,11 @@ async def test_trained_attention_grid_and_focused_head(app, tmp_path):
         scr.query_one("#tr-name").value = "an7"
         await pilot.pause()
         assert "not in the model's vocabulary" in _text(scr.query_one("#tr-status"))
+        await pilot.press("[")  # a checkpoint outside a run has no snapshots: a warning, nothing moves
+        assert scr.scrub_step is None
+        await pilot.press("escape", "escape")  # the focused head, then the view (opened with no callback)
+        await pilot.pause()
+        assert app.screen is not scr
 
 
 async def test_trained_heads_follow_a_live_run(app, tmp_path):
@@ -244,3 +249,97 @@ async def test_trained_heads_follow_a_live_run(app, tmp_path):
                 break
         assert scr.reloads >= 2  # (a save may touch the folder twice: one more reload, same model)
         assert torch.allclose(torch.tensor(scr.maps, dtype=torch.float64), want.double(), atol=1e-6)
+
+
+async def _wait_message(pilot, screen, words: str) -> str:
+    for _ in range(300):
+        await pilot.pause(0.05)
+        text = _text(screen.query_one("#att-message"))
+        if words in text:
+            return text
+    raise AssertionError(f"{words!r} never showed; the message reads {text!r}")
+
+
+async def test_the_stepper_steps_through_a_trained_models_layer(app, tmp_path):
+    """c lists the shipped MiniGPT first; its layer 2 on 'ana' is what that model computes; a
+    damaged checkpoint and a model the stepper cannot show get a message and change nothing."""
+    from minigpt import paths
+    from minigpt.checkpoint import load_checkpoint, save_checkpoint
+    from minigpt.data import Vocab
+    from minigpt.models.gpt import MiniGPT
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        scr = await _open_stepper(pilot)
+        await pilot.press("c")
+        picker = app.screen
+        assert picker.rows[0][1] == paths.checkpoints_dir() / "default"  # the shipped default first
+        await pilot.press("enter")  # the highlighted first row
+        assert scr.input_mode == "model"
+        scr.query_one("#att-input").value = "ana 2"
+        await pilot.press("enter")
+        await _wait_message(pilot, scr, "that model's own numbers")
+        shipped = load_checkpoint(paths.checkpoints_dir() / "default")
+        want = shipped.model.attention_maps(torch.tensor([[0, 1, 14, 1]]))[1]
+        assert scr.state.tokens == [".", "a", "n", "a"] and scr.state.name == "ana · layer 2/4"
+        for head in range(4):
+            assert torch.allclose(scr.mh.heads[head].weights, want[head].double(), atol=1e-5)
+        await _go(pilot, scr, "qkv")  # 64 dimensions and the bias's 1: the products cut short
+        assert "Q[0,0] = x₀·W_Q[:,0] = " in _text(scr.query_one("#att-explain"))
+        assert "… 60 more …" in _text(scr.query_one("#att-explain"))
+        await _go(pilot, scr, "weights")
+        cur = scr.query_one("#att-current", MatrixView)
+        assert cur.cell_text(3, 1) == f"{want[0, 3, 1].item():.3f}"
+        from tests.screen_checks import all_problems
+        await pilot.pause(0.3)
+        assert all_problems(app) == []
+
+        broken = tmp_path / "broken"
+        broken.mkdir()
+        (broken / "config.json").write_text("{not json")
+        torch.manual_seed(0)
+        rope = save_checkpoint(tmp_path / "rope", MiniGPT(GPTConfig(vocab_size=27, block_size=16, d_model=8,
+                                                                    n_heads=2, n_layers=1, pos_encoding="rope")),
+                               Vocab(tuple(".abcdefghijklmnopqrstuvwxyz")))
+        for path, words in ((broken, "config.json"), (rope, "RoPE")):
+            await pilot.press("c")
+            app.screen.dismiss(path)
+            await pilot.pause()
+            await pilot.press("enter")  # "ana 2" again
+            text = await _wait_message(pilot, scr, words)
+            assert "✗" in text and scr.state.name == "ana · layer 2/4"  # the loaded layer stays
+
+
+async def test_the_parameter_counter_loads_a_checkpoints_shape(app, tmp_path):
+    """ctrl+l fills the counter from a checkpoint: the shipped model's 204,544, equal to the numbers
+    its weights file holds; a snapshot of a grouped-query model keeps its narrower K and V."""
+    from minigpt.checkpoint import save_checkpoint
+    from minigpt.data import Vocab
+    from minigpt.models.gpt import MiniGPT
+    from tui import navigation
+
+    torch.manual_seed(0)
+    gqa = MiniGPT(GPTConfig(vocab_size=27, block_size=16, d_model=16, n_heads=4, n_kv_heads=2, n_layers=2,
+                            norm="rmsnorm", pos_encoding="sinusoidal"))
+    path = save_checkpoint(tmp_path / "runs" / "r" / "snapshots" / "step-00000200", gqa,
+                           Vocab(tuple(".abcdefghijklmnopqrstuvwxyz")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        scr = navigation.open_screen(app, "explorer.params")
+        await pilot.pause()
+        for pick, total in ((None, 204_544), (path, sum(p.numel() for p in gqa.parameters()))):
+            await pilot.press("ctrl+l")
+            if pick is None:
+                await pilot.press("enter")  # the shipped default, listed first
+            else:
+                app.screen.dismiss(pick)
+            for _ in range(200):
+                await pilot.pause(0.05)
+                text = _text(scr.query_one("#p-total"))
+                if f"holds {total:,} learned numbers  ✓ equal" in text and f"real model[/b] {total:,}" in text:
+                    break
+            assert f"holds {total:,} learned numbers  ✓ equal" in text, (text, _text(scr.query_one("#p-error")), scr.loaded)
+        assert scr.config().n_kv_heads == 2 and scr.query_one("#p-d_model").value == "16"
+        scr.query_one("#p-n_layers").value = "3"  # a shape of its own: the file's line goes
+        await pilot.pause()
+        assert "holds" not in _text(scr.query_one("#p-total"))
+        from tests.screen_checks import all_problems
+        assert all_problems(app) == []

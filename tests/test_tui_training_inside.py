@@ -124,3 +124,37 @@ async def test_the_step_scrubber_moves_every_view_to_a_snapshot(tmp_path, make_a
         assert all_problems(app) == []
         await pilot.press("]", "]")
         assert panel.scrub_step is None and panel.query_one("#loss-chart").marker_step is None
+
+        # a: the trained heads at the step shown, from that step's snapshot; [ there moves both
+        await pilot.press("[", "[")
+        assert panel.scrub_step == 28
+        await pilot.press("a")
+        heads = app.screen
+        assert navigation.is_screen(heads, "explorer.trained")
+        await _wait_for_maps(pilot, heads, snapshots.snapshot_path(run, 28), "ana")
+        assert "⏪ step 28" in str(heads.query_one("#tr-status").render())
+        assert all_problems(app) == []
+        await pilot.press("[")
+        await _wait_for_maps(pilot, heads, snapshots.snapshot_path(run, 20), "ana")
+        await pilot.press("escape")
+        assert app.screen.panel is panel and panel.scrub_step == 20
+        assert panel.query_one("#loss-chart").marker_step == 20
+
+
+async def _wait_for_maps(pilot, screen, checkpoint_path, name):
+    """Wait until ``screen`` shows the attention maps of the checkpoint at ``checkpoint_path``
+    on ``name`` (what that checkpoint's own model computes)."""
+    import torch
+
+    from minigpt.checkpoint import load_checkpoint
+
+    ckpt = load_checkpoint(checkpoint_path)
+    ids = [0] + ckpt.vocab.encode(name)
+    want = ckpt.model.attention_maps(torch.tensor([ids])).double()
+    screen.query_one("#tr-name").value = name
+    for _ in range(200):
+        await pilot.pause(0.05)
+        if screen.maps is not None and torch.allclose(torch.tensor(screen.maps, dtype=torch.float64), want,
+                                                      atol=1e-6):
+            return
+    raise AssertionError(f"the heads of {checkpoint_path} never showed")

@@ -17,6 +17,8 @@ import math
 import re
 from pathlib import Path
 
+from minigpt.runs.files import BEST_DIR
+
 SNAPSHOT_DIR = "snapshots"
 MAX_SNAPSHOTS = 64
 MAX_SNAPSHOT_BYTES = 64 << 20  # all snapshots of a run together (the default model's is ~0.8 MB)
@@ -77,3 +79,29 @@ def folder_bytes(path: Path) -> int:
         return sum(f.stat().st_size for f in path.iterdir() if f.is_file())
     except OSError:
         return 0
+
+
+def scrub_target(steps: list[int], current: int | None, direction: int) -> int | None:
+    """Where the scrubber goes from ``current`` (None: live, the latest model) one snapshot back
+    (``direction`` < 0) or on (> 0) among ``steps`` (ascending): back from live is the newest
+    snapshot, back from the first stays there, on past the newest is live again (None)."""
+    if current is None:
+        return steps[-1] if direction < 0 and steps else None
+    if direction < 0:
+        earlier = [s for s in steps if s < current]
+        return earlier[-1] if earlier else (steps[0] if steps else None)
+    later = [s for s in steps if s > current]
+    return later[0] if later else None
+
+
+
+def run_of_checkpoint(path: Path | str) -> tuple[Path, int | None] | None:
+    """(the run folder, the snapshot's step or None for the kept checkpoint) when ``path`` is a
+    run's checkpoint or one of its snapshots; None for any other folder (a shipped model)."""
+    path = Path(path)
+    if path.name == BEST_DIR:
+        return path.parent, None
+    match = _NAME.match(path.name)
+    if match and path.parent.name == SNAPSHOT_DIR:
+        return path.parent.parent, int(match.group(1))
+    return None

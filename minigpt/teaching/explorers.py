@@ -69,3 +69,22 @@ def name_ids(vocab, name: str, block_size: int) -> tuple[list[int], list[str]]:
     if len(ids) > block_size:
         raise ValueError(f"the model reads at most {block_size - 1} characters; {name!r} has {len(name)}")
     return ids, [vocab.chars[0]] + list(name)
+
+
+def checkpoint_numbers(path) -> tuple[object, int]:
+    """A MiniGPT checkpoint's model config and how many learned numbers its weights file holds
+    (read from the safetensors header, nothing loaded; fixed buffers such as a sinusoidal table are
+    not learned and not counted). CheckpointError for a damaged folder or another kind of model."""
+    from minigpt.checkpoint import WEIGHTS, read_checkpoint_meta
+    from minigpt.errors import CheckpointError
+    from minigpt.models.gpt import MiniGPT
+    from minigpt.safetensors_header import read_header
+
+    meta = read_checkpoint_meta(path)
+    if meta.kind != "gpt":
+        raise CheckpointError(f"{path} is a {meta.kind} model: the counter counts MiniGPTs")
+    header = read_header(meta.path / WEIGHTS)
+    with torch.device("meta"):
+        model = MiniGPT(meta.model_config)
+    learned = {name for name, _ in model.named_parameters(remove_duplicate=False)}
+    return meta.model_config, sum(math.prod(e["shape"]) for name, e in header.items() if name in learned)

@@ -48,6 +48,7 @@ class StepperState:
     seed: int | None = None
     causal: bool = False
     bugs: set[str] = field(default_factory=set)
+    dim_labels: list[str] | None = None  # X's columns (a trained model's folded bias reads "1")
 
     @classmethod
     def from_preset(cls, p: Preset) -> StepperState:
@@ -107,7 +108,7 @@ class _View:
         self.state, self.mh, self.head = state, mh, head
         self.toks = state.tokens
         d = len(state.X[0])
-        self.dims = [f"d{j}" for j in range(d)]
+        self.dims = state.dim_labels or [f"d{j}" for j in range(d)]
         self.tr = mh.heads[head]
         dh = self.tr.Q.shape[1]
         self.hd = [f"d{head * dh + j}" for j in range(dh)]
@@ -201,8 +202,12 @@ def term(v: float) -> str:
     return s + "0" if s.endswith(".") else s
 
 
-def _dot(a, b) -> str:
-    return " + ".join(f"{term(x)}×{term(y)}" for x, y in zip(a.tolist(), b.tolist()))
+def _dot(a, b, most: int = 8) -> str:
+    """a·b as its products; a long one (a trained model's 64 dimensions) as its first and last few."""
+    products = [f"{term(x)}×{term(y)}" for x, y in zip(a.tolist(), b.tolist())]
+    if len(products) > most:
+        products = [*products[:3], f"… {len(products) - 5} more …", *products[-2:]]
+    return " + ".join(products)
 
 
 def explain_cell(state: StepperState, mh: MultiHeadTrace, stage: str, panel: str, i: int, j: int,

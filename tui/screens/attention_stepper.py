@@ -3,7 +3,9 @@
 The screen only displays: ``minigpt.teaching.stepper.StepperState`` holds the inputs, ``compute`` runs
 ``minigpt.teaching.attention``, ``stage_panels`` says what each stage shows and ``explain_cell`` writes the
 selected cell out term by term. The current stage sits beside the previous one (stacked, with
-2-decimal cells, when the terminal is too narrow).
+2-decimal cells, when the terminal is too narrow). c loads one layer of a trained model instead
+(the shipped MiniGPT, a run's checkpoint or one of its snapshots) on a typed name:
+``minigpt.teaching.trained_stepper`` builds the same inputs from the model's own weights.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
 from minigpt import paths
+from minigpt.errors import CheckpointError
 from minigpt.teaching.attention import BUGS, check_trace
 from minigpt.teaching.stepper import (
     BUG_ORDER,
@@ -32,8 +35,12 @@ from minigpt.teaching.stepper import (
     stage_panels,
     stages_for,
 )
+from minigpt.teaching.trained_stepper import parse_name_layer, parse_shape
+from minigpt.text import markup_escape
 from tui import navigation
+from tui.widgets.checkpoint_picker import CheckpointPicker
 from tui.widgets.matrix_view import MatrixView
+from tui.workers import background
 
 PRESET_NAMES = ("the cat sat down", "five tokens, d=4", "random")
 CHECK_GLYPH = {"ok": "[b $success]✓[/]", "fail": "[b $error]✗[/]", "skipped": "[$text-muted]–[/]"}
@@ -55,7 +62,8 @@ class AttentionStepperScreen(Screen):
         Binding("h", "next_head", "Next head", show=False),
         Binding("k", "toggle_predict", "Predict", show=True),
         Binding("x", "export", "Export", show=False),
-        Binding("o", "explorers", "Explore", show=True),
+        Binding("o", "explorers", "Explore", show=False),  # (help and the palette list it: c Model took its room)
+        Binding("c", "model", "Model", show=True),
         Binding("left_square_bracket", "preset(-1)", "Prev preset", show=False, key_display="["),
         Binding("right_square_bracket", "preset(1)", "Next preset", show=False, key_display="]"),
         Binding("r", "reseed", "New random seed", show=False),
@@ -78,6 +86,8 @@ class AttentionStepperScreen(Screen):
         self.input_mode = ""  # "" | "edit" | "predict" | "shape"
         self._shown: dict[str, str] = {}  # what each line shows (see _show)
         self.mh = self.state.compute()
+        self.model_path = None  # the checkpoint picked with c (its name and layer typed next)
+        self.model_text = "emma 1"
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -123,7 +133,8 @@ class AttentionStepperScreen(Screen):
     # -- drawing ----------------------------------------------------------------------------------
     def refresh_all(self) -> None:
         st = self.state
-        seed = "" if st.seed is not None else " (fixed)"  # a random preset's name carries its seed
+        # A random preset's name carries its seed; a trained model's layer is not a preset.
+        seed = "" if st.seed is not None or st.dim_labels else " (fixed)"
         bugs = ", ".join(str(BUG_ORDER.index(b) + 1) for b in BUG_ORDER if b in st.bugs) or "none"
         head = f" · head {self.head + 1}/{st.n_heads} (h)" if st.multi_head else ""
         self._show("#att-status",
@@ -223,7 +234,7 @@ class AttentionStepperScreen(Screen):
 
     def message(self, text: str, error: bool = False) -> None:
         self._show("#att-message",
-            f"[b $error]✗ {text}[/]" if error else text.replace("[", "\\["))
+            f"[b $error]✗ {markup_escape(text)}[/]" if error else text.replace("[", "\\["))
 
     # -- actions ----------------------------------------------------------------------------------
     def action_back(self) -> None:
@@ -332,6 +343,37 @@ class AttentionStepperScreen(Screen):
         self.last_export = folder / stem
         self.message(f"Saved {folder / stem}.md and .csv; Markdown copied (OSC 52, where supported)")
 
+    def action_model(self) -> None:
+        """Pick a trained model (the shipped one first), then type a name and a layer."""
+        self.close_input(reveal=False)
+
+        def picked(path) -> None:
+            if path is not None:
+                self.model_path = path
+                self.open_input("model", "a name (up to 7 letters) and a layer, e.g. emma 1", self.model_text)
+
+        self.app.push_screen(CheckpointPicker("Step through a trained model's attention"), picked)
+
+    @background(thread=True, exclusive=True, group="model")
+    def load_model(self, path, name: str, layer: int) -> None:
+        from minigpt.checkpoint import load_checkpoint
+        from minigpt.teaching.trained_stepper import trained_state
+
+        try:
+            state = trained_state(load_checkpoint(path), name, layer - 1)
+        except (CheckpointError, ValueError) as e:  # a damaged folder, a model it cannot show, a bad name
+            self.app.call_from_thread(self.message, str(e), True)
+            return
+        self.app.call_from_thread(self._model_loaded, state)
+
+    def _model_loaded(self, state) -> None:
+        self.state = state
+        self.stage_index = min(self.stage_index, len(self.stages) - 1)
+        self.head = 0
+        bias = " (X's last column of 1s carries the biases; b_O is left out)" if state.dim_labels[-1] == "1" else ""
+        self.message(f"{state.name}: that model's own numbers{bias} · [ ] presets")
+        self.recompute()
+
     def action_explorers(self) -> None:
         navigation.open_screen(self.app, "explorer_menu")
 
@@ -341,7 +383,7 @@ class AttentionStepperScreen(Screen):
         box = self.query_one("#att-input", Input)
         box.placeholder, box.value, box.display = placeholder, value, True
         box.border_title = {"edit": "edit (enter saves, escape cancels)", "shape": "random shape",
-                            "predict": "your prediction"}[mode]
+                            "predict": "your prediction", "model": "name and layer"}[mode]
         box.focus()
 
     def close_input(self, reveal: bool) -> None:
@@ -366,10 +408,16 @@ class AttentionStepperScreen(Screen):
                 self.message(f"{cur.panel.name}[{i},{j}] = {parse_number(text):g}: every later stage recomputed")
                 self.recompute()
             elif mode == "shape":
-                shape = self._parse_shape(text)
+                shape = parse_shape(text)
                 self.shape, self.preset_index = shape, 2
                 self.close_input(reveal=False)
                 self.load_preset()
+            elif mode == "model":
+                name, layer = parse_name_layer(text)
+                self.model_text = text
+                self.close_input(reveal=False)
+                self.message(f"loading layer {layer} of {self.model_path} …")
+                self.load_model(self.model_path, name, layer)
             elif mode == "predict":
                 labels = self.query_one("#att-current", MatrixView).panel.col_labels
                 ok, verdict = check_answer(self.question, text, labels)
@@ -377,15 +425,3 @@ class AttentionStepperScreen(Screen):
                 self.message(("✓ " if ok else "✗ ") + verdict)
         except ValueError as e:
             self.message(str(e), error=True)  # the input stays open with the text kept
-
-    @staticmethod
-    def _parse_shape(text: str) -> tuple[int, int, int]:
-        parts = text.replace(",", " ").split()
-        if len(parts) != 3 or not all(p.isdigit() for p in parts):
-            raise ValueError("type three whole numbers: T d heads, e.g. 6 4 2")
-        T, d, h = map(int, parts)
-        if not (1 <= T <= 8 and 1 <= d <= 8):
-            raise ValueError(f"need 1 ≤ T ≤ 8 and 1 ≤ d ≤ 8 (got T={T}, d={d})")
-        if h < 1 or d % h:
-            raise ValueError(f"heads must divide d: {h} does not divide {d}")
-        return T, d, h

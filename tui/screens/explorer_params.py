@@ -1,7 +1,10 @@
 """Parameter counter: pick a MiniGPT shape, see each component's count, the real model's
-``sum(p.numel())`` and the 12·L·d² rule of thumb beside it."""
+``sum(p.numel())`` and the 12·L·d² rule of thumb beside it. ctrl+l loads a checkpoint's shape (the
+shipped model, a run's, a snapshot's) and says how many numbers its weights file really holds."""
 
 from __future__ import annotations
+
+import dataclasses
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -9,10 +12,12 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Label, Static
 
-from minigpt.errors import ConfigError
+from minigpt.errors import CheckpointError, ConfigError
 from minigpt.models.config import GPTConfig
-from minigpt.teaching.explorers import real_param_count
+from minigpt.teaching.explorers import checkpoint_numbers, real_param_count
 from minigpt.teaching.params import gpt_breakdown, gpt_total, rule_of_thumb
+from minigpt.text import markup_escape
+from tui.widgets.checkpoint_picker import CheckpointPicker
 from tui.workers import background
 
 FIELDS = (("d", "d_model", "64"), ("L", "n_layers", "4"), ("heads", "n_heads", "4"),
@@ -22,6 +27,7 @@ FIELDS = (("d", "d_model", "64"), ("L", "n_layers", "4"), ("heads", "n_heads", "
 class ParamsExplorerScreen(Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
                 Binding("g", "gpt2", "GPT-2 small", show=True),
+                Binding("ctrl+l", "model", "Model", show=True),  # (letters type into the fields)
                 Binding("ctrl+r", "count", "Recount", show=True)]
 
     def compose(self) -> ComposeResult:
@@ -40,6 +46,8 @@ class ParamsExplorerScreen(Screen):
             yield DataTable(id="p-table", cursor_type="row", zebra_stripes=True)
             yield Static(id="p-total", classes="explorer-text")
         yield Footer()
+
+    loaded = None  # (config, numbers in its weights file, folder) of the checkpoint loaded with c
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("component", "formula", "count")
@@ -66,10 +74,40 @@ class ParamsExplorerScreen(Screen):
             if not text.isdigit():
                 raise ConfigError(f"{label} must be a positive whole number, got {text!r}")
             values[name] = int(text)
-        return GPTConfig(**values, tie_weights=self.query_one("#p-tie", Checkbox).value,
-                         bias=self.query_one("#p-bias", Checkbox).value)
+        values.update(tie_weights=self.query_one("#p-tie", Checkbox).value, bias=self.query_one("#p-bias", Checkbox).value)
+        if self.loaded is not None:  # a checkpoint's other options (norm, GQA, FFN, positions) stay
+            return dataclasses.replace(self.loaded[0], **values)
+        return GPTConfig(**values)
+
+    def action_model(self) -> None:
+        """Fill the fields from a checkpoint (the shipped default listed first)."""
+        def picked(path) -> None:
+            if path is not None:
+                self.load_model(path)
+
+        self.app.push_screen(CheckpointPicker("Count a trained model's parameters"), picked)
+
+    @background(thread=True, exclusive=True, group="model")
+    def load_model(self, path) -> None:
+        try:
+            cfg, numbers = checkpoint_numbers(path)
+        except CheckpointError as e:
+            self.app.call_from_thread(self.query_one("#p-error", Static).update, f"✗ {markup_escape(e)}")
+            return
+        self.app.call_from_thread(self._model_loaded, cfg, numbers, path)
+
+    def _model_loaded(self, cfg: GPTConfig, numbers: int, path) -> None:
+        self.loaded = (cfg, numbers, path)
+        with self.prevent(Input.Changed, Checkbox.Changed):
+            for _, name, _ in FIELDS:
+                self.query_one(f"#p-{name}", Input).value = str(getattr(cfg, name))
+            self.query_one("#p-tie", Checkbox).value = cfg.tie_weights
+            self.query_one("#p-bias", Checkbox).value = cfg.bias
+        self._label_checkboxes()
+        self.action_count()
 
     def action_gpt2(self) -> None:
+        self.loaded = None
         for (_, name, _), v in zip(FIELDS, ("768", "12", "12", "50257", "1024")):
             self.query_one(f"#p-{name}", Input).value = v
         self.query_one("#p-tie", Checkbox).value = True
@@ -98,7 +136,16 @@ class ParamsExplorerScreen(Screen):
         self.query_one("#p-total", Static).update(
             f"[b]total (by hand)[/b] {self.total:,}   [b]sum(p.numel()) of the real model[/b] {real}{same}\n"
             f"12·L·d² = 12·{cfg.n_layers}·{cfg.d_model}² = {self.thumb:,} "
-            f"({self.thumb / self.total:.0%} of the total: it leaves out embeddings, norms and biases)")
+            f"({self.thumb / self.total:.0%} of the total: it leaves out embeddings, norms and biases)"
+            + self._file_line(cfg))
+
+    def _file_line(self, cfg: GPTConfig) -> str:
+        """What the loaded checkpoint's file holds, while the fields still describe it."""
+        if self.loaded is None or cfg != self.loaded[0]:
+            return ""
+        numbers, path = self.loaded[1], markup_escape(self.loaded[2])
+        same = "✓ equal" if numbers == self.total else "✗ differ"
+        return f"\n[b]{path}[/b] holds {numbers:,} learned numbers  {same}"
 
     @background(thread=True, exclusive=True, group="count")
     def count_real(self, cfg: GPTConfig) -> None:

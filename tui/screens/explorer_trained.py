@@ -1,5 +1,9 @@
 """Trained-model attention: pick a checkpoint, type a name, see every layer × head as a small
-heatmap; enter focuses one head as a labelled matrix. The course's exercise 1, live."""
+heatmap; enter focuses one head as a labelled matrix. The course's exercise 1, live.
+
+A run's checkpoint is followed while the run trains; ``[`` and ``]`` move to its snapshots (the
+step scrubber, ``minigpt.runs.snapshots``), and the training panel opens this view at the step it
+shows and gets the step back when the view closes."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Select, Static
 
 from minigpt.playground.generation import find_checkpoints
+from minigpt.runs.snapshots import run_of_checkpoint, scrub_target, snapshot_path, snapshot_steps
 from minigpt.teaching.explorers import name_ids
 from minigpt.teaching.stepper import Panel
 from minigpt.text import markup_escape
@@ -43,13 +48,26 @@ class TrainedAttentionScreen(Screen):
                 Binding("n", "edit_name", "Name", show=True),
                 Binding("m", "choose_model", "Model", show=True),
                 Binding("f6", "focus_grid", "Grid", show=False),
-                Binding("g", "glyphs", "Glyphs", show=True)]
+                Binding("g", "glyphs", "Glyph ramp on/off", show=False),  # as in the stepper: room for [ ]
+                Binding("[", "scrub(-1)", "Step", show=True, key_display="[ ]"),
+                Binding("]", "scrub(1)", "Later", show=False)]
 
-    def __init__(self, checkpoints: list[tuple[str, Path]] | None = None, name: str = "emma") -> None:
+    def __init__(self, checkpoints: list[tuple[str, Path]] | None = None, name: str = "emma",
+                 run_dir: Path | None = None, step: int | None = None) -> None:
+        """``run_dir`` (with a snapshot ``step``, or None for its kept checkpoint) opens that
+        run's heads instead of the first checkpoint listed (the shipped default)."""
         super().__init__()
         self.checkpoints = available_checkpoints() if checkpoints is None else checkpoints
+        if run_dir is not None:
+            path = Path(run_dir) / "checkpoint"
+            if all(p != path for _, p in self.checkpoints):  # not listed yet (e.g. no val loss): add it
+                self.checkpoints = [*self.checkpoints, (markup_escape(f"this run: {Path(run_dir).name}"), path)]
+            self.checkpoints = sorted(self.checkpoints, key=lambda c: c[1] != path)  # it comes first
         self.initial_name = name
+        self.initial_step = self.scrub_step = step  # a snapshot's step, None: the chosen checkpoint
         self.checkpoint = None
+        self.base_path: Path | None = None  # the checkpoint chosen in the list (a run's: its kept one)
+        self.wanted: Path | None = None  # the folder being loaded (the latest asked for wins)
         self.reloads = 0  # checkpoints loaded (a live run's are reloaded as it saves)
         self.labels: list[str] = []
         self.maps = None
@@ -77,7 +95,8 @@ class TrainedAttentionScreen(Screen):
         self.query_one("#tr-focus").display = False
         self.query_one(AttentionGrid).focus()
         if self.checkpoints:
-            self.load(self.checkpoints[0][1])
+            self.base_path = self.checkpoints[0][1]
+            self.show_step(self.scrub_step)
         else:
             self.status("No checkpoint found: the shipped default is missing and no run has finished.")
 
@@ -85,8 +104,32 @@ class TrainedAttentionScreen(Screen):
         self.query_one("#tr-status", Static).update(markup_escape(text))
 
     def on_select_changed(self, event: Select.Changed) -> None:
-        if event.value is not Select.BLANK and (self.checkpoint is None or str(self.checkpoint.path) != event.value):
-            self.load(Path(event.value))
+        if event.value is not Select.BLANK and str(self.base_path) != event.value:
+            self.base_path, self.scrub_step = Path(event.value), None
+            self.show_step(None)
+
+    @property
+    def run_dir(self) -> Path | None:
+        """The run the chosen checkpoint belongs to (None: a shipped model)."""
+        found = run_of_checkpoint(self.base_path) if self.base_path is not None else None
+        return found[0] if found else None
+
+    def show_step(self, step: int | None) -> None:
+        """Load the chosen run's snapshot at ``step`` (None: the chosen checkpoint itself)."""
+        self.scrub_step = step
+        path = self.base_path if step is None or self.run_dir is None else snapshot_path(self.run_dir, step)
+        self.wanted = path
+        self.load(path)
+
+    def action_scrub(self, direction: int) -> None:
+        """The chosen run's heads at its previous (-1) or next (+1) snapshot; past the newest,
+        its kept checkpoint again (live while it trains)."""
+        steps = snapshot_steps(self.run_dir) if self.run_dir is not None else []
+        if not steps:
+            self.notify("No snapshots to step through: the shipped models keep none, nor runs from "
+                        "before the scrubber; pick a run with m", severity="warning")
+            return
+        self.show_step(scrub_target(steps, self.scrub_step, direction))
 
     @background(thread=True, exclusive=True, group="load")
     def load(self, path: Path) -> None:
@@ -98,11 +141,17 @@ class TrainedAttentionScreen(Screen):
         try:
             ckpt = load_checkpoint(path)
         except CheckpointError as e:
-            self.app.call_from_thread(self.status, f"✗ {e}")
+            self.app.call_from_thread(self._failed, path, e)
             return
-        self.app.call_from_thread(self._loaded, ckpt, stamp)
+        self.app.call_from_thread(self._loaded, ckpt, stamp, path)
 
-    def _loaded(self, ckpt, stamp=None) -> None:
+    def _failed(self, path: Path, error: Exception) -> None:
+        if path == self.wanted:  # the last maps stay on screen
+            self.status(f"✗ {error}")
+
+    def _loaded(self, ckpt, stamp=None, asked: Path | None = None) -> None:
+        if asked is not None and asked != self.wanted:
+            return  # a slower load of a folder no longer asked for
         if ckpt.kind != "gpt":
             self.status(f"✗ {ckpt.path} is a {ckpt.kind} model: only GPT models have attention")
             return
@@ -113,8 +162,8 @@ class TrainedAttentionScreen(Screen):
     def _follow(self) -> None:
         """A live run saved a better checkpoint: show its heads (the trained-heads view follows
         the run while it trains)."""
-        if self.checkpoint is None or self._stamp is None:
-            return
+        if self.checkpoint is None or self._stamp is None or self.scrub_step is not None:
+            return  # (a snapshot never changes)
         stamp = folder_stamp(Path(self.checkpoint.path))
         if stamp is not None and stamp != self._stamp:
             self._stamp = stamp
@@ -144,7 +193,10 @@ class TrainedAttentionScreen(Screen):
     def _maps_done(self, maps, labels) -> None:
         self.maps, self.labels = maps, labels
         cfg = self.checkpoint.model_config
-        self.status(f"{cfg.n_layers} layers × {cfg.n_heads} heads on {''.join(labels)!r} "
+        where = f"⏪ step {self.scrub_step} ([ ] steps, past the last: latest) · " if self.scrub_step is not None else ""
+        layers, heads = (f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((cfg.n_layers, "layer"),
+                                                                            (cfg.n_heads, "head")))
+        self.status(f"{where}{layers} × {heads} on {''.join(labels)!r} "
                     f"(rows: query, columns: key) · arrows pick a head, enter focuses it, "
                     f"n edits the name")
         self.query_one(AttentionGrid).set_maps(maps)
@@ -175,7 +227,7 @@ class TrainedAttentionScreen(Screen):
 
     def check_action(self, action: str, parameters) -> bool | None:
         # Letters belong to the name while it is being typed.
-        if action in ("edit_name", "choose_model", "glyphs") and isinstance(self.focused, Input):
+        if action in ("edit_name", "choose_model", "glyphs", "scrub") and isinstance(self.focused, Input):
             return False
         return True
 
@@ -194,4 +246,7 @@ class TrainedAttentionScreen(Screen):
             view.display = False
             self.query_one(AttentionGrid).focus()
         else:
-            self.app.pop_screen()
+            # The step goes back to whoever opened this view on a run (the training panel) when
+            # it is still that run's; otherwise the step it was opened at.
+            opened = self.checkpoints[0][1] if self.checkpoints else None
+            self.dismiss(self.scrub_step if self.base_path == opened else self.initial_step)

@@ -30,7 +30,8 @@ from tui.widgets.training_panel import RunPanel
 from tui.workers import run_guarded
 
 FORM_ACTIONS = {"start", "runs_from_form", "back"}
-PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "back", "inside", "cursor", "scrub"}
+PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "back", "inside", "cursor", "scrub",
+                 "attention"}
 
 
 class TrainingScreen(Screen):
@@ -47,6 +48,9 @@ class TrainingScreen(Screen):
         Binding("i", "inside", "Inside", show=True),
         Binding("[", "scrub(-1)", "Step", show=True, key_display="[ ]"),
         Binding("]", "scrub(1)", "Later", show=False),
+        # The trained heads at the step shown (the scrubbed snapshot, or the latest): the units
+        # line names the key while scrubbing; the footer has no room left at 80 columns.
+        Binding("a", "attention", "Attention", show=False),
         Binding("left", "cursor(0, -1)", "Char", show=False),
         Binding("right", "cursor(0, 1)", "Char", show=False),
         Binding("up", "cursor(-1, 0)", "Item", show=False),
@@ -201,6 +205,21 @@ class TrainingScreen(Screen):
         or later snapshot's step; past the newest, back to live."""
         self.panel.scrub(direction)
 
+    def action_attention(self) -> None:
+        """The trained-heads view of this run at the step every view shows; scrubbing there
+        moves this panel too (the step comes back when the view closes)."""
+        run_dir = self.panel.run_dir
+        if run_dir is None or (self.panel.scrub_step is None and not rc.has_checkpoint(run_dir)):
+            self.notify("No checkpoint yet: the first evaluation saves one", severity="warning")
+            return
+
+        def returned(step) -> None:
+            if step != self.panel.scrub_step and self.panel.run_dir == run_dir:
+                self.panel.scrub_to(step)
+
+        navigation.open_screen(self.app, "explorer.trained", run_dir=run_dir, step=self.panel.scrub_step,
+                               callback=returned)
+
     def action_cursor(self, d_item: int, d_pos: int) -> None:
         self.panel.move_cursor(d_item, d_pos)
 
@@ -231,3 +250,5 @@ class TrainingScreen(Screen):
                    self.action_inside)
             yield "Training: earlier step", "Every view at the previous snapshot's step", lambda: self.action_scrub(-1)
             yield "Training: later step", "Every view at the next snapshot's step (then live)", lambda: self.action_scrub(1)
+            yield ("Training: attention at this step", "The trained heads of this run at the step shown",
+                   self.action_attention)

@@ -115,12 +115,10 @@ class RunPanel(Vertical):
         if not steps:
             self.app.notify("No snapshots in this run yet (runs from before keep none)", severity="warning")
             return
-        if self.scrub_step is None:
-            target = steps[-1] if direction < 0 else None
-        else:
-            later = [s for s in steps if s > self.scrub_step]
-            earlier = [s for s in steps if s < self.scrub_step]
-            target = (earlier[-1] if earlier else steps[0]) if direction < 0 else (later[0] if later else None)
+        self.scrub_to(snapshots.scrub_target(steps, self.scrub_step, direction))
+
+    def scrub_to(self, target: int | None) -> None:
+        """Show every view at snapshot step ``target`` (None: live)."""
         self.scrub_step = target
         self.query_one("#loss-chart", LossChart).set_marker(target)
         self.query_one("#lr-chart", LossChart).set_marker(target)
@@ -158,14 +156,14 @@ class RunPanel(Vertical):
         chart.set_reference("bigram", info.bigram_loss, f"bigram {info.bigram_loss:.2f}" if info.bigram_loss else "")
         best = info.best_val
         if best is None:
-            text = "[dim]loss in nats; perplexity and bits per character after the first evaluation[/dim]"
+            text = "[dim]loss in nats; perplexity and bits/char after the first evaluation[/dim]"
         else:
             ppl, bits = insight.loss_units(best)
             text = f"best val {best:.3f} nats = ppl {ppl:.2f} = {bits:.2f} bits/char"
         if info.uniform_loss is not None and info.bigram_loss is not None:
             text += f" [dim]· ┄ uniform {info.uniform_loss:.2f} · bigram {info.bigram_loss:.2f}[/dim]"
         if self.scrub_step is not None:
-            text = f"[b]⏪ step {self.scrub_step}[/b]: every view shows that step; ] moves on, past the last: live"
+            text = f"[b]⏪ step {self.scrub_step}[/b] · every view at that step · a attention · ] later, then live"
             self.query_one("#run-units", Static).update(text)
             return
         warn = self.layer_health is not None and self.layer_health.steps and self.layer_health.outside()

@@ -1,0 +1,58 @@
+"""Pick a model to look inside: the shipped MiniGPT first (the default), then each run's kept
+checkpoint with its step-scrubber snapshots below it. A modal list; it dismisses with the chosen
+checkpoint folder, or None on escape."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from minigpt.text import markup_escape
+
+
+def checkpoint_rows(kinds: tuple[str, ...] = ("gpt",)) -> list[tuple[str, Path]]:
+    """(label, folder) for every checkpoint of these kinds: the shipped ones, then each run's kept
+    checkpoint (a live run's best so far) followed by its snapshots, earliest first."""
+    from minigpt.playground.generation import find_checkpoints
+    from minigpt.runs.snapshots import run_of_checkpoint, snapshot_path, snapshot_steps
+
+    rows = []
+    for choice in find_checkpoints(live=True):
+        if choice.kind not in kinds:
+            continue
+        rows.append((markup_escape(choice.label), choice.path))
+        run = run_of_checkpoint(choice.path) if choice.source == "run" else None
+        for step in snapshot_steps(run[0]) if run else []:
+            rows.append((f"   └ snapshot at step {step:,}", snapshot_path(run[0], step)))
+    return rows
+
+
+class CheckpointPicker(ModalScreen[Path | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel", show=True)]
+
+    def __init__(self, title: str, rows: list[tuple[str, Path]] | None = None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.rows = checkpoint_rows() if rows is None else rows
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="picker-box"):
+            yield Static(f"[b]{markup_escape(self.title_text)}[/b]  enter picks, escape cancels", id="picker-title")
+            if self.rows:
+                yield OptionList(*(Option(label, id=str(i)) for i, (label, _) in enumerate(self.rows)),
+                                 id="picker-list")
+            else:
+                yield Static("No MiniGPT checkpoint: the shipped default is missing and no run has one yet.",
+                             id="picker-empty")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.rows[int(event.option.id)][1])
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
