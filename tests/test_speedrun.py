@@ -106,6 +106,9 @@ def test_zero_init_starts_uniform_with_identity_blocks():
     idx = torch.randint(0, 11, (2, 6))
     logits, loss = m(idx, idx)
     assert not logits.any() and math.isclose(float(loss), math.log(11), rel_tol=1e-6)
+    tied = MiniGPT(GPTConfig(vocab_size=11, block_size=10, d_model=16, n_heads=2, n_layers=1, zero_init=True,
+                             tie_weights=True))
+    assert tied.tok_emb.weight.any() and tied.head.weight is tied.tok_emb.weight  # the embedding is kept
 
 
 def test_the_tricks_start_as_the_plain_model():
@@ -169,7 +172,7 @@ def test_the_default_model_has_none_of_the_tricks():
 
 @pytest.mark.parametrize("kw, field", [
     (dict(bigram="hash"), "bigram"), (dict(softcap=0.0), "softcap"), (dict(softcap=True), "softcap"),
-    (dict(mtp_weight=-1.0), "mtp_weight"), (dict(zero_init=True, tie_weights=True), "zero_init"),
+    (dict(mtp_weight=-1.0), "mtp_weight"),
 ])
 def test_model_config_refuses_impossible_tricks(kw, field):
     with pytest.raises(ConfigError) as e:

@@ -47,7 +47,7 @@ class GPTConfig:
     value_residual: bool = False  # every layer's values mix in the first layer's (learned λ per layer)
     x0_shortcut: bool = False  # the embedding x0 is added to every block's input (learned λ per block)
     softcap: float | None = None  # logits = cap·tanh(logits / cap); None: no cap
-    zero_init: bool = False  # the projections into the residual stream and the head start at zero
+    zero_init: bool = False  # the projections into the residual stream and the head (untied) start at zero
     mtp_weight: float = 0.0  # > 0: a second head predicts the character after next, an auxiliary loss
 
     def __post_init__(self) -> None:
@@ -82,9 +82,6 @@ class GPTConfig:
             raise ConfigError(f"softcap must be a positive number (or none), got {self.softcap!r}", field="softcap")
         if not (0.0 <= float(self.mtp_weight) <= 10.0):
             raise ConfigError(f"mtp_weight must be in [0, 10], got {self.mtp_weight!r}", field="mtp_weight")
-        if self.zero_init and self.tie_weights:
-            raise ConfigError("zero_init starts the head at zero: with tied weights that would zero the token "
-                              "embedding too", field="zero_init")
         if self.pos_encoding == "rope" and self.head_dim % 2:
             raise ConfigError("RoPE rotates pairs of dimensions: d_model / n_heads must be even",
                               field="pos_encoding")

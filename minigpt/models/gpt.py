@@ -210,7 +210,7 @@ class MiniGPT(nn.Module):
             if name.endswith(("attn.proj.weight", "ffn.down.weight")):
                 nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * cfg.n_layers))
             if cfg.zero_init and name.endswith(("attn.proj.weight", "ffn.down.weight", "head.weight")):
-                nn.init.zeros_(p)
+                nn.init.zeros_(p)  # (a head tied to the embedding is not listed: it is tok_emb.weight)
         for table in (self.bigram_table, self.bigram_logits):  # learn only what the pairs add
             if table is not None:
                 nn.init.zeros_(table.table.weight if isinstance(table, BigramTable) else table.weight)
