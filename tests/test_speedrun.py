@@ -1,15 +1,20 @@
 """The speedrun's tricks (minigpt/models/speedrun.py and their wiring in gpt.py, schedule.py)."""
 
 import math
+import os
+import signal
+from pathlib import Path
 
 import pytest
 import torch
 
+from minigpt.checkpoint import load_checkpoint
 from minigpt.data import IGNORE, EncodedSplit, Vocab
 from minigpt.errors import ConfigError
 from minigpt.models.config import GPTConfig
 from minigpt.models.gpt import MiniGPT
 from minigpt.models.speedrun import after_next_targets, previous_tokens, softcap
+from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
 from minigpt.training.schedule import batch_size_at, make_optimizer, muon_momentum_at
 
@@ -210,3 +215,26 @@ def test_batch_ramp_grows_from_a_quarter():
     cfg = TrainConfig(batch_size=128, batch_ramp=0.5)
     assert [batch_size_at(cfg, p) for p in (0.0, 0.25, 0.5, 0.9)] == [32, 80, 128, 128]
     assert batch_size_at(TrainConfig(batch_size=128), 0.0) == 128
+
+
+def test_a_run_with_every_trick_stops_resumes_and_keeps_them(tmp_path):
+    """A real training run with every trick on (Muon's warm-up and the batch ramp too), stopped at
+    step 20 and resumed to 40: the tricks survive config.json and the checkpoint."""
+    repo = Path(__file__).resolve().parents[1]
+    names = tmp_path / "names.txt"
+    names.write_text("\n".join((repo / "data" / "names.txt").read_text().split()[:300]) + "\n")
+    cfg = dict(d_model=16, n_heads=2, n_layers=2, batch_size=16, steps=40, eval_interval=20, log_interval=5,
+               data=str(names), device="cpu", momentum_warmup=30, batch_ramp=0.5, zero_init=True, **ALL_ON)
+
+    def stop_at_20(rec):
+        if rec["step"] == 20:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    first = train(TrainConfig(**cfg), tmp_path / "run", on_log=stop_at_20)
+    assert first["state"] == "stopped" and first["step"] == 20
+    resumed = train(None, tmp_path / "run", resume=True)
+    assert resumed["state"] == "finished" and resumed["step"] == 40
+    assert resumed["val_loss"] < first["val_loss"]
+    mc = load_checkpoint(tmp_path / "run" / "checkpoint").model_config
+    assert (mc.bigram, mc.smear, mc.value_residual, mc.x0_shortcut, mc.softcap, mc.zero_init, mc.mtp_weight) == (
+        "residual", True, True, True, 15.0, True, 0.3)
