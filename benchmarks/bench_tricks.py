@@ -50,6 +50,8 @@ def one_run(ds, steps: int, seed: int, changes: dict) -> dict:
         t0 = time.perf_counter()
         st = train(cfg, Path(d) / "run", dataset=ds)
         wall = time.perf_counter() - t0
+        if st["step"] != steps:  # stopped early (SIGTERM stops a run cleanly): never a result
+            raise SystemExit(f"the run stopped at step {st['step']} of {steps}: not recorded")
         best = load_checkpoint(Path(d) / "run" / "checkpoint")
         test = evaluate(best.model, ds.test)
     return {"steps": steps, "seed": seed, "changes": changes, "best_val": st["best_val"], "test": test,
