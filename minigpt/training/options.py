@@ -137,7 +137,7 @@ class TrainConfig:
                             "head, norms and biases keep AdamW) or adamw for everything (the course's).",
                             advanced=True, models=("gpt",), choices=OPTIMIZERS)
     momentum_warmup: int = option(0, "muon: steps over which its momentum warms up from 0.85 to 0.95 (0: 0.95 "
-                                  "from the start).", label="momentum warmup", advanced=True, models=("gpt",),
+                                  "from the start).", label="muon warmup", advanced=True, models=("gpt",),
                                   ge=0, le=MAX_STEPS)
     batch_ramp: float = option(0.0, "A fraction of the budget over which the batch grows from a quarter of the "
                                "batch size to all of it (0: the full batch from the start).", label="batch ramp",
