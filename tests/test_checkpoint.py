@@ -29,12 +29,21 @@ def same_outputs(a, b):
     return torch.equal(a(idx)[0], b(idx)[0])
 
 
+SPEEDRUN = {"bigram": "residual", "smear": True, "value_residual": True, "x0_shortcut": True, "softcap": 20.0,
+            "mtp_weight": 0.5}
+
+
 @pytest.mark.parametrize("kind, kw", [("gpt", {}), ("gpt", {"tie_weights": True, "pos_encoding": "rope"}),
+                                      ("gpt", SPEEDRUN), ("gpt", {"bigram": "logits", "zero_init": True}),
                                       ("mlp", {}), ("bigram", {})])
 def test_round_trip(tmp_path, kind, kw):
     m = model(kind, **kw)
     if kind == "bigram":
         m.counts.copy_(torch.rand_like(m.counts))
+    with torch.no_grad():  # the tricks' tables and weights start at zero: make them count
+        for name, p in m.named_parameters():
+            if "bigram" in name or "lambdas" in name or name.startswith("smear"):
+                p.normal_(0, 0.5)
     save_checkpoint(tmp_path / "ck", m, VOCAB, train_config={"seed": 3}, metrics={"val_loss": 2.0},
                     state={"step": 7})
     ck = load_checkpoint(tmp_path / "ck")
@@ -43,6 +52,17 @@ def test_round_trip(tmp_path, kind, kw):
     assert same_outputs(m, ck.model)
     if kw.get("tie_weights"):
         assert ck.model.head.weight is ck.model.tok_emb.weight
+
+
+def test_a_checkpoint_from_before_the_tricks_reads_with_them_off(tmp_path):
+    save_checkpoint(tmp_path / "ck", model(), VOCAB, train_config={}, metrics={}, state={})
+    raw = json.loads((tmp_path / "ck" / "config.json").read_text())
+    for name in SPEEDRUN | {"zero_init": False}:
+        raw["model_config"].pop(name)
+    (tmp_path / "ck" / "config.json").write_text(json.dumps(raw))
+    ck = load_checkpoint(tmp_path / "ck")
+    assert ck.model_config == GPTConfig(vocab_size=VOCAB.size, block_size=8)
+    assert ck.model.bigram_table is None and ck.model.smear is None and ck.model.config.softcap is None
 
 
 def test_optimizer_state_round_trip(tmp_path):

@@ -62,7 +62,7 @@ def test_teaching_attention_equals_sdpa_path():
     layer = CausalSelfAttention(cfg).eval()
     x = torch.randn(1, 5, 6)
     with torch.no_grad():
-        ours, _ = layer(x)
+        ours, _, _ = layer(x)
         W = layer.qkv.weight  # (3d, d), rows: W_Q | W_K | W_V, applied as x @ Wᵀ
         W_q, W_k, W_v = (W[i * 6 : (i + 1) * 6].T.double() for i in range(3))
         tr = attention.self_attention(x[0].double(), W_q, W_k, W_v, causal=True)

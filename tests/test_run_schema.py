@@ -116,6 +116,31 @@ def test_configs_from_before_the_optimizer_option_keep_adamw(tmp_path, version, 
     assert load_run_config(tmp_path).optimizer == expected
 
 
+@pytest.mark.parametrize("version", [None, 2, 3])
+def test_configs_from_before_the_speedrun_tricks_keep_them_off(tmp_path, version):
+    """A run saved before format 4 trained without the tricks: resuming it keeps them off even if
+    a later default turns one on (the migration writes each one's off value)."""
+    from minigpt.runs.schema import CONFIG_V4_OFF
+
+    raw = {"model": "gpt", "steps": 10}
+    if version is not None:
+        raw.update(format="minigpt-run-config", format_version=version)
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    values = read_config_values(tmp_path / "config.json")
+    assert {k: values[k] for k in CONFIG_V4_OFF} == CONFIG_V4_OFF
+    cfg = load_run_config(tmp_path)
+    assert (cfg.bigram, cfg.smear, cfg.softcap, cfg.momentum_warmup, cfg.batch_ramp) == ("off", False, None, 0, 0.0)
+
+
+def test_the_tricks_round_trip_through_a_version_4_config(tmp_path):
+    tricks = dict(bigram="residual", smear=True, value_residual=True, x0_shortcut=True, softcap=15.0,
+                  zero_init=True, mtp_weight=0.25, momentum_warmup=300, batch_ramp=0.3)
+    write_run_config(tmp_path, TrainConfig(**tricks).to_dict())
+    assert json.loads((tmp_path / "config.json").read_text())["format_version"] == CONFIG_VERSION
+    cfg = load_run_config(tmp_path)
+    assert {k: getattr(cfg, k) for k in tricks} == tricks
+
+
 def test_config_from_a_newer_release_is_refused(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"format_version": CONFIG_VERSION + 1, "model": "gpt"}))
     with pytest.raises(ConfigError, match="newer minigpt"):

@@ -13,6 +13,7 @@ from minigpt.errors import ConfigError
 POSITIONAL_ENCODINGS = ("learned", "sinusoidal", "rope", "none")
 NORMS = ("layernorm", "rmsnorm")
 FEED_FORWARDS = ("gelu", "swiglu", "relu2")
+BIGRAM_TABLES = ("off", "residual", "logits")  # the exact bigram table: none, into the residual, into the logits
 
 
 def _positive(obj, *names: str) -> None:
@@ -39,6 +40,15 @@ class GPTConfig:
     # Grouped-query attention: heads share keys and values in n_kv_heads groups (1 = multi-query).
     # None means one K/V head per query head, plain multi-head attention.
     n_kv_heads: int | None = None
+    # The speedrun's tricks (minigpt/models/speedrun.py), all off here: a checkpoint that does not
+    # name them was trained without them, whatever the training recipe's default becomes.
+    bigram: str = "off"  # off | residual ((prev, cur) pair table into every block) | logits (V×V table)
+    smear: bool = False  # a gate adds the previous character's embedding to each position's
+    value_residual: bool = False  # every layer's values mix in the first layer's (learned λ per layer)
+    x0_shortcut: bool = False  # the embedding x0 is added to every block's input (learned λ per block)
+    softcap: float | None = None  # logits = cap·tanh(logits / cap); None: no cap
+    zero_init: bool = False  # the projections into the residual stream and the head (untied) start at zero
+    mtp_weight: float = 0.0  # > 0: a second head predicts the character after next, an auxiliary loss
     # Activation checkpointing: while training, keep only each block's input and recompute the
     # block's insides during backward (less memory for the activations, about a third more time).
     checkpoint_activations: bool = False
@@ -68,6 +78,13 @@ class GPTConfig:
             raise ConfigError(f"norm must be one of {', '.join(NORMS)}, got {self.norm!r}", field="norm")
         if self.ffn not in FEED_FORWARDS:
             raise ConfigError(f"ffn must be one of {', '.join(FEED_FORWARDS)}, got {self.ffn!r}", field="ffn")
+        if self.bigram not in BIGRAM_TABLES:
+            raise ConfigError(f"bigram must be one of {', '.join(BIGRAM_TABLES)}, got {self.bigram!r}", field="bigram")
+        if self.softcap is not None and (isinstance(self.softcap, bool) or not isinstance(self.softcap, (int, float))
+                                         or not self.softcap > 0):
+            raise ConfigError(f"softcap must be a positive number (or none), got {self.softcap!r}", field="softcap")
+        if not (0.0 <= float(self.mtp_weight) <= 10.0):
+            raise ConfigError(f"mtp_weight must be in [0, 10], got {self.mtp_weight!r}", field="mtp_weight")
         if self.pos_encoding == "rope" and self.head_dim % 2:
             raise ConfigError("RoPE rotates pairs of dimensions: d_model / n_heads must be even",
                               field="pos_encoding")

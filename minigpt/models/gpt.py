@@ -7,7 +7,9 @@ token embedding (+ learned or sinusoidal positions)
 
 That is the course's architecture and the default. The config can swap in the later variants
 measured for the training recipe: RMSNorm, a SwiGLU or ReLU² feed-forward, RoPE or no positions at
-all, QK-norm, no biases.
+all, QK-norm, no biases; and the modded-nanogpt speedrun's tricks (minigpt/models/speedrun.py):
+an exact bigram table, smear, value residual, the x0 shortcut, logit soft-capping, zero-initialised
+output projections and multi-token prediction.
 
 Attention uses one fused projection for Q, K and V and ``F.scaled_dot_product_attention`` (the
 fused kernel on GPU). For generation, each attention layer can keep a KV cache so a new token
@@ -25,8 +27,15 @@ from torch.utils.checkpoint import checkpoint
 
 from minigpt.models.config import GPTConfig
 from minigpt.models.loss import next_token_loss
-
-KVCache = list  # one (k, v) pair per layer, each (B, n_kv_heads, T_so_far, head_dim)
+from minigpt.models.speedrun import (
+    BigramTable,
+    KVCache,  # one (k, v) pair per layer, each (B, n_kv_heads, T_so_far, head_dim)
+    Smear,
+    after_next_loss,
+    previous_tokens,
+    remember_last,
+    softcap,
+)
 
 
 def sinusoidal_table(T: int, d: int) -> torch.Tensor:
@@ -77,12 +86,22 @@ class CausalSelfAttention(nn.Module):
         self.q_norm = nn.RMSNorm(cfg.head_dim) if cfg.qk_norm else None
         self.k_norm = nn.RMSNorm(cfg.head_dim) if cfg.qk_norm else None
 
-    def forward(self, x, rope=None, cache=None, return_weights: bool = False, mask=None):
+    def forward(self, x, rope=None, cache=None, return_weights: bool = False, mask=None, first_values=None):
+        """→ (output, attention weights or None, this layer's values for the new tokens).
+
+        ``first_values`` = (v₁, λ): value residual. The values become (1 − λ)·v + λ·v₁, the first
+        layer's values for the same tokens, so every layer can still read the tokens' own content
+        however much the residual stream has mixed them (mixed before the cache stores them).
+        """
         B, T, C = x.shape
         q, k, v = self.qkv(x).split((C, self.kv_dim, self.kv_dim), dim=2)
         # (B, T, C) -> (B, H, T, hd): splitting into heads is only a reshape
         q = q.view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
         k, v = (t.view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2) for t in (k, v))
+        if first_values is not None:
+            v1, lam = first_values
+            v = (1 - lam) * v + lam * v1
+        values = v
         if self.q_norm is not None:
             q, k = self.q_norm(q), self.k_norm(k)
         if self.rope:
@@ -112,7 +131,7 @@ class CausalSelfAttention(nn.Module):
                 dropout_p=self.dropout if self.training else 0.0,
             )
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # concatenate the heads
-        return self.resid_drop(self.proj(y)), weights
+        return self.resid_drop(self.proj(y)), weights, values
 
 
 class FeedForward(nn.Module):
@@ -154,11 +173,11 @@ class Block(nn.Module):
         self.ln2 = make_norm(cfg)
         self.ffn = FeedForward(cfg)
 
-    def forward(self, x, rope=None, cache=None, return_weights=False, mask=None):
-        a, w = self.attn(self.ln1(x), rope, cache, return_weights, mask)
+    def forward(self, x, rope=None, cache=None, return_weights=False, mask=None, first_values=None):
+        a, w, values = self.attn(self.ln1(x), rope, cache, return_weights, mask, first_values)
         x = x + a
         x = x + self.ffn(self.ln2(x))
-        return x, w
+        return x, w, values
 
 
 class MiniGPT(nn.Module):
@@ -182,12 +201,34 @@ class MiniGPT(nn.Module):
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
         if cfg.tie_weights:
             self.head.weight = self.tok_emb.weight
+        self.add_speedrun_parts(cfg)
         self.apply(self._init_weights)
         # GPT-2's trick: shrink the projections that write into the residual stream by 1/√(2L)
-        # so the stream's variance does not grow with depth.
+        # so the stream's variance does not grow with depth. Zero-init goes further: each block
+        # starts as the identity (its output adds nothing) and the head predicts uniformly, so
+        # the first steps grow only what the loss asks for.
         for name, p in self.named_parameters():
             if name.endswith(("attn.proj.weight", "ffn.down.weight")):
                 nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * cfg.n_layers))
+            if cfg.zero_init and name.endswith(("attn.proj.weight", "ffn.down.weight", "head.weight")):
+                nn.init.zeros_(p)  # (a head tied to the embedding is not listed: it is tok_emb.weight)
+        for table in (self.bigram_table, self.bigram_logits):  # learn only what the pairs add
+            if table is not None:
+                nn.init.zeros_(table.table.weight if isinstance(table, BigramTable) else table.weight)
+
+    def add_speedrun_parts(self, cfg: GPTConfig) -> None:
+        """The speedrun's tricks that own parameters (absent when off, so a default model's
+        weights file is unchanged). One learned scalar per block for each per-block trick."""
+        L = cfg.n_layers
+        self.bigram_table = BigramTable(cfg.vocab_size, cfg.d_model) if cfg.bigram == "residual" else None
+        self.bigram_lambdas = nn.Parameter(torch.ones(L)) if cfg.bigram == "residual" else None
+        self.bigram_logits = nn.Embedding(cfg.vocab_size, cfg.vocab_size) if cfg.bigram == "logits" else None
+        self.smear = Smear(cfg.d_model) if cfg.smear else None
+        # x0 shortcut: block i reads x + λᵢ·x0, λ from 0 (the speedrun's embedding skip)
+        self.x0_lambdas = nn.Parameter(torch.zeros(L)) if cfg.x0_shortcut else None
+        # value residual: layer i > 0 mixes λᵢ of the first layer's values into its own, λ from ½
+        self.value_lambdas = nn.Parameter(torch.full((L,), 0.5)) if cfg.value_residual else None
+        self.mtp_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False) if cfg.mtp_weight > 0 else None
 
     @staticmethod
     def _init_weights(m):
@@ -199,7 +240,7 @@ class MiniGPT(nn.Module):
             nn.init.normal_(m.weight, mean=0.0, std=0.02)
 
     def new_cache(self) -> KVCache:
-        return [[None, None] for _ in self.blocks]
+        return KVCache([None, None] for _ in self.blocks)
 
     def forward(self, idx, targets=None, *, cache: KVCache | None = None, start: int = 0,
                 last_only: bool = False, positions: torch.Tensor | None = None,
@@ -235,21 +276,44 @@ class MiniGPT(nn.Module):
             cos, sin = self.rope_cos[positions], self.rope_sin[positions]
             # per-row positions (B, T, hd/2) broadcast over the heads
             rope = (cos[:, None], sin[:, None]) if positions.dim() == 2 else (cos, sin)
+        cfg = self.config
+        prev = previous_tokens(idx, positions, cache, cfg.vocab_size) if self.bigram_table is not None else None
+        if self.smear is not None:
+            emb, x = x, self.smear(x, positions, cache)
+            remember_last(cache, idx, emb)
+        elif cache is not None:
+            remember_last(cache, idx, x)
+        pairs = self.bigram_table(idx, prev) if prev is not None else None
         x = self.drop(x)
-        weights = []
+        x0, first_values, weights = x, None, []
         # Checkpointing only pays while gradients are kept: generation and evaluation run as usual.
-        recompute = self.config.checkpoint_activations and torch.is_grad_enabled() and cache is None
+        recompute = cfg.checkpoint_activations and torch.is_grad_enabled() and cache is None
         for i, block in enumerate(self.blocks):
+            if self.x0_lambdas is not None:
+                x = x + self.x0_lambdas[i] * x0
+            if pairs is not None:
+                x = x + self.bigram_lambdas[i] * pairs
+            mix = (first_values, self.value_lambdas[i]) if first_values is not None else None
             if recompute and not keep_weights:
-                x, w = checkpoint(block, x, rope, None, False, mask, use_reentrant=False)
+                x, w, values = checkpoint(block, x, rope, None, False, mask, mix, use_reentrant=False)
             else:
-                x, w = block(x, rope, None if cache is None else cache[i], keep_weights, mask)
+                x, w, values = block(x, rope, None if cache is None else cache[i], keep_weights, mask, mix)
+            if i == 0 and self.value_lambdas is not None:
+                first_values = values
             weights.append(w)
         x = self.ln_f(x)
         if last_only:
-            x = x[:, -1:, :]
+            x, idx = x[:, -1:, :], idx[:, -1:]
         logits = self.head(x)
-        return logits, next_token_loss(logits, targets), weights
+        if self.bigram_logits is not None:
+            logits = logits + self.bigram_logits(idx)  # the current character's bigram logits
+        logits = softcap(logits, cfg.softcap)
+        loss = next_token_loss(logits, targets)
+        if loss is not None and self.mtp_head is not None and self.training:
+            # The auxiliary loss trains only: evaluation and the logged val/test losses are next-token.
+            after_next = softcap(self.mtp_head(x), cfg.softcap)
+            loss = loss + cfg.mtp_weight * after_next_loss(after_next, targets, segments)
+        return logits, loss, weights
 
     @torch.no_grad()
     def attention_maps(self, idx) -> torch.Tensor:

@@ -45,7 +45,10 @@ WRITTEN_STATES = (RunState.RUNNING, RunState.STOPPED, RunState.FINISHED, RunStat
 
 STATUS_FORMAT, STATUS_VERSION = "minigpt-run-status", 3  # 3: reference losses, the seed group
 CONFIG_FORMAT, CONFIG_VERSION = "minigpt-run-config", 5  # 3: the optimizer is named (Muon is the default)
-# 4: issue 33's speed options; 5: checkpoint_activations (older runs did not checkpoint)
+# 4: the speedrun's tricks are options; a config written before names none and trained without them
+# 5: checkpoint_activations (older runs did not checkpoint)
+CONFIG_V4_OFF = {"bigram": "off", "smear": False, "value_residual": False, "x0_shortcut": False, "softcap": None,
+                 "zero_init": False, "mtp_weight": 0.0, "momentum_warmup": 0, "batch_ramp": 0.0}
 METRICS_FORMAT, METRICS_VERSION = "minigpt-metrics", 2
 EMBEDDED = "embedded"  # the data field of a run trained on the bundled names
 MAX_FILE_BYTES = guarded.SMALL_JSON_BYTES  # status.json and config.json are a few hundred bytes
@@ -280,10 +283,14 @@ def config_from_file(raw: dict, where: str = "config.json") -> dict:
     ready for ``TrainConfig.from_dict`` (ConfigError when it was written by a newer minigpt).
     Format 1 (round 1) differs only by the missing version; its relative data paths are kept.
     Formats 1 and 2 had no ``optimizer`` option: those runs were trained with AdamW, and say so
-    now (a resumed run must keep its optimizer, whatever today's default is)."""
+    now (a resumed run must keep its optimizer, whatever today's default is). Formats before 4
+    had none of the speedrun's tricks: they are set off, for the same reason."""
     version, values = _versioned(raw, where, CONFIG_VERSION, ConfigError)
     if version < 3 and values.get("model", "gpt") == "gpt":
         values.setdefault("optimizer", "adamw")
+    if version < 4:
+        for name, off in CONFIG_V4_OFF.items():
+            values.setdefault(name, off)
     if version < 5 and values.get("model", "gpt") == "gpt":
         values.setdefault("checkpoint_activations", False)
     return values

@@ -23,23 +23,29 @@ imports no torch, so the command line can build its options before torch loads.
 
 from __future__ import annotations
 
-import math
 import types
 import typing
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from minigpt import paths
 from minigpt.errors import ConfigError
-from minigpt.models.config import FEED_FORWARDS, NORMS, POSITIONAL_ENCODINGS, BigramConfig, GPTConfig, MLPConfig
+from minigpt.models.config import (
+    BIGRAM_TABLES,
+    FEED_FORWARDS,
+    NORMS,
+    POSITIONAL_ENCODINGS,
+    BigramConfig,
+    GPTConfig,
+    MLPConfig,
+)
 from minigpt.runs.files import CONFIG_FILE
 from minigpt.runs.schema import read_config_values
-from minigpt.text import number_text
+from minigpt.training.option_spec import MODEL_KINDS, Option, format_value, option  # noqa: F401 (form, tests)
 
 if typing.TYPE_CHECKING:
     from minigpt.data import Dataset
 
-MODEL_KINDS = ("gpt", "mlp", "bigram")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DTYPES = ("auto", "float32", "bfloat16")
 DATA_FORMATS = ("lines", "text")  # one item per line (names) or one long text
@@ -60,116 +66,6 @@ SHORT_RUN_SECONDS = 200.0
 # lists them and tests/hostile/test_option_bounds.py tries each one from this list.
 MAX_STEPS = 10_000_000
 MAX_SECONDS = 7 * 24 * 3600.0
-
-
-@dataclass(frozen=True)
-class Option:
-    """One training option: what the CLI flag, the form field and the checks are made from."""
-
-    name: str  # the TrainConfig field
-    kind: type  # int, float, str or bool (from the field's annotation)
-    default: object
-    optional: bool  # None is allowed (the annotation says "| None"); none_means says what it does
-    help: str
-    label: str  # the form's label and the name in messages
-    advanced: bool = False  # shown under the form's "advanced" fold
-    models: tuple[str, ...] = MODEL_KINDS  # the model kinds it changes anything for
-    choices: tuple[str, ...] | None = None
-    ge: float | None = None  # bounds: ≥, >, ≤, <
-    gt: float | None = None
-    le: float | None = None
-    lt: float | None = None
-    none_means: str | None = None  # what None (a blank field, no flag) does
-    hint: str | None = None  # the form's placeholder (default: none_means)
-    flag: str | None = None  # the CLI flag when not --name-with-dashes
-    one_of: str | None = None  # options sharing this name are alternatives: exactly one is set
-
-    @property
-    def cli_flag(self) -> str:
-        return self.flag or "--" + self.name.replace("_", "-")
-
-    @property
-    def placeholder(self) -> str:
-        return self.hint or self.none_means or ""
-
-    @property
-    def default_text(self) -> str:
-        """The default as the help and the form say it."""
-        if self.default is None:
-            return self.none_means or "none"
-        return format_value(self.default)
-
-    def applies_to(self, model: str) -> bool:
-        return model in self.models
-
-    def bounds_text(self) -> str:
-        lo = f"[{_num(self.ge)}" if self.ge is not None else (f"({_num(self.gt)}" if self.gt is not None else None)
-        hi = f"{_num(self.le)}]" if self.le is not None else (f"{_num(self.lt)})" if self.lt is not None else None)
-        if lo and hi:
-            return f" in {lo}, {hi}"
-        if lo:
-            return (" ≥ " if lo[0] == "[" else " > ") + lo[1:]
-        if hi:
-            return (" ≤ " if hi[-1] == "]" else " < ") + hi[:-1]
-        return ""
-
-    def check(self, value) -> None:
-        """Refuse a value of the wrong type, outside the bounds or the choices (``ConfigError``)."""
-        if value is None:
-            if self.optional:
-                return
-            self._refuse("a value is needed", value)
-        if self.kind is bool:
-            if not isinstance(value, bool):
-                self._refuse("must be on or off (true or false)", value)
-            return
-        if self.kind is str:
-            if not isinstance(value, str):
-                self._refuse("must be text", value)
-            if self.choices is not None and value not in self.choices:
-                self._refuse(f"must be one of {', '.join(self.choices)}", value)
-            return
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-                self.kind is int and not isinstance(value, int)) or not math.isfinite(value):
-            what = "a whole number" if self.kind is int else "a number"
-            self._refuse(f"must be {what}{self.bounds_text()}", value)
-        if ((self.ge is not None and not value >= self.ge) or (self.gt is not None and not value > self.gt)
-                or (self.le is not None and not value <= self.le) or (self.lt is not None and not value < self.lt)):
-            self._refuse(f"must be{self.bounds_text()}", value)
-
-    @property
-    def noun(self) -> str:
-        """The option's name in a sentence ("budget in seconds" for an alternative)."""
-        return f"{self.one_of} in {self.label}" if self.one_of else self.label
-
-    def _refuse(self, reason: str, value) -> typing.NoReturn:
-        got = "" if value is None else f", got {value!r}"
-        raise ConfigError(f"{self.noun} {reason}{got}" if reason.startswith("must") else
-                          f"{self.noun}: {reason}", field=self.name)
-
-
-def _num(x: float) -> str:
-    return format_value(float(x)) if not float(x).is_integer() else str(int(x))
-
-
-def format_value(value) -> str:
-    """A value as text that reads back exactly (shortest repr for floats, "20" for 20.0)."""
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 1e4 else number_text(value)
-    return str(value)
-
-
-def option(default, help: str, *, label: str | None = None, advanced: bool = False,
-           models: tuple[str, ...] = MODEL_KINDS, choices: tuple[str, ...] | None = None,
-           ge: float | None = None, gt: float | None = None, le: float | None = None, lt: float | None = None,
-           none_means: str | None = None, hint: str | None = None, flag: str | None = None,
-           one_of: str | None = None):
-    """A TrainConfig field that is a training option (see the module docstring)."""
-    spec = dict(help=help, label=label, advanced=advanced, models=models, choices=choices, ge=ge, gt=gt,
-                le=le, lt=lt, none_means=none_means, hint=hint, flag=flag, one_of=one_of)
-    return field(default=default, metadata={"option": spec})
 
 
 @dataclass
@@ -200,6 +96,24 @@ class TrainConfig:
     qk_norm: bool = option(False, "RMS-normalise each head's queries and keys before their dot product.",
                            label="QK-norm", advanced=True, models=("gpt",))
     bias: bool = option(True, "Biases in the linear layers and LayerNorms.", advanced=True, models=("gpt",))
+    # The modded-nanogpt speedrun's tricks (minigpt/models/speedrun.py; raced in docs/benchmarks.md)
+    bigram: str = option("off", "An exact table of character pairs: residual ((previous, current) pair → a "
+                         "vector added before every block) or logits (a 27×27 table of next-character "
+                         "logits).", label="bigram table", advanced=True, models=("gpt",), choices=BIGRAM_TABLES)
+    smear: bool = option(False, "A gate adds the previous character's embedding to each position's.",
+                         advanced=True, models=("gpt",))
+    value_residual: bool = option(False, "Every layer's attention values mix in the first layer's.",
+                                  label="value residual", advanced=True, models=("gpt",))
+    x0_shortcut: bool = option(False, "The embedding is added to every block's input (a learned weight each).",
+                               label="x0 shortcut", advanced=True, models=("gpt",))
+    softcap: float | None = option(None, "Logits soft-capped at ±cap by cap·tanh(logit / cap).", label="logit cap",
+                                   advanced=True, models=("gpt",), ge=1, le=1000, none_means="no cap",
+                                   hint="blank: off")
+    zero_init: bool = option(False, "The projections into the residual stream and the head start at zero.",
+                             label="zero init", advanced=True, models=("gpt",))
+    mtp_weight: float = option(0.0, "Multi-token prediction: weight of an auxiliary loss on the character "
+                               "after next (0: off).", label="MTP weight", advanced=True, models=("gpt",), ge=0,
+                               le=10)
     # MLP
     mlp_context: int = option(3, "MLP: how many previous characters it sees.", label="context",
                               models=("mlp",), ge=1, le=256)
@@ -222,6 +136,12 @@ class TrainConfig:
     optimizer: str = option("muon", "muon (orthogonalized momentum for the matrices inside the blocks; embeddings, "
                             "head, norms and biases keep AdamW) or adamw for everything (the course's).",
                             advanced=True, models=("gpt",), choices=OPTIMIZERS)
+    momentum_warmup: int = option(0, "muon: steps over which its momentum warms up from 0.85 to 0.95 (0: 0.95 "
+                                  "from the start).", label="muon warmup", advanced=True, models=("gpt",),
+                                  ge=0, le=MAX_STEPS)
+    batch_ramp: float = option(0.0, "A fraction of the budget over which the batch grows from a quarter of the "
+                               "batch size to all of it (0: the full batch from the start).", label="batch ramp",
+                               advanced=True, models=GRADIENT_MODELS, ge=0, le=1)
     muon_lr: float = option(0.02, "muon: the peak learning rate of the block matrices (the schedule scales it "
                             "like the AdamW one).", label="muon lr", advanced=True, models=("gpt",), gt=0,
                             le=10)
@@ -323,7 +243,9 @@ class TrainConfig:
             return GPTConfig(vocab_size=vocab_size, block_size=block_size, d_model=self.d_model,
                              n_heads=self.n_heads, n_layers=self.n_layers, dropout=self.effective_dropout,
                              pos_encoding=self.pos_encoding, tie_weights=self.tie_weights, norm=self.norm,
-                             ffn=self.ffn, qk_norm=self.qk_norm, bias=self.bias,
+                             ffn=self.ffn, qk_norm=self.qk_norm, bias=self.bias, bigram=self.bigram,
+                             smear=self.smear, value_residual=self.value_residual, x0_shortcut=self.x0_shortcut,
+                             softcap=self.softcap, zero_init=self.zero_init, mtp_weight=self.mtp_weight,
                              checkpoint_activations=self.checkpoint_activations)
         if self.model == "mlp":
             return MLPConfig(vocab_size=vocab_size, block_size=block_size, context=self.mlp_context,

@@ -40,6 +40,29 @@ def lr_at(cfg: TrainConfig, progress: float, step: int, total_steps: int | None)
     return floor + 0.5 * (cfg.lr - floor) * (1 + math.cos(math.pi * decay))
 
 
+# Muon's momentum, and where the speedrun's warm-up starts it: a young model's gradients change
+# direction fast, so a shorter memory of them helps at first (0.85 → 0.95 over ~300 steps there).
+MUON_MOMENTUM, MUON_MOMENTUM_START = 0.95, 0.85
+
+
+def muon_momentum_at(cfg: TrainConfig, step: int) -> float:
+    """Muon's momentum at ``step``: a linear warm-up over ``momentum_warmup`` steps, then 0.95."""
+    if cfg.momentum_warmup <= 0:
+        return MUON_MOMENTUM
+    frac = min(step / cfg.momentum_warmup, 1.0)
+    return MUON_MOMENTUM_START + (MUON_MOMENTUM - MUON_MOMENTUM_START) * frac
+
+
+def batch_size_at(cfg: TrainConfig, progress: float) -> int:
+    """Names in the step's batch: a quarter of ``batch_size`` growing linearly to all of it over
+    the first ``batch_ramp`` of the budget (the speedrun's ramp: early steps need less averaging,
+    so small batches buy more of them)."""
+    if cfg.batch_ramp <= 0 or progress >= cfg.batch_ramp:
+        return cfg.batch_size
+    frac = 0.25 + 0.75 * max(progress, 0.0) / cfg.batch_ramp
+    return max(1, min(cfg.batch_size, round(cfg.batch_size * frac)))
+
+
 def make_optimizer(model, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
     """AdamW with weight decay on matrices (dim ≥ 2) only: not on biases, LayerNorm or gains.
 
@@ -52,7 +75,8 @@ def make_optimizer(model, cfg: TrainConfig, device: torch.device) -> torch.optim
         hidden = [p for n, p in model.named_parameters() if p.requires_grad and p.dim() == 2 and n.startswith("blocks.")]
         ids = {id(p) for p in hidden}
         rest = [p for p in model.parameters() if p.requires_grad and id(p) not in ids]
-        return Muon([{"params": hidden, "muon": True, "lr_scale": cfg.muon_lr / cfg.lr, "weight_decay": cfg.weight_decay},
+        return Muon([{"params": hidden, "muon": True, "lr_scale": cfg.muon_lr / cfg.lr, "weight_decay": cfg.weight_decay,
+                      "momentum": muon_momentum_at(cfg, 0)},
                      {"params": [p for p in rest if p.dim() >= 2], "weight_decay": cfg.weight_decay},
                      {"params": [p for p in rest if p.dim() < 2]}],
                     lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))

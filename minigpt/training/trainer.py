@@ -32,7 +32,7 @@ from minigpt.training.devices import autocast_for, compile_unsupported, resolve_
 from minigpt.training.ema import WeightAverage
 from minigpt.training.insight import LayerProbe, SnapshotKeeper, SurpriseProbe, reference_losses
 from minigpt.training.options import TrainConfig
-from minigpt.training.schedule import evaluate, lr_at, make_optimizer
+from minigpt.training.schedule import batch_size_at, evaluate, lr_at, make_optimizer, muon_momentum_at
 from minigpt.training.session import StopFlag
 from minigpt.training.shapes import FixedShape
 
@@ -171,7 +171,8 @@ class Trainer:
         """The step's batch on the device: every rank draws the same global batch and keeps its
         share (see distributed.py)."""
         data, cfg = self.data, self.cfg
-        idx = distributed.shard(torch.randint(len(data.train), (cfg.batch_size,), generator=self.gen), self.world)
+        n = batch_size_at(cfg, self.progress())
+        idx = distributed.shard(torch.randint(len(data.train), (n,), generator=self.gen), self.world)
         if self.packed:  # several words to a row, kept apart by a mask: same loss, ~1/3 less compute
             b = data.train.packed_batch(idx)
             x, y, extra = b.x, b.y, {"positions": b.positions, "segments": b.segments}
@@ -185,8 +186,11 @@ class Trainer:
         """Forward, backward, clip, and (when loss and gradients are finite) the optimizer's step."""
         cfg, world = self.cfg, self.world
         self.lr = lr_at(cfg, self.progress(), self.step, cfg.steps)
+        momentum = muon_momentum_at(cfg, self.step)
         for g in self.optimizer.param_groups:
             g["lr"] = self.lr
+            if g.get("muon"):
+                g["momentum"] = momentum
         x, y, extra = self.next_batch()
         local_tokens = int((y != IGNORE).sum())
         total_tokens = distributed.global_tokens(local_tokens, world, self.device)
