@@ -39,6 +39,9 @@ class GPTConfig:
     # Grouped-query attention: heads share keys and values in n_kv_heads groups (1 = multi-query).
     # None means one K/V head per query head, plain multi-head attention.
     n_kv_heads: int | None = None
+    # No feed-forward sub-layers: a stack of attention alone (with its norms and residuals), the
+    # smallest model in which induction heads are studied. False keeps the full blocks.
+    attention_only: bool = False
 
     def __post_init__(self) -> None:
         _positive(self, "vocab_size", "block_size", "d_model", "n_heads", "n_layers")

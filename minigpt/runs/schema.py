@@ -44,7 +44,9 @@ class RunState(StrEnum):
 WRITTEN_STATES = (RunState.RUNNING, RunState.STOPPED, RunState.FINISHED, RunState.FAILED)
 
 STATUS_FORMAT, STATUS_VERSION = "minigpt-run-status", 3  # 3: reference losses, the seed group
-CONFIG_FORMAT, CONFIG_VERSION = "minigpt-run-config", 3  # 3: the optimizer is named (Muon is the default)
+# 3: the optimizer is named (Muon is the default); 4: issue 33's options; 5: attention_only and the
+# "repeats" data format (issue 34)
+CONFIG_FORMAT, CONFIG_VERSION = "minigpt-run-config", 5
 METRICS_FORMAT, METRICS_VERSION = "minigpt-metrics", 2
 EMBEDDED = "embedded"  # the data field of a run trained on the bundled names
 MAX_FILE_BYTES = guarded.SMALL_JSON_BYTES  # status.json and config.json are a few hundred bytes
@@ -283,6 +285,8 @@ def config_from_file(raw: dict, where: str = "config.json") -> dict:
     version, values = _versioned(raw, where, CONFIG_VERSION, ConfigError)
     if version < 3 and values.get("model", "gpt") == "gpt":
         values.setdefault("optimizer", "adamw")
+    if version < 5:  # before attention-only models: every block had its feed-forward
+        values.setdefault("attention_only", False)
     return values
 
 
