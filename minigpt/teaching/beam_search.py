@@ -51,13 +51,16 @@ def _device(model) -> torch.device:
 
 @torch.no_grad()
 def beam_search(model, vocab: Vocab, width: int, *, alpha: float = 0.0, prefix: str = "",
-                n_best: int | None = None) -> list[Beam]:
+                n_best: int | None = None, min_chars: int = 0) -> list[Beam]:
     """The ``n_best`` (default ``width``) finished names the search found, best score first.
 
     Names longer than the model's block size minus one cannot be read back; at that length only
-    the end token is a candidate."""
+    the end token is a candidate. Below ``min_chars`` characters it is no candidate at all (a
+    wide beam at α = 0 otherwise finds the empty name)."""
     if width < 1:
         raise SamplingError(f"a beam keeps at least one name, got width {width}")
+    if not 0 <= min_chars < model.config.block_size:
+        raise SamplingError(f"min_chars must be between 0 and {model.config.block_size - 1}, got {min_chars}")
     if not alpha >= 0:
         raise SamplingError(f"the length penalty α is ≥ 0, got {alpha}")
     if "." in prefix or vocab.unknown(prefix):
@@ -76,6 +79,8 @@ def beam_search(model, vocab: Vocab, width: int, *, alpha: float = 0.0, prefix: 
         totals = logp + torch.tensor([lp for _, lp in alive])[:, None]
         if len(alive[0][0]) - 1 == max_chars:  # full: ending is the only way out
             totals[:, 1:] = float("-inf")
+        elif len(alive[0][0]) - 1 < min_chars:
+            totals[:, 0] = float("-inf")
         flat = totals.flatten()
         keep = torch.topk(flat, min(width, int(torch.isfinite(flat).sum()))).indices.tolist()
         survivors = []

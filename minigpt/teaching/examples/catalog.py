@@ -12,6 +12,7 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     averaging,
     decoding,
     flash_io,
+    induction,
     inference,
     initialization,
     kv_memory,
@@ -22,6 +23,7 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     parallelism,
     precision,
     scale,
+    search,
     serving,
     tokenization,
 )
