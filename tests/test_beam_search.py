@@ -98,3 +98,16 @@ def test_length_score_by_hand():
     assert length_score(-6.0, 3, 0.0) == -6.0
     assert length_score(-6.0, 3, 1.0) == -2.0
     assert length_score(-8.0, 4, 0.5) == -4.0
+
+
+def test_the_lesson_example_pins_greedy_and_the_empty_name():
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.paths import default_checkpoint
+    from minigpt.sampling import greedy_continuation, score_word
+    from minigpt.teaching.examples.catalog import render_example
+
+    ck = load_checkpoint(default_checkpoint())
+    text = render_example("beam.widths")
+    assert f"| 1 (greedy) | {greedy_continuation(ck.model, ck.vocab, '')} |" in text
+    _, empty = score_word(ck.model, ck.vocab, "")  # log p of ending at once
+    assert f"| 30 | (empty) | {empty:.2f} |" in text

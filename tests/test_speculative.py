@@ -156,3 +156,14 @@ def test_measured_rates_agree_with_alpha_on_the_shipped_models():
 def test_draft_length_must_be_positive():
     with pytest.raises(SamplingError):
         S.speculative_sample(tiny_target(), poor_draft(), 0, torch.Generator())
+
+
+def test_the_lesson_example_pins_the_hand_worked_check():
+    from minigpt.teaching.examples.catalog import render_example
+
+    text = render_example("speculative.one_check")
+    # p = (0.5, 0.3, 0.2), q = (0.2, 0.3, 0.5): α = 0.2 + 0.3 + 0.2, c kept with 0.2 / 0.5
+    assert "= 0.70" in text and "| c | 0.20 | 0.50 | 0.40 | 0.20 | 0.00 | 0.20 |" in text
+    assert "| a | 0.50 | 0.20 | 1.00 | 0.20 | 1.00 | 0.50 |" in text
+    alpha = render_example("speculative.alpha")
+    assert "| . | e |" in alpha and "| MLP |" in alpha

@@ -46,16 +46,17 @@ def _scores() -> str:
     L, H = trained.previous.shape
     for layer in range(L):
         for head in range(H):
-            rows.append([f"layer {layer + 1} head {head + 1}", fmt(trained.previous[layer, head].item(), 2),
+            rows.append([f"L{layer}H{head}", fmt(trained.previous[layer, head].item(), 2),
                          fmt(trained.induction[layer, head].item(), 2), fmt(fresh.previous[layer, head].item(), 2),
                          fmt(fresh.induction[layer, head].item(), 2)])
     pl, ph, ps = trained.best("previous")
     il, ih, iscore = trained.best("induction")
     return (table(["head", "previous", "induction", "untrained prev.", "untrained ind."], rows)
-            + f"\n\nScores on 8 rows of {CHUNK} random letters written twice. Layer {pl + 1} head "
-              f"{ph + 1} gives {fmt(ps, 2)} of its attention to the position just before; layer "
-              f"{il + 1} head {ih + 1} gives {fmt(iscore, 2)} to the letter after the earlier copy "
-              f"of the current one. Untrained heads spread their weight, near 1/t over t keys.")
+            + f"\n\nScores on 8 rows of {CHUNK} random letters written twice (heads named as in "
+              f"the attention view, from 0). The best previous-token score is L{pl}H{ph}'s "
+              f"{fmt(ps, 2)} of its attention on the position just before; the best induction "
+              f"score is L{il}H{ih}'s {fmt(iscore, 2)} on the letter after the earlier copy of the "
+              "current one. Untrained heads spread their weight, near 1/t over t keys.")
 
 
 @example("induction.losses", "Loss on the repeated half, trained and untrained")
