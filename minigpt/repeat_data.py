@@ -51,11 +51,13 @@ def repeat_rows(n: int, block_size: int = DEFAULT_BLOCK, seed: int = 0,
     """``n`` rows of ``block_size + 1`` token ids, each row's chunk length L and the column where
     its first copy starts (its second copy starts L columns later).
 
-    Letters are ids 1 … 26 drawn uniformly; id 0 (the start token) opens every row."""
+    Letters are ids 1 … 26 drawn uniformly; id 0 (the start token) opens every row. A block too
+    short for chunks of ``min_chunk`` letters gets shorter chunks (down to one letter)."""
     top = max_chunk(block_size)
-    if top < min_chunk:
+    if top < 1:
         raise DatasetError(f"block size {block_size} is too small for repeated chunks: two copies of "
-                           f"{min_chunk} letters need a block of at least {2 * min_chunk}")
+                           f"one letter need a block of at least 2")
+    min_chunk = min(min_chunk, top)
     gen = torch.Generator().manual_seed(seed)
     rows = torch.randint(1, len(LETTERS) + 1, (n, block_size + 1), generator=gen)
     rows[:, 0] = 0

@@ -20,6 +20,15 @@ from minigpt.teaching.params import gpt_total
 REPEATED_BELOW = 1.3
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Thousands of tiny forward passes: on a busy machine extra threads only wait on each other."""
+    from minigpt.teaching.init_stats import one_thread
+
+    with one_thread():
+        yield
+
+
 def test_every_row_repeats_its_chunk_where_it_says():
     rows, lengths, starts = repeat_rows(200, block_size=32, seed=5)
     assert rows.shape == (200, 33) and (rows[:, 0] == 0).all() and (rows[:, 1:] > 0).all()
@@ -36,9 +45,12 @@ def test_the_repeated_mask_marks_the_predictable_targets_by_hand():
     assert [t + 1 for t in range(12) if mask[t]] == [8, 9, 10]  # columns 8-10 follow a copied letter
 
 
-def test_a_block_too_small_for_two_copies_is_refused():
+def test_a_block_too_small_for_two_copies_is_refused_and_short_blocks_get_short_chunks():
     with pytest.raises(DatasetError):
-        load_repeat_dataset(block_size=6)
+        repeat_rows(3, block_size=1)
+    rows, lengths, starts = repeat_rows(50, block_size=2)
+    assert (lengths == 1).all() and (starts == 1).all() and (rows[:, 1] == rows[:, 2]).all()
+    assert len(load_repeat_dataset(block_size=6, sizes={"train": 4, "val": 4, "test": 4}).train) == 4
 
 
 def test_attention_only_drops_the_feed_forward_and_keeps_the_default_model():

@@ -24,6 +24,15 @@ from minigpt.teaching import speculative as S
 V, BLOCK = 4, 3  # the end token and 3 characters; at most 2 characters a name
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Thousands of tiny forward passes: on a busy machine extra threads only wait on each other."""
+    from minigpt.teaching.init_stats import one_thread
+
+    with one_thread():
+        yield
+
+
 class PrefixTable(torch.nn.Module):
     """A target whose next-character logits depend on the whole prefix (a random row per
     prefix): what a Transformer can do, at the cost of a dictionary look-up, so that thousands
