@@ -62,6 +62,11 @@ def _dataset_for(ckpt, data: Path | None = None):
     if data is None:
         stored = tc.get("data")
         data = paths.default_dataset() if stored in (None, "embedded") else Path(stored)
+    if tc.get("data_format") == "repeats":
+        from minigpt.repeat_data import load_repeat_dataset
+
+        return load_repeat_dataset(block_size=ckpt.model_config.block_size, seed=int(tc.get("split_seed", 42)),
+                                   vocab=ckpt.vocab)
     if tc.get("data_format") == "text":
         from minigpt.text_data import load_text_dataset
 

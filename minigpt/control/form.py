@@ -30,6 +30,10 @@ PRESETS: dict[str, dict] = {
                  eval_interval=50),
     "large": dict(model="gpt", d_model=128, n_heads=8, n_layers=6, batch_size=128, lr=2e-3, steps=8000,
                   eval_interval=500),
+    # The induction-head lesson's run: two attention-only layers of one head each on repeated random
+    # chunks (about a minute on a laptop's CPU); no weight average, so the saved model is the last.
+    "induction": dict(model="gpt", d_model=64, n_heads=1, n_layers=2, attention_only=True, data_format="repeats",
+                      block_size=32, batch_size=64, steps=4000, ema=0.0, eval_interval=500),
 }
 # What a preset leaves as the learner set it: where and on what the run trains.
 KEPT_BY_PRESETS = ("device", "data")

@@ -52,6 +52,9 @@ class GPTConfig:
     # Activation checkpointing: while training, keep only each block's input and recompute the
     # block's insides during backward (less memory for the activations, about a third more time).
     checkpoint_activations: bool = False
+    # No feed-forward sub-layers: a stack of attention alone (with its norms and residuals), the
+    # smallest model in which induction heads are studied. False keeps the full blocks.
+    attention_only: bool = False
 
     def __post_init__(self) -> None:
         _positive(self, "vocab_size", "block_size", "d_model", "n_heads", "n_layers")

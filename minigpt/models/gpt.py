@@ -4,6 +4,7 @@ token embedding (+ learned or sinusoidal positions)
   → N × [LayerNorm → causal multi-head self-attention (optionally grouped-query) → +residual,
          LayerNorm → GELU feed-forward (4×) → +residual]      (pre-norm blocks)
   → final LayerNorm → linear head over the vocabulary.
+(``attention_only`` drops the feed-forward half of every block: the induction-head lesson's model.)
 
 That is the course's architecture and the default. The config can swap in the later variants
 measured for the training recipe: RMSNorm, a SwiGLU or ReLU² feed-forward, RoPE or no positions at
@@ -170,13 +171,15 @@ class Block(nn.Module):
         super().__init__()
         self.ln1 = make_norm(cfg)
         self.attn = CausalSelfAttention(cfg)
-        self.ln2 = make_norm(cfg)
-        self.ffn = FeedForward(cfg)
+        # attention-only blocks have no second sub-layer at all (no parameters to count or train)
+        self.ln2 = None if cfg.attention_only else make_norm(cfg)
+        self.ffn = None if cfg.attention_only else FeedForward(cfg)
 
     def forward(self, x, rope=None, cache=None, return_weights=False, mask=None, first_values=None):
         a, w, values = self.attn(self.ln1(x), rope, cache, return_weights, mask, first_values)
         x = x + a
-        x = x + self.ffn(self.ln2(x))
+        if self.ffn is not None:
+            x = x + self.ffn(self.ln2(x))
         return x, w, values
 
 

@@ -46,7 +46,7 @@ WRITTEN_STATES = (RunState.RUNNING, RunState.STOPPED, RunState.FINISHED, RunStat
 STATUS_FORMAT, STATUS_VERSION = "minigpt-run-status", 3  # 3: reference losses, the seed group
 CONFIG_FORMAT, CONFIG_VERSION = "minigpt-run-config", 5  # 3: the optimizer is named (Muon is the default)
 # 4: the speedrun's tricks are options; a config written before names none and trained without them
-# 5: checkpoint_activations (older runs did not checkpoint)
+# 5 (issue 34): checkpoint_activations, attention_only and the "repeats" data format
 CONFIG_V4_OFF = {"bigram": "off", "smear": False, "value_residual": False, "x0_shortcut": False, "softcap": None,
                  "zero_init": False, "mtp_weight": 0.0, "momentum_warmup": 0, "batch_ramp": 0.0}
 METRICS_FORMAT, METRICS_VERSION = "minigpt-metrics", 2
@@ -293,6 +293,7 @@ def config_from_file(raw: dict, where: str = "config.json") -> dict:
             values.setdefault(name, off)
     if version < 5 and values.get("model", "gpt") == "gpt":
         values.setdefault("checkpoint_activations", False)
+        values.setdefault("attention_only", False)  # before attention-only models every block had its feed-forward
     return values
 
 

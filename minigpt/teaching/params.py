@@ -36,12 +36,13 @@ def gpt_breakdown(cfg: GPTConfig) -> list[Component]:
     else:
         ffn, ffn_formula = 8 * d * d + 5 * d * b, f"L·(8d²{' + 5d' if b else ''})"  # d→4d, 4d→d (+ biases)
     norms = 2 * (d + d * nb)  # two norms: scale (+ shift)
-    parts += [
-        Component("attention (all layers)", _attention_formula(cfg), L * attn),
-        Component("feed-forward (all layers)", ffn_formula, L * ffn),
-        Component("layer norms in blocks", f"L·{'4d' if nb else '2d'}", L * norms),
-        Component("final layer norm", "2d" if nb else "d", d + d * nb),
-    ]
+    parts.append(Component("attention (all layers)", _attention_formula(cfg), L * attn))
+    if cfg.attention_only:  # no feed-forward and its norm: one norm per block
+        parts.append(Component("layer norms in blocks", f"L·{'2d' if nb else 'd'}", L * norms // 2))
+    else:
+        parts += [Component("feed-forward (all layers)", ffn_formula, L * ffn),
+                  Component("layer norms in blocks", f"L·{'4d' if nb else '2d'}", L * norms)]
+    parts.append(Component("final layer norm", "2d" if nb else "d", d + d * nb))
     if not cfg.tie_weights:
         parts.append(Component("output head", "d·V", d * V))
     return parts

@@ -48,7 +48,8 @@ if typing.TYPE_CHECKING:
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DTYPES = ("auto", "float32", "bfloat16")
-DATA_FORMATS = ("lines", "text")  # one item per line (names) or one long text
+# one item per line (names), one long text, or generated rows with a repeated random chunk
+DATA_FORMATS = ("lines", "text", "repeats")
 NONFINITE = ("fail", "skip")  # what a NaN or infinite loss or gradient does to a run
 SCHEDULES = ("cosine", "wsd")  # after the warmup: cosine decay, or warmup-stable-decay
 OPTIMIZERS = ("adamw", "muon")  # muon for the block matrices (AdamW for the rest), or AdamW for all
@@ -114,6 +115,9 @@ class TrainConfig:
     mtp_weight: float = option(0.0, "Multi-token prediction: weight of an auxiliary loss on the character "
                                "after next (0: off).", label="MTP weight", advanced=True, models=("gpt",), ge=0,
                                le=10)
+    attention_only: bool = option(False, "MiniGPT without feed-forward layers: attention alone (the model "
+                                  "induction heads are studied in).", label="attention only", advanced=True,
+                                  models=("gpt",))
     # MLP
     mlp_context: int = option(3, "MLP: how many previous characters it sees.", label="context",
                               models=("mlp",), ge=1, le=256)
@@ -190,7 +194,8 @@ class TrainConfig:
     data: str | None = option(None, "UTF-8 text file, one item per line.", label="dataset",
                               none_means="the embedded names", hint="embedded names, or a file path")
     data_format: str = option("lines", "How the data file is read: lines (one item per line, e.g. names) or "
-                              "text (one long text, trained on windows of it).", label="data format",
+                              "text (one long text, trained on windows of it); repeats generates rows with a repeated random "
+                              "chunk (no file read: the induction-head lesson).", label="data format",
                               advanced=True, choices=DATA_FORMATS, flag="--format")
     split_seed: int = option(42, "Seed of the train / val / test split of the dataset.", label="split seed",
                              advanced=True, ge=0, lt=2**32)
@@ -246,7 +251,8 @@ class TrainConfig:
                              ffn=self.ffn, qk_norm=self.qk_norm, bias=self.bias, bigram=self.bigram,
                              smear=self.smear, value_residual=self.value_residual, x0_shortcut=self.x0_shortcut,
                              softcap=self.softcap, zero_init=self.zero_init, mtp_weight=self.mtp_weight,
-                             checkpoint_activations=self.checkpoint_activations)
+                             checkpoint_activations=self.checkpoint_activations,
+                             attention_only=self.attention_only)
         if self.model == "mlp":
             return MLPConfig(vocab_size=vocab_size, block_size=block_size, context=self.mlp_context,
                              n_embd=self.mlp_embd, n_hidden=self.mlp_hidden)
@@ -317,7 +323,12 @@ def load_run_config(run_dir: Path | str) -> TrainConfig:
 
 
 def load_data_for(cfg: TrainConfig, vocab=None, block_size: int | None = None) -> Dataset:
-    """The run's data: a names ``Dataset``, or a ``TextDataset`` for ``data_format = "text"``."""
+    """The run's data: a names ``Dataset``, a ``TextDataset`` for ``data_format = "text"``, or
+    generated rows for ``"repeats"`` (seeded by the split seed; no file is read)."""
+    if cfg.data_format == "repeats":
+        from minigpt.repeat_data import load_repeat_dataset
+
+        return load_repeat_dataset(block_size=block_size or cfg.block_size, seed=cfg.split_seed, vocab=vocab)
     if cfg.data_format == "text":
         from minigpt.text_data import load_text_dataset
 

@@ -154,11 +154,14 @@ class StopFlag:
         return False
 
 
-def data_fingerprint(cfg: TrainConfig) -> str:
+def data_fingerprint(cfg: TrainConfig) -> str | None:
     """``SIZE:SHA256`` of the run's data file, recorded in its status to notice a changed file on
-    resume (read after the data was loaded, so the file is known to be a readable regular one)."""
+    resume (read after the data was loaded, so the file is known to be a readable regular one).
+    Generated data (``repeats``) has no file: None."""
     import hashlib
 
+    if cfg.data_format == "repeats":
+        return None
     digest, size = hashlib.sha256(), 0
     with open(cfg.data_path(), "rb") as f:
         while chunk := f.read(1 << 20):

@@ -28,7 +28,8 @@ from minigpt.training.options import OPTIONS_BY_NAME, Option, TrainConfig
 from tui.widgets.dropdown import Dropdown
 
 PRESET_NAMES = [("course: d=64, 4 heads, 4 layers", "course"), ("tiny: d=16, 1 layer", "tiny"),
-                ("large: d=128, 8 heads, 6 layers", "large")]
+                ("large: d=128, 8 heads, 6 layers", "large"),
+                ("induction: 2 attention-only layers", "induction")]
 
 
 class FormSelect(Dropdown):

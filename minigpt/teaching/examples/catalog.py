@@ -13,6 +13,7 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     compression,
     decoding,
     flash_io,
+    induction,
     inference,
     initialization,
     kv_memory,
@@ -23,6 +24,7 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     parallelism,
     precision,
     scale,
+    search,
     serving,
     tokenization,
 )

@@ -1,0 +1,99 @@
+"""Induction heads, detected: how much each attention head behaves as a previous-token head or an
+induction head, and what the pair does to the loss on a repeated chunk.
+
+On a row ``. c1 … cR c1 … cR`` (a random chunk written twice):
+
+- a **previous-token head** puts its weight on the position just before the query: its score is
+  the mean attention from position t to t − 1;
+- an **induction head**, at a second-copy position t (token c_i), looks at the position just
+  after the earlier c_i, t − R + 1, whose token is the one that comes next: its score is the mean
+  attention from t to t − R + 1 over the second copy.
+
+Both scores are between 0 and 1 (a share of one query's attention), averaged over random chunks.
+A uniform head over t keys scores about 1/t: the scores only mean something well above that.
+An induction head needs the previous-token head below it (its key at t − R + 1 has to carry
+"my previous token was c_i"), which is why it takes two layers of attention.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch.nn import functional as F
+
+from minigpt.repeat_data import LETTERS, RepeatSplit
+
+
+def repeated_chunk_ids(chunk: int, n: int = 8, seed: int = 0) -> torch.Tensor:
+    """(n, 2·chunk + 1) rows: the start token, then ``chunk`` random letters written twice."""
+    gen = torch.Generator().manual_seed(seed)
+    letters = torch.randint(1, len(LETTERS) + 1, (n, chunk), generator=gen)
+    return torch.cat((torch.zeros(n, 1, dtype=torch.long), letters, letters), dim=1)
+
+
+@torch.no_grad()
+def attention_of(model, rows: torch.Tensor) -> torch.Tensor:
+    """(n, layers, heads, T, T): every head's attention on each row."""
+    return torch.stack([model.attention_maps(row[None]) for row in rows])
+
+
+def previous_token_score(maps: torch.Tensor) -> torch.Tensor:
+    """(layers, heads): mean attention from each position t ≥ 1 to t − 1 (maps as attention_of's)."""
+    T = maps.shape[-1]
+    t = torch.arange(1, T)
+    return maps[..., t, t - 1].mean(dim=(0, -1))
+
+
+def induction_score(maps: torch.Tensor, chunk: int) -> torch.Tensor:
+    """(layers, heads): mean attention from each second-copy position t to t − chunk + 1, the
+    position after the same token's first occurrence (rows as ``repeated_chunk_ids``')."""
+    t = torch.arange(chunk + 1, 2 * chunk + 1)
+    return maps[..., t, t - chunk + 1].mean(dim=(0, -1))
+
+
+@dataclass
+class HeadScores:
+    previous: torch.Tensor  # (layers, heads)
+    induction: torch.Tensor  # (layers, heads)
+
+    def best(self, which: str) -> tuple[int, int, float]:
+        """(layer, head, score) of the head that scores highest on ``previous`` or ``induction``."""
+        scores = getattr(self, which)
+        flat = int(scores.argmax())
+        layer, head = divmod(flat, scores.shape[1])
+        return layer, head, float(scores[layer, head])
+
+
+def head_scores(model, chunk: int = 10, n: int = 8, seed: int = 0) -> HeadScores:
+    """Both scores of every head, on ``n`` random chunks of ``chunk`` letters written twice."""
+    if 2 * chunk + 1 > model.config.block_size:
+        raise ValueError(f"two copies of {chunk} letters and the start token need a block of "
+                         f"{2 * chunk + 1}; the model reads {model.config.block_size}")
+    maps = attention_of(model, repeated_chunk_ids(chunk, n, seed))
+    return HeadScores(previous_token_score(maps), induction_score(maps, chunk))
+
+
+@dataclass
+class RepeatLosses:
+    repeated: float  # mean loss on targets inside the second copy (after its first letter)
+    other: float  # mean loss on every other target (random letters)
+    n_repeated: int
+    n_other: int
+
+
+@torch.no_grad()
+def repeat_losses(model, split: RepeatSplit, n: int = 512) -> RepeatLosses:
+    """The model's mean cross-entropy on the predictable targets (inside the second copy) and on
+    the rest, over the first ``n`` rows of ``split``."""
+    was = model.training
+    model.eval()
+    index = torch.arange(min(n, len(split)))
+    x, y = split.batch(index)
+    logits, _ = model(x)
+    losses = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1),
+                             reduction="none").view_as(y)
+    model.train(was)
+    mask = split.repeated_mask(index)
+    return RepeatLosses(float(losses[mask].mean()), float(losses[~mask].mean()),
+                        int(mask.sum()), int((~mask).sum()))
