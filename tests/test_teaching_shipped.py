@@ -139,3 +139,13 @@ def test_table_rows_about_our_model_quote_its_parameter_count():
                 for m in re.findall(r"\b\d{1,3}(?:,\d{3})+\b", row):
                     value = int(m.replace(",", ""))
                     assert value in allowed or value < 10_000 or value == 2 * L * D * 4 * T, f"{ex_id}: {row}"
+
+
+def test_the_initialization_lesson_measures_models_as_wide_as_ours():
+    """Lesson 166 says its fresh models have our width and heads: init_stats builds them so."""
+    import inspect
+
+    from minigpt.teaching import init_stats
+
+    defaults = {k: p.default for k, p in inspect.signature(init_stats.build).parameters.items()}
+    assert (defaults["d_model"], defaults["n_heads"], defaults["vocab_size"], defaults["block_size"]) == (D, H, V, T)
