@@ -149,3 +149,28 @@ def test_the_initialization_lesson_measures_models_as_wide_as_ours():
 
     defaults = {k: p.default for k, p in inspect.signature(init_stats.build).parameters.items()}
     assert (defaults["d_model"], defaults["n_heads"], defaults["vocab_size"], defaults["block_size"]) == (D, H, V, T)
+
+
+def _race_row(label: str) -> tuple[str, str]:
+    """(best val, test) of a row of docs/benchmarks.md's option race (the first seed's figures)."""
+    text = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("|") and label in cells[0]:
+            if len(cells) == 5:  # the default's row: seeds, steps, vals and tests of three seeds
+                return cells[3].split(",")[0].strip(), cells[4].split(",")[0].strip()
+            return cells[2], cells[3].split()[0]
+    raise AssertionError(f"no row {label!r} in docs/benchmarks.md")
+
+
+def test_the_race_without_positions_is_quoted_as_measured():
+    """Lesson 080 and its question say this project's race measured no loss without positional
+    encoding: the figures they quote are docs/benchmarks.md's."""
+    _, default_test = _race_row("**default")
+    _, none_test = _race_row("`pos_encoding=none`")
+    assert abs(float(none_test) - float(default_test)) < 0.01  # the claim: no loss beyond noise
+    lesson = next(x for x in load_lessons() if x.id == "positional-encoding")
+    prose = " ".join(lesson.body.split())
+    assert f"test loss of {none_test} against {default_test} with learned positions" in prose
+    answers = [c.back for c in load_decks() if "no positional information" in c.front]
+    assert answers and all(f"test {none_test} against {default_test}" in a for a in answers)
