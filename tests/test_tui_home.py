@@ -154,3 +154,18 @@ async def test_back_from_help_the_glance_is_not_counted_again_but_after_a_write_
             if len(counts) > first:
                 break
         assert len(counts) == first + 1
+
+
+def test_the_heap_is_frozen_once_imports_and_decks_are_in(monkeypatch, make_app):
+    """The garbage collector's full passes over the warmed heap were the slow tail of a key press;
+    the app freezes what is alive once both warm-ups are done (never in a headless test app)."""
+    import gc
+
+    frozen = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
+    app = make_app()
+    monkeypatch.setattr(type(app), "is_headless", property(lambda self: False))
+    app._warmed("imports")
+    assert frozen == []  # the decks are not in yet
+    app._warmed("decks")
+    assert frozen == [True]
