@@ -268,8 +268,12 @@ def main() -> None:
             time.sleep(5)  # past the data loading: the steps themselves keep the cores busy
             measure("while a run trains on both cores", args.trials, bare_script, env)
         finally:
-            worker.terminate()
-            worker.wait(timeout=60)
+            worker.terminate()  # the trainer saves on a stop: on a loaded machine that can take a while
+            try:
+                worker.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait(timeout=30)
 
 
 if __name__ == "__main__":
