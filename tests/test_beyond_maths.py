@@ -206,9 +206,9 @@ def test_bytes_per_token_by_hand():
     assert KV.bytes_per_token(32, 32, 128, 2) == 524_288  # LLaMA-2 7B: half a MiB
     assert KV.bytes_per_token(80, 8, 128, 2) == 327_680  # LLaMA-2 70B with 8 KV heads
     assert KV.bytes_per_token(12, 12, 64, 2) == 36_864  # GPT-2 small = 2·12·768·2
-    assert KV.shape_bytes_per_token(KV.OUR_MODEL) == 2 * 4 * 64 * 4
+    assert KV.shape_bytes_per_token(KV.our_model()) == 2 * 4 * 64 * 4
     assert KV.shape_bytes_per_token(KV.LLAMA2_70B_IF_MHA) == 8 * 327_680
-    assert KV.cache_bytes(KV.MODELS[2], 4096) == 2 ** 31
+    assert KV.cache_bytes(KV.MODELS[1], 4096) == 2 ** 31
     assert KV.human_bytes(2 ** 31) == "2.0 GiB"
 
 

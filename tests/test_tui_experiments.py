@@ -141,6 +141,8 @@ async def test_a_served_session_does_not_start_sweeps(tmp_path, monkeypatch, mak
         await pilot.pause()
         await pilot.press("e")
         await pilot.pause()
+        plan = str(app.screen.query_one("#lab-plan", Static).render())
+        assert "minigpt sweep" in plan and "enter asks first" not in plan  # no promise Enter cannot keep
         await pilot.press("enter")  # the highlighted preset
         await pilot.pause(0.5)
         assert screen_name(app) == "ExperimentsScreen" and ef.list_experiments() == []

@@ -115,3 +115,57 @@ async def test_readiness_block_and_w_opens_the_weakest_lessons_next_step(tmp_pat
         await pilot.press("w")
         await pilot.pause()
         assert type(app.screen).__name__ == "LessonScreen"
+
+
+async def test_back_from_help_the_glance_is_not_counted_again_but_after_a_write_it_is(monkeypatch, make_app):
+    """A recount reads every lesson, deck and kata in a thread; after help (nothing changed) it only
+    slowed the next key (bench_latency.py's help p95). After a write to the progress database it
+    is needed."""
+    counts = []
+
+    def counting_glance(store):
+        counts.append(1)
+        return Glance(lessons_read=len(store.lessons_read()), lessons_total=24, cards_due=3, last_run=None)
+
+    monkeypatch.setattr("tui.screens.home.glance", counting_glance)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        glance = app.screen.query_one("#glance")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if "Cards to study 3" in str(glance.render()):
+                break
+        first = len(counts)
+        assert first >= 1
+        for _ in range(3):
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert type(app.screen).__name__ == "HelpScreen"
+            await pilot.press("escape")
+            await pilot.pause()
+        await pilot.pause(0.2)
+        assert len(counts) == first
+        app.store.save_lesson_position("query-key-value", 1.0, reached_end=True)  # a lesson read
+        await pilot.press("question_mark")
+        await pilot.pause()
+        await pilot.press("escape")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if len(counts) > first:
+                break
+        assert len(counts) == first + 1
+
+
+def test_the_heap_is_frozen_once_imports_and_decks_are_in(monkeypatch, make_app):
+    """The garbage collector's full passes over the warmed heap were the slow tail of a key press;
+    the app freezes what is alive once both warm-ups are done (never in a headless test app)."""
+    import gc
+
+    frozen = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
+    app = make_app()
+    monkeypatch.setattr(type(app), "is_headless", property(lambda self: False))
+    app._warmed("imports")
+    assert frozen == []  # the decks are not in yet
+    app._warmed("decks")
+    assert frozen == [True]

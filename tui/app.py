@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shlex
 import sys
+import threading
 from collections.abc import Iterable
 from importlib import import_module
 from pathlib import Path
@@ -23,6 +25,7 @@ from tui.terminal_input import tolerate_non_utf8_input
 from tui.widgets.screen_commands import ScreenCommands
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
+_WARM_LOCK = threading.Lock()
 PREWARM_AFTER_S = 1.0  # after the first frame, while the learner reads the home screen
 PREWARM = ("torch", "textual_plotext", "tui.widgets.plot_theme", "minigpt.teaching.attention",
            "minigpt.teaching.stepper", "minigpt.playground.generation")
@@ -56,6 +59,7 @@ class TutorApp(App):
         self._too_small_shown = False
         self._home_opened = False
         self._theme_applied = False  # the startup choice is not the learner's: don't store it
+        self._warm_parts: set[str] = set()  # "imports", "decks": in memory, the heap is frozen
         self.crash: BaseException | None = None  # the error that closed the app, if one did
 
     # -- an unexpected error --------------------------------------------------------------------
@@ -109,6 +113,8 @@ class TutorApp(App):
             deck = cached_decks()
         except (TutorError, OSError):  # the study screens say what is wrong with a deck file
             return
+        finally:
+            self._warmed("decks")
         self.call_from_thread(self._repair_grades, deck)
 
     def _repair_grades(self, deck) -> None:
@@ -134,8 +140,22 @@ class TutorApp(App):
                     import_module(module)
                 except Exception:
                     pass
+            self._warmed("imports")
 
         self.run_worker(load, thread=True, group="prewarm", exclusive=True)
+
+    def _warmed(self, part: str) -> None:
+        """Once the imports and the decks are in memory, set them aside from the garbage
+        collector: its full passes walked those ~270k long-lived objects, 0.1–0.8 s each, a few
+        times a minute, and a key pressed during one waited for it (help's p95 in
+        bench_latency.py). One collection first, then everything alive is frozen. Not in a headless
+        test app: a test process runs hundreds of apps, and frozen garbage is never collected."""
+        with _WARM_LOCK:
+            self._warm_parts.add(part)
+            if self._warm_parts != {"decks", "imports"} or self.is_headless:
+                return
+        gc.collect()
+        gc.freeze()
 
     def watch_theme(self, theme: str) -> None:
         # Remember the learner's choice (the palette's "Change theme" sets it too), but not the

@@ -39,9 +39,15 @@ def cache_bytes(s: CacheShape, tokens: int, batch: int = 1) -> int:
     return shape_bytes_per_token(s) * tokens * batch
 
 
-OUR_MODEL = CacheShape("MiniGPT", 4, 4, 4, 16, 4, 16)  # trained and run in float32
-MODELS = (
-    OUR_MODEL,
+def our_model() -> CacheShape:
+    """The shipped MiniGPT's cache shape, read from its checkpoint; trained and run in float32."""
+    from minigpt.teaching.shipped import shipped_model
+
+    c = shipped_model().config
+    return CacheShape("our MiniGPT", c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, 4, c.block_size)
+
+
+MODELS = (  # other models' published shapes; ``our_model()`` goes first in the tables
     CacheShape("GPT-2 small", 12, 12, 12, 64, 2, 1024),
     CacheShape("LLaMA-2 7B", 32, 32, 32, 128, 2, 4096),
     CacheShape("LLaMA-2 70B", 80, 64, 8, 128, 2, 4096),

@@ -141,7 +141,8 @@ class ExperimentsScreen(Screen):
             lines.append(f" {markup_escape(point):<16} N {r.n_params:>9,}{steps}")
         if len(runs) > 6:
             lines.append(f" … and {len(runs) - 6} more")
-        lines.append("[dim]enter asks first, with a measured estimate[/dim]")
+        lines.append("[dim]started on the server: `minigpt sweep` (not from a browser)[/dim]"
+                     if serving_policy.is_served() else "[dim]enter asks first, with a measured estimate[/dim]")
         plan.update("\n".join(lines))
 
     # -- experiments so far ---------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -43,6 +45,7 @@ class HomeScreen(Screen):
         self.query_one("#area-list", OptionList).focus()
         self.query_one("#glance", Static).update("[b]Your progress[/b]\n\n[dim]counting…[/dim]")
         self._glance = None
+        self._counted_for = None
         self.refresh_glance()
         self.set_interval(2.0, self._follow_run)
 
@@ -62,10 +65,31 @@ class HomeScreen(Screen):
             self.app.call_from_thread(self._show_glance, replace(self._glance, last_run=run, run_active=active))
 
     def on_screen_resume(self) -> None:
-        self.refresh_glance()
+        """Count again only when something the glance shows may have changed: back from help or the
+        palette nothing has, and a recount (every lesson, deck and kata read, about a second of
+        CPU in a thread) made the next key wait on it (help's p95 in bench_latency.py)."""
+        if self._glance_key() != self._counted_for:
+            self.refresh_glance()
+
+    def _glance_key(self) -> tuple:
+        """What the glance depends on, cheaply: this app's writes to the progress database, the
+        runs folder's entries, and the minute (cards fall due as time passes)."""
+        from minigpt import paths
+
+        store = getattr(self.app, "store", None)
+        writes = getattr(getattr(store, "conn", None), "total_changes", None)
+        try:
+            runs = paths.runs_dir().stat().st_mtime_ns
+        except OSError:
+            runs = None
+        return writes, runs, int(time.time() // 60)
+
+    def refresh_glance(self) -> None:
+        self._counted_for = self._glance_key()
+        self._count_glance()
 
     @background(thread=True, exclusive=True, group="glance")
-    def refresh_glance(self) -> None:
+    def _count_glance(self) -> None:
         """Count in a worker: the card queue reads every deck (about a second on a busy machine),
         which must not hold back the first frame or the return to this screen."""
         g = glance(self.app.store)

@@ -8,16 +8,16 @@ from minigpt.training.flops import attention_forward_flops
 
 
 def _models():
-    from minigpt.models.config import GPTConfig
     from minigpt.teaching import params
+    from minigpt.teaching.shipped import shipped_model
 
-    ours = GPTConfig()
+    ours = shipped_model().config
     llama = params.llama2_7b_params()
     emb_ours = ours.vocab_size * ours.d_model + ours.block_size * ours.d_model
     gpt2 = params.GPT2_SMALL
     emb_gpt2 = gpt2.vocab_size * gpt2.d_model + gpt2.block_size * gpt2.d_model
     return [
-        ("MiniGPT", params.gpt_total(ours) - emb_ours, ours.n_layers, ours.block_size, ours.d_model),
+        ("our MiniGPT", params.gpt_total(ours) - emb_ours, ours.n_layers, ours.block_size, ours.d_model),
         ("GPT-2 small", params.gpt_total(gpt2) - emb_gpt2, gpt2.n_layers, gpt2.block_size, gpt2.d_model),
         ("LLaMA-2 7B", llama["total"] - llama["vocab"] * llama["d_model"], llama["n_layers"], 4096,
          llama["d_model"]),

@@ -20,13 +20,18 @@ def _measure(n_layers: int, scheme: str) -> I.InitStats:
 
 @example("init.numbers", "The two numbers of GPT-2's initialization, and our model's measured ones")
 def _numbers() -> str:
-    rows = [[L, fmt(0.02 / math.sqrt(2 * L), 5)] for L in (4, 12, 48)]
-    model = I.build(4, "gpt2")
+    from minigpt.teaching.shipped import shipped_model
+
+    ours = shipped_model().config
+    rows = [[L, fmt(0.02 / math.sqrt(2 * L), 5)] for L in sorted({ours.n_layers, 12, 48})]
+    model = I.build(ours.n_layers, "gpt2", d_model=ours.d_model, n_heads=ours.n_heads,
+                    vocab_size=ours.vocab_size, block_size=ours.block_size)
     emb = model.tok_emb.weight.std().item()
     writers = I.residual_writer_std(model)
     return (table(["layers L", "0.02/√(2L)"], rows)
-            + f"\n\nMeasured on our 4-layer MiniGPT: token embedding std {fmt(emb, 4)}, "
-              f"W_O and FFN-down std {fmt(writers, 5)} (expected {fmt(0.02 / math.sqrt(8), 5)}).")
+            + f"\n\nMeasured on a fresh copy of our {ours.n_layers}-layer MiniGPT: token embedding std "
+              f"{fmt(emb, 4)}, W_O and FFN-down std {fmt(writers, 5)} (expected "
+              f"{fmt(0.02 / math.sqrt(2 * ours.n_layers), 5)}).")
 
 
 @example("init.depth", "Residual stream after the last block, and the first loss, by depth")

@@ -9,7 +9,7 @@ from minigpt.teaching.examples.registry import count, example, table
 @example("kvmem.per_token", "Bytes per token = 2 · L · n_kv_heads · head_dim · bytes")
 def _per_token() -> str:
     rows = []
-    for s in KV.MODELS:
+    for s in (KV.our_model(), *KV.MODELS):
         per = KV.shape_bytes_per_token(s)
         rows.append([s.name, f"2·{s.n_layers}·{s.n_kv_heads}·{s.head_dim}·{s.bytes_per_value}",
                      count(per), f"{s.context:,}", KV.human_bytes(KV.cache_bytes(s, s.context))])
@@ -39,16 +39,19 @@ def _saving() -> str:
 
 @example("kvmem.measured", "Our MiniGPT's cache, measured, with 4, 2 and 1 key/value heads")
 def _measured() -> str:
+    from dataclasses import replace
+
     import torch
 
-    from minigpt.models.config import GPTConfig
     from minigpt.models.gpt import MiniGPT
     from minigpt.teaching.init_stats import one_thread
+    from minigpt.teaching.shipped import shipped_model
 
+    ours = shipped_model().config
     rows = []
     for kv in (4, 2, 1):
         torch.manual_seed(0)
-        cfg = GPTConfig(n_kv_heads=kv)
+        cfg = replace(ours, n_kv_heads=kv)
         with one_thread():
             model = MiniGPT(cfg).eval()
             measured = KV.measured_cache_bytes(model, cfg.block_size)
@@ -57,7 +60,7 @@ def _measured() -> str:
         rows.append([f"{name}, n_kv_heads = {kv}", count(measured), count(formula),
                      count(sum(p.numel() for p in model.parameters()))])
     return (table(["layout", "cache bytes", "formula", "parameters"], rows)
-            + "\n\n16 tokens, float32: the bytes the model really stored equal the formula. "
+            + f"\n\n{ours.block_size} tokens (a full context), float32: the bytes the model really stored equal the formula. "
               "Fewer key/value heads also make W_K and W_V narrower.")
 
 

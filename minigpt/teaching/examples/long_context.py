@@ -12,10 +12,10 @@ HEAD_DIM, TRAINED, TARGET = 8, 16, 64  # our block size, stretched four times
 
 @example("longctx.learned_limit", "A learned position table has no row past the block size")
 def _learned_limit() -> str:
-    from minigpt.models.config import GPTConfig
     from minigpt.models.gpt import MiniGPT
+    from minigpt.teaching.shipped import shipped_config
 
-    cfg = GPTConfig()
+    cfg = shipped_config()
     model = MiniGPT(cfg).eval()
     rows = model.pos_emb.weight.shape[0]
     try:

@@ -13,6 +13,7 @@ from minigpt.data import IGNORE, EncodedSplit, Vocab
 from minigpt.teaching import attention as A
 from minigpt.teaching import norms, positions
 from minigpt.teaching.examples.registry import count, example, fmt, matrix, table
+from minigpt.teaching.shipped import shipped_model
 
 
 def _vec(v, digits: int = 3) -> str:
@@ -103,7 +104,8 @@ def _pe_offset() -> str:
 
 @example("pe.learned.params", "What a learned position table costs")
 def _pe_learned() -> str:
-    rows = [["our mini GPT (course size)", 32, 64, count(32 * 64)],
+    c = shipped_model().config
+    rows = [["our MiniGPT", c.block_size, c.d_model, count(c.block_size * c.d_model)],
             ["GPT-2 small", 1024, 768, count(1024 * 768)],
             ["sinusoidal, any length", "—", "—", "0"]]
     return table(["model", "positions", "d", "parameters"], rows)

@@ -82,11 +82,11 @@ def _accumulation() -> str:
 
 @example("precision.optimizer_memory", "Memory to train with AdamW (weights, gradients, optimizer state)")
 def _optimizer_memory() -> str:
-    from minigpt.models.config import GPTConfig
     from minigpt.teaching import params
     from minigpt.teaching.kv_memory import human_bytes
+    from minigpt.teaching.shipped import shipped_model
 
-    models = (("our MiniGPT", params.gpt_total(GPTConfig())),
+    models = (("our MiniGPT", params.gpt_total(shipped_model().config)),
               ("LLaMA-2 7B", params.llama2_7b_params()["total"]))
     rows = []
     for name, n in models:

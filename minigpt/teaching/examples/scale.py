@@ -12,6 +12,7 @@ import torch
 
 from minigpt.sampling import filter_logits
 from minigpt.teaching.examples.registry import count, example, fmt, table
+from minigpt.teaching.shipped import shipped_model
 
 
 def _params():
@@ -27,19 +28,23 @@ def _params():
 COURSE_GPT = dict(vocab_size=27, block_size=32, d_model=64, n_heads=4, n_layers=4)
 
 
-@example("params.mini_gpt", "Parameters of the course-sized mini GPT (d = 64, L = 4, T = 32)")
+@example("params.mini_gpt", "Parameters of our MiniGPT, part by part (the shipped checkpoint)")
 def _mini_gpt() -> str:
     P, GPTConfig = _params()
-    cfg = GPTConfig(**COURSE_GPT, bias=True, tie_weights=False)
+    ours = shipped_model()
+    cfg = ours.config
     parts = P.gpt_breakdown(cfg)
     total = sum(c.count for c in parts)
     d, L = cfg.d_model, cfg.n_layers
-    # The course leaves out the Q, K, V biases but gives its output head one.
-    course_style = total - L * 3 * d + cfg.vocab_size
+    # The course's model: 32 positions, and no bias on W_Q, W_K, W_V but one on the output head.
+    course = GPTConfig(**COURSE_GPT, bias=True, tie_weights=False)
+    course_style = P.gpt_total(course) - L * 3 * d + cfg.vocab_size
     rows = [[c.name, c.formula, count(c.count)] for c in parts]
     rows.append(["**total (ours)**", "", f"**{count(total)}**"])
-    return (table(["part", "formula", "count"], rows)
-            + f"\n\nThe course's version has no bias on W_Q, W_K, W_V but one on the output "
+    return (f"Our MiniGPT as shipped: {ours.shape}, V = {cfg.vocab_size}.\n\n"
+            + table(["part", "formula", "count"], rows)
+            + f"\n\nThe training run counted {count(ours.n_params)} in the real module. The course's "
+            f"version has {course.block_size} positions, no bias on W_Q, W_K, W_V but one on the output "
             f"head: {count(course_style)}. Rule of thumb 12·L·d² = {count(P.rule_of_thumb(L, d))}.")
 
 
@@ -208,10 +213,9 @@ def _steps_to(iterate, level: float, sigma: float = 0.01) -> int:
     return 100
 
 
-@example("training.decay_groups", "Which parameters get weight decay (course-sized mini GPT)")
+@example("training.decay_groups", "Which parameters of our MiniGPT get weight decay")
 def _decay_groups() -> str:
-    _P, GPTConfig = _params()
-    cfg = GPTConfig(**COURSE_GPT, bias=True, tie_weights=False)
+    cfg = shipped_model().config
     from minigpt.models.gpt import MiniGPT
 
     model = MiniGPT(cfg)
@@ -231,23 +235,25 @@ def _decay_groups() -> str:
 COURSE_LOSSES = {"bigram": 2.45, "mlp": 2.10, "gpt": 1.95}  # the course's quoted validation losses
 
 
-@example("comparison.course", "Bigram, MLP and mini GPT: sizes and the course's losses")
+@example("comparison.course", "Bigram, MLP and mini GPT: sizes, the course's losses and ours")
 def _comparison() -> str:
-    P, GPTConfig = _params()
-    V = 27
+    ours = shipped_model()
+    V = ours.config.vocab_size
     bigram = V * V
     ctx, emb, hid = 8, 24, 256  # the course's comparison MLP
     mlp = V * emb + (ctx * emb) * hid + hid + hid * V + V
-    gpt = P.gpt_total(GPTConfig(**COURSE_GPT, bias=True, tie_weights=False))
+    c = ours.config
     rows = [
         ["uniform guess", "0", fmt(math.log(V), 2)],
         ["bigram (counts)", count(bigram), f"~{COURSE_LOSSES['bigram']:.2f}"],
         [f"MLP ({ctx} chars, emb {emb}, hidden {hid})", count(mlp), f"~{COURSE_LOSSES['mlp']:.2f}"],
-        ["our mini GPT (d 64, 4 layers)", count(gpt), f"~{COURSE_LOSSES['gpt']:.2f}"],
+        [f"our MiniGPT (d {c.d_model}, {c.n_layers} layers)", count(ours.n_params),
+         f"~{COURSE_LOSSES['gpt']:.2f} (ours {ours.val_loss:.3f})"],
     ]
     return (table(["model", "parameters", "val loss (nats)"], rows)
-            + f"\n\nUniform guess is ln {V}. Losses are the course's figures; parameters are "
-            "computed here. Perplexity e^loss: "
+            + f"\n\nUniform guess is ln {V}. Losses are the course's figures, and for our MiniGPT also "
+            f"the shipped checkpoint's own validation loss (test split {ours.test_loss:.3f}); "
+            "parameters are computed here. Perplexity e^loss of the course's figures: "
             + ", ".join(f"{k} {math.exp(v):.1f}" for k, v in COURSE_LOSSES.items()) + ".")
 
 

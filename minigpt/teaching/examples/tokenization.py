@@ -120,9 +120,11 @@ def _paragraph() -> str:
 
 @example("tokens.cost", "Vocabulary size against embedding size and sequence length")
 def _cost() -> str:
-    from minigpt.models.config import GPTConfig
     from minigpt.teaching.params import gpt_total
+    from minigpt.teaching.shipped import shipped_model
 
+    ours_cfg = shipped_model().config
+    ours, d = gpt_total(ours_cfg), ours_cfg.d_model  # our MiniGPT's width
     words = names_text().split("\n")
     full = names_bpe()
     rows = []
@@ -130,11 +132,10 @@ def _cost() -> str:
         bpe = full.truncated(extra)
         tokens = sum(len(bpe.tokens(w)) for w in words) + len(words)  # + one end marker each
         V = len(bpe.vocab)
-        rows.append([V, f"{tokens / len(words):.2f}", count(2 * V * 64), count(2 * V * 768)])
+        rows.append([V, f"{tokens / len(words):.2f}", count(2 * V * d), count(2 * V * 768)])
     for V in (256, 50257):
-        rows.append([f"{V:,}", "—", count(2 * V * 64), count(2 * V * 768)])
-    ours = gpt_total(GPTConfig())
-    return (table(["vocab V", "tokens/name", "2·V·d, d=64", "2·V·d, d=768"], rows)
+        rows.append([f"{V:,}", "—", count(2 * V * d), count(2 * V * 768)])
+    return (table(["vocab V", "tokens/name", f"2·V·d, d={d}", "2·V·d, d=768"], rows)
             + f"\n\n2·V·d counts the token embedding and an untied output head. Our whole "
-              f"MiniGPT has {count(ours)} parameters: a GPT-2 sized vocabulary (50,257) at d = 64 "
-              f"would need {count(2 * 50257 * 64)} for those two matrices alone.")
+              f"MiniGPT has {count(ours)} parameters: a GPT-2 sized vocabulary (50,257) at d = {d} "
+              f"would need {count(2 * 50257 * d)} for those two matrices alone.")
