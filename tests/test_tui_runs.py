@@ -17,6 +17,7 @@ from minigpt.runs.files import process_start_time
 from tests.run_fixtures import write_course_runs, write_run
 from tests.screen_checks import footer_problems, screen_lines
 from tests.test_tui_fit import settle
+from tests.waiting import wait_until
 from tui import navigation
 from tui.app import background_runs_message
 from tui.widgets.loss_chart import LossChart
@@ -157,11 +158,11 @@ async def test_a_stop_shows_within_a_second(app, tmp_path):
     worker = subprocess.Popen([sys.executable, "-c", FAKE_WORKER, "minigpt.cli", "train", "--out", str(run)],
                               env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     try:
-        deadline = time.monotonic() + 30
-        while '"running"' not in (run / "status.json").read_text() or str(worker.pid) not in (
-                run / "status.json").read_text():
-            assert time.monotonic() < deadline, "the fake worker did not start"
-            time.sleep(0.05)
+        def started() -> bool:
+            text = (run / "status.json").read_text()
+            return '"running"' in text and str(worker.pid) in text
+
+        wait_until(started, 30, "the fake worker to start")
         async with app.run_test(size=(80, 24)) as pilot:
             navigation.open_screen(app, "training", run_dir=run)
             await settle(pilot, lambda: app.screen.panel.state is not None)

@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -32,6 +31,7 @@ from minigpt.store import Store
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
 from tests.hostile.conftest import one_error_line
+from tests.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "round1" / "runs"
@@ -243,10 +243,11 @@ def test_stop_from_the_command_line_then_resume(tmp_path):
                                 "--eval-interval", "50", "--out", str(run), "--quiet"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and not read_metrics(run)[0]:
+        def logging() -> bool:
             assert trainer.poll() is None, trainer.communicate()
-            time.sleep(0.1)
+            return bool(read_metrics(run)[0])
+
+        wait_until(logging, 90, "the trainer's first metrics", step=0.1)
         second = CliRunner().invoke(main, ["train", "--resume", "long", "--quiet"])
         assert "another process is training this run" in one_error_line(second)
         result = CliRunner().invoke(main, ["stop", "--timeout", "60"])  # the newest running run
