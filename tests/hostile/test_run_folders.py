@@ -27,7 +27,6 @@ from minigpt.errors import RunBusyError
 from minigpt.runs import listing as runs
 from minigpt.runs.lock import RunLock
 from minigpt.runs.metrics import read_metrics
-from minigpt.store import Store
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
 from tests.hostile.conftest import one_error_line
@@ -125,14 +124,13 @@ def test_watch_of_a_missing_run_is_one_error_line():
     one_error_line(CliRunner().invoke(console, ["watch", "no-such-run"]))
 
 
-async def test_screens_show_a_broken_run_beside_the_others(tmp_path):
-    from tui.app import TutorApp
+async def test_screens_show_a_broken_run_beside_the_others(tmp_path, make_app):
     from tui.screens.playground import PlaygroundScreen
     from tui.screens.runs import RunsScreen
     from tui.screens.training import TrainingScreen
 
     root, bad = runs_root_with(MALFORMED["string best_val"])
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(RunsScreen())
         await pilot.pause()
