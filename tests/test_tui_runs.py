@@ -142,7 +142,11 @@ FAKE_WORKER = textwrap.dedent("""
         st.update(state=state, pid=os.getpid(), pid_start=process_start_time(os.getpid()))
         write_json_atomic(os.path.join(run, "status.json"), st)
     def stop(*_):
-        time.sleep(0.3)  # finishing the step and saving, as the trainer does
+        # Finishing the step and saving, as the trainer does: until the test has looked at the
+        # panel (it writes finish-stop), so a loaded machine cannot make the stop end unseen.
+        end = time.monotonic() + 30
+        while not os.path.exists(os.path.join(run, "finish-stop")) and time.monotonic() < end:
+            time.sleep(0.02)
         status("stopped")
         sys.exit(0)
     signal.signal(signal.SIGTERM, stop)
@@ -171,6 +175,7 @@ async def test_a_stop_shows_within_a_second(app, tmp_path):
             await pilot.press("s")
             await pilot.pause()
             assert "stopping" in str(app.screen.query_one("#run-stats").render())  # at once
+            (run / "finish-stop").touch()  # the worker ends its step and writes "stopped"
             seen_at = None
 
             def stopped() -> bool:
