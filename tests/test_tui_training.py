@@ -262,7 +262,7 @@ async def test_watch_attaches_to_a_cli_run_and_sees_kill_9(tmp_path, monkeypatch
     with open(tmp_path / "cli-stderr.log", "wb") as err:
         worker = subprocess.Popen(
             [sys.executable, "-m", "minigpt.cli", "train", "--d-model", "16", "--n-heads", "2", "--n-layers", "1",
-             "--batch-size", "32", "--steps", "400", "--eval-interval", "20", "--device", "cpu", "--out",
+             "--batch-size", "32", "--steps", "100000", "--eval-interval", "20", "--device", "cpu", "--out",
              str(run_dir), "-q"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
     try:
         # `minigpt watch` (no argument) opens the app on the latest run.
