@@ -27,8 +27,14 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/minigpt
 
+# TEST_WORKERS=2 runs the suite on two pytest-xdist workers, one test file each at a time (--dist
+# loadfile: a file's module fixtures, its served tutor and its fixed snapshot folder stay in one
+# process). The default, 0, runs it in one process until two workers are shown to be quicker on two
+# quiet cores (they were only ever tried on a machine loaded ~10x over).
+TEST_WORKERS ?= 0
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from safetensors.torch import load_file
 from minigpt.runs.metrics import read_metrics
 from minigpt.training import distributed as D
 from tests.ports import free_port
+from tests.waiting import wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("cpu_load")]  # races show under load
@@ -100,12 +100,7 @@ def test_sigterm_to_the_launcher_leaves_a_resumable_run(tmp_path, made_up_names)
                              "--steps", "100000", "--eval-interval", "20", "--nproc", "2", "--out", str(run)],
                             cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if (run / "last").exists():
-                break
-            time.sleep(0.3)
-        assert (run / "last").exists(), "no checkpoint before the stop"
+        wait_until((run / "last").exists, 120, "a checkpoint before the stop", step=0.3)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=90)
     finally:
@@ -118,12 +113,11 @@ def test_sigterm_to_the_launcher_leaves_a_resumable_run(tmp_path, made_up_names)
     proc = subprocess.Popen([sys.executable, "-m", "minigpt.cli", "train", "--resume", str(run), "--nproc", "1", "-q"],
                             cwd=REPO, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
+        def progressing() -> bool:
             st = json.loads((run / "status.json").read_text())
-            if st["state"] == "running" and st["step"] > stopped_at:
-                break
-            time.sleep(0.3)
+            return st["state"] == "running" and st["step"] > stopped_at
+
+        wait_until(progressing, 120, "the resumed run to train past the stop", step=0.3)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
     finally:

@@ -17,6 +17,7 @@ from minigpt.errors import ConfigError
 from minigpt.runs.files import STATUS_FILE, process_start_time, write_json_atomic
 from minigpt.training.options import OPTIONS, TrainConfig
 from tests.config_strategies import valid_configs
+from tests.waiting import wait_until
 
 
 def course_form(**changes) -> dict[str, str]:
@@ -145,9 +146,7 @@ def test_copied_settings_start_a_run_with_the_identical_config(tmp_path):
     run_dir = asyncio.run(rc.start_run(run_form.config_from_form(texts), root=tmp_path / "runs"))
     launch = json.loads((run_dir / rc.LAUNCH_FILE).read_text())
     assert launch["argv"][:3] == ["minigpt", "train", "--config"]
-    deadline = time.monotonic() + 120
-    while rc.run_state(run_dir).status in ("starting", "running") and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_until(lambda: rc.run_state(run_dir).status not in ("starting", "running"), 120, "the run to end", step=0.2)
     assert rc.run_state(run_dir).status == "finished", rc.stderr_tail(run_dir)
     from minigpt.checkpoint import load_checkpoint
 

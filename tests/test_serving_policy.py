@@ -16,6 +16,7 @@ from minigpt import paths
 from minigpt import serving_policy as policy
 from minigpt.lessons import load_lessons
 from minigpt.runs.files import process_start_time
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -177,9 +178,8 @@ def test_stop_runs_in_stops_a_real_training_worker_cleanly(tmp_path):
     guest = tmp_path / "guest"
     cfg = TrainConfig(model="gpt", d_model=16, n_heads=2, n_layers=1, steps=100_000, eval_interval=50)
     run_dir = asyncio.run(workers.start_run(cfg, root=guest / "runs"))
-    deadline = time.monotonic() + 90
-    while workers.run_state(run_dir).status != "running" and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_until(lambda: workers.run_state(run_dir).status == "running", 90, "the worker to train", step=0.2,
+               describe=lambda: str(workers.stderr_tail(run_dir)))
     state = workers.run_state(run_dir)
     assert state.status == "running", workers.stderr_tail(run_dir)
     assert policy.stop_runs_in(guest) == [run_dir]

@@ -3,7 +3,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -111,8 +110,7 @@ def test_kill_9_is_reported_failed(tmp_path, names):
     p = cli("train", "--data", str(names), *TINY, "--steps", "100000", "--out", str(run), "--quiet", env_dir=tmp_path)
     try:
         wait_for_metrics(run, p)
-        while read_status(run).get("n_params") is None:
-            time.sleep(0.05)
+        wait_until(lambda: read_status(run).get("n_params") is not None, 60, "the status to name its parameters")
         assert runs.list_runs(root)[0].status == "running"
     finally:
         p.send_signal(signal.SIGKILL)

@@ -4,7 +4,6 @@ followed to the end (the plot shows finished runs only), the lesson's key, and `
 from __future__ import annotations
 
 import os
-import time
 
 from click.testing import CliRunner
 from textual.widgets import DataTable, Footer, Input, OptionList, Static, TabbedContent
@@ -13,6 +12,7 @@ from minigpt.experiments import folder as ef
 from minigpt.experiments.presets import custom_spec, parse_grid_text
 from minigpt.runs.files import write_json_atomic
 from tests.screen_checks import all_problems
+from tests.waiting import until
 from tui.widgets.experiment_plot import PlotCanvas
 from tui.widgets.loss_chart import LossChart
 
@@ -44,28 +44,28 @@ async def test_a_2x2_sweep_from_the_lab_runs_to_the_end_at_80x24(tmp_path, make_
         await pilot.pause()
         assert screen_name(app) == "StartSweepScreen"
         await pilot.press("y")
-        deadline = time.monotonic() + 20
-        while screen_name(app) != "ExperimentScreen" and time.monotonic() < deadline:
-            await pilot.pause(0.2)
+        await until(pilot, lambda: screen_name(app) == "ExperimentScreen", 20, "the experiment screen", step=0.2)
         screen = app.screen
-        assert screen_name(app) == "ExperimentScreen" and screen.experiment.name == "custom"
+        assert screen.experiment.name == "custom"
         for widget_id in ("#exp-summary", "#exp-tabs", "#exp-plot-canvas"):
             assert inside(app, screen.query_one(widget_id)), widget_id
         assert inside(app, screen.query_one(Footer))
         canvas = screen.query_one(PlotCanvas)
-        # Until the end, the plot never shows a point for a run that has not finished.
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            await pilot.pause(0.5)
+        await until(pilot, lambda: canvas.plot is not None, 20, "the plot")
+
+        def finished_with_only_finished_runs_plotted() -> bool:
+            # Until the end, the plot never shows a point for a run that has not finished.
             res = screen.results
-            finished = len(res.finished)
-            assert canvas.plot is not None and canvas.plot.n_points == finished
-            if res.state == "finished":
-                break
-        assert screen.results.state == "finished", screen.results.state
-        await pilot.pause(1.2)
-        text = canvas.text
-        assert text.count("●") + text.count("x ") >= 2 and "log-log" in text
+            assert canvas.plot is not None and canvas.plot.n_points == len(res.finished)
+            return res.state == "finished"
+
+        await until(pilot, finished_with_only_finished_runs_plotted, 300, "the sweep to finish", step=0.5,
+                    describe=lambda: screen.results.state)
+        def plotted() -> bool:
+            text = canvas.text
+            return text.count("●") + text.count("x ") >= 2 and "log-log" in text
+
+        await until(pilot, plotted, 20, "the finished runs on the log-log plot", describe=lambda: canvas.text)
         await pilot.press("1")
         await pilot.pause()
         assert screen.query_one(TabbedContent).active == "runs"
@@ -74,9 +74,9 @@ async def test_a_2x2_sweep_from_the_lab_runs_to_the_end_at_80x24(tmp_path, make_
         assert [r[-1] for r in rows] == ["finished"] * 4 and [r[0] for r in rows] == ["8", "8", "16", "16"]
         assert inside(app, table)
         await pilot.press("2")
-        await pilot.pause(1.0)
         chart = screen.query_one("#exp-curves", LossChart)
-        assert len(chart.drawn) == 4 and all(len(xs) >= 2 for xs, _ in chart.drawn.values())
+        await until(pilot, lambda: len(chart.drawn) == 4 and all(len(xs) >= 2 for xs, _ in chart.drawn.values()),
+                    20, "every run's curve", describe=lambda: str({k: len(xs) for k, (xs, _) in chart.drawn.items()}))
         legend = screen.query_one("#exp-curves-legend", Static)
         text = str(legend.render())
         assert "d_model=8 dropout=0" in text and text.count("=16") == 2  # every run, by its axis values
@@ -86,9 +86,15 @@ async def test_a_2x2_sweep_from_the_lab_runs_to_the_end_at_80x24(tmp_path, make_
         assert (screen.exp_dir / "results.md").exists() and (screen.exp_dir / "plot.txt").exists()
         assert screen.check_action("pause", ()) is False  # nothing left to pause
         await pilot.press("escape")
-        await pilot.pause(2.5)
-        lab_table = app.screen.query_one("#lab-table", DataTable)
-        assert [str(c) for c in lab_table.get_row_at(0)][:3] == ["finished", "custom", "4/4"]
+
+        def lab_row() -> list[str]:
+            tables = app.screen.query("#lab-table")
+            if not tables or not tables.first(DataTable).row_count:
+                return []
+            return [str(c) for c in tables.first(DataTable).get_row_at(0)][:3]
+
+        await until(pilot, lambda: lab_row() == ["finished", "custom", "4/4"], 20, "the lab's row for the sweep",
+                    describe=lambda: str(lab_row()))
 
 
 async def test_the_exercises_lesson_opens_the_lab_on_its_presets(tmp_path, make_app):
@@ -166,9 +172,8 @@ async def test_enter_on_a_preset_asks_first_with_sizes_and_a_measured_estimate(m
         ask = app.screen
         assert screen_name(app) == "StartSweepScreen" and ef.list_experiments() == []
         assert "parameters" in str(ask.query_one("#start-budget", Static).render())
-        deadline = time.monotonic() + 60
-        while ask.estimate is None and ask.estimate_error is None and time.monotonic() < deadline:
-            await pilot.pause(0.2)
+        await until(pilot, lambda: ask.estimate is not None or ask.estimate_error is not None, 60, "the estimate",
+                    step=0.2)
         assert ask.estimate is not None and len(ask.estimate.runs) == 2
         assert "about" in str(ask.query_one("#start-estimate", Static).render())
         assert all_problems(app) == []

@@ -12,7 +12,6 @@ from textual.widgets import Input, Static
 from minigpt.store import Store
 from minigpt.study.decks import load_decks
 from minigpt.study.review import LEECH_LAPSES, StudySession, history
-from tui.app import TutorApp
 from tui.screens.flashcards import FlashcardsScreen, export_path
 from tui.widgets.study_card import CardView, RatingBar
 
@@ -171,9 +170,9 @@ async def test_import_shows_errors_and_export_writes_an_apkg(tmp_path, make_app)
         assert notes == len(screen.session.deck)
 
 
-async def test_quit_mid_session_and_reopen_keeps_every_answer(tmp_path):
+async def test_quit_mid_session_and_reopen_keeps_every_answer(tmp_path, make_app):
     db = tmp_path / "p.sqlite3"
-    app = TutorApp(store=Store(db))
+    app = make_app(store=Store(db))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open(app, pilot)
         for rating in (3, 1, 4):
@@ -183,7 +182,7 @@ async def test_quit_mid_session_and_reopen_keeps_every_answer(tmp_path):
         counts = screen.session.counts()
         await pilot.press("ctrl+q")
     app.store.close()
-    again = TutorApp(store=Store(db))
+    again = make_app(store=Store(db))
     async with again.run_test(size=(80, 24)) as pilot:
         screen = await _open(again, pilot)
         assert [(h["card_id"], h["rating"]) for h in history(again.store)] == answered
@@ -219,12 +218,12 @@ def _strip_counts(screen) -> tuple[int, int, int]:
     return tuple(int(x) for x in m.groups())
 
 
-async def test_counts_agree_across_home_flashcards_and_stats_and_follow_bury_and_suspend(tmp_path):
+async def test_counts_agree_across_home_flashcards_and_stats_and_follow_bury_and_suspend(tmp_path, make_app):
     from tui.screens.study_stats import StudyStatsScreen
 
     store = Store(tmp_path / "p.sqlite3")
     StudySession(store, load_decks()).set_new_per_day(1000)   # every new card counts (no cap)
-    app = TutorApp(store=store)
+    app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         home = _glance_count(app)
@@ -251,9 +250,9 @@ async def test_counts_agree_across_home_flashcards_and_stats_and_follow_bury_and
         assert f"To study now {after}:" in now
 
 
-async def test_siblings_never_follow_each_other_and_no_ids_on_cards(tmp_path):
+async def test_siblings_never_follow_each_other_and_no_ids_on_cards(tmp_path, make_app):
     store = Store(tmp_path / "p.sqlite3")
-    app = TutorApp(store=store)
+    app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open(app, pilot)
         deck = screen.session.deck
@@ -270,9 +269,9 @@ async def test_siblings_never_follow_each_other_and_no_ids_on_cards(tmp_path):
         assert len(seen) >= 15 and all(a != b for a, b in zip(notes, notes[1:]))
 
 
-async def test_undo_in_one_window_leaves_the_other_windows_answer(tmp_path):
+async def test_undo_in_one_window_leaves_the_other_windows_answer(tmp_path, make_app):
     path = tmp_path / "p.sqlite3"
-    app = TutorApp(store=Store(path))
+    app = make_app(store=Store(path))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open(app, pilot)
         mine = screen.current
@@ -292,13 +291,13 @@ async def test_undo_in_one_window_leaves_the_other_windows_answer(tmp_path):
         assert [r["rating"] for r in history(app.store, theirs)] == [4]
 
 
-async def test_learning_cards_are_counted_and_learned_ahead_and_the_empty_screen_has_no_dead_keys(tmp_path):
+async def test_learning_cards_are_counted_and_learned_ahead_and_the_empty_screen_has_no_dead_keys(tmp_path, make_app):
     from textual.widgets import Footer
     from textual.widgets._footer import FooterKey
 
     store = Store(tmp_path / "p.sqlite3")
     StudySession(store, load_decks()).set_new_per_day(2)
-    app = TutorApp(store=store)
+    app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open(app, pilot)
         bar = screen.query_one(RatingBar)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from minigpt.store import Store
 from minigpt.study import readiness
-from tui.app import TutorApp
 
 
 async def _wait(pilot, cond, tries=200):
@@ -16,11 +15,11 @@ async def _wait(pilot, cond, tries=200):
     return cond()
 
 
-async def test_a_short_interview_from_home_to_report(tmp_path):
+async def test_a_short_interview_from_home_to_report(tmp_path, make_app):
     store = Store(tmp_path / "p.sqlite3")
     store.save_lesson_position("causal-masking", 1.0, reached_end=True)  # the one lesson read
     before = {x.lesson: x.figure for x in readiness.readiness_for_store(store, {}).lessons}
-    app = TutorApp(store=store)
+    app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("i")
         assert await _wait(pilot, lambda: type(app.screen).__name__ == "InterviewScreen")
@@ -57,9 +56,9 @@ async def test_a_short_interview_from_home_to_report(tmp_path):
     assert after["causal-masking"] > before["causal-masking"]  # its cards now have a memory
 
 
-async def test_escape_mid_interview_keeps_what_was_answered(tmp_path):
+async def test_escape_mid_interview_keeps_what_was_answered(tmp_path, make_app):
     store = Store(tmp_path / "p.sqlite3")
-    app = TutorApp(store=store)
+    app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         from tui import navigation
 

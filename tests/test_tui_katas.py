@@ -7,12 +7,11 @@ has its own test in tests/test_katas.py.
 
 from __future__ import annotations
 
-import time
-
 from textual.widgets import Static, TextArea
 
 from minigpt.katas import progress
 from minigpt.katas.grading import grade_function
+from tests.waiting import until
 from tui import navigation
 
 NO_SCALE = """import torch
@@ -28,10 +27,7 @@ FIXED = NO_SCALE.replace("s = q @ k.transpose(-2, -1)", "s = q @ k.transpose(-2,
 
 
 async def _until(pilot, condition, what: str, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
+    await until(pilot, condition, timeout, what)
     await pilot.pause()  # let the screen finish mounting (its header) before the next key
 
 

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from textual.widgets import Input, OptionList, Static
 
-from minigpt.store import Store
 from minigpt.study import flags
 from minigpt.study.formats import FORMATS, QUIZ_MODES
 from minigpt.study.review import history
-from tui.app import TutorApp
 from tui.screens.quiz import QuizScreen
 from tui.widgets.study_quiz import VIEWS, TypedView
 
@@ -31,8 +29,8 @@ def test_every_format_has_a_widget():
     assert set(VIEWS) == set(FORMATS)
 
 
-async def test_picker_describes_each_mode_in_one_line(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_picker_describes_each_mode_in_one_line(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open_quiz(app, pilot)
         picker = screen.query_one("#quiz-modes", OptionList)
@@ -43,8 +41,8 @@ async def test_picker_describes_each_mode_in_one_line(tmp_path):
             assert len(mode.description) <= 72  # one line at 80 columns, indented
 
 
-async def test_chapter_header_leaves_choose_once_answered(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_chapter_header_leaves_choose_once_answered(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open_quiz(app, pilot)
         screen.start_chapter("query-key-value")
@@ -62,8 +60,8 @@ async def test_chapter_header_leaves_choose_once_answered(tmp_path):
         assert "choose" not in _status(screen)
 
 
-async def test_right_typed_answer_shows_no_diff_legend(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_right_typed_answer_shows_no_diff_legend(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open_quiz(app, pilot)
         await pilot.press("2")
@@ -77,8 +75,8 @@ async def test_right_typed_answer_shows_no_diff_legend(tmp_path):
         assert "✓ Right" in text and "Diff" not in text and "missing" not in text
 
 
-async def test_missed_answers_are_shown_in_full_at_80x24(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_missed_answers_are_shown_in_full_at_80x24(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open_quiz(app, pilot)
         await pilot.press("1")
@@ -96,8 +94,8 @@ async def test_missed_answers_are_shown_in_full_at_80x24(tmp_path):
             assert " ".join(question.right_answer.split()) in done, question.right_answer
 
 
-async def test_flag_a_question_takes_it_out_of_the_score(tmp_path):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_flag_a_question_takes_it_out_of_the_score(tmp_path, make_app):
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open_quiz(app, pilot)
         await pilot.press("1")
@@ -121,10 +119,10 @@ async def test_flag_a_question_takes_it_out_of_the_score(tmp_path):
         assert card_id not in screen.session.queue()
 
 
-async def test_flashcards_flag_key_takes_the_card_out_of_the_queue(tmp_path):
+async def test_flashcards_flag_key_takes_the_card_out_of_the_queue(tmp_path, make_app):
     from tui.screens.flashcards import FlashcardsScreen
 
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("f")

@@ -17,6 +17,7 @@ from minigpt.runs.files import process_start_time
 from tests.run_fixtures import write_course_runs, write_run
 from tests.screen_checks import footer_problems, screen_lines
 from tests.test_tui_fit import settle
+from tests.waiting import wait_until
 from tui import navigation
 from tui.app import background_runs_message
 from tui.widgets.loss_chart import LossChart
@@ -141,7 +142,11 @@ FAKE_WORKER = textwrap.dedent("""
         st.update(state=state, pid=os.getpid(), pid_start=process_start_time(os.getpid()))
         write_json_atomic(os.path.join(run, "status.json"), st)
     def stop(*_):
-        time.sleep(0.3)  # finishing the step and saving, as the trainer does
+        # Finishing the step and saving, as the trainer does: until the test has looked at the
+        # panel (it writes finish-stop), so a loaded machine cannot make the stop end unseen.
+        end = time.monotonic() + 30
+        while not os.path.exists(os.path.join(run, "finish-stop")) and time.monotonic() < end:
+            time.sleep(0.02)
         status("stopped")
         sys.exit(0)
     signal.signal(signal.SIGTERM, stop)
@@ -157,11 +162,11 @@ async def test_a_stop_shows_within_a_second(app, tmp_path):
     worker = subprocess.Popen([sys.executable, "-c", FAKE_WORKER, "minigpt.cli", "train", "--out", str(run)],
                               env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     try:
-        deadline = time.monotonic() + 30
-        while '"running"' not in (run / "status.json").read_text() or str(worker.pid) not in (
-                run / "status.json").read_text():
-            assert time.monotonic() < deadline, "the fake worker did not start"
-            time.sleep(0.05)
+        def started() -> bool:
+            text = (run / "status.json").read_text()
+            return '"running"' in text and str(worker.pid) in text
+
+        wait_until(started, 30, "the fake worker to start")
         async with app.run_test(size=(80, 24)) as pilot:
             navigation.open_screen(app, "training", run_dir=run)
             await settle(pilot, lambda: app.screen.panel.state is not None)
@@ -170,6 +175,7 @@ async def test_a_stop_shows_within_a_second(app, tmp_path):
             await pilot.press("s")
             await pilot.pause()
             assert "stopping" in str(app.screen.query_one("#run-stats").render())  # at once
+            (run / "finish-stop").touch()  # the worker ends its step and writes "stopped"
             seen_at = None
 
             def stopped() -> bool:

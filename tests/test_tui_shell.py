@@ -12,7 +12,7 @@ from textual.widgets import Markdown, OptionList
 from minigpt.lessons import load_lessons
 from minigpt.store import Store
 from minigpt.teaching.examples.catalog import render_example
-from tui.app import TutorApp
+from tests.waiting import until
 from tui.areas import AREAS
 from tui.screens.help import HelpScreen
 from tui.screens.home import HomeScreen
@@ -82,10 +82,8 @@ async def test_jumping_to_the_end_on_arrival_does_not_mark_a_lesson_read(app):
 async def _open_and_settle(app, pilot, lesson_id):
     """Open a lesson and wait (bounded) until its Markdown is laid out and the position restored."""
     app.open_lesson(lesson_id)
-    for _ in range(100):
-        await pilot.pause(0.05)
-        if isinstance(app.screen, LessonScreen) and app.screen.position_restored:
-            break
+    await until(pilot, lambda: isinstance(app.screen, LessonScreen) and app.screen.position_restored, 30,
+                f"lesson {lesson_id} to render and restore its place")
     await pilot.pause(0.05)
     return app.screen.query_one("#lesson-body", VerticalScroll)
 
@@ -284,13 +282,13 @@ async def test_help_lists_the_focused_controls_keys(app):
         assert body.scroll_y == min(2, body.max_scroll_y)
 
 
-async def test_theme_choice_is_remembered(tmp_path):
+async def test_theme_choice_is_remembered(tmp_path, make_app):
     path = tmp_path / "progress.sqlite3"
-    app = TutorApp(store=Store(path))
+    app = make_app(store=Store(path))
     async with app.run_test(size=(80, 24)) as pilot:
         app.theme = "ansi-dark"
         await pilot.pause()
-    again = TutorApp(store=Store(path))
+    again = make_app(store=Store(path))
     async with again.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert again.theme == "ansi-dark"
@@ -327,10 +325,10 @@ async def test_lessons_that_name_an_explorer_open_it(app):
         assert type(app.screen).__module__.startswith("tui.screens.explorer_")
 
 
-async def test_sixteen_colour_terminal_gets_ansi_dark_until_the_learner_chooses(tmp_path, monkeypatch):
+async def test_sixteen_colour_terminal_gets_ansi_dark_until_the_learner_chooses(tmp_path, monkeypatch, make_app):
     monkeypatch.setenv("TERM", "xterm-16color")
     path = tmp_path / "progress.sqlite3"
-    app = TutorApp(store=Store(path))
+    app = make_app(store=Store(path))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert app.theme == "ansi-dark"

@@ -12,7 +12,7 @@ from minigpt.study import scheduler as sch
 from minigpt.study import stats
 from minigpt.study.decks import load_decks
 from minigpt.study.review import StudySession
-from tui.app import TutorApp
+from tests.waiting import until
 from tui.screens.study_stats import StudyStatsScreen
 from tui.widgets.study_card import card_title
 from tui.widgets.study_charts import ForecastChart, glyph
@@ -36,10 +36,10 @@ def _text(screen, ident: str) -> str:
     return str(screen.query_one(f"#stats-{ident}", Static).render())
 
 
-async def test_stats_screen_shows_the_library_numbers(tmp_path):
+async def test_stats_screen_shows_the_library_numbers(tmp_path, make_app):
     store = Store(tmp_path / "p.sqlite3")
     _seed(store)
-    app = TutorApp(store=store)
+    app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("s")
@@ -82,14 +82,14 @@ async def test_stats_screen_with_no_reviews_explains_itself(tmp_path, make_app):
         app.save_screenshot(str(tmp_path / "stats.svg"))
 
 
-async def test_desired_retention_is_set_here_with_its_workload_and_the_verdict_waits(tmp_path):
+async def test_desired_retention_is_set_here_with_its_workload_and_the_verdict_waits(tmp_path, make_app):
     from minigpt.study.stats import MIN_REVIEWS_TO_JUDGE
 
     store = Store(tmp_path / "p.sqlite3")
     _seed(store)
     r = stats.retention(store)
     assert 0 < r.reviews < MIN_REVIEWS_TO_JUDGE
-    app = TutorApp(store=store)
+    app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("s")
@@ -97,10 +97,8 @@ async def test_desired_retention_is_set_here_with_its_workload_and_the_verdict_w
         screen = app.screen
         assert f"too few reviews to judge: {MIN_REVIEWS_TO_JUDGE - r.reviews} more needed" in _text(screen, "retention")
         assert "points" not in _text(screen, "retention")
-        for _ in range(200):   # the workload is simulated in a thread
-            if "Reviews a day" in _text(screen, "workload"):
-                break
-            await pilot.pause(0.05)
+        await until(pilot, lambda: "Reviews a day" in _text(screen, "workload"), 30,  # simulated in a thread
+                    "the simulated workload", describe=lambda: _text(screen, "workload"))
         text = _text(screen, "workload")
         figures = [int(cell.split(": ")[1]) for cell in text.split("(simulated): ")[1].splitlines()[0].split(" · ")]
         assert "Desired retention 90%" in text and len(figures) == 4 and figures == sorted(figures)

@@ -27,7 +27,7 @@ from minigpt.runs.metrics import read_metrics
 from minigpt.store import Store
 from minigpt.training.options import OPTIONS
 from tests.config_strategies import valid_configs
-from tests.waiting import until
+from tests.waiting import until, wait_until
 from tui.app import TutorApp
 from tui.screens.training import TrainingScreen
 from tui.widgets.loss_chart import LossChart
@@ -262,7 +262,7 @@ async def test_watch_attaches_to_a_cli_run_and_sees_kill_9(tmp_path, monkeypatch
     with open(tmp_path / "cli-stderr.log", "wb") as err:
         worker = subprocess.Popen(
             [sys.executable, "-m", "minigpt.cli", "train", "--d-model", "16", "--n-heads", "2", "--n-layers", "1",
-             "--batch-size", "32", "--steps", "400", "--eval-interval", "20", "--device", "cpu", "--out",
+             "--batch-size", "32", "--steps", "100000", "--eval-interval", "20", "--device", "cpu", "--out",
              str(run_dir), "-q"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
     try:
         # `minigpt watch` (no argument) opens the app on the latest run.
@@ -271,9 +271,7 @@ async def test_watch_attaches_to_a_cli_run_and_sees_kill_9(tmp_path, monkeypatch
 
         opened = {}
         monkeypatch.setattr(tui.app, "run_app", lambda **kw: opened.update(kw))
-        deadline = time.monotonic() + 30
-        while not (run_dir / "status.json").exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_until((run_dir / "status.json").exists, 30, "the CLI run's status", step=0.2)
         result = CliRunner().invoke(main, ["watch"])
         assert result.exit_code == 0, result.output
         assert opened["initial"] == f"run:{run_dir.resolve()}"

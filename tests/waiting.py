@@ -6,13 +6,14 @@ only matters when the condition never comes, and say what they waited for when i
 
 - ``wait_until(condition, timeout, what)``: blocking, for subprocesses, files, servers.
 - ``await until(pilot, condition, timeout, what)``: inside ``App.run_test()``, letting the app run
-  between checks.
+  between checks; ``pilot=None`` in plain asyncio code (the event loop runs between checks).
 
 Both return the condition's (truthy) value, so ``recs = wait_until(lambda: read(run), ...)`` works.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -43,7 +44,8 @@ def wait_until(condition: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT_S,
 async def until(pilot, condition: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT_S,
                 what: str = "the condition", step: float = 0.05,
                 describe: Callable[[], str] | None = None) -> Any:
-    """``wait_until`` for a Pilot test: the app runs (``pilot.pause``) between checks."""
+    """``wait_until`` for a Pilot test: the app runs (``pilot.pause``) between checks; with
+    ``pilot=None``, any other coroutine does (``asyncio.sleep``)."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
@@ -51,4 +53,4 @@ async def until(pilot, condition: Callable[[], Any], timeout: float = DEFAULT_TI
             return value
         if time.monotonic() >= deadline:
             raise AssertionError(_message(what, timeout, describe))
-        await pilot.pause(step)
+        await (pilot.pause(step) if pilot is not None else asyncio.sleep(step))

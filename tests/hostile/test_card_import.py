@@ -25,7 +25,6 @@ from minigpt.study.anki import (
     user_cards,
 )
 from tests.hostile.conftest import OSC52, assert_screen_safe, bounded
-from tui.app import TutorApp
 
 _side_chars = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 
@@ -122,12 +121,12 @@ def test_byte_order_mark_is_not_part_of_the_first_question(tmp_path):
     assert read_card_file(path) == [("front", "back")]
 
 
-async def test_app_shows_why_an_import_failed_and_keeps_going(tmp_path, quick_decks):
+async def test_app_shows_why_an_import_failed_and_keeps_going(tmp_path, quick_decks, make_app):
     binary = tmp_path / f"cards{OSC52}.md"
     binary.write_bytes(b"\x00\x01\x02binary")
     good = tmp_path / "good.md"
     good.write_text("Q: a fine question\nA: a fine answer\n")
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
         await pilot.press("f")
         await pilot.pause()

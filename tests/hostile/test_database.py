@@ -18,7 +18,6 @@ from minigpt.study.anki import import_file, user_cards
 from minigpt.study.review import history
 from minigpt.study.scheduler import card_from_json
 from tests.hostile.conftest import REPO, assert_no_control, decoded, denied, minigpt, screen_text
-from tui.app import TutorApp
 from tui.screens.flashcards import FlashcardsScreen
 
 ROUND1 = REPO / "tests" / "fixtures" / "round1" / "progress.sqlite3"
@@ -67,10 +66,10 @@ def test_truncated_database_is_kept_aside(tmp_path):
     assert store.version == len(MIGRATIONS)
 
 
-async def test_app_says_the_file_was_damaged(tmp_path, quick_decks):
+async def test_app_says_the_file_was_damaged(tmp_path, quick_decks, make_app):
     path = tmp_path / "progress.sqlite3"
     path.write_bytes(b"\x00garbage" * 500)
-    app = TutorApp(store=Store(path))
+    app = make_app(store=Store(path))
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
         await pilot.pause()
         text = screen_text(app)
@@ -164,9 +163,9 @@ def test_newer_schema_is_refused_with_one_line(tmp_path):
     assert_no_control(err)
 
 
-async def test_rating_while_locked_keeps_the_card_and_retries(tmp_path, quick_decks):
+async def test_rating_while_locked_keeps_the_card_and_retries(tmp_path, quick_decks, make_app):
     path = tmp_path / "progress.sqlite3"
-    app = TutorApp(store=Store(path, busy_timeout_s=0.3))
+    app = make_app(store=Store(path, busy_timeout_s=0.3))
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
         await pilot.press("f")
         await pilot.pause()

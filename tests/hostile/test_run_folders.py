@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -28,10 +27,10 @@ from minigpt.errors import RunBusyError
 from minigpt.runs import listing as runs
 from minigpt.runs.lock import RunLock
 from minigpt.runs.metrics import read_metrics
-from minigpt.store import Store
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
 from tests.hostile.conftest import one_error_line
+from tests.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "round1" / "runs"
@@ -125,14 +124,13 @@ def test_watch_of_a_missing_run_is_one_error_line():
     one_error_line(CliRunner().invoke(console, ["watch", "no-such-run"]))
 
 
-async def test_screens_show_a_broken_run_beside_the_others(tmp_path):
-    from tui.app import TutorApp
+async def test_screens_show_a_broken_run_beside_the_others(tmp_path, make_app):
     from tui.screens.playground import PlaygroundScreen
     from tui.screens.runs import RunsScreen
     from tui.screens.training import TrainingScreen
 
     root, bad = runs_root_with(MALFORMED["string best_val"])
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(RunsScreen())
         await pilot.pause()
@@ -243,10 +241,11 @@ def test_stop_from_the_command_line_then_resume(tmp_path):
                                 "--eval-interval", "50", "--out", str(run), "--quiet"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and not read_metrics(run)[0]:
+        def logging() -> bool:
             assert trainer.poll() is None, trainer.communicate()
-            time.sleep(0.1)
+            return bool(read_metrics(run)[0])
+
+        wait_until(logging, 90, "the trainer's first metrics", step=0.1)
         second = CliRunner().invoke(main, ["train", "--resume", "long", "--quiet"])
         assert "another process is training this run" in one_error_line(second)
         result = CliRunner().invoke(main, ["stop", "--timeout", "60"])  # the newest running run

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from pathlib import Path
 
 import pytest
 
 from minigpt import lessons, spawn
 from minigpt.lessons import run_snippet, run_snippet_async
+from tests.waiting import until, wait_until
 
 from .test_snippets import is_gone
 
@@ -22,12 +22,7 @@ def _pids(pid_file: Path) -> list[int]:
 
 
 def _wait_gone(pids: list[int], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if all(is_gone(p) for p in pids):
-            return True
-        time.sleep(0.05)
-    return False
+    return wait_until(lambda: all(is_gone(p) for p in pids), timeout, f"processes {pids} to be gone")
 
 
 ESCAPES = {
@@ -85,9 +80,7 @@ def test_escaped_child_dies_when_the_app_stops_the_snippet(tmp_path, bound):
 
     async def scenario():
         task = asyncio.ensure_future(run_snippet_async(_code(pid_file, "setsid", "time.sleep(300)"), timeout=30))
-        deadline = time.monotonic() + 10
-        while not pid_file.exists() and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        await until(None, pid_file.exists, 10, "the snippet to note its escaped child")
         await asyncio.sleep(0.3)  # a look or two by the watcher
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -13,9 +13,8 @@ import time
 from pathlib import Path
 
 from minigpt.lessons import OUTPUT_LIMIT, Lesson, run_snippet, run_snippet_async
-from minigpt.store import Store
+from tests.waiting import until, wait_until
 from tui import navigation
-from tui.app import TutorApp
 from tui.widgets.snippet import SnippetBlock
 
 
@@ -39,21 +38,12 @@ def is_gone(pid: int) -> bool:
 
 
 def wait_gone(pid: int, within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if is_gone(pid):
-            return True
-        time.sleep(0.05)
-    return False
+    return wait_until(lambda: is_gone(pid), within, f"process {pid} to be gone")
 
 
 def read_pid(pid_file: Path, within: float = 15.0) -> int:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if pid_file.exists() and pid_file.read_text().strip():
-            return int(pid_file.read_text())
-        time.sleep(0.05)
-    raise AssertionError("the snippet never started its grandchild")
+    return int(wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), within,
+                          "the snippet to start its grandchild"))
 
 
 def test_endless_output_is_cut_and_the_snippet_stopped():
@@ -113,20 +103,19 @@ async def _start_snippet(app, pilot, pid_file: Path) -> int:
     return await asyncio.get_running_loop().run_in_executor(None, read_pid, pid_file)
 
 
-async def test_leaving_the_lesson_kills_its_snippet(tmp_path, quick_decks):
+async def test_leaving_the_lesson_kills_its_snippet(tmp_path, quick_decks, make_app):
     pid_file = tmp_path / "pid"
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         pid = await _start_snippet(app, pilot, pid_file)
         await pilot.press("escape")
-        await pilot.pause(0.5)
-        assert not navigation.is_screen(app.screen, "lesson")
+        await until(pilot, lambda: not navigation.is_screen(app.screen, "lesson"), 10, "the lesson to close")
         assert wait_gone(pid)
 
 
-async def test_quitting_the_app_kills_a_running_snippet(tmp_path, quick_decks):
+async def test_quitting_the_app_kills_a_running_snippet(tmp_path, quick_decks, make_app):
     pid_file = tmp_path / "pid"
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         pid = await _start_snippet(app, pilot, pid_file)
         await pilot.press("ctrl+q")

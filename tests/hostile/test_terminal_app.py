@@ -14,7 +14,6 @@ from minigpt.store import Store
 from minigpt.study.anki import import_file, user_card_id
 from tests.hostile.conftest import BROKEN_RUN, EVIL_RUN, assert_screen_safe
 from tui import navigation
-from tui.app import TutorApp
 from tui.screens.playground import PlaygroundScreen
 from tui.widgets.snippet import SnippetBlock
 
@@ -26,8 +25,8 @@ async def settle(pilot, rounds: int = 3) -> None:
     await pilot.pause()
 
 
-async def test_home_runs_and_failed_run_panel(tmp_path, evil_user_runs, quick_decks):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_home_runs_and_failed_run_panel(tmp_path, evil_user_runs, quick_decks, make_app):
+    app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         assert_screen_safe(app, contains="Last run")  # runs are named by their settings now
@@ -44,8 +43,8 @@ async def test_home_runs_and_failed_run_panel(tmp_path, evil_user_runs, quick_de
         assert_screen_safe(app, contains="boom␛]52;c;cHduZWQ=␇\\x9b2J")
 
 
-async def test_playground_names_and_checkpoint_label(tmp_path, evil_user_runs, quick_decks):
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+async def test_playground_names_and_checkpoint_label(tmp_path, evil_user_runs, quick_decks, make_app):
+    app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(PlaygroundScreen(checkpoints_dir=tmp_path / "none", runs_root=evil_user_runs))
         await settle(pilot)
@@ -54,14 +53,14 @@ async def test_playground_names_and_checkpoint_label(tmp_path, evil_user_runs, q
         assert_screen_safe(app, contains="␛")
 
 
-async def test_imported_card_text(tmp_path, quick_decks):
+async def test_imported_card_text(tmp_path, quick_decks, make_app):
     cards = tmp_path / "cards.md"
     cards.write_text("Q: front \x1b]52;c;cHduZWQ=\x07 [b]x[/] ends with \\\nA: back \x9b2J \x1b]0;t\x07\n",
                      encoding="utf-8")
     store = Store(tmp_path / "p.sqlite3")
     (card_id,) = import_file(store, cards, "mine")
     assert card_id == user_card_id("mine", store.conn.execute("SELECT front FROM user_cards").fetchone()[0])
-    app = TutorApp(store=store)
+    app = make_app(store=store)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("f")
         await settle(pilot)

@@ -8,11 +8,11 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
 
 from tests.hostile.conftest import REPO
+from tests.waiting import wait_until
 from tui.terminal_input import tolerate_non_utf8_input
 
 HOME_TEXT = "Learn how GPT works"
@@ -32,13 +32,14 @@ def _tmux(socket: str, *args: str) -> str:
     return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, timeout=20).stdout
 
 
-def _wait_for(condition, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
+def _seen_within(condition, window: float) -> bool:
+    """Whether ``condition`` comes true within ``window`` seconds: a look for something that must
+    NOT happen, so the whole window is spent when all is well (not a wait; see tests/waiting.py)."""
+    try:
+        wait_until(condition, window, step=0.2)
+    except AssertionError:
+        return False
+    return True
 
 
 @pytest.mark.slow
@@ -55,13 +56,13 @@ def test_the_app_survives_bytes_that_are_not_utf8(tmp_path, payload):
     _tmux(socket, "new-session", "-d", "-s", "app", "-x", "80", "-y", "24", command)
     try:
         screen = lambda: _tmux(socket, "capture-pane", "-p", "-t", "app")  # noqa: E731
-        assert _wait_for(lambda: HOME_TEXT in screen(), 60), screen()
+        wait_until(lambda: HOME_TEXT in screen(), 60, "the home screen", step=0.2, describe=screen)
         _tmux(socket, "send-keys", "-t", "app", "-H", *payload.split())
         # The input thread's error took seconds to show (the app shuts down first): look for it
         # for a while; nothing is the pass.
-        assert not _wait_for(lambda: done.exists() or "Error" in screen(), 8), screen()
+        assert not _seen_within(lambda: done.exists() or "Error" in screen(), 8), screen()
         _tmux(socket, "send-keys", "-t", "app", "C-q")  # still answering keys
-        assert _wait_for(done.exists, 30), screen()
+        wait_until(done.exists, 30, "the app to exit", step=0.2, describe=screen)
         assert done.read_text().strip() == "0", screen()
     finally:
         _tmux(socket, "kill-server")

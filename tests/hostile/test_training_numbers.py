@@ -149,13 +149,11 @@ def test_round1_diverged_run_reads_as_failed_and_its_checkpoint_is_refused():
         assert "NaN or infinite weights" in line
 
 
-async def test_the_playground_says_a_nan_checkpoint_cannot_be_used(tmp_path):
-    from minigpt.store import Store
-    from tui.app import TutorApp
+async def test_the_playground_says_a_nan_checkpoint_cannot_be_used(tmp_path, make_app):
     from tui.screens.playground import PlaygroundScreen
 
     shutil.copytree(DIVERGED / "checkpoint", tmp_path / "checkpoints" / "default")
-    app = TutorApp(store=Store(tmp_path / "p.sqlite3"))
+    app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(PlaygroundScreen(checkpoints_dir=tmp_path / "checkpoints", runs_root=tmp_path / "no-runs"))
         for _ in range(3):
