@@ -80,13 +80,13 @@ def _keep(store, *scores):
         iv.save(store, iv.Report(10, answers, readiness=score / 2), f"2026-01-{day:02d}T08:00:00Z", "x")
 
 
-async def test_one_past_interview_is_charted_without_a_crash(tmp_path):
+async def test_one_past_interview_is_charted_without_a_crash(tmp_path, make_app):
     from tui import navigation
     from tui.widgets.interview_trend import InterviewTrendChart
 
     store = Store(tmp_path / "p.sqlite3")
     _keep(store, 0.5)  # one point: plotext once divided by an empty range
-    app = TutorApp(store=store)
+    app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         navigation.open_screen(app, "interview")
         assert await _wait(pilot, lambda: bool(app.screen.query(InterviewTrendChart)))
@@ -100,14 +100,14 @@ async def test_one_past_interview_is_charted_without_a_crash(tmp_path):
         assert type(app.screen).__name__ == "InterviewScreen"
 
 
-async def test_the_report_charts_every_interview_at_160_by_48(tmp_path):
+async def test_the_report_charts_every_interview_at_160_by_48(tmp_path, make_app):
     from tui import navigation
     from tui.widgets.interview_trend import InterviewTrendChart
 
     store = Store(tmp_path / "p.sqlite3")
     store.save_lesson_position("causal-masking", 1.0, reached_end=True)
     _keep(store, 0.25, 0.5, 0.5, 0.75)
-    app = TutorApp(store=store)
+    app = make_app(store=store)
     async with app.run_test(size=(160, 48)) as pilot:
         navigation.open_screen(app, "interview", 5, seed=2)
         screen = app.screen
@@ -134,14 +134,14 @@ def test_date_ticks_are_thinned_to_the_width_and_keep_the_last_interview():
     assert date_ticks(past[:1], 80) == ([1], ["03-01"]) and date_ticks([], 80) == ([], [])
 
 
-async def test_an_unreadable_compute_answer_is_said_and_not_graded(tmp_path):
+async def test_an_unreadable_compute_answer_is_said_and_not_graded(tmp_path, make_app):
     from textual.widgets import Input
 
     from tui import navigation
 
     store = Store(tmp_path / "p.sqlite3")
     store.save_lesson_position("multi-head-attention", 1.0, reached_end=True)
-    app = TutorApp(store=store)
+    app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         navigation.open_screen(app, "interview", 10, seed=4)
         screen = app.screen
