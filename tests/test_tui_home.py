@@ -7,6 +7,7 @@ import sys
 import threading
 import time
 
+from tests.waiting import until
 from tui.progress import Glance
 
 
@@ -103,10 +104,7 @@ async def test_readiness_block_and_w_opens_the_weakest_lessons_next_step(tmp_pat
     app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         glance = app.screen.query_one("#glance")
-        for _ in range(200):
-            await pilot.pause(0.05)
-            if "Ready" in str(glance.render()):
-                break
+        await until(pilot, lambda: "Ready" in str(glance.render()), what="the glance's readiness")
         text = str(glance.render())
         assert "Ready" in text and "Weakest" in text
         weakest = app.screen._glance.weakest
@@ -131,18 +129,11 @@ async def test_back_from_help_the_glance_is_not_counted_again_but_after_a_write_
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         glance = app.screen.query_one("#glance")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if "Cards to study 3" in str(glance.render()):
-                break
+        await until(pilot, lambda: "Cards to study 3" in str(glance.render()), what="the first count")
         # A new database's one write at start (migration 3's re-grade marked done, after the decks
         # are read in a thread) is a real change: let it land and be counted before measuring.
         from minigpt.study.repair import REGRADE_KEY
-        for _ in range(200):
-            if app.store.get_setting(REGRADE_KEY) == "done":
-                break
-            await pilot.pause(0.05)
-        assert app.store.get_setting(REGRADE_KEY) == "done"
+        await until(pilot, lambda: app.store.get_setting(REGRADE_KEY) == "done", what="the start-up re-grade")
         await pilot.press("question_mark")
         await pilot.pause()
         await pilot.press("escape")
