@@ -6,8 +6,11 @@ These run with every core busy (``cpu_load``): the races they guard against show
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from textual import events
+from textual.containers import VerticalScroll
 
 from minigpt.lessons import load_lessons
 from tests.waiting import until
@@ -68,3 +71,31 @@ async def test_two_lesson_keys_in_one_burst_move_twice_and_leave_the_app_running
         # nothing of the lessons left behind runs on the one shown (its position, its timer)
         await pilot.pause(3.5)
         assert app.is_running and _settled(app) and app.screen.lesson.id == expected
+
+
+async def test_a_safety_timer_that_fires_before_the_rest_is_mounted_neither_marks_read_nor_loses_the_place(
+        app, monkeypatch):
+    """Under load the 3 s safety timer fired before the rest of a long lesson was mounted: the
+    lesson looked a screenful long, so it restored to the top, saved the place as the end and
+    marked the lesson read. Here the rest mounts late on purpose and the timer fires first."""
+    mount_rest = LessonScreen._mount_rest
+
+    async def late_mount_rest(screen):
+        await asyncio.sleep(0.5)  # what a busy event loop does to the deferred mount
+        await mount_rest(screen)
+
+    monkeypatch.setattr(LessonScreen, "_mount_rest", late_mount_rest)
+    monkeypatch.setattr(LessonScreen, "restore_safety_s", 0.05)
+    lesson = max(load_lessons(), key=lambda l: len(l.body))
+    app.store.save_lesson_position(lesson.id, 0.5)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_lesson(lesson.id)
+        await until(pilot, lambda: _settled(app), 30, "the lesson to settle")
+        body = app.screen.query_one("#lesson-body", VerticalScroll)
+        assert body.max_scroll_y > 0
+        assert body.scroll_y == pytest.approx(0.5 * body.max_scroll_y, abs=2)
+        assert not app.screen.is_read and app.store.lesson_position(lesson.id) == pytest.approx(0.5, abs=0.02)
+        await pilot.press("G")  # the end at once: seen, but most of the lesson was not
+        await until(pilot, lambda: "page through it" in str(app.screen.query_one("#lesson-end").render()), 30,
+                    "the end line to ask for the rest")
+        assert not app.screen.is_read

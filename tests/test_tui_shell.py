@@ -56,7 +56,7 @@ async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the
         assert app.store.lessons_read() == {l.id for l in lessons}
 
 
-async def test_jumping_to_the_end_on_arrival_does_not_mark_a_lesson_read(app):
+async def test_jumping_to_the_end_on_arrival_does_not_mark_a_lesson_read(app, cpu_load):
     lesson = max(load_lessons(), key=lambda l: len(l.body))
     async with app.run_test(size=(80, 24)) as pilot:
         body = await _open_and_settle(app, pilot, lesson.id)
@@ -88,7 +88,7 @@ async def _open_and_settle(app, pilot, lesson_id):
     return app.screen.query_one("#lesson-body", VerticalScroll)
 
 
-async def test_lesson_reopens_where_the_learner_left_off(app):
+async def test_lesson_reopens_where_the_learner_left_off(app, cpu_load):
     lesson = max(load_lessons(), key=lambda l: len(l.body))
     async with app.run_test(size=(80, 24)) as pilot:
         body = await _open_and_settle(app, pilot, lesson.id)

@@ -62,6 +62,7 @@ def while_shown(method):
 
 class LessonScreen(Screen):
     settle_s = SETTLE_S
+    restore_safety_s = 3.0
     BINDINGS = [
         # Not in the footer: a lesson with a snippet, quiz, explorer, experiments and katas needs every
         # column at 80 (the list before taught escape; the end of the lesson and help say it too).
@@ -94,6 +95,7 @@ class LessonScreen(Screen):
         self._safety: Timer | None = None
         self._rendered: set[int] = set()  # Markdown widgets that have reported their layout
         self._saved_position = 0.0
+        self._record_pending = False  # a view to record once every block has rendered
 
     @property
     def is_shown(self) -> bool:
@@ -172,7 +174,7 @@ class LessonScreen(Screen):
             self.seen = SeenRanges()
         # Markdown parses in a worker thread, so the lesson's height is only known once every
         # Markdown widget has reported (TableOfContentsUpdated); the timer is a safety net.
-        self._safety = self.set_timer(3.0, self._restore_if_pending)
+        self._safety = self.set_timer(self.restore_safety_s, self._restore_if_pending)
         self.call_after_refresh(self._mount_rest)
 
     def on_unmount(self) -> None:
@@ -201,20 +203,35 @@ class LessonScreen(Screen):
     def on_markdown_table_of_contents_updated(self, event: Markdown.TableOfContentsUpdated) -> None:
         self._rendered.add(id(event.markdown))
         self._restore_when_rendered()
+        if self._record_pending and self._laid_out:
+            self.call_after_refresh(self._record)
+
+    @property
+    def _laid_out(self) -> bool:
+        """Every block is mounted and every Markdown widget has parsed and reported, so the
+        lesson's height is its real one (before that, a long lesson can look like it fits)."""
+        return self._all_mounted and all(id(m) in self._rendered for m in self.query(Markdown))
 
     @while_shown
     def _restore_when_rendered(self) -> None:
-        if self._restoring and self._all_mounted and all(id(m) in self._rendered for m in self.query(Markdown)):
+        if self._restoring and self._laid_out:
             self.call_after_refresh(self._restore, self._saved_position, 5)
 
     @while_shown
     def _restore_if_pending(self) -> None:
-        if self._restoring:
-            self._restore(self._saved_position, 0)
+        """The safety net, for a Markdown widget that never reports. On a busy machine it can fire
+        before the rest of the lesson is even mounted: then it waits another round, because
+        restoring (and recording the view) now would see a lesson a screenful long."""
+        if not self._restoring:
+            return
+        if not self._all_mounted:
+            self._safety = self.set_timer(self.restore_safety_s, self._restore_if_pending)
+            return
+        self._restore(self._saved_position, 5)
 
     @while_shown
     def _restore(self, fraction: float, retries: int) -> None:
-        if not self._restoring:
+        if not self._restoring or not self._all_mounted:
             return
         body = self.query_one("#lesson-body", VerticalScroll)
         if body.max_scroll_y <= 0 and retries > 0:
@@ -242,7 +259,7 @@ class LessonScreen(Screen):
 
     @while_shown
     def _on_scroll(self, _old: float, _new: float) -> None:
-        if self._restoring:
+        if self._restoring or not self._laid_out:  # a fraction of a half-built lesson means nothing
             return
         self._save_position()
         if self._settle is not None:
@@ -273,12 +290,17 @@ class LessonScreen(Screen):
     def _record(self) -> None:
         """Remember the view the learner rests on; mark the lesson read when it has been seen."""
         self._settle = None
+        if not self._laid_out:  # a block still rendering: the view counts once the height is real
+            self._record_pending = True
+            return
+        self._record_pending = False
         body = self.query_one("#lesson-body", VerticalScroll)
         maximum = body.max_scroll_y
         self.seen.add(*self._view_range())
         self.app.store.set_setting(seen_key(self.lesson.id), self.seen.to_json())
-        end_shown = maximum <= 0 or body.scroll_y >= maximum - 1
-        read = end_shown and (maximum <= 0 or self.seen.share >= READ_SHARE)
+        fits = maximum <= 0  # the whole lesson is on the screen
+        end_shown = fits or body.scroll_y >= maximum - 1
+        read = end_shown and (fits or self.seen.share >= READ_SHARE)
         self._save_position(read=read)
         end = self.query_one("#lesson-end", Static)
         if read:
