@@ -17,8 +17,8 @@ from minigpt.data import Vocab
 from minigpt.errors import CheckpointError
 from minigpt.models.config import GPTConfig
 from minigpt.models.gpt import MiniGPT, sinusoidal_table
-from minigpt.teaching.model_views import (PROBE_NAMES, encode_known, load_explorable, norm_view, position_view,
-                                          scaling_view, token_view)
+from minigpt.teaching import model_views
+from minigpt.teaching.model_views import PROBE_NAMES, load_explorable
 
 VOCAB = Vocab(tuple(".abcdefghijklmnopqrstuvwxyz"))
 
@@ -44,7 +44,7 @@ def probe_batches():
 
 def test_the_position_table_and_its_similarities_are_the_files(tmp_path):
     path, t = snapshot(tmp_path)
-    view = position_view(load_explorable(path))
+    view = model_views.position_view(load_explorable(path))
     wpe = t["pos_emb.weight"]
     assert view.label == "r · step 200" and view.learned
     assert torch.allclose(torch.tensor(view.table, dtype=torch.float64), wpe)
@@ -58,15 +58,15 @@ def test_the_position_table_and_its_similarities_are_the_files(tmp_path):
 
 def test_a_sinusoidal_model_shows_its_fixed_table(tmp_path):
     path, _ = snapshot(tmp_path, pos_encoding="sinusoidal")
-    view = position_view(load_explorable(path))
+    view = model_views.position_view(load_explorable(path))
     assert not view.learned
     assert torch.allclose(torch.tensor(view.table, dtype=torch.float64), sinusoidal_table(16, 8).double(), atol=1e-6)
 
 
 def test_the_norm_gains_and_the_first_norms_spreads_are_the_files(tmp_path):
     path, t = snapshot(tmp_path)
-    view = norm_view(load_explorable(path))
-    assert view.rows == ["b1.ln1", "b1.ln2", "ln_f"] and view.kind == "layernorm" and view.names == len(PROBE_NAMES)
+    view = model_views.norm_view(load_explorable(path))
+    assert view.rows == ["1.ln1", "1.ln2", "ln_f"] and view.kind == "layernorm" and view.names == len(PROBE_NAMES)
     for row, prefix in zip(view.values, ("blocks.0.ln1", "blocks.0.ln2", "ln_f")):
         g, b = t[f"{prefix}.weight"], t[f"{prefix}.bias"]
         assert row[:4] == pytest.approx([g.mean(), g.min(), g.max(), b.mean()])
@@ -82,7 +82,7 @@ def test_the_norm_gains_and_the_first_norms_spreads_are_the_files(tmp_path):
 
 def test_an_rmsnorm_model_has_no_shift_and_spreads_by_rms(tmp_path):
     path, t = snapshot(tmp_path, norm="rmsnorm")
-    view = norm_view(load_explorable(path))
+    view = model_views.norm_view(load_explorable(path))
     assert view.kind == "rmsnorm" and all(row[3] == 0.0 for row in view.values)
     ins = []
     for ids in probe_batches():
@@ -94,17 +94,17 @@ def test_an_rmsnorm_model_has_no_shift_and_spreads_by_rms(tmp_path):
 
 def test_nearest_characters_are_the_embeddings_cosines(tmp_path):
     path, t = snapshot(tmp_path)
-    view = token_view(load_explorable(path))
+    view = model_views.token_view(load_explorable(path))
     wte = t["tok_emb.weight"]
     a = VOCAB.chars.index("a")
     want = sorted(((cos(wte[a], wte[j]), VOCAB.chars[j]) for j in range(27) if j != a), reverse=True)[:3]
     assert [(c, pytest.approx(v)) for v, c in want] == view.neighbours["a"]
-    assert encode_known(view, "Ab!") == [("a", 1), ("b", 2), ("!", None)]
+    assert model_views.encode_known(view, "Ab!") == [("a", 1), ("b", 2), ("!", None)]
 
 
 def test_the_measured_scores_are_the_models_own_q_and_k(tmp_path):
     path, t = snapshot(tmp_path)
-    view = scaling_view(load_explorable(path))
+    view = model_views.scaling_view(load_explorable(path))
     scores, tops = [], []
     for ids in probe_batches():
         x = t["tok_emb.weight"][ids] + t["pos_emb.weight"][: len(ids)]
@@ -126,10 +126,10 @@ def test_the_measured_scores_are_the_models_own_q_and_k(tmp_path):
 def test_rope_qk_norm_and_grouped_query_models_are_measured(tmp_path):
     path, _ = snapshot(tmp_path, pos_encoding="rope", qk_norm=True, n_kv_heads=1)
     ckpt = load_explorable(path)
-    view = scaling_view(ckpt)
+    view = model_views.scaling_view(ckpt)
     assert view.scores > 0 and 0 < view.max_weight_scaled <= 1
     with pytest.raises(CheckpointError, match="RoPE: it has no position table"):
-        position_view(ckpt)
+        model_views.position_view(ckpt)
 
 
 def test_other_kinds_and_damaged_folders_are_refused_in_one_line(tmp_path):
@@ -145,4 +145,4 @@ def test_other_kinds_and_damaged_folders_are_refused_in_one_line(tmp_path):
         load_explorable(broken)
     path, _ = snapshot(tmp_path, pos_encoding="none")
     with pytest.raises(CheckpointError, match="no position encoding"):
-        position_view(load_explorable(path))
+        model_views.position_view(load_explorable(path))

@@ -84,14 +84,14 @@ def position_view(ckpt) -> PositionView:
 
 # -- norms ------------------------------------------------------------------------------------------
 
-NORM_COLUMNS = ("γ mean", "γ min", "γ max", "β mean", "in std", "out std")
+NORM_COLUMNS = ("γ avg", "γ min", "γ max", "β avg", "in", "out")  # in/out: the spread (std or RMS)
 
 
 @dataclass
 class NormView:
     label: str
     kind: str  # "layernorm" | "rmsnorm"
-    rows: list[str]  # "b1.ln1", …, "ln_f"
+    rows: list[str]  # "1.ln1" (block 1's first norm), …, "ln_f": five characters, a grid's row label
     values: list[list[float]]  # one row per norm, NORM_COLUMNS (β mean is 0 where there is no β)
     names: int  # how many probe names the in/out spreads are measured on
 
@@ -99,7 +99,7 @@ class NormView:
 def _norms(model) -> list[tuple[str, torch.nn.Module]]:
     found = []
     for i, block in enumerate(model.blocks):
-        found += [(f"b{i + 1}.{n}", getattr(block, n)) for n in ("ln1", "ln2") if getattr(block, n, None) is not None]
+        found += [(f"{i + 1}.{n}", getattr(block, n)) for n in ("ln1", "ln2") if getattr(block, n, None) is not None]
     return found + [("ln_f", model.ln_f)]
 
 

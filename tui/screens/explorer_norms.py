@@ -11,7 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static
 
 from minigpt.teaching.explorers import layer_norm_steps, parse_vector, rms_norm_steps
-from minigpt.teaching.model_views import NORM_COLUMNS, NormView, load_explorable, norm_view
+from minigpt.teaching.model_views import NORM_COLUMNS, NormView, norm_view
 from minigpt.teaching.norms import batch_norm, layer_norm, rms_norm
 from minigpt.teaching.stepper import Panel
 from minigpt.text import markup_escape
@@ -26,6 +26,8 @@ class NormsExplorerScreen(LoadsCheckpoint, Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
                 Binding("ctrl+r", "reset", "Course example", show=True),
                 LoadsCheckpoint.MODEL_BINDING]
+    view_of = staticmethod(norm_view)
+    refusal_at = "#n-error"
     picker_title = "Show a trained model's norms"
     model: NormView | None = None
 
@@ -56,19 +58,13 @@ class NormsExplorerScreen(LoadsCheckpoint, Screen):
         self.query_one("#n-x").focus()
         self.recompute()
 
-    def model_view(self, path) -> NormView:
-        return norm_view(load_explorable(path))
-
-    def refuse_model(self, reason: str) -> None:
-        self.query_one("#n-error", Static).update(f"✗ {markup_escape(reason)}")
-
     def show_model(self, path, view: NormView) -> None:
         self.model = view
         self.query_one("#n-error", Static).update("")
         spread = "RMS" if view.kind == "rmsnorm" else "std"
         self.query_one("#n-model", Static).update(
-            f"[b]{markup_escape(view.label)}[/b]'s {view.kind}s: learned gain γ (and shift β) per norm; "
-            f"in/out: the mean {spread} of each token's numbers before and after it, on {view.names} names")
+            f"[b]{markup_escape(view.label)}[/b]'s {view.kind}s (block.norm): learned gain γ, shift β; "
+            f"in/out: mean {spread} of a token's numbers before/after the norm, on {view.names} names")
         self.query_one("#n-model-table", MatrixView).set_panel(
             Panel("norms", view.values, "diverging", view.rows, list(NORM_COLUMNS)))
         self.query_one("#n-model-table").display = True

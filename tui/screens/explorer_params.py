@@ -79,13 +79,11 @@ class ParamsExplorerScreen(LoadsCheckpoint, Screen):
             return dataclasses.replace(self.loaded[0], **values)
         return GPTConfig(**values)
 
+    refusal_at = "#p-error"
     picker_title = "Count a trained model's parameters"
 
     def model_view(self, path) -> tuple[GPTConfig, int]:
-        return checkpoint_numbers(path)
-
-    def refuse_model(self, reason: str) -> None:
-        self.query_one("#p-error", Static).update(f"✗ {markup_escape(reason)}")
+        return checkpoint_numbers(path)  # read from the weights file's header: nothing loaded
 
     def show_model(self, path, view: tuple[GPTConfig, int]) -> None:
         cfg, numbers = view

@@ -11,7 +11,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static
 
-from minigpt.teaching.model_views import PositionView, load_explorable, position_view
+from minigpt.teaching.model_views import PositionView, position_view
 from minigpt.teaching.positions import rope_identity, sinusoidal_pe
 from minigpt.teaching.stepper import Panel, fmt
 from minigpt.text import markup_escape
@@ -41,6 +41,8 @@ class PositionsExplorerScreen(LoadsCheckpoint, Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
                 Binding("f6", "focus_table", "Table (↑↓ picks a position)", show=True),
                 LoadsCheckpoint.MODEL_BINDING]
+    view_of = staticmethod(position_view)
+    refusal_at = "#pe-error"
     picker_title = "Show a trained model's position table"
     model: PositionView | None = None  # the loaded model's table; None: the sinusoidal one typed
 
@@ -70,12 +72,6 @@ class PositionsExplorerScreen(LoadsCheckpoint, Screen):
         if event.input.id == "pe-shape":
             self.model = None  # a typed shape: back to the sinusoidal table
         self.recompute()
-
-    def model_view(self, path) -> PositionView:
-        return position_view(load_explorable(path))
-
-    def refuse_model(self, reason: str) -> None:
-        self.query_one("#pe-error", Static).update(f"✗ {markup_escape(reason)}")
 
     def show_model(self, path, view: PositionView) -> None:
         self.model = view

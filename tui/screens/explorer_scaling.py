@@ -15,7 +15,7 @@ from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
 
 from minigpt.teaching.attention import scaling_demo
-from minigpt.teaching.model_views import ScalingView, load_explorable, scaling_view
+from minigpt.teaching.model_views import ScalingView, scaling_view
 from minigpt.text import markup_escape
 from tui.widgets import plot_theme  # noqa: F401 - readable axes in the ANSI themes
 from tui.widgets.chart_axes import tick_labels, value_ticks
@@ -34,6 +34,8 @@ class ScalingExplorerScreen(LoadsCheckpoint, Screen):
                 Binding("right", "move(1)", "d_k ×2", show=True, key_display="→"),
                 Binding("v", "metric", "Next plot", show=True),
                 LoadsCheckpoint.MODEL_BINDING]
+    view_of = staticmethod(scaling_view)
+    refusal_at = "#sc-model"
     picker_title = "Measure a trained model's q·k"
 
     def __init__(self) -> None:
@@ -64,12 +66,6 @@ class ScalingExplorerScreen(LoadsCheckpoint, Screen):
     def _done(self, demos) -> None:
         self.demos = demos
         self.redraw()
-
-    def model_view(self, path) -> ScalingView:
-        return scaling_view(load_explorable(path))
-
-    def refuse_model(self, reason: str) -> None:
-        self.query_one("#sc-model", Static).update(f"[red]✗ {markup_escape(reason)}[/]")
 
     def show_model(self, path, view: ScalingView) -> None:
         self.model = view

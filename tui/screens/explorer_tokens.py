@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static
 
 from minigpt.teaching.bpe import BPE, UNKNOWN_ID, show_token, token_rows
-from minigpt.teaching.model_views import TokenView, encode_known, load_explorable, token_view
+from minigpt.teaching.model_views import TokenView, encode_known, token_view
 from minigpt.text import printable
 from tui.widgets.checkpoint_picker import LoadsCheckpoint
 from tui.workers import background
@@ -29,6 +29,8 @@ class TokensExplorerScreen(LoadsCheckpoint, Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
                 Binding("ctrl+r", "reset", "Sample text", show=True),
                 LoadsCheckpoint.MODEL_BINDING]
+    view_of = staticmethod(token_view)
+    refusal_at = "#tok-model"
     picker_title = "Read the text with a trained model's characters"
     MAX_NEIGHBOUR_LETTERS = 12  # letters whose neighbours are listed (the first ones of the text)
 
@@ -72,12 +74,6 @@ class TokensExplorerScreen(LoadsCheckpoint, Screen):
         self.recompute()
         self.show_model_tokens()
 
-    def model_view(self, path) -> TokenView:
-        return token_view(load_explorable(path))
-
-    def refuse_model(self, reason: str) -> None:
-        self.query_one("#tok-model", Static).update(Text(f"✗ {reason}", style="red"))
-
     def show_model(self, path, view: TokenView) -> None:
         self.model = view
         self.show_model_tokens()
@@ -97,10 +93,11 @@ class TokensExplorerScreen(LoadsCheckpoint, Screen):
         if unknown:
             out.append("not in its vocabulary: " + " ".join(printable(show_token(c)) for c in unknown) + "\n", style="red")
         letters = [c for c in dict.fromkeys(c for c, i in pairs if i is not None)][:self.MAX_NEIGHBOUR_LETTERS]
-        out.append("nearest in its embedding (cosine): ", style="bold")
-        out.append(printable("  ".join(f"{show_token(c)}→" + ",".join(f"{show_token(n)} {v:+.2f}"
-                                                                      for n, v in m.neighbours[c][:2])
-                                       for c in letters)) + "\n")
+        out.append("nearest characters in its embedding (cosine):\n", style="bold")
+        items = [f"{show_token(c)}→" + ",".join(f"{show_token(n)} {v:+.2f}" for n, v in m.neighbours[c][:2])
+                 for c in letters]
+        for start in range(0, len(items), 4):  # four a line: a line break never splits one
+            out.append(printable("  ".join(items[start:start + 4])) + "\n")
         self.query_one("#tok-model", Static).update(out)
 
     def action_reset(self) -> None:

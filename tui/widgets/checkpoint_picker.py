@@ -66,17 +66,30 @@ class CheckpointPicker(ModalScreen[Path | None]):
 
 
 class LoadsCheckpoint:
-    """A screen mix-in: ctrl+l picks a checkpoint and shows what ``model_view(path)`` makes of it.
+    """A screen mix-in: ctrl+l picks a checkpoint and shows what the library makes of it.
 
-    A screen defines ``picker_title``, ``model_view`` (called in a worker thread; CheckpointError
-    for a model it cannot show), ``show_model(path, view)`` and ``refuse_model(reason)``."""
+    A screen names ``view_of`` (the library's maths: a loaded MiniGPT checkpoint → the screen's
+    view; or it overrides ``model_view(path)``), ``refusal_at`` (the Static that shows a refusal's
+    one line) and ``show_model(path, view)``; ``picker_title`` heads the list."""
 
     MODEL_BINDING = Binding("ctrl+l", "model", "Model", show=True)  # (letters type into the fields)
     picker_title = "Look inside a trained model"
+    view_of = None  # staticmethod(minigpt.teaching.model_views.position_view) and the like
+    refusal_at = ""  # "#pe-error"
+
+    def model_view(self, path):
+        """Called in a worker thread: CheckpointError for a model the screen cannot show."""
+        from minigpt.teaching.model_views import load_explorable
+
+        return self.view_of(load_explorable(path))
+
+    def refuse_model(self, reason: str) -> None:
+        self.query_one(self.refusal_at, Static).update(f"✗ {markup_escape(reason)}")
 
     def action_model(self) -> None:
         def picked(path) -> None:
             if path is not None:
+                self.notify(f"Loading {markup_escape(path.name)}…", timeout=3)  # a second or more
                 self.load_model(path)
 
         self.app.push_screen(CheckpointPicker(self.picker_title), picked)
