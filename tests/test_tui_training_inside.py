@@ -158,3 +158,38 @@ async def _wait_for_maps(pilot, screen, checkpoint_path, name):
                                                       atol=1e-6):
             return
     raise AssertionError(f"the heads of {checkpoint_path} never showed")
+
+
+async def test_a_four_layer_models_layer_health_shows_every_matrix_at_80x24(tmp_path, make_app):
+    """The form's default model has 4 layers: 19 matrices, a line each, ran past the side column
+    at 80×24 (b2.ffn.down, all of block 3 and the head were cut off, with no way to scroll to
+    them). Two share a line when the lines run short; the head and its band flag stay in sight."""
+    app = make_app()
+    run = write_run(tmp_path / "runs", "r")
+    write_insight(run)
+    (run / LAYERS_FILE).unlink()  # a 4-layer model's log instead of the one-block one
+    names = ["tok_emb.weight", "pos_emb.weight"] + [f"blocks.{b}.{m}.weight" for b in range(4) for m in
+                                                    ("attn.qkv", "attn.proj", "ffn.up", "ffn.down")] + ["head.weight"]
+    optimizers = ["adamw", "adamw"] + ["muon"] * 16 + ["adamw"]
+    log = InsightLog(run / LAYERS_FILE, layers_header(names, optimizers, 25))
+    for step in range(25, 301, 25):
+        log.write({"step": step, "grad": [0.1] * 19, "ratio": [-3.0, -3.0] + [-1.5] * 15 + [-4.5, -3.0]})
+    log.close()
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "training", run_dir=run)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if getattr(app.screen, "panel", None) is not None and app.screen.panel.state is not None:
+                break
+        panel = app.screen.panel
+        await pilot.press("i", "i")
+        assert panel.view == "layers"
+        await pilot.pause(0.3)
+        view = panel.query_one("#run-layers")
+        lines = str(view.render()).splitlines()
+        assert len(lines) <= view.content_size.height, lines
+        text = "\n".join(lines)
+        for name in ("tok_emb", "b0.qkv", "b3.up", "b3.down", "head"):
+            assert name in text, (name, text)
+        assert "b3.down" in next(ln for ln in lines if "!" in ln and "b3.down" in ln)  # off its band: flagged
+        assert all_problems(app) == []
