@@ -134,8 +134,14 @@ async def test_the_step_scrubber_moves_every_view_to_a_snapshot(tmp_path, make_a
         await _wait_for_maps(pilot, heads, snapshots.snapshot_path(run, 28), "ana")
         assert "⏪ step 28" in str(heads.query_one("#tr-status").render())
         assert all_problems(app) == []
+        # a focused head scrolls the status line away at 80×24: its own title names the step
+        heads.query_one("AttentionGrid").focus()
+        await pilot.press("enter")
+        assert heads.query_one("#tr-focus").panel.name == "layer 0 head 0 · step 28"
         await pilot.press("[")
         await _wait_for_maps(pilot, heads, snapshots.snapshot_path(run, 20), "ana")
+        assert heads.query_one("#tr-focus").panel.name == "layer 0 head 0 · step 20"
+        await pilot.press("escape")  # closes the focused head
         await pilot.press("escape")
         assert app.screen.panel is panel and panel.scrub_step == 20
         assert panel.query_one("#loss-chart").marker_step == 20
