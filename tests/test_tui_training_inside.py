@@ -199,3 +199,31 @@ async def test_a_four_layer_models_layer_health_shows_every_matrix_at_80x24(tmp_
             assert name in text, (name, text)
         assert "b3.down" in next(ln for ln in lines if "!" in ln and "b3.down" in ln)  # off its band: flagged
         assert all_problems(app) == []
+
+
+async def test_a_reattached_run_never_says_samples_come_after_the_first_evaluation(tmp_path, make_app):
+    """`minigpt watch` on a run with evaluations behind it showed "Samples: after the first
+    evaluation" for the seconds its first sample took to load (found on the done-when walk)."""
+    import shutil
+
+    from minigpt import paths
+
+    app = make_app()
+    run = write_run(tmp_path / "runs", "r", state="running")
+    shutil.copytree(paths.checkpoints_dir() / "default", run / "checkpoint")
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "training", run_dir=run)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if getattr(app.screen, "panel", None) is not None and app.screen.panel.state is not None:
+                break
+        panel = app.screen.panel
+        evals = len(panel.series.val_loss)
+        assert evals > 1
+        text = str(panel.query_one("#run-samples").render())
+        assert "after the first evaluation" not in text and f"(eval {evals})" in text
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if panel.samples:
+                break
+        assert len(panel.samples) == 6 and "sampling…" not in str(panel.query_one("#run-samples").render())

@@ -216,6 +216,8 @@ class RunPanel(Vertical):
         evals = len(self.series.val_loss)
         if evals and evals != self._sampled_evals and rc.has_checkpoint(self.run_dir) and self.scrub_step is None:
             self._sampled_evals = evals
+            if not self.samples:  # a run reattached after its evaluations: not "after the first" any more
+                self.query_one("#run-samples", Static).update(f"[b]Samples[/b] (eval {evals})\n[dim]sampling…[/dim]")
             self._sample(self.run_dir, evals)
 
     def _show_status(self) -> None:
