@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from minigpt.runs.insight import LAYERS_FILE, SURPRISE_FILE, InsightLog, layers_header, surprise_header
+from tests import waiting
 from tests.run_fixtures import write_run
 from tests.screen_checks import all_problems
 from tui import navigation
@@ -30,17 +31,28 @@ def write_insight(run):
     log.close()
 
 
+async def open_panel(pilot, run):
+    """The training screen on ``run``, once its panel has read the run's state."""
+    from textual.css.query import NoMatches
+
+    navigation.open_screen(pilot.app, "training", run_dir=run)
+
+    def ready():
+        try:
+            return pilot.app.screen.panel.state is not None
+        except (AttributeError, NoMatches):  # not mounted yet
+            return False
+
+    await waiting.until(pilot, ready, 30, "the panel to read the run")
+    return pilot.app.screen.panel
+
+
 async def test_inside_views_show_surprise_and_layer_health(tmp_path, make_app):
     app = make_app()
     run = write_run(tmp_path / "runs", "r")
     write_insight(run)
     async with app.run_test(size=(80, 24)) as pilot:
-        navigation.open_screen(app, "training", run_dir=run)
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if getattr(app.screen, "panel", None) is not None and app.screen.panel.state is not None:
-                break
-        panel = app.screen.panel
+        panel = await open_panel(pilot, run)
         units = str(panel.query_one("#run-units").render())
         assert "ppl 8.17" in units and "3.03 bits/char" in units  # e^2.1 and 2.1 / ln 2
         assert "uniform 3.30" in units and "bigram 2.45" in units and "1 layer off band" in units
@@ -75,11 +87,7 @@ async def test_a_run_from_before_says_nothing_was_recorded(tmp_path, make_app):
     app = make_app()
     run = write_run(tmp_path / "runs", "old")
     async with app.run_test(size=(80, 24)) as pilot:
-        navigation.open_screen(app, "training", run_dir=run)
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if getattr(app.screen, "panel", None) is not None and app.screen.panel.state is not None:
-                break
+        await open_panel(pilot, run)
         await pilot.press("i")
         assert "not recorded for this run" in str(app.screen.panel.query_one("#run-surprise").render())
         assert app.screen.panel.query_one("#loss-chart").references == {}
@@ -101,12 +109,7 @@ async def test_the_step_scrubber_moves_every_view_to_a_snapshot(tmp_path, make_a
     assert snapshots.snapshot_steps(run) == [10, 14, 20, 28, 40]
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        navigation.open_screen(app, "training", run_dir=run)
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if getattr(app.screen, "panel", None) is not None and app.screen.panel.state is not None:
-                break
-        panel = app.screen.panel
+        panel = await open_panel(pilot, run)
         await pilot.press("[", "[")
         assert panel.scrub_step == 28
         assert panel.query_one("#loss-chart").marker_step == 28
@@ -182,12 +185,7 @@ async def test_a_four_layer_models_layer_health_shows_every_matrix_at_80x24(tmp_
         log.write({"step": step, "grad": [0.1] * 19, "ratio": [-3.0, -3.0] + [-1.5] * 15 + [-4.5, -3.0]})
     log.close()
     async with app.run_test(size=(80, 24)) as pilot:
-        navigation.open_screen(app, "training", run_dir=run)
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if getattr(app.screen, "panel", None) is not None and app.screen.panel.state is not None:
-                break
-        panel = app.screen.panel
+        panel = await open_panel(pilot, run)
         await pilot.press("i", "i")
         assert panel.view == "layers"
         await pilot.pause(0.3)
@@ -212,12 +210,7 @@ async def test_a_reattached_run_never_says_samples_come_after_the_first_evaluati
     run = write_run(tmp_path / "runs", "r", state="running")
     shutil.copytree(paths.checkpoints_dir() / "default", run / "checkpoint")
     async with app.run_test(size=(80, 24)) as pilot:
-        navigation.open_screen(app, "training", run_dir=run)
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if getattr(app.screen, "panel", None) is not None and app.screen.panel.state is not None:
-                break
-        panel = app.screen.panel
+        panel = await open_panel(pilot, run)
         evals = len(panel.series.val_loss)
         assert evals > 1
         text = str(panel.query_one("#run-samples").render())
