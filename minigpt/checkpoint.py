@@ -380,8 +380,33 @@ def _load_weights(weights_file: Path, sha256: str | None, model, device) -> None
         raise CheckpointError(f"{weights_file}: weights do not fit the model in {CONFIG} ({e})") from None
 
 
+REPLACED_RETRIES = 3  # reads of a folder that a live run's saves keep swapping under the reader
+
+
+def _replaced(path: Path | str, meta: CheckpointMeta) -> bool:
+    """Whether ``path`` holds another checkpoint than ``meta`` now: a save swapped it mid-read."""
+    try:
+        now = read_checkpoint_meta(path)
+    except CheckpointError:
+        return False
+    return (now.path, now.weights_sha256) != (meta.path, meta.weights_sha256)
+
+
 def load_checkpoint(path: Path | str, device: str | torch.device = "cpu") -> Checkpoint:
-    meta = read_checkpoint_meta(path)
+    """The checkpoint at ``path``, its model built and loaded. A live run replaces its best
+    checkpoint at each evaluation; a read that straddles that swap (config.json of one save, the
+    weights of the next) is read again rather than reported as a damaged file."""
+    for _ in range(REPLACED_RETRIES - 1):
+        meta = read_checkpoint_meta(path)
+        try:
+            return _load(meta, device)
+        except CheckpointError:
+            if not _replaced(path, meta):
+                raise  # damaged for good: say so
+    return _load(read_checkpoint_meta(path), device)
+
+
+def _load(meta: CheckpointMeta, device) -> Checkpoint:
     check_shapes(meta.path / WEIGHTS, expected_tensors(meta))  # before anything is allocated
     model = build_model(meta.kind, meta.model_config)
     _load_weights(meta.path / WEIGHTS, meta.weights_sha256, model, device)

@@ -148,3 +148,32 @@ def test_sigkill_during_repeated_saves(tmp_path):
         p.wait()
     ck = load_checkpoint(tmp_path / "ck")
     assert ck.state["step"] >= 0 and ck.kind == "gpt"
+
+
+def test_a_load_that_straddles_a_live_runs_save_reads_the_new_checkpoint(tmp_path, monkeypatch):
+    """The training panel's samples said "no samples: …/checkpoint/model.safetensors" on a live run
+    watched after reattaching: the trainer swapped its best checkpoint between the reader's
+    config.json and its weights (2 failures in 214 loads of a running 64×4 run). The load reads
+    the folder again; a checkpoint damaged for good still fails at once."""
+    from minigpt import checkpoint
+
+    vocab = Vocab(tuple(".ab"))
+    cfg = GPTConfig(vocab_size=3, block_size=4, d_model=8, n_heads=2, n_layers=1)
+    torch.manual_seed(0)
+    first, second = build_model("gpt", cfg), build_model("gpt", cfg)
+    path = save_checkpoint(tmp_path / "checkpoint", first, vocab)
+    real_build = checkpoint.build_model
+    swaps = []
+
+    def build_while_the_trainer_saves(kind, config):
+        if not swaps:  # config.json has been read: the trainer's next evaluation saves now
+            swaps.append(save_checkpoint(path, second, vocab))
+        return real_build(kind, config)
+
+    monkeypatch.setattr(checkpoint, "build_model", build_while_the_trainer_saves)
+    loaded = load_checkpoint(path)
+    assert swaps and torch.equal(loaded.model.tok_emb.weight, second.tok_emb.weight)
+
+    (path / "model.safetensors").write_bytes((path / "model.safetensors").read_bytes()[:-8])
+    with pytest.raises(CheckpointError, match="model.safetensors"):
+        load_checkpoint(path)

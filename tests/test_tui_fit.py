@@ -81,6 +81,18 @@ async def positions_wide(pilot):
     await settle(pilot)
 
 
+def shipped_model_in(name):
+    """An explorer with the shipped MiniGPT loaded through ctrl+l's picker (its first row)."""
+    async def go(pilot):
+        navigation.open_screen(pilot.app, name)
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot, lambda: getattr(pilot.app.screen, "model", None) is not None)
+    return go
+
+
 async def training_panel(pilot):
     run = paths.runs_dir() / "20260105-100200"
     navigation.open_screen(pilot.app, "training", run_dir=run)
@@ -120,6 +132,10 @@ SCENARIOS = {
     "explorer trained": screen("explorer.trained", wait=lambda app: app.screen.maps is not None),
     "explorer trained, 9-letter name, head focused": trained_long_name,
     "explorer tokens": screen("explorer.tokens"),
+    "explorer positions, shipped model": shipped_model_in("explorer.positions"),
+    "explorer norms, shipped model": shipped_model_in("explorer.norms"),
+    "explorer tokens, shipped model": shipped_model_in("explorer.tokens"),
+    "explorer scaling, shipped model": shipped_model_in("explorer.scaling"),
     "training form": keys("t"),
     "training panel": training_panel,
     "runs": screen("runs"),

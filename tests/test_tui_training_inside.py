@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from minigpt.runs.insight import LAYERS_FILE, SURPRISE_FILE, InsightLog, layers_header, surprise_header
+from tests import waiting
 from tests.run_fixtures import write_run
 from tests.screen_checks import all_problems
 from tui import navigation
@@ -30,17 +31,28 @@ def write_insight(run):
     log.close()
 
 
+async def open_panel(pilot, run):
+    """The training screen on ``run``, once its panel has read the run's state."""
+    from textual.css.query import NoMatches
+
+    navigation.open_screen(pilot.app, "training", run_dir=run)
+
+    def ready():
+        try:
+            return pilot.app.screen.panel.state is not None
+        except (AttributeError, NoMatches):  # not mounted yet
+            return False
+
+    await waiting.until(pilot, ready, 30, "the panel to read the run")
+    return pilot.app.screen.panel
+
+
 async def test_inside_views_show_surprise_and_layer_health(tmp_path, make_app):
     app = make_app()
     run = write_run(tmp_path / "runs", "r")
     write_insight(run)
     async with app.run_test(size=(80, 24)) as pilot:
-        navigation.open_screen(app, "training", run_dir=run)
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if getattr(app.screen, "panel", None) is not None and app.screen.panel.state is not None:
-                break
-        panel = app.screen.panel
+        panel = await open_panel(pilot, run)
         units = str(panel.query_one("#run-units").render())
         assert "ppl 8.17" in units and "3.03 bits/char" in units  # e^2.1 and 2.1 / ln 2
         assert "uniform 3.30" in units and "bigram 2.45" in units and "1 layer off band" in units
@@ -75,11 +87,7 @@ async def test_a_run_from_before_says_nothing_was_recorded(tmp_path, make_app):
     app = make_app()
     run = write_run(tmp_path / "runs", "old")
     async with app.run_test(size=(80, 24)) as pilot:
-        navigation.open_screen(app, "training", run_dir=run)
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if getattr(app.screen, "panel", None) is not None and app.screen.panel.state is not None:
-                break
+        await open_panel(pilot, run)
         await pilot.press("i")
         assert "not recorded for this run" in str(app.screen.panel.query_one("#run-surprise").render())
         assert app.screen.panel.query_one("#loss-chart").references == {}
@@ -101,12 +109,7 @@ async def test_the_step_scrubber_moves_every_view_to_a_snapshot(tmp_path, make_a
     assert snapshots.snapshot_steps(run) == [10, 14, 20, 28, 40]
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        navigation.open_screen(app, "training", run_dir=run)
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if getattr(app.screen, "panel", None) is not None and app.screen.panel.state is not None:
-                break
-        panel = app.screen.panel
+        panel = await open_panel(pilot, run)
         await pilot.press("[", "[")
         assert panel.scrub_step == 28
         assert panel.query_one("#loss-chart").marker_step == 28
@@ -134,8 +137,14 @@ async def test_the_step_scrubber_moves_every_view_to_a_snapshot(tmp_path, make_a
         await _wait_for_maps(pilot, heads, snapshots.snapshot_path(run, 28), "ana")
         assert "⏪ step 28" in str(heads.query_one("#tr-status").render())
         assert all_problems(app) == []
+        # a focused head scrolls the status line away at 80×24: its own title names the step
+        heads.query_one("AttentionGrid").focus()
+        await pilot.press("enter")
+        assert heads.query_one("#tr-focus").panel.name == "layer 0 head 0 · step 28"
         await pilot.press("[")
         await _wait_for_maps(pilot, heads, snapshots.snapshot_path(run, 20), "ana")
+        assert heads.query_one("#tr-focus").panel.name == "layer 0 head 0 · step 20"
+        await pilot.press("escape")  # closes the focused head
         await pilot.press("escape")
         assert app.screen.panel is panel and panel.scrub_step == 20
         assert panel.query_one("#loss-chart").marker_step == 20
@@ -158,3 +167,56 @@ async def _wait_for_maps(pilot, screen, checkpoint_path, name):
                                                       atol=1e-6):
             return
     raise AssertionError(f"the heads of {checkpoint_path} never showed")
+
+
+async def test_a_four_layer_models_layer_health_shows_every_matrix_at_80x24(tmp_path, make_app):
+    """The form's default model has 4 layers: 19 matrices, a line each, ran past the side column
+    at 80×24 (b2.ffn.down, all of block 3 and the head were cut off, with no way to scroll to
+    them). Two share a line when the lines run short; the head and its band flag stay in sight."""
+    app = make_app()
+    run = write_run(tmp_path / "runs", "r")
+    write_insight(run)
+    (run / LAYERS_FILE).unlink()  # a 4-layer model's log instead of the one-block one
+    names = ["tok_emb.weight", "pos_emb.weight"] + [f"blocks.{b}.{m}.weight" for b in range(4) for m in
+                                                    ("attn.qkv", "attn.proj", "ffn.up", "ffn.down")] + ["head.weight"]
+    optimizers = ["adamw", "adamw"] + ["muon"] * 16 + ["adamw"]
+    log = InsightLog(run / LAYERS_FILE, layers_header(names, optimizers, 25))
+    for step in range(25, 301, 25):
+        log.write({"step": step, "grad": [0.1] * 19, "ratio": [-3.0, -3.0] + [-1.5] * 15 + [-4.5, -3.0]})
+    log.close()
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = await open_panel(pilot, run)
+        await pilot.press("i", "i")
+        assert panel.view == "layers"
+        await pilot.pause(0.3)
+        view = panel.query_one("#run-layers")
+        lines = str(view.render()).splitlines()
+        assert len(lines) <= view.content_size.height, lines
+        text = "\n".join(lines)
+        for name in ("tok_emb", "b0.qkv", "b3.up", "b3.down", "head"):
+            assert name in text, (name, text)
+        assert "b3.down" in next(ln for ln in lines if "!" in ln and "b3.down" in ln)  # off its band: flagged
+        assert all_problems(app) == []
+
+
+async def test_a_reattached_run_never_says_samples_come_after_the_first_evaluation(tmp_path, make_app):
+    """`minigpt watch` on a run with evaluations behind it showed "Samples: after the first
+    evaluation" for the seconds its first sample took to load (found on the done-when walk)."""
+    import shutil
+
+    from minigpt import paths
+
+    app = make_app()
+    run = write_run(tmp_path / "runs", "r", state="running")
+    shutil.copytree(paths.checkpoints_dir() / "default", run / "checkpoint")
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = await open_panel(pilot, run)
+        evals = len(panel.series.val_loss)
+        assert evals > 1
+        text = str(panel.query_one("#run-samples").render())
+        assert "after the first evaluation" not in text and f"(eval {evals})" in text
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if panel.samples:
+                break
+        assert len(panel.samples) == 6 and "sampling…" not in str(panel.query_one("#run-samples").render())

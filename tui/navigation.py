@@ -82,12 +82,12 @@ class Explorer:
 
 
 EXPLORERS = [
-    Explorer("scaling", "1", "Why √d_k", "std of q·k, largest weight and entropy, with and without scaling"),
-    Explorer("positions", "2", "Positional encoding", "sinusoidal table as a heatmap, RoPE identity checked"),
-    Explorer("norms", "3", "LayerNorm step by step", "an editable vector through LayerNorm, BatchNorm, RMSNorm"),
-    Explorer("params", "4", "Parameter counter", "per-component count of a MiniGPT vs 12·L·d²"),
+    Explorer("scaling", "1", "Why √d_k", "std of q·k, largest weight, entropy, ±÷√d_k; ctrl+l: a model's own q·k"),
+    Explorer("positions", "2", "Positional encoding", "sinusoidal table, RoPE identity; ctrl+l: a trained model's wpe"),
+    Explorer("norms", "3", "LayerNorm step by step", "a vector through LayerNorm, BatchNorm, RMSNorm; ctrl+l: a model's γ"),
+    Explorer("params", "4", "Parameter counter", "per-component count vs 12·L·d²; ctrl+l: a trained model's shape"),
     Explorer("trained", "5", "Trained-model attention", "every layer × head of a checkpoint on your name"),
-    Explorer("tokens", "6", "Tokens (BPE)", "type text, see its tokens and ids at several vocabulary sizes"),
+    Explorer("tokens", "6", "Tokens (BPE)", "text as BPE tokens at several sizes; ctrl+l: a model's characters"),
 ]
 
 

@@ -1,4 +1,6 @@
-"""LayerNorm step by step on an editable vector, with BatchNorm and RMSNorm on a small batch."""
+"""LayerNorm step by step on an editable vector, with BatchNorm and RMSNorm on a small batch.
+ctrl+l loads a trained model's norms: each one's learned gain γ and shift β, and the spread of what
+it receives and gives on a few names."""
 
 from __future__ import annotations
 
@@ -9,17 +11,25 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static
 
 from minigpt.teaching.explorers import layer_norm_steps, parse_vector, rms_norm_steps
+from minigpt.teaching.model_views import NORM_COLUMNS, NormView, norm_view
 from minigpt.teaching.norms import batch_norm, layer_norm, rms_norm
 from minigpt.teaching.stepper import Panel
+from minigpt.text import markup_escape
+from tui.widgets.checkpoint_picker import LoadsCheckpoint
 from tui.widgets.matrix_view import MatrixView
 
 COURSE_VECTOR = "2 4 6 8"
 EXTRA_ROWS = "1 3 5 7; 0 0 4 4"
 
 
-class NormsExplorerScreen(Screen):
+class NormsExplorerScreen(LoadsCheckpoint, Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
-                Binding("ctrl+r", "reset", "Course example", show=True)]
+                Binding("ctrl+r", "reset", "Course example", show=True),
+                LoadsCheckpoint.MODEL_BINDING]
+    view_of = staticmethod(norm_view)
+    refusal_at = "#n-error"
+    picker_title = "Show a trained model's norms"
+    model: NormView | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -32,6 +42,8 @@ class NormsExplorerScreen(Screen):
                 yield Label("batch rows")
                 yield Input(EXTRA_ROWS, id="n-rows")
             yield Static(id="n-error", classes="explorer-error")
+            yield Static(id="n-model", classes="explorer-text")
+            yield MatrixView(id="n-model-table", show_cursor=False, auto_fit=True)
             yield Static(id="n-steps", classes="explorer-text")
             with Horizontal(classes="explorer-row"):
                 yield MatrixView(id="n-batch", show_cursor=False, auto_fit=True, classes="half")
@@ -42,8 +54,20 @@ class NormsExplorerScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one("#n-model-table").display = False  # until a model is loaded
         self.query_one("#n-x").focus()
         self.recompute()
+
+    def show_model(self, path, view: NormView) -> None:
+        self.model = view
+        self.query_one("#n-error", Static).update("")
+        spread = "RMS" if view.kind == "rmsnorm" else "std"
+        self.query_one("#n-model", Static).update(
+            f"[b]{markup_escape(view.label)}[/b]'s {view.kind}s (block.norm): learned gain γ, shift β; "
+            f"in/out: mean {spread} of a token's numbers before/after the norm, on {view.names} names")
+        self.query_one("#n-model-table", MatrixView).set_panel(
+            Panel("norms", view.values, "diverging", view.rows, list(NORM_COLUMNS)))
+        self.query_one("#n-model-table").display = True
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.recompute()

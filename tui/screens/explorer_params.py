@@ -12,22 +12,22 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Label, Static
 
-from minigpt.errors import CheckpointError, ConfigError
+from minigpt.errors import ConfigError
 from minigpt.models.config import GPTConfig
 from minigpt.teaching.explorers import checkpoint_numbers, real_param_count
 from minigpt.teaching.params import gpt_breakdown, gpt_total, rule_of_thumb
 from minigpt.text import markup_escape
-from tui.widgets.checkpoint_picker import CheckpointPicker
+from tui.widgets.checkpoint_picker import LoadsCheckpoint
 from tui.workers import background
 
 FIELDS = (("d", "d_model", "64"), ("L", "n_layers", "4"), ("heads", "n_heads", "4"),
           ("vocab", "vocab_size", "27"), ("context", "block_size", "16"))
 
 
-class ParamsExplorerScreen(Screen):
+class ParamsExplorerScreen(LoadsCheckpoint, Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
                 Binding("g", "gpt2", "GPT-2 small", show=True),
-                Binding("ctrl+l", "model", "Model", show=True),  # (letters type into the fields)
+                LoadsCheckpoint.MODEL_BINDING,
                 Binding("ctrl+r", "count", "Recount", show=True)]
 
     def compose(self) -> ComposeResult:
@@ -79,24 +79,14 @@ class ParamsExplorerScreen(Screen):
             return dataclasses.replace(self.loaded[0], **values)
         return GPTConfig(**values)
 
-    def action_model(self) -> None:
-        """Fill the fields from a checkpoint (the shipped default listed first)."""
-        def picked(path) -> None:
-            if path is not None:
-                self.load_model(path)
+    refusal_at = "#p-error"
+    picker_title = "Count a trained model's parameters"
 
-        self.app.push_screen(CheckpointPicker("Count a trained model's parameters"), picked)
+    def model_view(self, path) -> tuple[GPTConfig, int]:
+        return checkpoint_numbers(path)  # read from the weights file's header: nothing loaded
 
-    @background(thread=True, exclusive=True, group="model")
-    def load_model(self, path) -> None:
-        try:
-            cfg, numbers = checkpoint_numbers(path)
-        except CheckpointError as e:
-            self.app.call_from_thread(self.query_one("#p-error", Static).update, f"✗ {markup_escape(e)}")
-            return
-        self.app.call_from_thread(self._model_loaded, cfg, numbers, path)
-
-    def _model_loaded(self, cfg: GPTConfig, numbers: int, path) -> None:
+    def show_model(self, path, view: tuple[GPTConfig, int]) -> None:
+        cfg, numbers = view
         self.loaded = (cfg, numbers, path)
         with self.prevent(Input.Changed, Checkbox.Changed):
             for _, name, _ in FIELDS:

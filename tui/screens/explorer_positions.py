@@ -1,5 +1,6 @@
 """Positional encoding: the sinusoidal table as a heatmap, one position's values, and the RoPE
-identity ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ checked numerically."""
+identity ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ checked numerically. ctrl+l loads a trained model's
+position table instead (the shipped model, a run's, a snapshot's): how alike its positions are."""
 
 from __future__ import annotations
 
@@ -10,9 +11,15 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static
 
+from minigpt.teaching.model_views import PositionView, position_view
 from minigpt.teaching.positions import rope_identity, sinusoidal_pe
 from minigpt.teaching.stepper import Panel, fmt
+from minigpt.text import markup_escape
+from tui.widgets.checkpoint_picker import LoadsCheckpoint
 from tui.widgets.matrix_view import MatrixView
+
+SINUSOIDAL_TITLE = ("[b]Sinusoidal positions[/b]  even column 2i: sin(pos · 10000^(−2i/d)); "
+                    "odd column 2i+1: cos of the same angle")
 
 # Fixed example vectors for the RoPE check (d = 8), so the numbers are reproducible.
 _g = torch.Generator().manual_seed(7)
@@ -30,15 +37,19 @@ def _ints(text: str, names: str, lo: int, hi: int) -> list[int]:
     return vals
 
 
-class PositionsExplorerScreen(Screen):
+class PositionsExplorerScreen(LoadsCheckpoint, Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
-                Binding("f6", "focus_table", "Table (↑↓ picks a position)", show=True)]
+                Binding("f6", "focus_table", "Table (↑↓ picks a position)", show=True),
+                LoadsCheckpoint.MODEL_BINDING]
+    view_of = staticmethod(position_view)
+    refusal_at = "#pe-error"
+    picker_title = "Show a trained model's position table"
+    model: PositionView | None = None  # the loaded model's table; None: the sinusoidal one typed
 
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(classes="explorer-body", id="pe-body"):
-            yield Static("[b]Sinusoidal positions[/b]  even column 2i: sin(pos · 10000^(−2i/d)); "
-                         "odd column 2i+1: cos of the same angle", classes="explorer-text")
+            yield Static(SINUSOIDAL_TITLE, id="pe-title", classes="explorer-text")
             with Horizontal(classes="explorer-row"):
                 yield Label("T d")
                 yield Input("8 8", id="pe-shape")
@@ -58,6 +69,12 @@ class PositionsExplorerScreen(Screen):
         self.query_one("#pe-table").focus()
 
     def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "pe-shape":
+            self.model = None  # a typed shape: back to the sinusoidal table
+        self.recompute()
+
+    def show_model(self, path, view: PositionView) -> None:
+        self.model = view
         self.recompute()
 
     def on_matrix_view_cursor_moved(self, event: MatrixView.CursorMoved) -> None:
@@ -76,10 +93,14 @@ class PositionsExplorerScreen(Screen):
             err.update(f"✗ {e}")
             return
         err.update("")
-        pe = sinusoidal_pe(T, d).tolist()
-        self.query_one("#pe-table", MatrixView).set_panel(
-            Panel("PE", pe, "diverging", [f"p{i}" for i in range(T)], [f"d{j}" for j in range(d)]),
-            title="positions × dimensions")
+        if self.model is not None:
+            self.show_table_of_model()
+        else:
+            self.query_one("#pe-title", Static).update(SINUSOIDAL_TITLE)
+            pe = sinusoidal_pe(T, d).tolist()
+            self.query_one("#pe-table", MatrixView).set_panel(
+                Panel("PE", pe, "diverging", [f"p{i}" for i in range(T)], [f"d{j}" for j in range(d)]),
+                title="positions × dimensions")
         self.show_row()
         lhs, rhs = rope_identity(ROPE_Q, ROPE_K, m, n)
         ok = abs(lhs - rhs) < 1e-9
@@ -90,10 +111,29 @@ class PositionsExplorerScreen(Screen):
             f"{'✓ equal' if ok else '✗ differ'} (|difference| = {abs(lhs - rhs):.1e}): the score depends "
             f"only on n − m = {n - m}")
 
+    def show_table_of_model(self) -> None:
+        m = self.model
+        what = "learned position table (wpe)" if m.learned else "fixed sinusoidal table (not learned)"
+        T, d = len(m.table), len(m.table[0])
+        apart = " · ".join(f"{k} apart {c:+.2f}" for k, c in m.by_distance)
+        self.query_one("#pe-title", Static).update(
+            f"[b]{markup_escape(m.label)}[/b]: its {what}, {T} positions × {d} dimensions; the grid is "
+            f"the cosine similarity of each pair of positions. Mean cosine: {apart}. Type T d for sinusoids.")
+        labels = [f"p{i}" for i in range(T)]
+        self.query_one("#pe-table", MatrixView).set_panel(
+            Panel("cos", m.similarity, "diverging", labels, labels), title="cosine(p_i, p_j)")
+
     def show_row(self) -> None:
         view = self.query_one("#pe-table", MatrixView)
         if view.panel is None:
             return
         i = view.cursor[0]
+        if self.model is not None:
+            sims = sorted(((c, j) for j, c in enumerate(self.model.similarity[i]) if j != i), reverse=True)[:3]
+            self.query_one("#pe-row", Static).update(
+                f"[b]position {i}[/b]: ‖p{i}‖ = {self.model.norms[i]:.3f}; most alike "
+                + ", ".join(f"p{j} ({c:+.2f})" for c, j in sims) + "; first values "
+                + "  ".join(fmt(v) for v in self.model.table[i][:6]) + " …")
+            return
         self.query_one("#pe-row", Static).update(
             f"[b]position {i}[/b]: " + "  ".join(fmt(v) for v in view.panel.values[i]))

@@ -1,5 +1,7 @@
 """Why √d_k: random unit-variance q, k for d_k = 2 … 512; with and without the scaling, the std
-of q·k, the largest softmax weight and the entropy (the course's d_k = 64 demo), as a plot."""
+of q·k, the largest softmax weight and the entropy (the course's d_k = 64 demo), as a plot. ctrl+l
+loads a trained model: the same numbers measured on its own queries and keys, at its own d_k,
+beside the random ones and as a point (*) on the plot."""
 
 from __future__ import annotations
 
@@ -13,8 +15,11 @@ from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
 
 from minigpt.teaching.attention import scaling_demo
+from minigpt.teaching.model_views import ScalingView, scaling_view
+from minigpt.text import markup_escape
 from tui.widgets import plot_theme  # noqa: F401 - readable axes in the ANSI themes
 from tui.widgets.chart_axes import tick_labels, value_ticks
+from tui.widgets.checkpoint_picker import LoadsCheckpoint
 from tui.workers import background
 
 D_KS = [2, 4, 8, 16, 32, 64, 128, 256, 512]
@@ -23,17 +28,22 @@ METRICS = [("max_weight", "largest weight (0.125 uniform, 1 one-hot)"),
            ("std", "std of the scores q·k")]
 
 
-class ScalingExplorerScreen(Screen):
+class ScalingExplorerScreen(LoadsCheckpoint, Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
                 Binding("left", "move(-1)", "d_k ÷2", show=True, key_display="←"),
                 Binding("right", "move(1)", "d_k ×2", show=True, key_display="→"),
-                Binding("v", "metric", "Next plot", show=True)]
+                Binding("v", "metric", "Next plot", show=True),
+                LoadsCheckpoint.MODEL_BINDING]
+    view_of = staticmethod(scaling_view)
+    refusal_at = "#sc-model"
+    picker_title = "Measure a trained model's q·k"
 
     def __init__(self) -> None:
         super().__init__()
         self.selected = D_KS.index(64)
         self.metric = 0
         self.demos = []
+        self.model: ScalingView | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -41,6 +51,7 @@ class ScalingExplorerScreen(Screen):
             yield Static("[b]Why divide by √d_k?[/b]  q, k ~ N(0, 1): q·k has variance d_k, so large d_k "
                          "saturates the softmax. 8 keys, 2000 trials per d_k.", classes="explorer-text")
             yield Static("computing…", id="sc-table", classes="explorer-text")
+            yield Static(id="sc-model", classes="explorer-text")
             yield PlotextPlot(id="sc-plot", classes="explorer-plot")
         yield Footer()
 
@@ -55,6 +66,22 @@ class ScalingExplorerScreen(Screen):
     def _done(self, demos) -> None:
         self.demos = demos
         self.redraw()
+
+    def show_model(self, path, view: ScalingView) -> None:
+        self.model = view
+        if view.d_k in D_KS:  # the random demo at the model's own d_k, for the comparison
+            self.selected = D_KS.index(view.d_k)
+        self.query_one("#sc-model", Static).update(
+            f"[b]{markup_escape(view.label)}[/b] (d_k = {view.d_k}), its own q·k on names   * on the plot\n"
+            f"std {view.std_raw:.3f} → {view.std_scaled:.3f} · largest weight {view.max_weight_raw:.3f} → "
+            f"{view.max_weight_scaled:.3f} · entropy {view.entropy_raw:.3f} → {view.entropy_scaled:.3f}")
+        self.redraw()
+
+    def model_point(self, key: str) -> tuple[float, float] | None:
+        """The loaded model's (raw, scaled) value of a plotted metric."""
+        if self.model is None:
+            return None
+        return getattr(self.model, f"{key}_raw"), getattr(self.model, f"{key}_scaled")
 
     def action_move(self, step: int) -> None:
         self.selected = max(0, min(len(D_KS) - 1, self.selected + step))
@@ -91,6 +118,10 @@ class ScalingExplorerScreen(Screen):
         plt.plot(xs, raw, marker="x")
         plt.plot(xs, scaled, marker="o")
         plt.vline(math.log2(d.d_k))
+        point = self.model_point(key)
+        if point is not None:
+            plt.scatter([math.log2(self.model.d_k)] * 2, list(point), marker="*")
+            raw, scaled = raw + [point[0]], scaled + [point[1]]  # the axis covers the model's point
         plt.xticks(xs, [str(v) for v in D_KS])
         lo, hi = min(raw + scaled), max(raw + scaled)
         ticks = [t for t in value_ticks(lo, hi, 4) if lo <= t <= hi]

@@ -2,6 +2,8 @@
 
 The tokenizer is trained once (in a worker thread, about a second) on the most common names and
 the lessons' own prose; smaller vocabularies are the first merges of that one training run.
+ctrl+l loads a trained model: the typed text in its own character vocabulary, and each letter's
+nearest characters in its learned token embedding.
 """
 
 from __future__ import annotations
@@ -14,20 +16,29 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Static
 
 from minigpt.teaching.bpe import BPE, UNKNOWN_ID, show_token, token_rows
+from minigpt.teaching.model_views import TokenView, encode_known, token_view
+from minigpt.text import printable
+from tui.widgets.checkpoint_picker import LoadsCheckpoint
 from tui.workers import background
 
 SAMPLE = "The cache keeps keys and values."
 MAX_INPUT = 400  # characters; the explorer is for sentences, not documents
 
 
-class TokensExplorerScreen(Screen):
+class TokensExplorerScreen(LoadsCheckpoint, Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
-                Binding("ctrl+r", "reset", "Sample text", show=True)]
+                Binding("ctrl+r", "reset", "Sample text", show=True),
+                LoadsCheckpoint.MODEL_BINDING]
+    view_of = staticmethod(token_view)
+    refusal_at = "#tok-model"
+    picker_title = "Read the text with a trained model's characters"
+    MAX_NEIGHBOUR_LETTERS = 12  # letters whose neighbours are listed (the first ones of the text)
 
     def __init__(self) -> None:
         super().__init__()
         self.bpe: BPE | None = None
         self.rows = []
+        self.model: TokenView | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -38,6 +49,7 @@ class TokensExplorerScreen(Screen):
                 yield Label("text")
                 yield Input(SAMPLE, id="tok-text", max_length=MAX_INPUT)
             yield Static("training the tokenizer…", id="tok-status", classes="explorer-muted")
+            yield Static(id="tok-model", classes="explorer-text")
             yield Static(id="tok-rows", classes="explorer-text")
         yield Footer(compact=True)
 
@@ -60,6 +72,33 @@ class TokensExplorerScreen(Screen):
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.recompute()
+        self.show_model_tokens()
+
+    def show_model(self, path, view: TokenView) -> None:
+        self.model = view
+        self.show_model_tokens()
+
+    def show_model_tokens(self) -> None:
+        """The text as the loaded model reads it: one id per character, then each letter's nearest
+        characters in its embedding (cosine similarity of the rows of tok_emb)."""
+        if self.model is None:
+            return
+        m, text = self.model, self.query_one("#tok-text", Input).value
+        pairs = encode_known(m, text)
+        out = Text()
+        out.append(f"{printable(m.label)}: {len(m.chars)} characters, one token each: "
+                   f"{len(pairs)} tokens for {len(text)} characters\n", style="bold")
+        out.append("ids " + " ".join("?" if i is None else str(i) for _, i in pairs) + "\n", style="dim")
+        unknown = sorted({c for c, i in pairs if i is None})
+        if unknown:
+            out.append("not in its vocabulary: " + " ".join(printable(show_token(c)) for c in unknown) + "\n", style="red")
+        letters = [c for c in dict.fromkeys(c for c, i in pairs if i is not None)][:self.MAX_NEIGHBOUR_LETTERS]
+        out.append("nearest characters in its embedding (cosine):\n", style="bold")
+        items = [f"{show_token(c)}→" + ",".join(f"{show_token(n)} {v:+.2f}" for n, v in m.neighbours[c][:2])
+                 for c in letters]
+        for start in range(0, len(items), 4):  # four a line: a line break never splits one
+            out.append(printable("  ".join(items[start:start + 4])) + "\n")
+        self.query_one("#tok-model", Static).update(out)
 
     def action_reset(self) -> None:
         self.query_one("#tok-text", Input).value = SAMPLE

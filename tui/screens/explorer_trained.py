@@ -209,7 +209,8 @@ class TrainedAttentionScreen(Screen):
     def focus_head(self, layer: int, head: int) -> None:
         view = self.query_one("#tr-focus", MatrixView)
         view.display = True
-        view.set_panel(Panel(f"layer {layer} head {head}", self.maps[layer][head], "unit", self.labels,
+        step = f" · step {self.scrub_step}" if self.scrub_step is not None else ""  # the status may scroll away
+        view.set_panel(Panel(f"layer {layer} head {head}{step}", self.maps[layer][head], "unit", self.labels,
                              self.labels), show_sums=True)
         view.focus()
         self.call_after_refresh(view.scroll_visible)

@@ -1,6 +1,11 @@
 """Pick a model to look inside: the shipped MiniGPT first (the default), then each run's kept
 checkpoint with its step-scrubber snapshots below it. A modal list; it dismisses with the chosen
-checkpoint folder, or None on escape."""
+checkpoint folder, or None on escape.
+
+``LoadsCheckpoint`` is the one loading path of the screens that show a trained model (the
+parameter counter and the positions, norms, tokens and scaling explorers): ctrl+l opens the
+picker, the chosen folder becomes the screen's view in a worker thread (``model_view``, the
+library's maths), and the view or the one-line reason it was refused comes back to the screen."""
 
 from __future__ import annotations
 
@@ -13,7 +18,9 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from minigpt.errors import CheckpointError
 from minigpt.text import markup_escape
+from tui.workers import background
 
 
 def checkpoint_rows(kinds: tuple[str, ...] = ("gpt",)) -> list[tuple[str, Path]]:
@@ -56,3 +63,42 @@ class CheckpointPicker(ModalScreen[Path | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class LoadsCheckpoint:
+    """A screen mix-in: ctrl+l picks a checkpoint and shows what the library makes of it.
+
+    A screen names ``view_of`` (the library's maths: a loaded MiniGPT checkpoint → the screen's
+    view; or it overrides ``model_view(path)``), ``refusal_at`` (the Static that shows a refusal's
+    one line) and ``show_model(path, view)``; ``picker_title`` heads the list."""
+
+    MODEL_BINDING = Binding("ctrl+l", "model", "Model", show=True)  # (letters type into the fields)
+    picker_title = "Look inside a trained model"
+    view_of = None  # staticmethod(minigpt.teaching.model_views.position_view) and the like
+    refusal_at = ""  # "#pe-error"
+
+    def model_view(self, path):
+        """Called in a worker thread: CheckpointError for a model the screen cannot show."""
+        from minigpt.teaching.model_views import load_explorable
+
+        return self.view_of(load_explorable(path))
+
+    def refuse_model(self, reason: str) -> None:
+        self.query_one(self.refusal_at, Static).update(f"✗ {markup_escape(reason)}")
+
+    def action_model(self) -> None:
+        def picked(path) -> None:
+            if path is not None:
+                self.notify(f"Loading {markup_escape(path.name)}…", timeout=3)  # a second or more
+                self.load_model(path)
+
+        self.app.push_screen(CheckpointPicker(self.picker_title), picked)
+
+    @background(thread=True, exclusive=True, group="model")
+    def load_model(self, path) -> None:
+        try:
+            view = self.model_view(path)
+        except CheckpointError as e:  # a damaged folder, another kind of model, a tensor it lacks
+            self.app.call_from_thread(self.refuse_model, str(e).splitlines()[0] if str(e) else "unreadable")
+            return
+        self.app.call_from_thread(self.show_model, path, view)

@@ -74,9 +74,17 @@ def spark(values: list[float | None], lo: float, hi: float) -> str:
     return "".join(cells)
 
 
-def layers_text(health: LayerHealth | None, width: int = 12, step: int | None = None) -> Text:
+def compact_layer_name(name: str) -> str:
+    """``blocks.3.attn.qkv.weight`` → ``b3.qkv``: a half-width column's name."""
+    return short_layer_name(name).replace(".attn.", ".").replace(".ffn.", ".")
+
+
+def layers_text(health: LayerHealth | None, width: int = 12, step: int | None = None,
+                height: int = 0) -> Text:
     """Per matrix: its update size (log10 ‖ΔW‖/‖W‖) over the last samples, the latest value and
-    gradient norm, ``!`` outside its optimizer's band; a header with each band."""
+    gradient norm, ``!`` outside its optimizer's band; a header with each band. When ``height``
+    lines cannot hold a line per matrix (a 4-layer model at 80×24 has 19), two matrices share a
+    line, without the gradient norm, so the last blocks and the head stay in sight."""
     out = Text()
     out.append("Layer health", style="bold")
     if health is None or not health.steps:
@@ -93,6 +101,29 @@ def layers_text(health: LayerHealth | None, width: int = 12, step: int | None = 
     history = health.ratio[max(0, last - width + 1): last + 1]
     values = [v for row in history for v in row if v is not None]
     lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    if height and len(health.names) + 3 > height:
+        _two_a_line(out, health, history, last, outside, lo, hi)
+    else:
+        _one_a_line(out, health, history, last, outside, lo, hi, width)
+    if outside:
+        out.append(f"! {len(outside)} outside the band", style="bold")
+    return out
+
+
+def _two_a_line(out: Text, health: LayerHealth, history, last: int, outside: set, lo: float, hi: float) -> None:
+    for start in range(0, len(health.names), 2):
+        for k, m in enumerate(range(start, min(start + 2, len(health.names)))):
+            ratio = health.ratio[last][m]
+            flag = "!" if m in outside else " "
+            out.append(("" if k == 0 else " ") + f"{compact_layer_name(health.names[m])[:8]:<8}"
+                       f"{spark([row[m] for row in history], lo, hi)[-6:]:<6} "
+                       f"{ratio if ratio is not None else float('nan'):+4.1f}{flag}",
+                       style="bold" if m in outside else "")
+        out.append("\n")
+
+
+def _one_a_line(out: Text, health: LayerHealth, history, last: int, outside: set, lo: float, hi: float,
+                width: int) -> None:
     for m, name in enumerate(health.names):
         ratio, grad = health.ratio[last][m], health.grad[last][m]
         flag = "!" if m in outside else " "
@@ -100,6 +131,3 @@ def layers_text(health: LayerHealth | None, width: int = 12, step: int | None = 
                 f"{ratio if ratio is not None else float('nan'):+5.1f} {flag}")
         out.append(line + (f" g{grad:.2g}" if grad is not None else "") + "\n",
                    style="bold" if m in outside else "")
-    if outside:
-        out.append(f"! {len(outside)} outside the band", style="bold")
-    return out

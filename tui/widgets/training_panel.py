@@ -146,7 +146,18 @@ class RunPanel(Vertical):
             self.query_one("#run-surprise", Static).update(
                 surprise_text(self.surprise, self.cursor, uniform, self.scrub_step))
         elif self.view == "layers":
-            self.query_one("#run-layers", Static).update(layers_text(self.layer_health, step=self.scrub_step))
+            view = self.query_one("#run-layers", Static)
+            if not view.content_size.height and not self._redraw_pending:  # just shown: again once laid out
+                self._redraw_pending = True
+                self.call_after_refresh(self._redraw_inside)
+            view.update(layers_text(self.layer_health, step=self.scrub_step, height=view.content_size.height))
+
+    _redraw_pending = False
+
+    def _redraw_inside(self) -> None:
+        self._redraw_pending = False
+        if self.query_one("#run-layers", Static).content_size.height:
+            self._draw_inside()
 
     def _show_references(self) -> None:
         """The loss chart's reference lines and the units line, from the status."""
@@ -205,6 +216,8 @@ class RunPanel(Vertical):
         evals = len(self.series.val_loss)
         if evals and evals != self._sampled_evals and rc.has_checkpoint(self.run_dir) and self.scrub_step is None:
             self._sampled_evals = evals
+            if not self.samples:  # a run reattached after its evaluations: not "after the first" any more
+                self.query_one("#run-samples", Static).update(f"[b]Samples[/b] (eval {evals})\n[dim]sampling…[/dim]")
             self._sample(self.run_dir, evals)
 
     def _show_status(self) -> None:
