@@ -25,6 +25,7 @@ SCREENS: dict[str, str] = {
     "study_plan": "tui.screens.study_plan:StudyPlanScreen",
     "attention": "tui.screens.attention_stepper:AttentionStepperScreen",
     "explorer_menu": "tui.screens.explorer_menu:ExplorerMenu",
+    "lab_menu": "tui.screens.lab_menu:LabMenu",
     "explorer.scaling": "tui.screens.explorer_scaling:ScalingExplorerScreen",
     "explorer.positions": "tui.screens.explorer_positions:PositionsExplorerScreen",
     "explorer.norms": "tui.screens.explorer_norms:NormsExplorerScreen",

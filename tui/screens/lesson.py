@@ -174,6 +174,10 @@ class LessonScreen(Screen):
         # Markdown widget has reported (TableOfContentsUpdated); the timer is a safety net.
         self._safety = self.set_timer(3.0, self._restore_if_pending)
         self.call_after_refresh(self._mount_rest)
+        if self.lab_jobs:  # a job's result shows as soon as it is saved, while the lesson is open
+            from tui.widgets.lab_start import LabFollower
+
+            self._lab_follower = LabFollower(self, self.lab_jobs)
 
     def on_unmount(self) -> None:
         self._stop_timers()
@@ -350,18 +354,34 @@ class LessonScreen(Screen):
                 self.app.open_area("attention")
             else:
                 navigation.open_explorer(self.app, explorer_id)
+    @property
+    def lab_jobs(self) -> list[str]:
+        """The lesson's own background jobs (front matter ``lab = [...]``, minigpt.control.lab_jobs)."""
+        value = self.lesson.extra.get("lab", [])
+        return [value] if isinstance(value, str) else list(value)
+
     def action_open_experiments(self) -> None:
-        if self.lesson.extra.get("lab"):  # the lesson's own background jobs (minigpt.control.lab_jobs)
-            self.start_lab_jobs()
-            return
-        value = self.lesson.extra.get("experiments", [])
-        navigation.open_screen(self.app, "experiments", presets_first=[value] if isinstance(value, str) else list(value))
+        if len(self.lab_jobs) == 1:
+            self.start_lab_job(self.lab_jobs[0])
+        elif self.lab_jobs:  # one key press starts one job: ask which
+            from tui.widgets.lab_start import job_choices
 
-    @background(thread=False, group="lab-jobs", what="Starting the lesson's lab jobs")
-    async def start_lab_jobs(self) -> None:
-        from tui.widgets.lab_start import start_lab_jobs
+            navigation.open_screen(self.app, "lab_menu", job_choices(self.lab_jobs),
+                                   callback=self._lab_job_chosen)
+        else:
+            value = self.lesson.extra.get("experiments", [])
+            navigation.open_screen(self.app, "experiments",
+                                   presets_first=[value] if isinstance(value, str) else list(value))
 
-        self.notify(await start_lab_jobs(self.lesson.extra["lab"]), title="Lab", timeout=8)
+    def _lab_job_chosen(self, job: str | None) -> None:
+        if job is not None:  # None: the menu was closed
+            self.start_lab_job(job)
+
+    @background(thread=False, group="lab-jobs", what="Starting a lab job")
+    async def start_lab_job(self, job: str) -> None:
+        from tui.widgets.lab_start import start_lab_job
+
+        self.notify(await start_lab_job(job), title="Lab", timeout=8)
 
     def action_open_katas(self) -> None:
         """The lesson's kata, or the list of them when it has several."""

@@ -105,5 +105,7 @@ def _lab() -> str:
             [f"induction score, L{ind['layer']}H{ind['head']}", fmt(ind["score"], 2)]]
     return (table(["your run", "value"], rows)
             + f"\n\n{result['steps']:,} steps from seed {result['seed']}, in "
-              f"{result['seconds']:.0f} s at load average {result['load_average']:.1f}. Its checkpoint "
-              "is in the job's folder (`minigpt lab show induction` prints the numbers).")
+              f"{result['seconds']:.0f} s at load average {result['load_average']:.1f}: the bundled "
+              "model's recipe and seed, so on the same PyTorch and CPU it matches the tables above "
+              "(another build can move the last digits). `minigpt lab show induction` prints every "
+              "head's scores.")
