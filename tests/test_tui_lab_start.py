@@ -19,7 +19,7 @@ async def _open(app, pilot, lesson: str) -> LessonScreen:
     app.open_lesson(lesson)
     screen = await until(pilot, lambda: isinstance(app.screen, LessonScreen) and app.screen._all_mounted
                          and app.screen, 30, "the lesson and its examples")
-    assert screen.check_action("open_experiments", ()) is True
+    assert screen.check_action("start_lab", ()) is True and not screen.check_action("open_experiments", ())
     return screen
 
 

@@ -76,6 +76,7 @@ class LessonScreen(Screen):
         Binding("z", "chapter_quiz", "Quiz"),
         Binding("o", "open_explorer", "Explore"),
         Binding("x", "open_experiments", "Experiments"),
+        Binding("x", "start_lab", "Lab job"),  # a lesson with lab jobs: x starts one (check_action picks)
         Binding("c", "open_katas", "Code"),  # the lesson's katas; short: this footer is the fullest
         Binding("g", "top", "Top", show=False),
         Binding("G", "bottom", "End", show=False),
@@ -305,8 +306,10 @@ class LessonScreen(Screen):
             return bool(self.query(SnippetBlock))
         if action == "chapter_quiz":  # only lessons that have quiz questions
             return self.has_quiz
-        if action == "open_experiments":  # front matter: experiments = [...] or lab = ["lora", ...]
-            return bool(self.lesson.extra.get("experiments") or self.lesson.extra.get("lab"))
+        if action == "open_experiments":  # front matter: experiments = [...]
+            return bool(self.lesson.extra.get("experiments")) and not self.lab_jobs
+        if action == "start_lab":  # front matter: lab = ["lora", ...]
+            return bool(self.lab_jobs)
         if action == "open_katas":  # only lessons a kata practises (lessons/katas/*/meta.toml)
             return bool(self.katas)
         return True
@@ -352,8 +355,9 @@ class LessonScreen(Screen):
         for explorer_id in self.explorers[:1]:
             if explorer_id == "stepper":  # the attention stepper itself, not a side explorer
                 self.app.open_area("attention")
-            else:
-                navigation.open_explorer(self.app, explorer_id)
+            else:  # front matter explorer_options = {...}: what it opens on (e.g. a model, an input)
+                options = self.lesson.extra.get("explorer_options", {})
+                navigation.open_explorer(self.app, explorer_id, **(options if isinstance(options, dict) else {}))
     @property
     def lab_jobs(self) -> list[str]:
         """The lesson's own background jobs (front matter ``lab = [...]``, minigpt.control.lab_jobs)."""
@@ -361,6 +365,10 @@ class LessonScreen(Screen):
         return [value] if isinstance(value, str) else list(value)
 
     def action_open_experiments(self) -> None:
+        value = self.lesson.extra.get("experiments", [])
+        navigation.open_screen(self.app, "experiments", presets_first=[value] if isinstance(value, str) else list(value))
+
+    def action_start_lab(self) -> None:
         if len(self.lab_jobs) == 1:
             self.start_lab_job(self.lab_jobs[0])
         elif self.lab_jobs:  # one key press starts one job: ask which
@@ -368,10 +376,6 @@ class LessonScreen(Screen):
 
             navigation.open_screen(self.app, "lab_menu", job_choices(self.lab_jobs),
                                    callback=self._lab_job_chosen)
-        else:
-            value = self.lesson.extra.get("experiments", [])
-            navigation.open_screen(self.app, "experiments",
-                                   presets_first=[value] if isinstance(value, str) else list(value))
 
     def _lab_job_chosen(self, job: str | None) -> None:
         if job is not None:  # None: the menu was closed
