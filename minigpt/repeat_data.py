@@ -1,18 +1,23 @@
-"""Sequences with a repeated random chunk: the data on which induction heads grow
+"""Sequences of one random chunk written again and again: the data on which induction heads grow
 (``--format repeats``).
 
-Each row is the start token, a few random letters, then a chunk of L random letters, the same
-chunk again, and random letters up to the block size::
+Each row is the start token, then a chunk of L random letters, the same chunk again, and again,
+until the block is full (cut mid-copy at the end)::
 
-    . m e q x f b k q x f b k w a z …    (2 letters before, L = 5 here; both drawn per row)
+    . q x f b k q x f b k q x f b k q x …    (L = 5 here; drawn per row, 4 to half the block)
 
-Nothing in a random letter can be predicted, except inside the second copy: there, the letter
-after the current one is the letter that followed it in the first copy. A model that learns to
-look back for "where did my letter appear before, and what came next" (an induction head, fed by
-a previous-token head in the layer below) brings the loss on those positions close to zero while
-the rest stays at ln 26. Where the chunk starts and how long it is change from row to row, so
-no rule about positions can do the same job (with the chunk always at the start, a model learns
-one: it reads positions, not letters).
+Nothing in the first copy can be predicted: its letters are random. From the second letter of the
+second copy on, every letter can: it is the letter that followed the current one a copy earlier.
+A model that learns to look back for "where did my letter appear before, and what came next" (an
+induction head, fed by a previous-token head in the layer below) brings the loss on those positions
+close to zero while the first copy stays at ln 26. The chunk's length changes from row to row, so no
+rule "look back a fixed distance" does the same job: the model has to read letters.
+
+Why a chunk written many times and not twice: most targets of a row are then predictable, so the
+gradient toward the circuit is strong from the first steps and the two heads form in a few hundred
+steps (with two copies at random places among random letters, a third of the targets or fewer, a
+small model first learns to spread its attention over likely distances and finds the circuit only
+thousands of steps later, if at all).
 
 No file is read: the rows are generated from ``seed``, so a run and its resume see the same data.
 The splits use different seeds (random rows never coincide in practice); a batch is the same
@@ -47,45 +52,47 @@ def max_chunk(block_size: int) -> int:
 
 
 def repeat_rows(n: int, block_size: int = DEFAULT_BLOCK, seed: int = 0,
-                min_chunk: int = MIN_CHUNK) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``n`` rows of ``block_size + 1`` token ids, each row's chunk length L and the column where
-    its first copy starts (its second copy starts L columns later).
+                min_chunk: int = MIN_CHUNK) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` rows of ``block_size + 1`` token ids and each row's chunk length L.
 
-    Letters are ids 1 … 26 drawn uniformly; id 0 (the start token) opens every row. A block too
-    short for chunks of ``min_chunk`` letters gets shorter chunks (down to one letter)."""
+    Letters are ids 1 … 26 drawn uniformly; id 0 (the start token) opens every row, the chunk fills
+    columns 1 … L and repeats from column L + 1 on. A block too short for chunks of ``min_chunk``
+    letters gets shorter chunks (down to one letter)."""
     top = max_chunk(block_size)
     if top < 1:
         raise DatasetError(f"block size {block_size} is too small for repeated chunks: two copies of "
                            f"one letter need a block of at least 2")
     min_chunk = min(min_chunk, top)
     gen = torch.Generator().manual_seed(seed)
-    rows = torch.randint(1, len(LETTERS) + 1, (n, block_size + 1), generator=gen)
-    rows[:, 0] = 0
+    letters = torch.randint(1, len(LETTERS) + 1, (n, block_size), generator=gen)
     lengths = torch.randint(min_chunk, top + 1, (n,), generator=gen)
-    # the free letters (block - 2L) split at random between before the chunk and after its copy
-    starts = 1 + (torch.rand(n, generator=gen) * (block_size - 2 * lengths + 1)).long()
-    cols = torch.arange(block_size + 1)[None, :]
-    first, length = starts[:, None], lengths[:, None]
-    second = (cols >= first + length) & (cols < first + 2 * length)  # the second copy's columns
-    source = (cols - length).clamp(min=0)  # where each of them copies from
-    rows = torch.where(second, rows.gather(1, source), rows)
-    return rows, lengths, starts
+    # column c ≥ 1 holds the chunk's letter (c − 1) mod L: letters beyond the first L are unused
+    body = letters.gather(1, torch.arange(block_size)[None, :] % lengths[:, None])
+    return torch.cat((torch.zeros(n, 1, dtype=torch.long), body), dim=1), lengths
 
 
-def repeated_targets(lengths: torch.Tensor, starts: torch.Tensor, block_size: int) -> torch.Tensor:
-    """(n, block_size) mask over the targets y = row[1:]: True where the letter to predict is a
-    second-copy letter whose predecessor is one too (the first letter of the copy cannot be
-    foreseen: nothing says the chunk has ended)."""
-    j = torch.arange(1, block_size + 1)[None, :]  # the row column each target comes from
-    copy = starts[:, None] + lengths[:, None]
-    return (j > copy) & (j < copy + lengths[:, None])
+def target_columns(block_size: int) -> torch.Tensor:
+    """(1, block_size): the row column each target y = row[1:] comes from."""
+    return torch.arange(1, block_size + 1)[None, :]
+
+
+def repeated_targets(lengths: torch.Tensor, block_size: int) -> torch.Tensor:
+    """(n, block_size) mask over the targets y = row[1:]: True where the letter to predict follows a
+    letter of the second copy or later, so a copy earlier says what it is (the first letter of the
+    second copy cannot be foreseen: nothing says the chunk has ended)."""
+    return target_columns(block_size) >= lengths[:, None] + 2
+
+
+def first_copy_targets(lengths: torch.Tensor, block_size: int) -> torch.Tensor:
+    """(n, block_size) mask over the targets: True on the letters of the first copy (random)."""
+    return target_columns(block_size) <= lengths[:, None]
 
 
 class RepeatSplit:
     """Rows served as (x, y) = (row[:-1], row[1:]), like a text window."""
 
-    def __init__(self, rows: torch.Tensor, chunk_lengths: torch.Tensor, chunk_starts: torch.Tensor):
-        self.rows, self.chunk_lengths, self.chunk_starts = rows, chunk_lengths, chunk_starts
+    def __init__(self, rows: torch.Tensor, chunk_lengths: torch.Tensor):
+        self.rows, self.chunk_lengths = rows, chunk_lengths
         self.block_size = rows.shape[1] - 1
         self.lengths = torch.full((len(rows),), self.block_size, dtype=torch.long)
 
@@ -97,9 +104,12 @@ class RepeatSplit:
         return rows[:, :-1], rows[:, 1:]
 
     def repeated_mask(self, index: torch.Tensor | None = None) -> torch.Tensor:
-        if index is None:
-            return repeated_targets(self.chunk_lengths, self.chunk_starts, self.block_size)
-        return repeated_targets(self.chunk_lengths[index], self.chunk_starts[index], self.block_size)
+        lengths = self.chunk_lengths if index is None else self.chunk_lengths[index]
+        return repeated_targets(lengths, self.block_size)
+
+    def first_copy_mask(self, index: torch.Tensor | None = None) -> torch.Tensor:
+        lengths = self.chunk_lengths if index is None else self.chunk_lengths[index]
+        return first_copy_targets(lengths, self.block_size)
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Train the bundled induction-head model (checkpoints/induction) with the training form's
 "induction" preset, the run a learner starts from the Training area, and copy its checkpoint.
 
-    python scripts/make_induction_checkpoint.py          # about a minute on a laptop's CPU
+    python scripts/make_induction_checkpoint.py          # under a minute on a laptop's CPU
 
 The lesson "Induction heads" and tests/test_induction.py read the result; rerun this script (and
 those tests) when the model, the data generator or the preset changes.

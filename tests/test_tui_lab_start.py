@@ -1,38 +1,73 @@
-"""x in a lesson with lab jobs: a job already done is not started again, and the notice says so;
-a served session at its training limit is refused with the limit's reason."""
+"""x in a lesson with lab jobs: one key press starts one job (a lesson with several asks which);
+a job already done is not started again, and the notice says so; a served session at its training
+limit is refused with the limit's reason."""
 
 from __future__ import annotations
 
 from minigpt import serving_policy as policy
 from minigpt.control import lab_jobs
 from minigpt.runs.lab import job_dir, write_result
+from tests.waiting import until
+from tui.screens.lab_menu import LabMenu
 from tui.screens.lesson import LessonScreen
 
-LESSON = "quantization-lora-checkpointing"
+TWO_JOBS = "quantization-lora-checkpointing"  # lab = ["lora", "checkpointing"]
+ONE_JOB = "induction-heads"  # lab = ["induction"]
 
 
-async def _press_x(app, pilot) -> str:
-    app.open_lesson(LESSON)
-    for _ in range(200):  # the lesson computes its examples first
-        await pilot.pause(0.1)
-        if isinstance(app.screen, LessonScreen) and app.screen._all_mounted:
-            break
-    assert app.screen.check_action("open_experiments", ()) is True
-    await pilot.press("x")
-    for _ in range(100):
-        await pilot.pause(0.1)
-        said = [str(n.message) for n in app._notifications]
-        if said:
-            return said[-1]
-    raise AssertionError("no notice after x")
+async def _open(app, pilot, lesson: str) -> LessonScreen:
+    app.open_lesson(lesson)
+    screen = await until(pilot, lambda: isinstance(app.screen, LessonScreen) and app.screen._all_mounted
+                         and app.screen, 30, "the lesson and its examples")
+    assert screen.check_action("start_lab", ()) is True and not screen.check_action("open_experiments", ())
+    return screen
 
 
-async def test_done_jobs_are_not_started_again(app):
-    for job in lab_jobs.JOBS:
+async def _notice(app, pilot, after: int = 0) -> str:
+    await until(pilot, lambda: len(app._notifications) > after, 10, "a notice")
+    return str(list(app._notifications)[-1].message)
+
+
+async def test_x_asks_which_job_and_starts_only_the_one_chosen(app):
+    for job in ("lora", "checkpointing"):
         write_result(job_dir(job), {"job": job})
     async with app.run_test(size=(80, 24)) as pilot:
-        said = await _press_x(app, pilot)
-    assert "lora: done" in said and "checkpointing: done" in said
+        lesson = await _open(app, pilot, TWO_JOBS)
+        await pilot.press("x")
+        menu = await until(pilot, lambda: isinstance(app.screen, LabMenu) and app.screen, 10, "the job menu")
+        assert [name for name, _title, _state in menu.jobs] == ["lora", "checkpointing"]
+        assert all(state == "done" for _name, _title, state in menu.jobs)
+        await pilot.press("2")
+        said = await _notice(app, pilot)
+        assert app.screen is lesson
+        assert said.startswith("checkpointing: done") and "lora" not in said
+        await pilot.press("x")
+        await until(pilot, lambda: isinstance(app.screen, LabMenu), 10, "the job menu again")
+        await pilot.press("enter")  # the first line is highlighted
+        said = await _notice(app, pilot, after=1)
+        assert said.startswith("lora: done") and "checkpointing" not in said
+
+
+async def test_closing_the_menu_starts_nothing(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        lesson = await _open(app, pilot, TWO_JOBS)
+        await pilot.press("x")
+        await until(pilot, lambda: isinstance(app.screen, LabMenu), 10, "the job menu")
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is lesson, 10, "the lesson again")
+        await pilot.pause(0.3)
+        assert not app._notifications
+    assert lab_jobs.job_state("lora") == lab_jobs.job_state("checkpointing") == "not run"
+    assert not job_dir("lora").exists() and not job_dir("checkpointing").exists()
+
+
+async def test_a_lesson_with_one_job_starts_it_without_asking(app):
+    write_result(job_dir("induction"), {"job": "induction"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        lesson = await _open(app, pilot, ONE_JOB)
+        await pilot.press("x")
+        said = await _notice(app, pilot)
+        assert app.screen is lesson and said == "induction: done (shown in the lesson)"
 
 
 async def test_a_served_session_without_training_slots_is_refused(app, monkeypatch, tmp_path):
@@ -40,6 +75,10 @@ async def test_a_served_session_without_training_slots_is_refused(app, monkeypat
     monkeypatch.setenv(policy.ENV_STATE_DIR, str(tmp_path / "serve-state"))
     monkeypatch.setenv(policy.ENV_MAX_RUNS, "0")
     async with app.run_test(size=(80, 24)) as pilot:
-        said = await _press_x(app, pilot)
+        await _open(app, pilot, TWO_JOBS)
+        await pilot.press("x")
+        await until(pilot, lambda: isinstance(app.screen, LabMenu), 10, "the job menu")
+        await pilot.press("1")
+        said = await _notice(app, pilot)
     assert "lora: not started" in said and "--max-runs 0" in said
     assert lab_jobs.job_state("lora") == "not run"

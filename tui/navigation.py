@@ -25,6 +25,7 @@ SCREENS: dict[str, str] = {
     "study_plan": "tui.screens.study_plan:StudyPlanScreen",
     "attention": "tui.screens.attention_stepper:AttentionStepperScreen",
     "explorer_menu": "tui.screens.explorer_menu:ExplorerMenu",
+    "lab_menu": "tui.screens.lab_menu:LabMenu",
     "explorer.scaling": "tui.screens.explorer_scaling:ScalingExplorerScreen",
     "explorer.positions": "tui.screens.explorer_positions:PositionsExplorerScreen",
     "explorer.norms": "tui.screens.explorer_norms:NormsExplorerScreen",
@@ -61,7 +62,7 @@ def is_screen(screen: object, name: str) -> bool:
     return type(screen).__module__ == module and type(screen).__name__ == cls
 
 
-def open_screen(app, name: str, *args, callback=None, **kwargs):
+def open_screen(app, name: str, /, *args, callback=None, **kwargs):
     """Build the named screen with these arguments and push it; returns the screen.
     ``callback`` receives what a modal screen dismisses with."""
     screen = screen_class(name)(*args, **kwargs)
@@ -91,8 +92,9 @@ EXPLORERS = [
 ]
 
 
-def open_explorer(app, explorer_id: str) -> None:
+def open_explorer(app, explorer_id: str, /, **options) -> None:
+    """Open an explorer; ``options`` go to its screen (a lesson's ``explorer_options``)."""
     if any(e.id == explorer_id for e in EXPLORERS):
-        open_screen(app, f"explorer.{explorer_id}")
+        open_screen(app, f"explorer.{explorer_id}", **options)
     else:
         app.notify(f"No explorer called {explorer_id!r}", severity="error")

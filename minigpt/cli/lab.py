@@ -1,5 +1,5 @@
 """``minigpt lab``: the lessons' background measurements (a LoRA fine-tune, activation
-checkpointing's memory and time), run in the foreground or shown once done.
+checkpointing's memory and time, induction heads grown), run in the foreground or shown once done.
 
 The app starts the same ``lab run JOB`` command in the background from the lesson; what it saves
 (``lab/<job>/result.json`` in the data folder) is what the lesson shows.
@@ -19,7 +19,7 @@ from minigpt.runs.lab import JOBS
 ROOT_HELP = "Folder of the lab jobs (default: lab/ in the data folder)."
 
 
-@click.group(short_help="Lessons' longer measurements: LoRA fine-tune, activation checkpointing.")
+@click.group(short_help="Lessons' longer measurements: LoRA, activation checkpointing, induction heads.")
 def lab() -> None:
     """The lessons' longer measurements, which run for a minute or more."""
 

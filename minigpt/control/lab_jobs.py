@@ -2,7 +2,8 @@
 
 ``lora`` fine-tunes the shipped MiniGPT on the names of one letter (full and LoRA at three ranks);
 ``checkpointing`` times and measures a training step of a 16-layer MiniGPT with and without
-activation checkpointing. ``minigpt lab run JOB`` runs one in the foreground; ``start_job`` (the
+activation checkpointing; ``induction`` trains the two-layer attention-only model on repeated
+chunks (the training form's "induction" preset) and scores its heads. ``minigpt lab run JOB`` runs one in the foreground; ``start_job`` (the
 app) launches the same command as a background process, at the trainers' niceness, holding the job
 folder's lock. The lesson shows ``result.json`` once it exists (``minigpt.runs.lab``).
 """
@@ -27,7 +28,8 @@ NICENESS = 5  # as the training workers: the app's keys answer while the job tra
 _LAUNCHED: list = []  # keep the process objects (asyncio closes a collected transport)
 
 TITLES = {"lora": "LoRA fine-tune on one letter's names",
-          "checkpointing": "Activation checkpointing: memory and time of a step"}
+          "checkpointing": "Activation checkpointing: memory and time of a step",
+          "induction": "Induction heads: train the attention-only model, score its heads"}
 
 
 def _lora(progress) -> dict:
@@ -48,7 +50,30 @@ def _checkpointing(progress) -> dict:
     return measure(BenchConfig(), progress)
 
 
-RUNNERS = {"lora": _lora, "checkpointing": _checkpointing}
+def _induction(progress) -> dict:
+    import tempfile
+
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.control.form import preset_config
+    from minigpt.repeat_data import load_repeat_dataset
+    from minigpt.teaching.induction import measure
+    from minigpt.training.loop import train
+
+    cfg = preset_config("induction")  # the bundled model's recipe: the learner grows the same heads
+
+    def log(record: dict) -> None:
+        if record.get("step", 1) % cfg.eval_interval == 0 and "train_loss" in record:
+            progress(f"step {record['step']:5d}  loss {record['train_loss']:.3f}")
+
+    with tempfile.TemporaryDirectory(prefix="minigpt-induction-") as tmp:
+        train(cfg, Path(tmp) / "run", on_log=log, name="induction heads (lab)")
+        ck = load_checkpoint(Path(tmp) / "run" / "checkpoint")
+    test = load_repeat_dataset(cfg.block_size, seed=cfg.split_seed, vocab=ck.vocab,
+                               sizes={"train": 1, "val": 1, "test": 512}).test
+    return {**measure(ck.model.eval(), test), "steps": cfg.steps, "seed": cfg.seed}
+
+
+RUNNERS = {"lora": _lora, "checkpointing": _checkpointing, "induction": _induction}
 
 
 def run_job(job: str, root: Path | str | None = None, progress=print) -> dict:

@@ -1,4 +1,4 @@
-"""Lab jobs' folders: a lesson's longer measurement (a LoRA fine-tune, a memory benchmark) runs in
+"""Lab jobs' folders: a lesson's longer measurement (a LoRA fine-tune, a memory benchmark, induction heads grown) runs in
 the background and leaves one ``result.json`` that the lesson shows once it is there.
 
 One folder per job under the user's data folder (``lab/<job>/``): ``trainer.lock`` held by the
@@ -19,7 +19,7 @@ from minigpt.runs.lock import is_locked
 
 RESULT_FORMAT, RESULT_VERSION = "minigpt-lab-result", 1
 RESULT_FILE = "result.json"
-JOBS = ("lora", "checkpointing")
+JOBS = ("lora", "checkpointing", "induction")
 
 
 def job_dir(job: str, root: Path | str | None = None) -> Path:

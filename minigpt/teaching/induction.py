@@ -1,7 +1,7 @@
 """Induction heads, detected: how much each attention head behaves as a previous-token head or an
 induction head, and what the pair does to the loss on a repeated chunk.
 
-On a row ``. c1 … cR c1 … cR`` (a random chunk written twice):
+On a row ``. c1 … cR c1 … cR`` (a random chunk written twice; the training rows repeat it further):
 
 - a **previous-token head** puts its weight on the position just before the query: its score is
   the mean attention from position t to t − 1;
@@ -76,24 +76,35 @@ def head_scores(model, chunk: int = 10, n: int = 8, seed: int = 0) -> HeadScores
 
 @dataclass
 class RepeatLosses:
-    repeated: float  # mean loss on targets inside the second copy (after its first letter)
-    other: float  # mean loss on every other target (random letters)
+    repeated: float  # mean loss on targets a copy earlier predicts (from the second copy's 2nd letter)
+    first: float  # mean loss on the first copy's letters (random: ln 26 at best)
     n_repeated: int
-    n_other: int
+    n_first: int
 
 
 @torch.no_grad()
 def repeat_losses(model, split: RepeatSplit, n: int = 512) -> RepeatLosses:
-    """The model's mean cross-entropy on the predictable targets (inside the second copy) and on
-    the rest, over the first ``n`` rows of ``split``."""
+    """The model's mean cross-entropy on the predictable targets (the repeats) and on the first
+    copy, over the first ``n`` rows of ``split``."""
     was = model.training
     model.eval()
     index = torch.arange(min(n, len(split)))
     x, y = split.batch(index)
-    logits, _ = model(x)
+    logits, _ = model(x)[:2]
     losses = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1),
                              reduction="none").view_as(y)
     model.train(was)
-    mask = split.repeated_mask(index)
-    return RepeatLosses(float(losses[mask].mean()), float(losses[~mask].mean()),
-                        int(mask.sum()), int((~mask).sum()))
+    repeated, first = split.repeated_mask(index), split.first_copy_mask(index)
+    return RepeatLosses(float(losses[repeated].mean()), float(losses[first].mean()),
+                        int(repeated.sum()), int(first.sum()))
+
+
+def measure(model, split: RepeatSplit, chunk: int = 10) -> dict:
+    """What the lesson shows of a model trained on repeats, as plain numbers (a lab job's result):
+    both losses, every head's two scores and the best head of each kind."""
+    losses = repeat_losses(model, split)
+    scores = head_scores(model, chunk)
+    best = {which: dict(zip(("layer", "head", "score"), scores.best(which))) for which in ("previous", "induction")}
+    return {"loss_repeated": losses.repeated, "loss_first_copy": losses.first,
+            "n_repeated": losses.n_repeated, "n_first_copy": losses.n_first, "chunk": chunk,
+            "previous": scores.previous.tolist(), "induction": scores.induction.tolist(), "best": best}

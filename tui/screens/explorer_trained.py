@@ -53,11 +53,14 @@ class TrainedAttentionScreen(Screen):
                 Binding("]", "scrub(1)", "Later", show=False)]
 
     def __init__(self, checkpoints: list[tuple[str, Path]] | None = None, name: str = "emma",
-                 run_dir: Path | None = None, step: int | None = None) -> None:
+                 run_dir: Path | None = None, step: int | None = None, model: str | None = None) -> None:
         """``run_dir`` (with a snapshot ``step``, or None for its kept checkpoint) opens that
-        run's heads instead of the first checkpoint listed (the shipped default)."""
+        run's heads instead of the first checkpoint listed (the shipped default); ``model`` opens
+        the shipped checkpoint of that folder name (a lesson's: "induction")."""
         super().__init__()
         self.checkpoints = available_checkpoints() if checkpoints is None else checkpoints
+        if model is not None:  # that shipped model first, so it is the one shown
+            self.checkpoints = sorted(self.checkpoints, key=lambda c: c[1].name != model)
         if run_dir is not None:
             path = Path(run_dir) / "checkpoint"
             if all(p != path for _, p in self.checkpoints):  # not listed yet (e.g. no val loss): add it

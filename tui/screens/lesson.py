@@ -77,6 +77,7 @@ class LessonScreen(Screen):
         Binding("z", "chapter_quiz", "Quiz"),
         Binding("o", "open_explorer", "Explore"),
         Binding("x", "open_experiments", "Experiments"),
+        Binding("x", "start_lab", "Lab job"),  # a lesson with lab jobs: x starts one (check_action picks)
         Binding("c", "open_katas", "Code"),  # the lesson's katas; short: this footer is the fullest
         Binding("g", "top", "Top", show=False),
         Binding("G", "bottom", "End", show=False),
@@ -176,6 +177,10 @@ class LessonScreen(Screen):
         # Markdown widget has reported (TableOfContentsUpdated); the timer is a safety net.
         self._safety = self.set_timer(self.restore_safety_s, self._restore_if_pending)
         self.call_after_refresh(self._mount_rest)
+        if self.lab_jobs:  # a job's result shows as soon as it is saved, while the lesson is open
+            from tui.widgets.lab_start import LabFollower
+
+            self._lab_follower = LabFollower(self, self.lab_jobs)
 
     def on_unmount(self) -> None:
         self._stop_timers()
@@ -323,8 +328,10 @@ class LessonScreen(Screen):
             return bool(self.query(SnippetBlock))
         if action == "chapter_quiz":  # only lessons that have quiz questions
             return self.has_quiz
-        if action == "open_experiments":  # front matter: experiments = [...] or lab = ["lora", ...]
-            return bool(self.lesson.extra.get("experiments") or self.lesson.extra.get("lab"))
+        if action == "open_experiments":  # front matter: experiments = [...]
+            return bool(self.lesson.extra.get("experiments")) and not self.lab_jobs
+        if action == "start_lab":  # front matter: lab = ["lora", ...]
+            return bool(self.lab_jobs)
         if action == "open_katas":  # only lessons a kata practises (lessons/katas/*/meta.toml)
             return bool(self.katas)
         return True
@@ -370,20 +377,37 @@ class LessonScreen(Screen):
         for explorer_id in self.explorers[:1]:
             if explorer_id == "stepper":  # the attention stepper itself, not a side explorer
                 self.app.open_area("attention")
-            else:
-                navigation.open_explorer(self.app, explorer_id)
+            else:  # front matter explorer_options = {...}: what it opens on (e.g. a model, an input)
+                options = self.lesson.extra.get("explorer_options", {})
+                navigation.open_explorer(self.app, explorer_id, **(options if isinstance(options, dict) else {}))
+    @property
+    def lab_jobs(self) -> list[str]:
+        """The lesson's own background jobs (front matter ``lab = [...]``, minigpt.control.lab_jobs)."""
+        value = self.lesson.extra.get("lab", [])
+        return [value] if isinstance(value, str) else list(value)
+
     def action_open_experiments(self) -> None:
-        if self.lesson.extra.get("lab"):  # the lesson's own background jobs (minigpt.control.lab_jobs)
-            self.start_lab_jobs()
-            return
         value = self.lesson.extra.get("experiments", [])
         navigation.open_screen(self.app, "experiments", presets_first=[value] if isinstance(value, str) else list(value))
 
-    @background(thread=False, group="lab-jobs", what="Starting the lesson's lab jobs")
-    async def start_lab_jobs(self) -> None:
-        from tui.widgets.lab_start import start_lab_jobs
+    def action_start_lab(self) -> None:
+        if len(self.lab_jobs) == 1:
+            self.start_lab_job(self.lab_jobs[0])
+        elif self.lab_jobs:  # one key press starts one job: ask which
+            from tui.widgets.lab_start import job_choices
 
-        self.notify(await start_lab_jobs(self.lesson.extra["lab"]), title="Lab", timeout=8)
+            navigation.open_screen(self.app, "lab_menu", job_choices(self.lab_jobs),
+                                   callback=self._lab_job_chosen)
+
+    def _lab_job_chosen(self, job: str | None) -> None:
+        if job is not None:  # None: the menu was closed
+            self.start_lab_job(job)
+
+    @background(thread=False, group="lab-jobs", what="Starting a lab job")
+    async def start_lab_job(self, job: str) -> None:
+        from tui.widgets.lab_start import start_lab_job
+
+        self.notify(await start_lab_job(job), title="Lab", timeout=8)
 
     def action_open_katas(self) -> None:
         """The lesson's kata, or the list of them when it has several."""

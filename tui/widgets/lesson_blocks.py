@@ -21,12 +21,19 @@ class ExampleBlock(Vertical):
         self.border_title = "worked example · computed by minigpt"
 
     def compose(self) -> ComposeResult:
+        yield self._content()
+
+    def _content(self):
         try:
             text = render_example(self.example_id)
         except Exception as e:  # never lose the lesson because one example broke
-            yield Static(f"[red]Example {self.example_id!r} could not be computed: {e}[/red]")
-            return
-        yield Markdown(text)
+            return Static(f"[red]Example {self.example_id!r} could not be computed: {e}[/red]")
+        return Markdown(text)
+
+    async def recompute(self) -> None:
+        """Compute the example again (a lab job's result arrived while the lesson was open)."""
+        await self.remove_children()
+        await self.mount(self._content())
 
 
 FIRST_BLOCKS = 1      # lesson blocks built with the screen; the others follow its first frame

@@ -93,8 +93,8 @@ def lab_result(job: str) -> dict | None:
 
 
 NOT_RUN = ("Not run yet. Press **x** in this lesson to start it in the background (about a "
-           "minute on a laptop), or run `minigpt lab run {job}` in a terminal; reopen the "
-           "lesson when it is done.")
+           "minute on a laptop), or run `minigpt lab run {job}` in a terminal; the result "
+           "appears here when it is done.")
 
 
 @example("lora.lab", "Your LoRA run: full fine-tune against adapters")

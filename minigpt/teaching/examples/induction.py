@@ -59,7 +59,7 @@ def _scores() -> str:
               "current one. Untrained heads spread their weight, near 1/t over t keys.")
 
 
-@example("induction.losses", "Loss on the repeated half, trained and untrained")
+@example("induction.losses", "Loss on the repeats against the first copy, trained and untrained")
 def _losses() -> str:
     from minigpt.repeat_data import load_repeat_dataset
     from minigpt.teaching.init_stats import one_thread
@@ -70,11 +70,42 @@ def _losses() -> str:
     with one_thread():
         trained = I.repeat_losses(ck.model, data.test)
         fresh = I.repeat_losses(untrained_twin(ck), data.test)
-    rows = [["untrained", fmt(fresh.other, 3), fmt(fresh.repeated, 3)],
-            ["trained", fmt(trained.other, 3), fmt(trained.repeated, 3)]]
-    return (table(["model", "other letters", "repeated letters"], rows)
-            + f"\n\nMean cross-entropy (nats) on 512 test rows: {trained.n_repeated:,} targets inside "
-              f"a second copy, {trained.n_other:,} others. A random letter costs ln 26 = "
-              f"{fmt(math.log(26), 3)} at best; inside the copy the trained model pays "
-              f"{fmt(trained.repeated, 3)}, a probability of about "
+    rows = [["untrained", fmt(fresh.first, 3), fmt(fresh.repeated, 3)],
+            ["trained", fmt(trained.first, 3), fmt(trained.repeated, 3)]]
+    return (table(["model", "first copy", "repeats"], rows)
+            + f"\n\nMean cross-entropy (nats) on 512 test rows: {trained.n_first:,} targets in a first "
+              f"copy, {trained.n_repeated:,} in the repeats (from the second letter of the second copy "
+              f"on). A random letter costs ln 26 = {fmt(math.log(26), 3)} at best; on the repeats the "
+              f"trained model pays {fmt(trained.repeated, 3)}, a probability of about "
               f"{fmt(math.exp(-trained.repeated), 2)} on the right letter.")
+
+
+NOT_RUN = ("Not run yet. Press **x** in this lesson to start it in the background (under a minute "
+           "on a laptop), or run `minigpt lab run induction` in a terminal; the result appears here "
+           "when it is done.")
+
+
+@example("induction.lab", "Your induction run: the heads you grew")
+def _lab() -> str:
+    from minigpt.errors import RunError
+    from minigpt.runs.lab import is_running, job_dir, read_result
+
+    try:
+        result = read_result(job_dir("induction"))
+    except RunError as e:
+        return f"The saved result cannot be read ({e}); press **x** to run the job again."
+    if result is None:
+        if is_running(job_dir("induction")):
+            return "Running in the background now; the result appears here when it is done."
+        return NOT_RUN
+    prev, ind = result["best"]["previous"], result["best"]["induction"]
+    rows = [["first copy (loss)", fmt(result["loss_first_copy"], 3)],
+            ["repeats (loss)", fmt(result["loss_repeated"], 3)],
+            [f"previous-token score, L{prev['layer']}H{prev['head']}", fmt(prev["score"], 2)],
+            [f"induction score, L{ind['layer']}H{ind['head']}", fmt(ind["score"], 2)]]
+    return (table(["your run", "value"], rows)
+            + f"\n\n{result['steps']:,} steps from seed {result['seed']}, in "
+              f"{result['seconds']:.0f} s at load average {result['load_average']:.1f}: the bundled "
+              "model's recipe and seed, so on the same PyTorch and CPU it matches the tables above "
+              "(another build can move the last digits). `minigpt lab show induction` prints every "
+              "head's scores.")
