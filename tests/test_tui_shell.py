@@ -45,9 +45,9 @@ async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the
                 md = block.query_one(Markdown)
                 assert md.source == render_example(block.example_id)
             body = screen.query_one("#lesson-body", VerticalScroll)
-            for _ in range(200):  # page through like a reader, resting on each page
+            for _ in range(200):  # page through like a reader, resting on each page until it counts
                 await pilot.press("space")
-                await pilot.pause(0.05)
+                await until(pilot, lambda shown=screen: shown.view_recorded, 30, f"a page of {lesson.id} to be recorded")
                 if body.scroll_y >= body.max_scroll_y - 1:
                     break
             assert screen.is_read, lesson.id
@@ -61,9 +61,9 @@ async def test_jumping_to_the_end_on_arrival_does_not_mark_a_lesson_read(app, cp
     async with app.run_test(size=(80, 24)) as pilot:
         body = await _open_and_settle(app, pilot, lesson.id)
         await pilot.press("G")
-        await pilot.pause(0.4)
+        await until(pilot, lambda: "page through it" in str(app.screen.query_one("#lesson-end").render()), 30,
+                    "the end line to ask for the rest")
         assert body.scroll_y >= body.max_scroll_y - 1 and not app.screen.is_read
-        assert "page through it" in str(app.screen.query_one("#lesson-end").render())
         await pilot.press("g")
         await pilot.pause(0.3)
         top = body.scroll_y
@@ -75,7 +75,7 @@ async def test_jumping_to_the_end_on_arrival_does_not_mark_a_lesson_read(app, cp
         assert body.scroll_y == top + 2
         while body.scroll_y < body.max_scroll_y - 1:
             await pilot.press("space")
-            await pilot.pause(0.25)
+            await until(pilot, lambda: app.screen.view_recorded, 30, "the page to be recorded")
         assert app.screen.is_read
 
 

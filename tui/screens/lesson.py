@@ -4,65 +4,29 @@ Read like a pager (space / b a page, j / k a line). A lesson counts as read once
 on screen *and* most of it has been: every view the learner rests on for a moment is remembered
 (across visits, in the settings table), so jumping to the end on arrival does not mark it read.
 
-Much of the screen's work is deferred (the rest of the blocks after the first frame, the reading
-position once every Markdown widget has rendered, a safety timer, the settle timer of a view).
-Textual runs a ``call_after_refresh`` callback on whichever screen is current when it is
-processed, so a callback queued by a lesson the learner already left (escape, or n/p pressed twice
-in a burst) would run after the lesson's widgets are gone. Every deferred entry point is
-therefore guarded by :func:`while_shown`, and the timers stop when the screen leaves.
+The reading position (restored on arrival, remembered per view, "read" once most of it was seen)
+lives in :mod:`tui.lesson_reading`, whose guard every deferred callback here uses too.
 """
 
 from __future__ import annotations
-
-import functools
-import inspect
-import json
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widget import MountError
 from textual.widgets import Footer, Header, Markdown, Static
 
 from minigpt.lessons import Lesson, load_lessons
 from tui import navigation
-from tui.saving import keeps_screen
-from tui.widgets.lesson_blocks import (
-    FIRST_BLOCKS,
-    READ_SHARE,
-    SETTLE_S,
-    ExampleBlock,
-    SeenRanges,
-    seen_key,
-    split_first_screen,
-)
+from tui.lesson_reading import ReadingPosition, while_shown
+from tui.widgets.lesson_blocks import FIRST_BLOCKS, ExampleBlock, split_first_screen
 from tui.widgets.snippet import SnippetBlock
 from tui.workers import background
 
 
-def while_shown(method):
-    """Run a deferred callback of the lesson screen only while the screen is still in the app
-    (mounted, on the screen stack, not leaving); otherwise do nothing. Sync or async."""
-    if inspect.iscoroutinefunction(method):
-        @functools.wraps(method)
-        async def guarded_async(self, *args, **kwargs):
-            if self.is_shown:
-                return await method(self, *args, **kwargs)
-        return guarded_async
-
-    @functools.wraps(method)
-    def guarded(self, *args, **kwargs):
-        if self.is_shown:
-            return method(self, *args, **kwargs)
-    return guarded
-
-
-class LessonScreen(Screen):
-    settle_s = SETTLE_S
-    restore_safety_s = 3.0
+class LessonScreen(ReadingPosition, Screen):
     BINDINGS = [
         # Not in the footer: a lesson with a snippet, quiz, explorer, experiments and katas needs every
         # column at 80 (the list before taught escape; the end of the lesson and help say it too).
@@ -86,28 +50,11 @@ class LessonScreen(Screen):
     def __init__(self, lesson: Lesson):
         super().__init__()
         self.lesson = lesson
-        self._restoring = True
-        self._settle: Timer | None = None
-        self.seen = SeenRanges()
         self.has_quiz = False  # until the decks say otherwise (_check_quiz)
         self._rest: list = []
         self._all_mounted = False
         self._leaving = False  # set by the first key that leaves (escape, n, p): later ones do nothing
-        self._safety: Timer | None = None
-        self._rendered: set[int] = set()  # Markdown widgets that have reported their layout
-        self._saved_position = 0.0
-        self._record_pending = False  # a view to record once every block has rendered
-
-    @property
-    def is_shown(self) -> bool:
-        """The screen is mounted, on the app's screen stack and not on its way out, so its widgets
-        can be queried. Deferred callbacks check this before touching them."""
-        if self._leaving or not self.is_attached or self._closing or self._closed:
-            return False
-        try:
-            return self in self.app.screen_stack
-        except Exception:  # no app (any more)
-            return False
+        self._init_reading()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -163,19 +110,8 @@ class LessonScreen(Screen):
             return
         self.sub_title = self.lesson.title
         self._check_quiz()
-        body = self.query_one("#lesson-body", VerticalScroll)
-        body.focus()
-        self.watch(body, "scroll_y", self._on_scroll, init=False)
-        self._saved_position = self.app.store.lesson_position(self.lesson.id)
-        self._mark_opened()
-        try:
-            self.seen = SeenRanges(json.loads(self.app.store.get_setting(
-                seen_key(self.lesson.id)) or "[]"))
-        except (ValueError, TypeError):  # a damaged record only costs the memory of what was seen
-            self.seen = SeenRanges()
-        # Markdown parses in a worker thread, so the lesson's height is only known once every
-        # Markdown widget has reported (TableOfContentsUpdated); the timer is a safety net.
-        self._safety = self.set_timer(self.restore_safety_s, self._restore_if_pending)
+        self.query_one("#lesson-body", VerticalScroll).focus()
+        self._start_reading()
         self.call_after_refresh(self._mount_rest)
         if self.lab_jobs:  # a job's result shows as soon as it is saved, while the lesson is open
             from tui.widgets.lab_start import LabFollower
@@ -185,12 +121,6 @@ class LessonScreen(Screen):
     def on_unmount(self) -> None:
         self._stop_timers()
 
-    def _stop_timers(self) -> None:
-        for timer in (self._safety, self._settle):
-            if timer is not None:
-                timer.stop()
-        self._safety = self._settle = None
-
     def _leave(self) -> bool:
         """Mark the screen as leaving (its deferred work stops); False if it already was."""
         if self._leaving:
@@ -198,128 +128,6 @@ class LessonScreen(Screen):
         self._leaving = True
         self._stop_timers()
         return True
-
-    @property
-    def position_restored(self) -> bool:
-        """True once the saved reading position has been applied (or given up on)."""
-        return not self._restoring
-
-    @while_shown
-    def on_markdown_table_of_contents_updated(self, event: Markdown.TableOfContentsUpdated) -> None:
-        self._rendered.add(id(event.markdown))
-        self._restore_when_rendered()
-        if self._record_pending and self._laid_out:
-            self.call_after_refresh(self._record)
-
-    @property
-    def _laid_out(self) -> bool:
-        """Every block is mounted and every Markdown widget has parsed and reported, so the
-        lesson's height is its real one (before that, a long lesson can look like it fits)."""
-        return self._all_mounted and all(id(m) in self._rendered for m in self.query(Markdown))
-
-    @while_shown
-    def _restore_when_rendered(self) -> None:
-        if self._restoring and self._laid_out:
-            self.call_after_refresh(self._restore, self._saved_position, 5)
-
-    @while_shown
-    def _restore_if_pending(self) -> None:
-        """The safety net, for a Markdown widget that never reports. On a busy machine it can fire
-        before the rest of the lesson is even mounted: then it waits another round, because
-        restoring (and recording the view) now would see a lesson a screenful long."""
-        if not self._restoring:
-            return
-        if not self._all_mounted:
-            self._safety = self.set_timer(self.restore_safety_s, self._restore_if_pending)
-            return
-        self._restore(self._saved_position, 5)
-
-    @while_shown
-    def _restore(self, fraction: float, retries: int) -> None:
-        if not self._restoring or not self._all_mounted:
-            return
-        body = self.query_one("#lesson-body", VerticalScroll)
-        if body.max_scroll_y <= 0 and retries > 0:
-            # Layout of the freshly mounted blocks lands on a later refresh.
-            self.call_after_refresh(self._restore, fraction, retries - 1)
-            return
-        # If the learner already scrolled while the lesson rendered, their position wins.
-        if fraction > 0 and body.max_scroll_y > 0 and body.scroll_y == 0:
-            body.scroll_to(y=fraction * body.max_scroll_y, animate=False, immediate=True)
-            self.call_after_refresh(self._hold_restored, fraction, body.scroll_y, 5)
-        self._restoring = False
-        self._record()
-
-    @while_shown
-    def _hold_restored(self, fraction: float, placed_at: float, refreshes: int) -> None:
-        """The lesson may still grow a few lines after the restore (its end line, a late block):
-        keep the saved fraction for a few refreshes, unless the learner has scrolled since."""
-        body = self.query_one("#lesson-body", VerticalScroll)
-        if body.scroll_y != placed_at:
-            return
-        if abs(fraction * body.max_scroll_y - placed_at) >= 1:
-            body.scroll_to(y=fraction * body.max_scroll_y, animate=False, immediate=True)
-        if refreshes > 0:
-            self.call_after_refresh(self._hold_restored, fraction, body.scroll_y, refreshes - 1)
-
-    @while_shown
-    def _on_scroll(self, _old: float, _new: float) -> None:
-        if self._restoring or not self._laid_out:  # a fraction of a half-built lesson means nothing
-            return
-        self._save_position()
-        if self._settle is not None:
-            self._settle.stop()
-        self._settle = self.set_timer(self.settle_s, self._record)
-
-    @keeps_screen
-    def _mark_opened(self) -> None:
-        """The lesson is the last one opened from now on (the list says "last read"), even if the
-        learner leaves before the rest of it has rendered; its saved position stays as it was."""
-        self.app.store.save_lesson_position(self.lesson.id, self._saved_position)
-
-    @keeps_screen
-    def _save_position(self, *, read: bool = False) -> None:
-        body = self.query_one("#lesson-body", VerticalScroll)
-        maximum = body.max_scroll_y
-        fraction = 1.0 if maximum <= 0 else body.scroll_y / maximum
-        self.app.store.save_lesson_position(self.lesson.id, fraction, reached_end=read)
-
-    def _view_range(self) -> tuple[float, float]:
-        body = self.query_one("#lesson-body", VerticalScroll)
-        total = max(1, body.virtual_size.height)
-        top = body.scroll_y
-        return top / total, (top + body.scrollable_content_region.height) / total
-
-    @while_shown
-    @keeps_screen
-    def _record(self) -> None:
-        """Remember the view the learner rests on; mark the lesson read when it has been seen."""
-        self._settle = None
-        if not self._laid_out:  # a block still rendering: the view counts once the height is real
-            self._record_pending = True
-            return
-        self._record_pending = False
-        body = self.query_one("#lesson-body", VerticalScroll)
-        maximum = body.max_scroll_y
-        self.seen.add(*self._view_range())
-        self.app.store.set_setting(seen_key(self.lesson.id), self.seen.to_json())
-        fits = maximum <= 0  # the whole lesson is on the screen
-        end_shown = fits or body.scroll_y >= maximum - 1
-        read = end_shown and (fits or self.seen.share >= READ_SHARE)
-        self._save_position(read=read)
-        end = self.query_one("#lesson-end", Static)
-        if read:
-            # Said in the hint itself: a toast here sat over this very line.
-            code = " · c: code it" if self.katas else ""
-            end.update("[dim]— end of lesson —[/dim] [b]✓ marked as read[/b]  "
-                       f"[dim]n: next lesson · z: chapter quiz{code} · escape: back[/dim]")
-        elif end_shown:
-            end.update(f"[dim]— end of lesson — {self.seen.share:.0%} of it seen so far; "
-                       "page through it (space) to mark it read[/dim]")
-
-    @property
-    def is_read(self) -> bool:
-        return self.lesson.id in self.app.store.lessons_read()
 
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "open_explorer":  # only lessons that name an explorer offer the key
