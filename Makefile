@@ -31,10 +31,12 @@ run: $(STAMP)
 # file's module fixtures, its served tutor and its fixed snapshot folder stay in one process).
 # On two quiet cores a clean clone's suite took 15 min 30 s this way against 26 min 04 s in one
 # process (same tree, same machine, 1 December 2026). TEST_WORKERS=0 runs it in one process.
+# --no-loadscope-reorder: files go out in collection order, the longest first (LONG_FILES in
+# tests/conftest.py), instead of the files with the most tests first.
 TEST_WORKERS ?= 2
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py

@@ -9,6 +9,7 @@ from minigpt.models.config import GPTConfig
 from minigpt.teaching.explorers import real_param_count
 from minigpt.teaching.params import gpt_total
 from minigpt.teaching.stepper import BUG_ORDER, stage_panels
+from tests.waiting import until
 from tui.widgets.matrix_view import MatrixView
 
 
@@ -331,12 +332,12 @@ async def test_the_parameter_counter_loads_a_checkpoints_shape(app, tmp_path):
                 await pilot.press("enter")  # the shipped default, listed first
             else:
                 app.screen.dismiss(pick)
-            for _ in range(200):
-                await pilot.pause(0.05)
-                text = _text(scr.query_one("#p-total"))
-                if f"holds {total:,} learned numbers  ✓ equal" in text and f"real model[/b] {total:,}" in text:
-                    break
-            assert f"holds {total:,} learned numbers  ✓ equal" in text, (text, _text(scr.query_one("#p-error")), scr.loaded)
+            # The rendered text has no markup: "real model {total}" is the count of the real model.
+            await until(pilot, lambda total=total: (
+                f"holds {total:,} learned numbers  ✓ equal" in (text := _text(scr.query_one("#p-total")))
+                and f"real model {total:,}" in text), 30, f"the counter to show the file's {total:,}",
+                describe=lambda: f"{_text(scr.query_one('#p-total'))!r} {_text(scr.query_one('#p-error'))!r} "
+                                 f"{scr.loaded}")
         assert scr.config().n_kv_heads == 2 and scr.query_one("#p-d_model").value == "16"
         scr.query_one("#p-n_layers").value = "3"  # a shape of its own: the file's line goes
         await pilot.pause()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from minigpt import paths
 from tests.screen_checks import all_problems
 from tests.test_experiments_groups import grouped_run
+from tests.waiting import until
 from tui import navigation
 
 
@@ -17,19 +18,17 @@ async def test_groups_drawn_as_bands_and_compared(make_app):
         grouped_run(root, f"b{seed}", "lr 1e-2 ×3", seed, b)
     async with app.run_test(size=(80, 24)) as pilot:
         navigation.open_screen(app, "compare_runs")
-        await pilot.pause(0.5)
         screen = app.screen
+        await until(pilot, lambda: screen.shown and len(screen.curves) == len(screen.shown), 30, "the runs' curves")
         await pilot.press("g")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if screen.groups and not screen._loading_bands:
-                break
+        await until(pilot, lambda: screen.groups and not screen._loading_bands, 30, "the groups' bands")
         assert [g.name for g in screen.groups] == ["lr 5e-3 ×3", "lr 1e-2 ×3"] or \
             [g.name for g in screen.groups] == ["lr 1e-2 ×3", "lr 5e-3 ×3"]
         chart = screen.query_one("#compare-chart")
-        await pilot.pause(0.5)
         name = screen.groups[0].name
-        assert {f"{name}:mean", f"{name}:low", f"{name}:high"} <= set(chart.drawn)
+        # The chart redraws on a timer: wait until it has drawn the band.
+        await until(pilot, lambda: {f"{name}:mean", f"{name}:low", f"{name}:high"} <= set(chart.drawn)
+                    and not chart._dirty, 30, "the chart to draw the first group's band")
         band = screen.bands[name]
         assert all(lo <= m <= hi for lo, m, hi in zip(band.low, band.mean, band.high, strict=True))
         legend = str(screen.query_one("#compare-legend").render())

@@ -11,6 +11,7 @@ from minigpt.experiments import folder as ef
 from minigpt.experiments.spec import Axis, Budget, ExperimentSpec
 from tests.screen_checks import all_problems
 from tests.test_experiments_results import fake_run
+from tests.waiting import until
 from tui import navigation
 from tui.widgets.loss_chart import LossChart
 
@@ -35,17 +36,15 @@ async def test_the_curves_legend_names_every_run_at_80x24(tmp_path, make_app, va
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         navigation.open_screen(app, "experiment", exp.dir)
-        await pilot.pause(0.5)
-        await pilot.press("2")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: getattr(app.screen, "results", None) is not None, 30, "the experiment's results")
         screen = app.screen
+        await pilot.press("2")
         chart = screen.query_one("#exp-curves", LossChart)
-        for _ in range(40):
-            if len(chart.drawn) == len(values):
-                break
-            await pilot.pause(0.1)
-        assert len(chart.drawn) == len(values)
         legend = screen.query_one("#exp-curves-legend", Static)
+        # The curves tab lays out, then the chart draws on its timer: wait for both.
+        await until(pilot, lambda: len(chart.drawn) == len(values) and not chart._dirty and legend.region.height >= 1,
+                    30, "the curves tab to show every run's curve and the legend")
+        assert len(chart.drawn) == len(values)
         text = str(legend.render())
         markers = [chart.series[run.name].marker for run in exp.runs]
         assert len(set(markers)) == len(values)  # one marker per run

@@ -17,7 +17,7 @@ from minigpt.runs.files import process_start_time
 from tests.run_fixtures import write_course_runs, write_run
 from tests.screen_checks import footer_problems, screen_lines
 from tests.test_tui_fit import settle
-from tests.waiting import wait_until
+from tests.waiting import until, wait_until
 from tui import navigation
 from tui.app import background_runs_message
 from tui.widgets.loss_chart import LossChart
@@ -93,7 +93,9 @@ async def test_compare_metric_smoothing_log_axis_and_legend_beside_the_chart(app
         scr = app.screen
         await settle(pilot, lambda: len(scr.curves) == len(scr.shown))
         chart = scr.query_one(LossChart)
-        await pilot.pause(0.5)
+        gpt = str(paths.runs_dir() / "20260105-100200")
+        # The chart redraws on a timer: wait for a drawing made after the change, not a fixed time.
+        await until(pilot, lambda: gpt in chart.drawn and not chart._dirty, 30, "the chart to draw the runs")
         assert not chart.legend and all(not s.label or s.label for s in chart.series.values())
         legend = str(scr.query_one("#compare-legend").render())
         # The best of each kind, then the next best: each by its name, then its settings.
@@ -103,18 +105,20 @@ async def test_compare_metric_smoothing_log_axis_and_legend_beside_the_chart(app
         # Val points at steps 50, 100 …; the axis starts at 0 and every tick is a whole step.
         xticks = sorted(chart.plt.monitor.xticks[0])
         assert xticks[0] == 0 and len(xticks) >= 3 and all(float(t).is_integer() for t in xticks)
-        gpt = str(paths.runs_dir() / "20260105-100200")
         assert chart.drawn[gpt][0][:2] == [50, 100]
+        redraws = chart.redraws
         await pilot.press("m")  # train loss, logged every 10 steps
-        await pilot.pause(0.5)
+        await until(pilot, lambda: chart.redraws > redraws and not chart._dirty, 30, "a redraw of train loss")
         assert chart.drawn[gpt][0][:2] == [1, 10]
         raw = list(chart.drawn[gpt][1])
+        redraws = chart.redraws
         await pilot.press("s")  # smoothing 0.6
-        await pilot.pause(0.5)
+        await until(pilot, lambda: chart.redraws > redraws and not chart._dirty, 30, "a redraw, smoothed")
         smoothed = chart.drawn[gpt][1]
         assert smoothed[0] == pytest.approx(raw[0]) and smoothed[2] != pytest.approx(raw[2])
+        redraws = chart.redraws
         await pilot.press("l")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: chart.redraws > redraws and not chart._dirty, 30, "a redraw on a log axis")
         assert chart.log_y and "log axis on" in str(scr.query_one("#compare-options").render())
         yticks, ylabels = chart.plt.monitor.yticks[0], chart.plt.monitor.ylabels[0]
         assert all(float(lab) == pytest.approx(10 ** t) for t, lab in zip(yticks, ylabels))
