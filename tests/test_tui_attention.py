@@ -149,10 +149,7 @@ async def test_explorers_show_library_numbers(app, tmp_path):
         await pilot.press("o", "4")  # parameter counter from the stepper's explorer menu
         await pilot.pause()
         scr = app.screen
-        for _ in range(200):
-            await pilot.pause(0.05)
-            if "equal" in _text(scr.query_one("#p-total")):
-                break
+        await until(pilot, lambda: "equal" in _text(scr.query_one("#p-total")), 60, '"equal" in _text(scr.query_one("#p-total"))')
         total = gpt_total(GPTConfig())
         assert f"{total:,}" in _text(scr.query_one("#p-total")) and "✓ equal" in _text(scr.query_one("#p-total"))
         scr.query_one("#p-n_heads").value = "5"
@@ -173,10 +170,8 @@ async def test_explorers_show_library_numbers(app, tmp_path):
         assert app.screen.query_one("#pe-table", MatrixView).value(1, 0) == pytest.approx(0.8414709848)
         await pilot.press("escape")
         open_explorer(app, "scaling")
-        for _ in range(200):
-            await pilot.pause(0.05)
-            if "d_k = 64" in _text(app.screen.query_one("#sc-table")):
-                break
+        await until(pilot, lambda: app.screen.query("#sc-table") and "d_k = 64" in _text(app.screen.query_one("#sc-table")), 60,
+                    "the scaling table at d_k = 64")
         from minigpt.teaching.attention import scaling_demo
 
         d64 = scaling_demo(64)
@@ -197,10 +192,7 @@ async def test_trained_attention_grid_and_focused_head(app, tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(TrainedAttentionScreen(checkpoints=[("tiny", path)], name="ana"))
         scr = app.screen
-        for _ in range(200):
-            await pilot.pause(0.05)
-            if scr.maps is not None:
-                break
+        await until(pilot, lambda: scr.maps is not None, 60, 'scr.maps is not None')
         want = model.attention_maps(torch.tensor([[0, 1, 14, 1]]))
         assert torch.allclose(torch.tensor(scr.maps, dtype=torch.float64), want.double(), atol=1e-6)
         grid = scr.query_one(AttentionGrid)
@@ -234,10 +226,7 @@ async def test_trained_heads_follow_a_live_run(app, tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(TrainedAttentionScreen(checkpoints=[("live run", path)], name="ana"))
         scr = app.screen
-        for _ in range(200):
-            await pilot.pause(0.05)
-            if scr.maps is not None:
-                break
+        await until(pilot, lambda: scr.maps is not None, 60, 'scr.maps is not None')
         first = scr.maps
         torch.manual_seed(1)
         newer = MiniGPT(config)

@@ -31,10 +31,7 @@ async def test_first_frame_and_keys_do_not_wait_for_the_card_count(monkeypatch, 
         assert time.monotonic() - started < 5
         release.set()
         await pilot.press("escape")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if "Cards to study 20" in str(glance.render()):
-                break
+        await until(pilot, lambda: "Cards to study 20" in str(glance.render()), 60, '"Cards to study 20" in str(glance.render())')
         assert "Cards to study 20" in str(glance.render())
 
 
@@ -46,7 +43,7 @@ from tui.app import TutorApp
 async def main():
     app = TutorApp(store=Store(sys.argv[1]))
     async with app.run_test(size=(80, 24)) as pilot:
-        for _ in range(600):
+        for _ in range(600):  # a script of its own (tests.waiting is not importable here)
             await pilot.pause(0.05)
             if "minigpt.teaching.attention" in sys.modules and "textual_plotext" in sys.modules:
                 break
@@ -86,10 +83,7 @@ async def test_home_shows_the_interview_plan_only_when_a_date_is_set(tmp_path, m
     app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         glance_box = app.screen.query_one("#glance")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if f"New today  0/{share}" in str(glance_box.render()):
-                break
+        await until(pilot, lambda: f"New today  0/{share}" in str(glance_box.render()), 60, 'f"New today  0/{share}" in str(glance_box.render())')
         text = str(glance_box.render())
         assert "Interview  14d on track" in text and f"New today  0/{share}" in text
 
@@ -152,10 +146,7 @@ async def test_back_from_help_the_glance_is_not_counted_again_but_after_a_write_
         await pilot.press("question_mark")
         await pilot.pause()
         await pilot.press("escape")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if len(counts) > first:
-                break
+        await until(pilot, lambda: len(counts) > first, 60, 'len(counts) > first')
         assert len(counts) == first + 1
 
 

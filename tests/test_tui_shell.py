@@ -65,14 +65,11 @@ async def test_jumping_to_the_end_on_arrival_does_not_mark_a_lesson_read(app, cp
                     "the end line to ask for the rest")
         assert body.scroll_y >= body.max_scroll_y - 1 and not app.screen.is_read
         await pilot.press("g")
-        await pilot.pause(0.3)
-        top = body.scroll_y
+        await until(pilot, lambda: body.scroll_y == 0, 30, "the top of the lesson")
         await pilot.press("j", "j", "j")
-        await pilot.pause(0.3)
-        assert body.scroll_y == top + 3
+        await until(pilot, lambda: body.scroll_y == 3, 30, "three lines down")
         await pilot.press("k")
-        await pilot.pause(0.3)
-        assert body.scroll_y == top + 2
+        await until(pilot, lambda: body.scroll_y == 2, 30, "one line back up")
         while body.scroll_y < body.max_scroll_y - 1:
             await pilot.press("space")
             await until(pilot, lambda: app.screen.view_recorded, 30, "the page to be recorded")
@@ -94,9 +91,8 @@ async def test_lesson_reopens_where_the_learner_left_off(app, cpu_load):
         body = await _open_and_settle(app, pilot, lesson.id)
         assert body.max_scroll_y > 0
         body.scroll_to(y=body.max_scroll_y / 2, animate=False)
-        await pilot.pause(0.2)
-        saved = app.store.lesson_position(lesson.id)
-        assert 0.3 < saved < 0.7
+        saved = await until(pilot, lambda: 0.3 < app.store.lesson_position(lesson.id) < 0.7 and
+                            app.store.lesson_position(lesson.id), 30, "the middle to be saved")
         await pilot.press("escape")
         body = await _open_and_settle(app, pilot, lesson.id)
         assert body.scroll_y == pytest.approx(saved * body.max_scroll_y, abs=2)
@@ -111,10 +107,7 @@ async def test_running_a_snippet_shows_its_output(app):
         snippet = app.screen.query(SnippetBlock).first()
         assert app.focused is snippet
         await pilot.press("enter")
-        for _ in range(200):
-            await pilot.pause(0.1)
-            if snippet.state not in ("idle", "running"):
-                break
+        await until(pilot, lambda: snippet.state not in ("idle", "running"), 60, "the snippet to finish")
         assert snippet.state == "done", snippet.output_text
         assert snippet.output_text and snippet.output_text != "(no output)"
 
@@ -141,10 +134,7 @@ async def test_editing_a_snippet_hides_run_and_reset_clears_a_failure(app):
         assert snippet.editing and "enter" not in footer_keys()  # enter types a line break here
         snippet.query_one(SnippetEditor).load_text("raise ValueError('on purpose')")
         await pilot.press("ctrl+s")
-        for _ in range(200):
-            await pilot.pause(0.1)
-            if snippet.state not in ("idle", "running"):
-                break
+        await until(pilot, lambda: snippet.state not in ("idle", "running"), 60, "the snippet to finish")
         assert snippet.state == "failed"
         await pilot.press("escape")
         await pilot.press("x")  # back to the lesson's code: the failure was about other code
@@ -170,17 +160,11 @@ async def test_palette_jumps_to_a_lesson(app):
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*target.title)
-        for _ in range(100):  # the palette searches asynchronously: wait for its hits
-            await pilot.pause(0.05)
-            hits = app.screen.query(CommandList)
-            if hits and hits.first().option_count:
-                break
-        await pilot.pause(0.1)
+        # the palette searches asynchronously: wait for its hits
+        await until(pilot, lambda: app.screen.query(CommandList) and app.screen.query_one(CommandList).option_count,
+                    30, "the palette's hits")
         await pilot.press("enter")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, LessonScreen):
-                break
+        await until(pilot, lambda: isinstance(app.screen, LessonScreen), 30, "the lesson to open")
         assert isinstance(app.screen, LessonScreen) and app.screen.lesson.id == target.id
 
 
@@ -191,13 +175,8 @@ async def test_the_empty_palette_leads_with_the_current_screens_actions(app):
         navigation.open_screen(app, "runs")
         await pilot.pause()
         await pilot.press("ctrl+p")
-        hits = None
-        for _ in range(100):
-            await pilot.pause(0.05)
-            hits = app.screen.query(CommandList)
-            if hits and hits.first().option_count > 5:
-                break
-        await pilot.pause(0.3)
+        await until(pilot, lambda: app.screen.query(CommandList) and app.screen.query_one(CommandList).option_count > 5,
+                    30, "the palette's commands")
         command_list = app.screen.query_one(CommandList)
         first = [str(command_list.get_option_at_index(i).prompt) for i in range(3)]
         assert all(line.startswith("Runs:") for line in first), first
@@ -299,13 +278,11 @@ async def test_small_terminal_gets_a_resize_message_then_recovers(app):
         await pilot.pause()
         assert not isinstance(app.screen, TooSmallScreen)
         await pilot.resize_terminal(60, 20)
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, TooSmallScreen)
+        await until(pilot, lambda: isinstance(app.screen, TooSmallScreen), 30, "the too-small screen")
         text = str(app.screen.query_one("#too-small-text").render())
         assert "at least 80×24" in text and "60×20" in text
         await pilot.resize_terminal(80, 24)
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, HomeScreen)
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), 30, "home again")
 
 
 async def test_lessons_that_name_an_explorer_open_it(app):
@@ -321,8 +298,8 @@ async def test_lessons_that_name_an_explorer_open_it(app):
         app.open_lesson(target.id)
         await pilot.pause()
         await pilot.press("o")
-        await pilot.pause(0.3)
-        assert type(app.screen).__module__.startswith("tui.screens.explorer_")
+        await until(pilot, lambda: type(app.screen).__module__.startswith("tui.screens.explorer_"), 30,
+                    "the lesson's explorer")
 
 
 async def test_sixteen_colour_terminal_gets_ansi_dark_until_the_learner_chooses(tmp_path, monkeypatch, make_app):
@@ -350,10 +327,7 @@ async def test_a_snippet_can_be_edited_run_and_reset(app):
         assert app.focused is editor
         editor.load_text(editor.text.replace("scale=False", "scale=True"))
         await pilot.press("ctrl+s")
-        for _ in range(300):
-            await pilot.pause(0.1)
-            if snippet.state not in ("idle", "running"):
-                break
+        await until(pilot, lambda: snippet.state not in ("idle", "running"), 60, "the snippet to finish")
         assert snippet.state == "done", snippet.output_text
         assert "0.154" in snippet.output_text and "0.124" not in snippet.output_text  # scaled
         assert snippet.edited and "edited" in str(snippet.query_one("#snippet-title").render())
@@ -365,20 +339,14 @@ async def test_a_snippet_can_be_edited_run_and_reset(app):
         await pilot.pause()
         assert snippet.code == snippet.original and not snippet.edited
         await pilot.press("enter")
-        for _ in range(300):
-            await pilot.pause(0.1)
-            if snippet.state not in ("idle", "running"):
-                break
+        await until(pilot, lambda: snippet.state not in ("idle", "running"), 60, "the snippet to finish")
         assert "0.124" in snippet.output_text                         # the lesson's own version
         editor.load_text("while True:\n    pass\n")                    # edits run bounded too
         await pilot.press("e")
         await pilot.pause()
         editor.load_text("import sys\nprint('boom', file=sys.stderr)\nraise SystemExit(3)\n")
         await pilot.press("ctrl+s")
-        for _ in range(300):
-            await pilot.pause(0.1)
-            if snippet.state not in ("idle", "running"):
-                break
+        await until(pilot, lambda: snippet.state not in ("idle", "running"), 60, "the snippet to finish")
         assert snippet.state == "failed" and "boom" in snippet.output_text
 
 

@@ -22,9 +22,8 @@ async def test_lesson_key_opens_the_explorer_and_typing_retokenizes(app):
         await pilot.pause()
         assert isinstance(app.screen, LessonScreen)
         await pilot.press("o")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: type(app.screen).__name__ == "TokensExplorerScreen", 30, "the tokens explorer")
         screen = app.screen
-        assert type(screen).__name__ == "TokensExplorerScreen"
         await _wait_trained(pilot, screen)
         box = screen.query_one("#tok-text", Input)
         box.value = ""
@@ -62,16 +61,10 @@ async def test_palette_finds_the_new_lessons_by_name(app):
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"byte-pair")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            hits = app.screen.query(CommandList)
-            if hits and hits.first().option_count:
-                break
+        await until(pilot, lambda: app.screen.query(CommandList) and app.screen.query_one(CommandList).option_count,
+                    30, "the palette's hits")
         await pilot.press("enter")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, LessonScreen):
-                break
+        await until(pilot, lambda: isinstance(app.screen, LessonScreen), 30, "the lesson to open")
         assert isinstance(app.screen, LessonScreen) and app.screen.lesson.id == "tokenization"
 
 
@@ -86,11 +79,8 @@ async def test_a_failing_tokenizer_is_reported_and_the_app_keeps_running(app, mo
         from tui import navigation
 
         navigation.open_screen(app, "explorer.tokens")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if any("injected failure" in str(n.message) for n in app._notifications):
-                break
-        assert any("injected failure" in str(n.message) for n in app._notifications)
+        await until(pilot, lambda: any("injected failure" in str(n.message) for n in app._notifications), 30,
+                    "the worker's failure notice")
         assert app.is_running
         app.screen.query_one("#tok-text", Input).value = "still typing"  # no crash without a tokenizer
         await pilot.pause(0.1)

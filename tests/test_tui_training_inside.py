@@ -114,10 +114,8 @@ async def test_the_step_scrubber_moves_every_view_to_a_snapshot(tmp_path, make_a
         assert panel.scrub_step == 28
         assert panel.query_one("#loss-chart").marker_step == 28
         assert "⏪ step 28" in str(panel.query_one("#run-units").render())
-        for _ in range(200):
-            await pilot.pause(0.05)
-            if "(step 28)" in str(panel.query_one("#run-samples").render()):
-                break
+        await waiting.until(pilot, lambda: "(step 28)" in str(panel.query_one("#run-samples").render()), 60,
+                            "the samples of step 28")
         assert "(step 28)" in str(panel.query_one("#run-samples").render()) and len(panel.samples) == 6
         await pilot.press("i")
         assert "step 20" in str(panel.query_one("#run-surprise").render())  # the last evaluation ≤ 28
@@ -215,8 +213,5 @@ async def test_a_reattached_run_never_says_samples_come_after_the_first_evaluati
         assert evals > 1
         text = str(panel.query_one("#run-samples").render())
         assert "after the first evaluation" not in text and f"(eval {evals})" in text
-        for _ in range(200):
-            await pilot.pause(0.05)
-            if panel.samples:
-                break
+        await waiting.until(pilot, lambda: panel.samples, 60, "the samples")
         assert len(panel.samples) == 6 and "sampling…" not in str(panel.query_one("#run-samples").render())

@@ -46,6 +46,8 @@ async def until(pilot, condition: Callable[[], Any], timeout: float = DEFAULT_TI
                 describe: Callable[[], str] | None = None) -> Any:
     """``wait_until`` for a Pilot test: the app runs (``pilot.pause``) between checks; with
     ``pilot=None``, any other coroutine does (``asyncio.sleep``)."""
+    if pilot is not None:  # let the app handle what the test just did (a key, a new screen) first
+        await pilot.pause()
     deadline = time.monotonic() + timeout
     while True:
         value = condition()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from minigpt.lessons import load_lessons
+from tests.waiting import until
 from tui.screens.home import HomeScreen
 from tui.screens.lesson import LessonScreen
 from tui.screens.too_small import TooSmallScreen
@@ -16,28 +17,24 @@ from tui.screens.too_small import TooSmallScreen
 async def test_starting_narrow_shows_the_resize_message_then_home(make_app, size):
     app = make_app()
     async with app.run_test(size=size) as pilot:
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, TooSmallScreen)
+        await until(pilot, lambda: isinstance(app.screen, TooSmallScreen), 30, "the resize message")
         assert not any(isinstance(s, HomeScreen) for s in app.screen_stack)  # not laid out at that width
         if size[0] >= 10:
             assert "80×24" in str(app.screen.query_one("#too-small-text").render())
         await pilot.resize_terminal(80, 24)
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, HomeScreen)
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), 30, "home")
         await pilot.resize_terminal(*size)  # and down again, from a running app
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, TooSmallScreen)
+        await until(pilot, lambda: isinstance(app.screen, TooSmallScreen), 30, "the resize message again")
 
 
 async def test_a_lesson_asked_for_on_the_command_line_opens_once_the_terminal_is_large(make_app):
     lesson = load_lessons()[0]
     app = make_app(initial=f"lesson:{lesson.id}")
     async with app.run_test(size=(30, 8)) as pilot:
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, TooSmallScreen)
+        await until(pilot, lambda: isinstance(app.screen, TooSmallScreen), 30, "the resize message")
         await pilot.resize_terminal(80, 24)
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, LessonScreen) and app.screen.lesson.id == lesson.id
+        await until(pilot, lambda: isinstance(app.screen, LessonScreen), 30, "the lesson asked for")
+        assert app.screen.lesson.id == lesson.id
         assert isinstance(app.screen_stack[-2], HomeScreen)
 
 
@@ -49,13 +46,11 @@ async def test_screens_resized_down_to_a_sliver_show_the_message(make_app, scree
 
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.2)
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), 30, "home")
         navigation.open_screen(app, screen)
-        await pilot.pause(0.3)
+        await until(pilot, lambda: navigation.is_screen(app.screen, screen), 30, f"the {screen} screen")
         for size in [(30, 8), (10, 8), (20, 24)]:
             await pilot.resize_terminal(*size)
-            await pilot.pause(0.1)
-            assert isinstance(app.screen, TooSmallScreen)
+            await until(pilot, lambda: isinstance(app.screen, TooSmallScreen), 30, f"the resize message at {size}")
         await pilot.resize_terminal(80, 24)
-        await pilot.pause(0.2)
-        assert navigation.is_screen(app.screen, screen)
+        await until(pilot, lambda: navigation.is_screen(app.screen, screen), 30, f"the {screen} screen again")
