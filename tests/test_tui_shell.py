@@ -101,8 +101,7 @@ async def test_lesson_reopens_where_the_learner_left_off(app, cpu_load):
 async def test_running_a_snippet_shows_its_output(app):
     lesson = next(l for l in load_lessons() if l.snippets())
     async with app.run_test(size=(80, 24)) as pilot:
-        app.open_lesson(lesson.id)
-        await pilot.pause()
+        await _open_and_settle(app, pilot, lesson.id)  # its snippets mount after the first frame
         await pilot.press("tab")
         snippet = app.screen.query(SnippetBlock).first()
         assert app.focused is snippet
@@ -120,18 +119,17 @@ async def test_editing_a_snippet_hides_run_and_reset_clears_a_failure(app):
 
     lesson = next(l for l in load_lessons() if l.snippets())
     async with app.run_test(size=(80, 24)) as pilot:
-        app.open_lesson(lesson.id)
-        await pilot.pause()
+        await _open_and_settle(app, pilot, lesson.id)  # its snippets mount after the first frame
         await pilot.press("tab")
         snippet = app.screen.query(SnippetBlock).first()
 
         def footer_keys():
             return {k.key for k in app.screen.query_one(Footer).query(FooterKey)}
 
-        assert "enter" in footer_keys()
+        await until(pilot, lambda: "enter" in footer_keys(), 30, "the snippet's keys in the footer")
         await pilot.press("e")
-        await pilot.pause()
-        assert snippet.editing and "enter" not in footer_keys()  # enter types a line break here
+        # enter types a line break here
+        await until(pilot, lambda: snippet.editing and "enter" not in footer_keys(), 30, "the editor's keys")
         snippet.query_one(SnippetEditor).load_text("raise ValueError('on purpose')")
         await pilot.press("ctrl+s")
         await until(pilot, lambda: snippet.state not in ("idle", "running"), 60, "the snippet to finish")
