@@ -121,7 +121,7 @@ def test_nan_weights_are_refused_when_sampling(tmp_path):
     assert "NaN or infinite weights" in line
 
 
-def run_limited(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_limited(*args: str, timeout: float = 200) -> subprocess.CompletedProcess:
     """``python ARGS`` in a child that cannot allocate more than MEMORY_LIMIT."""
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
@@ -145,14 +145,15 @@ def test_a_small_config_asking_for_a_huge_model_is_refused_before_allocating(tmp
     ck = copy_good(tmp_path)
     edit_config(ck, lambda cfg: cfg["model_config"].update(d_model=8192, n_layers=48, n_heads=8))
     assert (ck / "config.json").stat().st_size < 2000
-    started = time.monotonic()
+    # "Before allocating" is shown by the child's 3 GiB address-space limit (the model would need
+    # ~144 GiB), not by a time: a time limit here failed at load 12 while the refusal was right.
     done = run_limited("-c", SAMPLE_AND_EVAL, str(ck))
     assert done.returncode == 0 and not done.stderr, done.stderr[-2000:]
     for line in done.stdout.splitlines():
         code, output = json.loads(line)
         assert code == 2 and output.startswith("Error: ") and output.count("\n") == 1, output
         assert "38,660,407,296 parameters" in output and "at most 50,000,000" in output
-    assert len(done.stdout.splitlines()) == 2 and time.monotonic() - started < 60
+    assert len(done.stdout.splitlines()) == 2
 
 
 def test_the_command_line_caps_the_size_of_a_new_model(tmp_path):
