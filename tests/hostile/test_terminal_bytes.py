@@ -50,7 +50,9 @@ def _seen_within(condition, window: float) -> bool:
                                      "ed a0 80"])        # a UTF-16 surrogate encoded as UTF-8
 def test_the_app_survives_bytes_that_are_not_utf8(tmp_path, payload):
     """The bytes go through tmux into the app's terminal, where Textual's input thread reads them."""
-    socket, done = f"minigpt-bytes-{os.getpid()}", tmp_path / "exit-status"
+    # One tmux server per case: reusing the name let a case start its session on the previous
+    # case's server while that was still shutting down (a blank pane, once under load).
+    socket, done = f"minigpt-bytes-{os.getpid()}-{tmp_path.name}", tmp_path / "exit-status"
     command = (f"cd {shlex.quote(str(REPO))} && {shlex.quote(sys.executable)} -m tui.cli --data-dir "
                f"{shlex.quote(str(tmp_path / 'data'))}; echo $? > {shlex.quote(str(done))}; sleep 60")
     _tmux(socket, "new-session", "-d", "-s", "app", "-x", "80", "-y", "24", command)
