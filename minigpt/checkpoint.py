@@ -45,7 +45,7 @@ from minigpt.checkpoint_meta import (  # noqa: F401  (read_checkpoint_* and the 
 )
 from minigpt.data import Vocab
 from minigpt.errors import CheckpointError, ConfigError
-from minigpt.models.build import build_model, check_model_size
+from minigpt.models.build import build_model, check_model_size, on_meta_device
 from minigpt.models.config import config_to_dict
 from minigpt.safetensors_header import check_shapes, read_header
 
@@ -199,7 +199,7 @@ def expected_tensors(meta: CheckpointMeta) -> dict[str, tuple[int, ...]]:
         check_model_size(meta.kind, meta.model_config, verb="loads")
     except ConfigError as e:
         raise CheckpointError(f"{meta.path / CONFIG}: describes a model too large: {e}") from None
-    with torch.device("meta"):
+    with on_meta_device():
         model = build_model(meta.kind, meta.model_config)
     return _tensor_shapes(model)
 

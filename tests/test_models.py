@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from minigpt.data import IGNORE
-from minigpt.models.build import build_model, count_parameters
+from minigpt.models.build import build_model, count_parameters, on_meta_device
 from minigpt.models.config import BigramConfig, GPTConfig, MLPConfig
 from minigpt.models.gpt import CausalSelfAttention, MiniGPT
 from minigpt.teaching import attention, params
@@ -158,3 +158,32 @@ def test_forward_has_one_return_shape_whatever_its_options():
     maps = m.attention_maps(idx[:1])
     assert maps.shape == (1, 2, 5, 5)
     assert torch.allclose(maps.sum(-1), torch.ones(1, 2, 5))
+
+
+def test_a_model_built_on_the_meta_device_has_its_shapes_and_costs_no_compiler_import():
+    # torch's normal_ has no meta kernel: without on_meta_device its first call imports
+    # torch._dynamo, seconds of every CLI command that loads a checkpoint.
+    import subprocess
+    import sys
+
+    code = ("import sys; from minigpt.checkpoint import load_checkpoint; load_checkpoint('checkpoints/default'); "
+            "print('torch._dynamo' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=__import__("pathlib").Path(__file__).resolve().parents[1])
+    assert out.stdout.strip() == "False"
+    cfg = GPTConfig(vocab_size=27, block_size=16, d_model=32, n_heads=2, n_layers=2)
+    with on_meta_device():
+        shapes = {k: v.shape for k, v in MiniGPT(cfg).state_dict().items()}
+    assert shapes == {k: v.shape for k, v in MiniGPT(cfg).state_dict().items()}
+
+
+def test_skipping_initialisation_on_the_meta_device_leaves_other_threads_alone():
+    import threading
+
+    built = {}
+    with on_meta_device():
+        worker = threading.Thread(target=lambda: built.setdefault("emb", torch.nn.Embedding(500, 64)))
+        worker.start()
+        worker.join()
+        assert torch.nn.Embedding(3, 4).weight.is_meta
+    assert 0.9 < built["emb"].weight.std().item() < 1.1  # initialised: N(0, 1)

@@ -316,11 +316,10 @@ def count_params(cfg, info: DataInfo) -> int:
         from minigpt.teaching.params import gpt_total
 
         return gpt_total(model_config)
-    import torch
 
-    from minigpt.models.build import build_model, count_parameters
+    from minigpt.models.build import build_model, count_parameters, on_meta_device
 
-    with torch.device("meta"):
+    with on_meta_device():
         return count_parameters(build_model(cfg.model, model_config))
 
 

@@ -5,12 +5,18 @@ All three share ``forward(idx, targets) -> (logits, loss)``.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
+import torch
+from torch.overrides import TorchFunctionMode
+
 from minigpt.errors import ConfigError
 from minigpt.models.bigram import Bigram
 from minigpt.models.gpt import MiniGPT
 from minigpt.models.mlp import MLP
 
 MODELS = {"gpt": MiniGPT, "mlp": MLP, "bigram": Bigram}
+_INITIALISERS = {torch.nn.init.normal_, torch.nn.init.trunc_normal_, torch.Tensor.normal_}
 
 
 def build_model(kind: str, config):
@@ -61,16 +67,37 @@ def training_memory_bytes(kind: str, config, batch_size: int, n_params: int,
     return weights + 4 * tokens * per_token
 
 
+@contextmanager
+def on_meta_device():
+    """Build models on torch's "meta" device: shapes only, nothing allocated, and no weight
+    initialisation. torch has no meta kernel for ``normal_`` (nn.Embedding's and our own init):
+    its first call there goes through torch's Python reference ops, which import the compiler
+    stack (torch._dynamo), 2-4 s of a CLI command's or the app's first checkpoint load."""
+    with torch.device("meta"), _InitSkippedOnMeta():
+        yield
+
+
+class _InitSkippedOnMeta(TorchFunctionMode):
+    """Random initialisation of a meta tensor returns the tensor: there are no values to fill.
+    (A torch function mode is per thread: a model built on another thread meanwhile is untouched.)"""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _INITIALISERS:
+            tensor = args[0] if args else kwargs.get("tensor")  # nn.init passes it by name
+            if getattr(tensor, "is_meta", False):
+                return tensor
+        return func(*args, **kwargs)
+
+
 def planned_size(kind: str, config) -> tuple[int, int]:
     """(parameters, tensor elements including buffers) of the model ``config`` describes,
     measured on torch's "meta" device: shapes only, nothing allocated. Lets a caller refuse a
     model too large before building it."""
     import sys
 
-    import torch
-
     try:
-        with torch.device("meta"):
+        with on_meta_device():
             model = build_model(kind, config)
     except (RuntimeError, OverflowError) as e:
         if "overflow" in str(e).lower() or isinstance(e, OverflowError):

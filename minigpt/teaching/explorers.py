@@ -53,9 +53,10 @@ def rms_norm_steps(x: list[float]) -> list[str]:
 
 def real_param_count(cfg) -> int:
     """sum(p.numel()) of an actual MiniGPT with this config (tied weights counted once)."""
+    from minigpt.models.build import on_meta_device
     from minigpt.models.gpt import MiniGPT
 
-    with torch.device("meta"):  # shapes only: no memory for the weights, instant for GPT-2 sizes
+    with on_meta_device():  # shapes only: no memory for the weights, instant for GPT-2 sizes
         model = MiniGPT(cfg)
     return sum(p.numel() for p in model.parameters())
 
@@ -77,6 +78,7 @@ def checkpoint_numbers(path) -> tuple[object, int]:
     not learned and not counted). CheckpointError for a damaged folder or another kind of model."""
     from minigpt.checkpoint import WEIGHTS, read_checkpoint_meta
     from minigpt.errors import CheckpointError
+    from minigpt.models.build import on_meta_device
     from minigpt.models.gpt import MiniGPT
     from minigpt.safetensors_header import read_header
 
@@ -84,7 +86,7 @@ def checkpoint_numbers(path) -> tuple[object, int]:
     if meta.kind != "gpt":
         raise CheckpointError(f"{path} is a {meta.kind} model: the counter counts MiniGPTs")
     header = read_header(meta.path / WEIGHTS)
-    with torch.device("meta"):
+    with on_meta_device():
         model = MiniGPT(meta.model_config)
     learned = {name for name, _ in model.named_parameters(remove_duplicate=False)}
     return meta.model_config, sum(math.prod(e["shape"]) for name, e in header.items() if name in learned)
