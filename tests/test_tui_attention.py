@@ -232,22 +232,19 @@ async def test_trained_heads_follow_a_live_run(app, tmp_path):
         newer = MiniGPT(config)
         save_checkpoint(tmp_path / "checkpoint", newer, vocab)  # what the trainer does at a better eval
         want = newer.attention_maps(torch.tensor([[0, 1, 14, 1]]))
-        for _ in range(200):
-            await pilot.pause(0.05)
-            if scr.reloads >= 2 and scr.maps is not first and scr.checkpoint is not None and torch.allclose(
-                    torch.tensor(scr.maps, dtype=torch.float64), want.double(), atol=1e-6):
-                break
+        await until(pilot, lambda: scr.reloads >= 2 and scr.maps is not first and scr.checkpoint is not None
+                    and torch.allclose(torch.tensor(scr.maps, dtype=torch.float64), want.double(), atol=1e-6),
+                    10, "the newer checkpoint's maps")
         assert scr.reloads >= 2  # (a save may touch the folder twice: one more reload, same model)
         assert torch.allclose(torch.tensor(scr.maps, dtype=torch.float64), want.double(), atol=1e-6)
 
 
 async def _wait_message(pilot, screen, words: str) -> str:
-    for _ in range(300):
-        await pilot.pause(0.05)
-        text = _text(screen.query_one("#att-message"))
-        if words in text:
-            return text
-    raise AssertionError(f"{words!r} never showed; the message reads {text!r}")
+    def shown() -> str:
+        return _text(screen.query_one("#att-message"))
+
+    return await until(pilot, lambda: words in shown() and shown(), 15, f"{words!r} in the message",
+                       describe=lambda: f"it reads {shown()!r}")
 
 
 async def test_the_stepper_steps_through_a_trained_models_layer(app, tmp_path):

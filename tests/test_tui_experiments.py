@@ -150,9 +150,9 @@ async def test_a_served_session_does_not_start_sweeps(tmp_path, monkeypatch, mak
         plan = str(app.screen.query_one("#lab-plan", Static).render())
         assert "minigpt sweep" in plan and "enter asks first" not in plan  # no promise Enter cannot keep
         await pilot.press("enter")  # the highlighted preset
-        await pilot.pause(0.5)
+        await until(pilot, lambda: any("browser session" in n.message for n in app._notifications), 10,
+                    "the refusal notice")
         assert screen_name(app) == "ExperimentsScreen" and ef.list_experiments() == []
-        assert any("browser session" in n.message for n in app._notifications)
 
 
 async def test_enter_on_a_preset_asks_first_with_sizes_and_a_measured_estimate(make_app):

@@ -12,6 +12,7 @@ from textual.widgets import Input, Static
 from minigpt.store import Store
 from minigpt.study.decks import load_decks
 from minigpt.study.review import LEECH_LAPSES, StudySession, history
+from tests.waiting import until
 from tui.screens.flashcards import FlashcardsScreen, export_path
 from tui.widgets.study_card import CardView, RatingBar
 
@@ -198,10 +199,17 @@ async def test_screen_actions_are_in_the_command_palette(tmp_path, make_app):
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"Cram")
-        await pilot.pause(0.5)
+        from textual.command import CommandList, CommandPalette
+
+        def found() -> bool:
+            if not isinstance(app.screen, CommandPalette):
+                return False
+            hits = app.screen.query_one(CommandList)
+            return hits.option_count > 0 and hits.highlighted is not None
+
+        await until(pilot, found, 15, "the palette to find the command")
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert app.screen is screen and screen.cram
+        await until(pilot, lambda: app.screen is screen and screen.cram, 15, "cram mode")
 
 
 def _glance_count(app) -> int:

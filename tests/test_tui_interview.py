@@ -5,14 +5,7 @@ from __future__ import annotations
 
 from minigpt.store import Store
 from minigpt.study import readiness
-
-
-async def _wait(pilot, cond, tries=200):
-    for _ in range(tries):
-        if cond():
-            return True
-        await pilot.pause(0.05)
-    return cond()
+from tests.waiting import until
 
 
 async def test_a_short_interview_from_home_to_report(tmp_path, make_app):
@@ -22,10 +15,10 @@ async def test_a_short_interview_from_home_to_report(tmp_path, make_app):
     app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("i")
-        assert await _wait(pilot, lambda: type(app.screen).__name__ == "InterviewScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "InterviewScreen")
         screen = app.screen
         await pilot.press("5", "enter")
-        assert await _wait(pilot, lambda: screen.state == "asking")
+        await until(pilot, lambda: screen.state == "asking")
         assert screen.minutes == 5 and len(screen.questions) == 3
         assert {q.lesson for q in screen.questions} == {"causal-masking"}
         assert "⏱ 0" in str(screen.query_one("#iv-status").render())
@@ -37,7 +30,7 @@ async def test_a_short_interview_from_home_to_report(tmp_path, make_app):
                 await pilot.press("ctrl+n")
             else:
                 await pilot.press(*"12", "enter")
-                await _wait(pilot, lambda: screen.state == "revealed")
+                await until(pilot, lambda: screen.state == "revealed")
                 if q.kind == "define":
                     await pilot.press("y")
                 elif q.kind == "explain":
@@ -64,11 +57,11 @@ async def test_escape_mid_interview_keeps_what_was_answered(tmp_path, make_app):
 
         navigation.open_screen(app, "interview", 30, seed=1)
         screen = app.screen
-        assert await _wait(pilot, lambda: screen.state == "asking")
+        await until(pilot, lambda: screen.state == "asking")
         assert len(screen.questions) == 12  # 30 minutes, 2.5 each
         await pilot.press("ctrl+n")  # skip one
         await pilot.press("escape")  # leave: the report comes first
-        assert await _wait(pilot, lambda: screen.state == "report")
+        await until(pilot, lambda: screen.state == "report")
     assert store.conn.execute("SELECT questions FROM interview").fetchone()[0] == 1
 
 
@@ -89,9 +82,9 @@ async def test_one_past_interview_is_charted_without_a_crash(tmp_path, make_app)
     app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         navigation.open_screen(app, "interview")
-        assert await _wait(pilot, lambda: bool(app.screen.query(InterviewTrendChart)))
+        await until(pilot, lambda: bool(app.screen.query(InterviewTrendChart)))
         chart = app.screen.query_one(InterviewTrendChart)
-        assert await _wait(pilot, lambda: chart.size.height >= 10)
+        await until(pilot, lambda: chart.size.height >= 10)
         await pilot.pause()
         assert chart.drawn == {"score": ([1], [50.0]), "readiness": ([1], [25.0])}
         assert chart.chart_title == "1 interview: 50%"
@@ -111,12 +104,12 @@ async def test_the_report_charts_every_interview_at_160_by_48(tmp_path, make_app
     async with app.run_test(size=(160, 48)) as pilot:
         navigation.open_screen(app, "interview", 5, seed=2)
         screen = app.screen
-        assert await _wait(pilot, lambda: screen.state == "asking")
+        await until(pilot, lambda: screen.state == "asking")
         await pilot.press("ctrl+g")  # ends at once: nothing answered, nothing kept
-        assert await _wait(pilot, lambda: screen.state == "report")
-        assert await _wait(pilot, lambda: bool(screen.query(InterviewTrendChart)))
+        await until(pilot, lambda: screen.state == "report")
+        await until(pilot, lambda: bool(screen.query(InterviewTrendChart)))
         chart = screen.query_one(InterviewTrendChart)
-        assert await _wait(pilot, lambda: chart.size.width > 100)
+        await until(pilot, lambda: chart.size.width > 100)
         await pilot.pause()
         assert chart.drawn["score"] == ([1, 2, 3, 4], [25.0, 50.0, 50.0, 75.0])
         text = str(chart.render())
@@ -145,10 +138,10 @@ async def test_an_unreadable_compute_answer_is_said_and_not_graded(tmp_path, mak
     async with app.run_test(size=(80, 24)) as pilot:
         navigation.open_screen(app, "interview", 10, seed=4)
         screen = app.screen
-        assert await _wait(pilot, lambda: screen.state == "asking")
+        await until(pilot, lambda: screen.state == "asking")
         screen.index = next(i for i, q in enumerate(screen.questions) if q.kind == "compute")
         screen.ask()
-        assert await _wait(pilot, lambda: bool(screen.query(".iv-answer")))
+        await until(pilot, lambda: bool(screen.query(".iv-answer")))
         field = screen.query_one(".iv-answer", Input)
         for typed in ("", "about seven"):  # enter by mistake, or words: the question stays
             field.value = typed

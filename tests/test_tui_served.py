@@ -11,6 +11,7 @@ from textual.widgets import Input, Static
 from minigpt import serving_policy as policy
 from minigpt.lessons import load_lessons
 from minigpt.runs import listing as runs
+from tests.waiting import until
 from tui.serve_session import GUEST_NOTICE, ServedTutorApp
 from tui.widgets.snippet import SnippetBlock
 
@@ -38,10 +39,7 @@ async def _run(code: str) -> SnippetBlock:
         block = app.query_one(SnippetBlock)
         block.focus()
         await pilot.press("enter")
-        for _ in range(300):
-            await pilot.pause(0.1)
-            if block.state not in ("idle", "running"):
-                break
+        await until(pilot, lambda: block.state not in ("idle", "running"), 30, "the snippet to finish")
         block.shown = str(block.query_one(".snippet-output", Static).render())
     return block
 

@@ -8,14 +8,7 @@ from datetime import date, timedelta
 from textual.widgets import Input, Static
 
 from minigpt.study import plan as planning
-
-
-async def _wait_for(pilot, check, tries: int = 100) -> None:
-    for _ in range(tries):
-        if check():
-            return
-        await pilot.pause(0.05)
-    assert check()
+from tests.waiting import until
 
 
 async def test_set_a_date_on_the_plan_screen(make_app):
@@ -23,23 +16,23 @@ async def test_set_a_date_on_the_plan_screen(make_app):
     day = date.today() + timedelta(days=14)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("s")
-        await _wait_for(pilot, lambda: type(app.screen).__name__ == "StudyStatsScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "StudyStatsScreen")
         await pilot.press("i")
-        await _wait_for(pilot, lambda: type(app.screen).__name__ == "StudyPlanScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "StudyPlanScreen")
         screen = app.screen
         text = lambda: str(screen.query_one("#plan-text", Static).render())  # noqa: E731
         assert screen.query_one("#plan-date", Input).value == day.isoformat()   # two weeks out, offered
         assert "Not saved yet" in text() and planning.plan_settings(app.store)[0] is None
         screen.query_one("#plan-lessons", Input).value = "layer-norm"
         await pilot.press("enter")
-        await _wait_for(pilot, lambda: "Saved." in text())
+        await until(pilot, lambda: "Saved." in text())
         assert planning.plan_settings(app.store) == (day, ("layer-norm",))
         assert "in 14 days" in text() and "cards (layer-norm)" in text()
         screen.query_one("#plan-date", Input).value = "next thursday"
         await pilot.press("enter")
-        await _wait_for(pilot, lambda: "not a date" in text())
+        await until(pilot, lambda: "not a date" in text())
         assert planning.plan_settings(app.store)[0] == day                      # nothing lost
         screen.query_one("#plan-date", Input).value = ""
         await pilot.press("enter")
-        await _wait_for(pilot, lambda: "studying as usual" in text())
+        await until(pilot, lambda: "studying as usual" in text())
         assert planning.plan_settings(app.store)[0] is None

@@ -28,7 +28,8 @@ async def test_lesson_key_opens_the_explorer_and_typing_retokenizes(app):
         box = screen.query_one("#tok-text", Input)
         box.value = ""
         await pilot.press(*"the keys")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: screen.rows and "".join(screen.rows[0].tokens) == "the keys", 10,
+                    "the rows of what was typed")
         bpe = explorer_bpe()
         rows = screen.rows
         assert [r.vocab_size for r in rows] == [len(bpe.truncated(n).vocab) for n in EXPLORER_MERGES]
@@ -47,12 +48,12 @@ async def test_unknown_characters_are_flagged_not_fatal(app):
         screen = navigation.open_screen(app, "explorer.tokens")
         await _wait_trained(pilot, screen)
         screen.query_one("#tok-text", Input).value = "€5 ☃"
-        await pilot.pause(0.1)
+        await until(pilot, lambda: screen.rows and UNKNOWN_ID in screen.rows[0].ids, 10, "the rows of the new text")
         assert UNKNOWN_ID in screen.rows[0].ids
         assert "☃" in screen.rows[0].unknown
         assert "not in the training text" in str(screen.query_one("#tok-rows").render())
         await pilot.press("ctrl+r")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: screen.rows and not screen.rows[0].unknown, 10, "the sample text's rows")
         assert not screen.rows[0].unknown  # the sample text is fully known
 
 
@@ -83,5 +84,5 @@ async def test_a_failing_tokenizer_is_reported_and_the_app_keeps_running(app, mo
                     "the worker's failure notice")
         assert app.is_running
         app.screen.query_one("#tok-text", Input).value = "still typing"  # no crash without a tokenizer
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert app.screen.rows == []

@@ -30,7 +30,7 @@ from minigpt.runs.metrics import read_metrics
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
 from tests.hostile.conftest import one_error_line
-from tests.waiting import wait_until
+from tests.waiting import until, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "round1" / "runs"
@@ -143,9 +143,9 @@ async def test_screens_show_a_broken_run_beside_the_others(tmp_path, make_app):
         detail = str(app.screen.query_one("#runs-detail").render())
         assert "broken: status.json: best_val should be a finite number" in detail
         app.push_screen(TrainingScreen(run_dir=bad))
-        await pilot.pause(0.5)
+        await until(pilot, lambda: getattr(app.screen, "panel", None) is not None
+                    and app.screen.panel.state.status == "broken", 15, "the panel to read the broken run")
         panel = app.screen.panel
-        assert panel.state.status == "broken"
         assert "damaged" in str(panel.query_one("#run-error").render())
         app.push_screen(PlaygroundScreen(runs_root=root))
         for _ in range(3):

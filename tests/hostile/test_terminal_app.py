@@ -13,6 +13,7 @@ from textual.widgets import DataTable
 from minigpt.store import Store
 from minigpt.study.anki import import_file, user_card_id
 from tests.hostile.conftest import BROKEN_RUN, EVIL_RUN, assert_screen_safe
+from tests.waiting import until
 from tui import navigation
 from tui.screens.playground import PlaygroundScreen
 from tui.widgets.snippet import SnippetBlock
@@ -89,9 +90,6 @@ async def test_snippet_output():
         block = app.query_one(SnippetBlock)
         block.focus()
         await pilot.press("enter")
-        for _ in range(100):  # at most 10 s for a bare interpreter to print a line
-            await pilot.pause(0.1)
-            if block.state != "running":
-                break
+        await until(pilot, lambda: block.state != "running", 10, "a bare interpreter to print a line")
         assert block.state == "done", block.state
         assert_screen_safe(app, contains="␛]52;c;cHduZWQ=␇ title ␛]0;x␇ \\x9b2J␍ spoof")
