@@ -277,8 +277,8 @@ async def test_the_stepper_steps_through_a_trained_models_layer(app, tmp_path):
         cur = scr.query_one("#att-current", MatrixView)
         assert cur.cell_text(3, 1) == f"{want[0, 3, 1].item():.3f}"
         from tests.screen_checks import all_problems
-        await pilot.pause(0.3)
-        assert all_problems(app) == []
+        await until(pilot, lambda: all_problems(app) == [], 15, "a layout with no problems",
+                    describe=lambda: str(all_problems(app)))
 
         broken = tmp_path / "broken"
         broken.mkdir()

@@ -58,8 +58,8 @@ async def test_inside_views_show_surprise_and_layer_health(tmp_path, make_app):
         assert "uniform 3.30" in units and "bigram 2.45" in units and "1 layer off band" in units
         chart = panel.query_one("#loss-chart")
         assert set(chart.references) == {"uniform", "bigram"}
-        await pilot.pause(0.3)
-        assert all_problems(app) == []
+        await waiting.until(pilot, lambda: all_problems(app) == [], 15, "a layout with no problems",
+                            describe=lambda: str(all_problems(app)))
 
         await pilot.press("i")
         assert panel.view == "surprise"
@@ -68,8 +68,8 @@ async def test_inside_views_show_surprise_and_layer_health(tmp_path, make_app):
         await pilot.press("right", "down")
         assert panel.cursor == (1, 1)
         assert "'o' −ln p 1.40 (p 0.25)" in str(panel.query_one("#run-surprise").render())
-        await pilot.pause(0.3)
-        assert all_problems(app) == []
+        await waiting.until(pilot, lambda: all_problems(app) == [], 15, "a layout with no problems",
+                            describe=lambda: str(all_problems(app)))
 
         await pilot.press("i")
         assert panel.view == "layers"
@@ -77,8 +77,8 @@ async def test_inside_views_show_surprise_and_layer_health(tmp_path, make_app):
         # the median of Muon's four matrices; AdamW moves two here: too few for a band
         assert text.splitlines()[1].split() == ["muon", "-1.5±1"]
         assert "b0.ffn.down" in text and "1 outside the band" in text
-        await pilot.pause(0.3)
-        assert all_problems(app) == []
+        await waiting.until(pilot, lambda: all_problems(app) == [], 15, "a layout with no problems",
+                            describe=lambda: str(all_problems(app)))
         await pilot.press("i")
         assert panel.view == "samples"
 
@@ -121,8 +121,8 @@ async def test_the_step_scrubber_moves_every_view_to_a_snapshot(tmp_path, make_a
         assert "step 20" in str(panel.query_one("#run-surprise").render())  # the last evaluation ≤ 28
         await pilot.press("i")
         assert "step 25" in str(panel.query_one("#run-layers").render())  # the last sample ≤ 28
-        await pilot.pause(0.3)
-        assert all_problems(app) == []
+        await waiting.until(pilot, lambda: all_problems(app) == [], 15, "a layout with no problems",
+                            describe=lambda: str(all_problems(app)))
         await pilot.press("]", "]")
         assert panel.scrub_step is None and panel.query_one("#loss-chart").marker_step is None
 
@@ -188,8 +188,9 @@ async def test_a_four_layer_models_layer_health_shows_every_matrix_at_80x24(tmp_
         panel = await open_panel(pilot, run)
         await pilot.press("i", "i")
         assert panel.view == "layers"
-        await pilot.pause(0.3)
         view = panel.query_one("#run-layers")
+        await waiting.until(pilot, lambda: view.content_size.height > 0 and str(view.render()).strip(), 15,
+                            "the layers view to draw")
         lines = str(view.render()).splitlines()
         assert len(lines) <= view.content_size.height, lines
         text = "\n".join(lines)
