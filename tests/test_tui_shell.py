@@ -30,11 +30,14 @@ async def test_launch_lands_on_home_with_every_area(app):
         assert [options.get_option_at_index(i).id for i in range(options.option_count)] == [a.id for a in AREAS]
 
 
-async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the_end(app, monkeypatch, walk_size):
+async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the_end(app, monkeypatch):
     monkeypatch.setattr(LessonScreen, "settle_s", 0.02)  # a quick reader: rests 0.02 s a page
     lessons = load_lessons()
     assert lessons
-    async with app.run_test(size=walk_size) as pilot:
+    # 80 columns (the narrowest the app allows: the longest lines wrap) and a tall window, so the
+    # walk through all of them pages ~85 times instead of ~250. Paging at 80x24 is tested on the
+    # longest lesson below.
+    async with app.run_test(size=(80, 60)) as pilot:
         for lesson in lessons:
             await _open_and_settle(app, pilot, lesson.id)
             screen = app.screen
@@ -54,11 +57,6 @@ async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the
             await pilot.press("escape")
             await pilot.pause()
         assert app.store.lessons_read() == {l.id for l in lessons}
-
-
-@pytest.fixture(params=[(80, 24), (80, 60)])
-def walk_size(request):
-    return request.param
 
 
 async def test_jumping_to_the_end_on_arrival_does_not_mark_a_lesson_read(app, cpu_load):
