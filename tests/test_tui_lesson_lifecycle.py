@@ -99,3 +99,35 @@ async def test_a_safety_timer_that_fires_before_the_rest_is_mounted_neither_mark
         await until(pilot, lambda: "page through it" in str(app.screen.query_one("#lesson-end").render()), 30,
                     "the end line to ask for the rest")
         assert not app.screen.is_read
+
+
+async def test_tab_pressed_on_arrival_focuses_the_first_snippet_once_the_lesson_settles(app, monkeypatch):
+    """A tab pressed on arrival, while the rest of the lesson (its snippets) is still to mount,
+    found the snippet key disabled and was lost (a loaded browser run: the footer offered
+    "tab Snippet", the tab did nothing). Now the key is on for any lesson with a snippet, and a
+    tab before the place is restored focuses the first snippet after it, scrolled into view."""
+    from tui.widgets.snippet import SnippetBlock
+
+    mount_rest = LessonScreen._mount_rest
+
+    async def late_mount_rest(screen):
+        await asyncio.sleep(0.5)  # what a busy event loop does to the deferred mount
+        await mount_rest(screen)
+
+    monkeypatch.setattr(LessonScreen, "_mount_rest", late_mount_rest)
+    lesson = next(l for l in load_lessons() if l.id == "scaling-laws")
+    app.store.save_lesson_position(lesson.id, 0.3)  # the restore must not scroll it away again
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_lesson(lesson.id)
+        await until(pilot, lambda: isinstance(app.screen, LessonScreen), 30, "the lesson")
+        assert not app.screen.query(SnippetBlock) and app.screen.check_action("next_snippet", ()) is True
+        _burst(app, ["tab"])
+        first = await until(pilot, lambda: _settled(app) and app.screen.query(SnippetBlock).first(), 30,
+                            "the lesson to settle with its snippets")
+        await until(pilot, lambda: app.focused is first, 30, "the first snippet to take focus")
+        body = app.screen.query_one("#lesson-body", VerticalScroll)
+        await until(pilot, lambda: body.region.y <= first.region.y < body.region.bottom, 30, "the snippet in view",
+                    describe=lambda: f"snippet at {first.region}, body {body.region}")
+        await pilot.press("enter")
+        await until(pilot, lambda: first.state not in ("idle", "running"), 60, "the snippet to run")
+        assert first.state == "done", first.output_text

@@ -147,6 +147,10 @@ class ReadingPosition:
             self.call_after_refresh(self._hold_restored, fraction, body.scroll_y, 5)
         self._restoring = False
         self._record()
+        self.position_settled()
+
+    def position_settled(self) -> None:
+        """Called once the saved place has been restored: the screen's hook for what waited on it."""
 
     @while_shown
     def _hold_restored(self, fraction: float, placed_at: float, refreshes: int) -> None:

@@ -53,6 +53,8 @@ class LessonScreen(ReadingPosition, Screen):
         self.has_quiz = False  # until the decks say otherwise (_check_quiz)
         self._rest: list = []
         self._all_mounted = False
+        self.has_snippets = bool(lesson.snippets())
+        self._snippet_wanted = False  # tab pressed before the snippets were mounted and laid out
         self._leaving = False  # set by the first key that leaves (escape, n, p): later ones do nothing
         self._init_reading()
 
@@ -132,8 +134,8 @@ class LessonScreen(ReadingPosition, Screen):
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "open_explorer":  # only lessons that name an explorer offer the key
             return bool(self.explorers)
-        if action == "next_snippet":  # only lessons with a runnable snippet
-            return bool(self.query(SnippetBlock))
+        if action == "next_snippet":  # only lessons with a runnable snippet (mounted or still to come)
+            return self.has_snippets
         if action == "chapter_quiz":  # only lessons that have quiz questions
             return self.has_quiz
         if action == "open_experiments":  # front matter: experiments = [...]
@@ -250,6 +252,11 @@ class LessonScreen(ReadingPosition, Screen):
         self.query_one("#lesson-body", VerticalScroll).scroll_relative(y=-1, animate=False)
 
     def action_next_snippet(self) -> None:
+        if not self.position_restored:
+            # Pressed on arrival: the snippets may not be mounted yet, and the place restored
+            # next would scroll away from one. Focus it once the lesson has settled.
+            self._snippet_wanted = True
+            return
         snippets = list(self.query(SnippetBlock))
         if not snippets:
             self.notify("This lesson has no runnable snippet")
@@ -261,6 +268,12 @@ class LessonScreen(ReadingPosition, Screen):
             return
         snippets[idx].focus()
         snippets[idx].scroll_visible(top=True, animate=False)
+
+    def position_settled(self) -> None:
+        """The saved place is restored (ReadingPosition): a snippet asked for on arrival now."""
+        if self._snippet_wanted:
+            self._snippet_wanted = False
+            self.action_next_snippet()
 
     def open_sibling(self, step: int) -> None:
         """Open the next (+1) or previous (-1) lesson in place of this one."""
