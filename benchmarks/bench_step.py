@@ -3,6 +3,7 @@
     python benchmarks/bench_step.py                  # ~3 minutes on two idle cores, much more when loaded
     python benchmarks/bench_step.py --profile        # also a torch.profiler table of 40 eager steps
     python benchmarks/bench_step.py --no-compile     # skip the compiled trainer (its first compile is minutes under load)
+    python benchmarks/bench_step.py --isolated       # also the bare step: eager, padded to one shape, compiled
 
 In one process, taking turns (A, B, C, A, B, C) so the machine's load lands on all alike:
 1. makemore's own loop (``references.MakemoreLoop``: 32 names a step, AdamW) in real tokens/s;
@@ -71,6 +72,7 @@ def main() -> None:
     ap.add_argument("--reference-seconds", type=float, default=8.0)
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--isolated", action="store_true", help="also time the bare step: eager, padded, compiled")
     args = ap.parse_args()
     torch.set_num_threads(physical_cores())
     path = args.data or (CANONICAL if CANONICAL.exists() else REPO / "data" / "names.txt")
@@ -121,28 +123,43 @@ def main() -> None:
             print(f"[FLOP/s] {label}: {cost.model_flops(tps) / 1e9:.1f} GFLOP/s of model FLOPs = "
                   f"{100 * mfu(tps, cost, peak):.1f}% of the measured fp32 matmul peak {peak / 1e9:.0f} GFLOP/s "
                   f"(2048² on {torch.get_num_threads()} threads: as many as our trainer's governor left)")
+    if args.isolated:
+        torch.set_num_threads(physical_cores())
+        isolated_steps(ds, args.rounds)
     if args.profile:
         profile_steps(ds)
 
 
-def profile_steps(ds, steps: int = 40) -> None:
-    from torch.profiler import ProfilerActivity, profile
-
+def _step_runner(ds, net=None):
+    """(model, step): one bare training step of the default recipe (a fresh packed batch,
+    forward, backward, clip, optimizer), with no trainer around it; ``step(fixed)`` pads the
+    batch to one shape first, as ``compile=True`` runs do; ``net`` is what the step runs."""
     from minigpt.training.schedule import make_optimizer
+    from minigpt.training.shapes import FixedShape
 
     cfg = TrainConfig()
     model = MiniGPT(cfg.model_config(ds.vocab.size, ds.block_size))
     opt = make_optimizer(model, cfg, torch.device("cpu"))
-    gen = torch.Generator().manual_seed(0)
+    gen, fixed_shape = torch.Generator().manual_seed(0), FixedShape(ds.block_size)
 
-    def step() -> None:
+    def step(fixed: bool = False, net=model) -> None:
         b = ds.train.packed_batch(torch.randint(len(ds.train), (cfg.batch_size,), generator=gen))
-        _, loss = model(b.x, b.y, positions=b.positions, segments=b.segments)
+        x, y, extra = b.x, b.y, {"positions": b.positions, "segments": b.segments}
+        if fixed:
+            x, y, extra = fixed_shape(x, y, extra)
+        _, loss = net(x, y, **extra)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         opt.step()
 
+    return model, step
+
+
+def profile_steps(ds, steps: int = 40) -> None:
+    from torch.profiler import ProfilerActivity, profile
+
+    _, step = _step_runner(ds)
     for _ in range(10):
         step()
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -150,6 +167,29 @@ def profile_steps(ds, steps: int = 40) -> None:
             step()
     print(f"\n[profile] {steps} eager steps of the default recipe")
     print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=14))
+
+
+def isolated_steps(ds, rounds: int, steps: int = 60) -> None:
+    """The step alone, no trainer around it: eager on packed rows, eager on the fixed padded
+    shape, and compiled on that shape (milliseconds, median after 10 warm-up steps)."""
+    model, step = _step_runner(ds)
+    compiled = torch.compile(model, dynamic=False)
+    t = time.perf_counter()
+    step(fixed=True, net=compiled)
+    print(f"\n[isolated] one bare step (forward, backward, clip, Muon), {torch.get_num_threads()} threads; "
+          f"compiling took {time.perf_counter() - t:.1f} s")
+
+    def median_ms(fixed: bool, net) -> float:
+        times = []
+        for _ in range(steps):
+            t = time.perf_counter()
+            step(fixed, net)
+            times.append(time.perf_counter() - t)
+        return 1000 * statistics.median(times[10:])
+
+    for r in range(rounds):
+        print(f"  round {r + 1}: eager packed {median_ms(False, model):.1f} ms, eager fixed shape "
+              f"{median_ms(True, model):.1f} ms, compiled fixed shape {median_ms(True, compiled):.1f} ms", flush=True)
 
 
 if __name__ == "__main__":

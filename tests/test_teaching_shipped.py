@@ -24,6 +24,7 @@ RAW = json.loads((ROOT / "checkpoints" / "default" / "config.json").read_text(en
 CFG = RAW["model_config"]
 D, L, H, T, V = CFG["d_model"], CFG["n_layers"], CFG["n_heads"], CFG["block_size"], CFG["vocab_size"]
 N = RAW["metrics"]["n_params"]
+TRAIN = RAW["train_config"]
 
 
 def _weights_numel() -> int:
@@ -70,6 +71,12 @@ EXPECTED = {
     "tokens.cost": [f"MiniGPT has {_n(N)} parameters", f"at d = {D} "],
     "init.numbers": [f"our {L}-layer MiniGPT"],
     "loss.perplexity_bits": [f"| MiniGPT | {RAW['metrics']['val_loss']:.3f} |"],
+    "model.shipped_recipe": [f"d {D}, {L} layers, {H} heads, context {T}, {_n(N)} parameters",
+                             f"| Muon, lr {TRAIN['muon_lr']:g} |", f"| AdamW, lr {TRAIN['lr']:g} |",
+                             f"| {TRAIN['batch_size']} names a step, packed", f"| {100 * TRAIN['warmup']:g}% warmup",
+                             f"to {100 * TRAIN['min_lr_ratio']:g}% of the peak |", f"decay {TRAIN['ema']} |",
+                             f"| steps | {_n(RAW['metrics']['steps_done'])} in", f"| step {_n(RAW['metrics']['step'])},",
+                             f"validation {RAW['metrics']['val_loss']:.3f}, test {RAW['metrics']['test_loss']:.3f}"],
 }
 
 
@@ -174,3 +181,51 @@ def test_the_race_without_positions_is_quoted_as_measured():
     assert f"test loss of {none_test} against {default_test} with learned positions" in prose
     answers = [c.back for c in load_decks() if "no positional information" in c.front]
     assert answers and all(f"test {none_test} against {default_test}" in a for a in answers)
+
+
+def test_the_shipped_recipe_names_every_architecture_change_from_the_lesson(monkeypatch):
+    """The mini GPT lesson says what the shipped model adds: nothing to the architecture today
+    (its config.json names no option away from its default), and a model that did change one
+    would be listed by the option's name."""
+    from dataclasses import replace
+
+    from minigpt.models.config import GPTConfig
+    from minigpt.teaching.examples import model as model_examples
+
+    md = render_example("model.shipped_recipe")
+    sizes = {k: CFG[k] for k in ("vocab_size", "block_size", "d_model", "n_heads", "n_layers")}
+    unchanged = all(CFG.get(k, v) == v for k, v in vars(GPTConfig(**sizes)).items())
+    assert ("Architecture changed from this lesson's: nothing." in md) == unchanged, md
+    changed = replace(shipped_model(), config=GPTConfig(**sizes, bigram="residual", mtp_weight=0.3))
+    monkeypatch.setattr(model_examples, "shipped_model", lambda: changed)
+    md = render_example("model.shipped_recipe")
+    assert "Architecture changed from this lesson's: bigram table = residual; MTP weight = 0.3." in md, md
+
+
+def _table_after(header_start: str) -> list[list[str]]:
+    """The rows (cells) of the docs/benchmarks.md table whose header row starts with ``header_start``."""
+    lines = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip("|").split("|")])
+    return rows
+
+
+def test_the_mini_gpt_lesson_quotes_the_tricks_race_as_measured():
+    """Lesson 150 says the pair table and the second head lowered every seed's loss at 1000 steps
+    and that the gain was gone by a default run's length: docs/benchmarks.md's races say so."""
+    from minigpt.training.options import TrainConfig
+
+    both = "`bigram=residual,mtp_weight=0.3`"
+    short = next(r for r in _table_after("| candidate (`--candidate`)") if r[0].startswith(both))
+    assert "all five lower" in short[3] and float(short[4].strip("*")) < 0.05, short
+    long = next(r for r in _table_after("| 3000 steps |") if r[0] == both)
+    assert float(long[3]) > 0.05 and long[4] == "no gain", long
+    assert TrainConfig().steps == 3000
+    lesson = next(x for x in load_lessons() if x.id == "mini-gpt")
+    prose = " ".join(lesson.body.split())
+    assert "gave every seed a lower loss after a thousand steps" in prose
+    assert "by the default run's three thousand steps" in prose

@@ -10,7 +10,7 @@ against that file.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from minigpt.models.config import GPTConfig
@@ -28,6 +28,7 @@ class ShippedModel:
     steps_trained: int  # steps the run went on for (it keeps the best step's weights)
     train_seconds: float  # wall-clock seconds of the whole run
     device: str
+    recipe: dict = field(default_factory=dict)  # the run's training options (train_config), as saved
 
     @property
     def shape(self) -> str:
@@ -51,6 +52,7 @@ def _read(folder: Path) -> ShippedModel:
         steps_trained=int(metrics["steps_done"]),
         train_seconds=float(metrics["elapsed_s"]),
         device=str(metrics.get("device", "cpu")),
+        recipe=dict(raw.get("train_config") or {}),
     )
 
 

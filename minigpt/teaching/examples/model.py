@@ -252,3 +252,49 @@ def _packed_row() -> str:
             + table(["query"] + [str(j) for j in range(width)], grid)
             + "\n\nPositions restart at 0 for the second name, so it is embedded exactly as if it "
               "had a row of its own; no padding is left to compute in this row.")
+
+
+# The sizes every MiniGPT is built at; what is left of GPTConfig are the architecture's options.
+_SIZES = ("vocab_size", "block_size", "d_model", "n_heads", "n_layers")
+
+
+def _option_label(name: str) -> str:
+    from minigpt.training.options import OPTIONS_BY_NAME
+
+    spec = OPTIONS_BY_NAME.get(name)
+    return spec.label if spec is not None else name.replace("_", " ")
+
+
+@example("model.shipped_recipe", "What the shipped model adds to this lesson's (read from its checkpoint)")
+def _shipped_recipe() -> str:
+    from dataclasses import fields
+
+    from minigpt.models.config import GPTConfig
+    from minigpt.training.option_spec import format_value
+
+    ours = shipped_model()
+    cfg, r = ours.config, ours.recipe
+    plain = GPTConfig(**{k: getattr(cfg, k) for k in _SIZES})
+    changed = [f"{_option_label(f.name)} = {format_value(getattr(cfg, f.name))}" for f in fields(GPTConfig)
+               if f.name not in _SIZES and getattr(cfg, f.name) != getattr(plain, f.name)]
+    architecture = ("nothing. It is the model drawn above, every option of the architecture (the speedrun's "
+                    "tricks among them) at its default" if not changed else "; ".join(changed))
+    if r.get("optimizer") == "muon":
+        optimiser = [["optimiser, block matrices", f"Muon, lr {r['muon_lr']:g}"],
+                     ["optimiser, the rest", f"AdamW, lr {r['lr']:g}"]]
+    else:
+        optimiser = [["optimiser", f"AdamW, lr {r['lr']:g}"]]
+    floor = r.get("min_lr_ratio", 0.0)
+    decay = "cosine decay" if r.get("schedule", "cosine") == "cosine" else "flat, then a cooldown"
+    rows = optimiser + [
+        ["batch", f"{r['batch_size']} names a step, " + ("packed several to a row" if r.get("pack") else "padded")],
+        ["schedule", f"{100 * r['warmup']:g}% warmup, {decay} to "
+                     + (f"{100 * floor:g}% of the peak" if floor else "zero")],
+        ["weights kept", f"a moving average, decay {format_value(r['ema'])}" if r.get("ema") else "the live ones"],
+        ["steps", f"{count(ours.steps_trained)} in {ours.train_seconds:.0f} s on {ours.device}"],
+        ["kept", f"step {count(ours.best_step)}, the best validation loss"],
+        ["loss", f"validation {fmt(ours.val_loss)}, test {fmt(ours.test_loss)}"],
+    ]
+    return (f"Our MiniGPT as shipped (`checkpoints/default`): {ours.shape}, {count(ours.n_params)} parameters.\n\n"
+            f"Architecture changed from this lesson's: {architecture}.\n\n"
+            + table(["how it was trained", "the shipped run"], rows))
