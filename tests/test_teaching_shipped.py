@@ -229,3 +229,6 @@ def test_the_mini_gpt_lesson_quotes_the_tricks_race_as_measured():
     prose = " ".join(lesson.body.split())
     assert "gave every seed a lower loss after a thousand steps" in prose
     assert "by the default run's three thousand steps" in prose
+    # Its key point names the shipped run's training: the checkpoint's recipe.
+    assert "its training (Muon, packed batches, a weight average)" in prose
+    assert TRAIN["optimizer"] == "muon" and TRAIN["pack"] and TRAIN["ema"] > 0

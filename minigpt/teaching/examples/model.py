@@ -280,8 +280,8 @@ def _shipped_recipe() -> str:
     architecture = ("nothing. It is the model drawn above, every option of the architecture (the speedrun's "
                     "tricks among them) at its default" if not changed else "; ".join(changed))
     if r.get("optimizer") == "muon":
-        optimiser = [["optimiser, block matrices", f"Muon, lr {r['muon_lr']:g}"],
-                     ["optimiser, the rest", f"AdamW, lr {r['lr']:g}"]]
+        optimiser = [["block matrices", f"Muon, lr {r['muon_lr']:g}"],
+                     ["everything else", f"AdamW, lr {r['lr']:g}"]]
     else:
         optimiser = [["optimiser", f"AdamW, lr {r['lr']:g}"]]
     floor = r.get("min_lr_ratio", 0.0)
