@@ -29,7 +29,8 @@ run: $(STAMP)
 
 # The suite runs on two pytest-xdist workers, one test file each at a time (--dist loadfile: a
 # file's module fixtures, its served tutor and its fixed snapshot folder stay in one process).
-# On two quiet cores a clean clone's suite took 14 min 26 s this way (2 December 2026); in one
+# On two quiet cores a clean clone's suite took 14 min 26 s this way (2 December 2026, early; 21 min
+# 31 s later that day, when the host was taking CPU from this VM); in one
 # process it took 26 min 04 s against 15 min 30 s on two workers (1 December 2026, same tree and
 # machine). TEST_WORKERS=0 runs it in one process.
 # --no-loadscope-reorder: files go out in collection order, the longest first (LONG_FILES in
