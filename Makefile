@@ -1,6 +1,6 @@
 # Two entry points for a fresh machine:
 #   make run    set up (or reuse) .venv and launch the tutor
-#   make test   set up (or reuse) .venv and run the test suite
+#   make test   set up (or reuse) .venv and run the test suite (default tier; make soak: the soak tier)
 # TORCH_SPEC picks the torch build installed before the project. torch==2.13.0 from PyPI is the
 # right build for each platform (CUDA on Linux, MPS on macOS); on the course machines the same
 # pin installs a CPU build from local disk in seconds. Override it, e.g.
@@ -11,7 +11,7 @@ TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test setup bench clean
+.PHONY: run test soak setup bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,18 +27,19 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/minigpt
 
-# The suite runs on two pytest-xdist workers, one test file each at a time (--dist loadfile: a
-# file's module fixtures, its served tutor and its fixed snapshot folder stay in one process).
-# On two quiet cores a clean clone's suite took 14 min 26 s this way (2 December 2026, early; 21 min
-# 31 s later that day, when the host was taking CPU from this VM); in one
-# process it took 26 min 04 s against 15 min 30 s on two workers (1 December 2026, same tree and
-# machine). TEST_WORKERS=0 runs it in one process.
-# --no-loadscope-reorder: files go out in collection order, the longest first (LONG_FILES in
-# tests/conftest.py), instead of the files with the most tests first.
+# Two tiers (DEVELOPING.md, "Tests"): `make test` runs the default tier, every behaviour checked once;
+# `make soak` runs the repetitions (more seeds, more kill points, colour modes, hypothesis at 600
+# examples). .ci/run runs both. On two pytest-xdist workers, test by test (--dist loadgroup): only
+# the tests that share one server, browser or fixed folder carry an xdist_group and stay together.
+# TEST_WORKERS=0 runs in one process.
 TEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(PYTEST)
+
+soak: $(STAMP)
+	$(PYTEST) -m "soak or hypothesis" --hypothesis-profile=soak
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py

@@ -5,37 +5,19 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[1]
 CANONICAL_NAMES = REPO.parent / "shared" / "data" / "names.txt"
 
-# The files that hold the suite's longest tests, longest first (their slowest tests took 30-120 s
-# each on two xdist workers, 1 December 2026). `make test` hands whole files to its two workers in
-# collection order (--dist loadfile --no-loadscope-reorder): starting with these leaves the short
-# files for the end, so one worker does not sit idle while the other finishes a long file. The
-# other files follow in pytest-xdist's own order (the most tests first). Refresh the list from a
-# run's --durations when it changes.
-LONG_FILES = (
-    "tests/test_distributed.py",
-    "tests/test_experiments_scheduler.py",
-    "tests/test_tui_shell.py",
-    "tests/test_tui_training.py",
-    "tests/hostile/test_checkpoints.py",
-    "tests/test_tui_experiments.py",
-    "tests/test_tui_attention.py",
-)
-
-
-def pytest_collection_modifyitems(config, items):
-    files = [item.nodeid.split("::")[0] for item in items]
-    tests_in = Counter(files)
-    rank = {item: LONG_FILES.index(f) if f in LONG_FILES else len(LONG_FILES) for item, f in zip(items, files)}
-    order = {item: (rank[item], -tests_in[f], f) for item, f in zip(items, files)}
-    items.sort(key=order.__getitem__)  # stable: the tests of a file keep their order
+# Hypothesis: a few dozen examples per property in the default tier; the soak tier (`make soak`,
+# which passes --hypothesis-profile=soak) tries many more. No test sets its own max_examples,
+# which would override both.
+settings.register_profile("tier-default", max_examples=50, deadline=None)
+settings.register_profile("soak", max_examples=600, deadline=None)
 
 
 @pytest.fixture(autouse=True)
@@ -117,5 +99,6 @@ def canonical_names() -> Path:
 
 
 def pytest_configure(config):
+    settings.load_profile(config.getoption("hypothesis_profile", None) or "tier-default")
     # Quiet, deterministic torch on the 2-core CI machines.
     os.environ.setdefault("OMP_NUM_THREADS", "2")

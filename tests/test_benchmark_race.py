@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from benchmarks.race import race, shortest_at_or_below
 from minigpt.data import load_dataset
 
@@ -16,7 +14,6 @@ def test_the_verdict_is_the_shortest_budget_at_or_below_the_reference():
     assert shortest_at_or_below({30.0: 1.9, 10.0: 2.2}, 2.0) == 30.0  # order of the dict does not matter
 
 
-@pytest.mark.slow
 def test_a_tiny_race_scores_both_sides_on_the_same_test_split(tmp_path, capsys):
     names = tmp_path / "names.txt"
     names.write_text("\n".join(f"{a}{b}{c}" for a in "abcde" for b in "aeiou" for c in "lmnrst"))

@@ -19,7 +19,7 @@ from tests.ports import free_port
 from tests.waiting import wait_until
 
 REPO = Path(__file__).resolve().parent.parent
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("cpu_load")]  # races show under load
+pytestmark = pytest.mark.usefixtures("cpu_load")  # races show under load
 
 TINY = ["--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--batch-size", "16", "--device", "cpu"]
 

@@ -65,7 +65,6 @@ def test_groups_with_other_seeds_are_compared_by_welch(tmp_path):
     assert "within the seeds' noise" in groups.describe(comparison, "A", "B")
 
 
-@pytest.mark.slow
 def test_train_seeds_runs_a_group(tmp_path):
     names = tmp_path / "names.txt"
     names.write_text("\n".join((REPO / "data" / "names.txt").read_text().split()[:300]) + "\n")

@@ -13,7 +13,6 @@ import signal
 import time
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from minigpt import paths
@@ -60,7 +59,6 @@ def assert_complete_and_never_twice(exp_dir: Path) -> None:
         assert first_steps_logged(run.path) == 1, run.name
 
 
-@pytest.mark.slow
 def test_cli_runs_a_2x2_sweep_to_the_end_and_prints_table_plot_and_fit():
     args = ["sweep", "--axis", "d_model=8,16", "--axis", "dropout=0,0.1", "--steps", "30", "--name", "grid",
             "--jobs", "2", *TINY]
@@ -85,7 +83,6 @@ def test_cli_runs_a_2x2_sweep_to_the_end_and_prints_table_plot_and_fit():
     assert sum(line.startswith("grid-d") for line in listed.output.splitlines()) == 4
 
 
-@pytest.mark.slow
 def test_pause_stops_the_runs_cleanly_and_resume_finishes_them():
     runner = CliRunner()
     args = ["sweep", "--axis", "d_model=8,16", "--time", "6", "--set", "eval_interval=20", "--name", "pz",
@@ -105,7 +102,6 @@ def test_pause_stops_the_runs_cleanly_and_resume_finishes_them():
     assert len(events(exp_dir, "resume", caught)) == 1
 
 
-@pytest.mark.slow
 def test_kill_9_of_the_scheduler_mid_sweep_then_a_restart_finishes_every_run_once():
     # Two runs are enough: the scheduler runs one at a time (start_sync's one job), so the first is
     # the run adopted in part 1 and the second the run killed and resumed in part 2.
@@ -157,7 +153,6 @@ def test_a_second_scheduler_on_the_same_experiment_does_nothing(tmp_path):
     assert scheduler.acquire_lock(exp.dir) is not None  # released with its holder
 
 
-@pytest.mark.slow
 def test_a_run_stopped_by_hand_is_left_alone_until_the_experiment_is_resumed():
     grid = parse_grid_text("d_model=8,16 time=6 n_layers=1 n_heads=2 batch_size=32 device=cpu eval_interval=20")
     exp = ef.create_experiment(custom_spec("held", grid.axes, grid.budget, grid.base))

@@ -107,7 +107,6 @@ SNIPPETS = [(lesson.id, i, code) for lesson in load_lessons()
             for i, code in enumerate(lesson.snippets())]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("lesson_id,index,code", SNIPPETS, ids=[f"{l}-{i}" for l, i, _ in SNIPPETS])
 def test_snippet_prints_what_the_lesson_claims_for_every_seed(lesson_id, index, code):
     seeds = SEEDS if "random" in code or "randn" in code or "randint" in code else [0]

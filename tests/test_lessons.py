@@ -191,7 +191,6 @@ print(json.dumps(report))
 """
 
 
-@pytest.mark.slow
 def test_every_runnable_snippet_runs(shipped):
     import json
 
@@ -210,7 +209,6 @@ def test_every_runnable_snippet_runs(shipped):
         assert seconds < 20, f"{name}: snippet took {seconds:.1f}s after imports\n{code}"
 
 
-@pytest.mark.slow
 def test_one_snippet_runs_as_the_app_runs_it(shipped):
     # The real path: a fresh interpreter per snippet, via run_snippet.
     code = next(c for l in shipped for c in l.snippets())
@@ -218,7 +216,6 @@ def test_one_snippet_runs_as_the_app_runs_it(shipped):
     assert res.ok, res.stderr
 
 
-@pytest.mark.slow
 def test_no_verbatim_overlap_with_seeds():
     """Every file of ours, the worked examples' text (minigpt/teaching/examples/) included, shares
     no run of ten words with the course material: the tool's whole report must be empty."""

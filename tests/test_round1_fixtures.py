@@ -69,7 +69,6 @@ def test_round1_checkpoints_sample_and_evaluate_from_the_cli(round1):
     assert json.loads(evaluated.output)["val"] == pytest.approx(2.8941802325581394, abs=1e-4)
 
 
-@pytest.mark.slow
 def test_round1_stopped_run_resumes(round1):
     run = round1 / "runs" / "run-gpt-stopped"
     # A shorter budget than the 1000 steps it was started with, so the test trains 14 steps.

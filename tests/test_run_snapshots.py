@@ -7,8 +7,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import pytest
-
 from minigpt.runs import snapshots
 from minigpt.training.insight import SnapshotKeeper
 
@@ -70,7 +68,6 @@ def test_byte_bound_limits_large_snapshots(tmp_path, monkeypatch):
     assert len(snapshots.snapshot_steps(tmp_path)) == 3  # 3 × ~3 kB ≤ 10 kB
 
 
-@pytest.mark.slow
 def test_a_runs_snapshot_is_the_model_at_that_step(tmp_path):
     import torch
 

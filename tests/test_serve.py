@@ -18,7 +18,6 @@ from tui.cli import main
 from tui.serve import is_loopback_host, public_warning
 from tui.serve_server import PAGE_TITLE, is_loopback_name
 
-pytestmark = pytest.mark.slow
 APP_FRAME = b"Learn how GPT works"  # on the home screen's first frame
 
 

@@ -169,7 +169,6 @@ def test_stop_runs_in_escalates_to_sigkill_for_a_worker_that_ignores_sigterm(tmp
             stubborn.kill()
 
 
-@pytest.mark.slow
 def test_stop_runs_in_stops_a_real_training_worker_cleanly(tmp_path):
     from minigpt.control import workers
     from minigpt.runs.listing import pid_alive

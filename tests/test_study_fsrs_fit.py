@@ -73,7 +73,6 @@ def test_below_the_threshold_one_line_says_how_many_more(tmp_path):
     assert out.exit_code == 2 and f"{fsrs_fit.MIN_REVIEWS - n} more" in out.output
 
 
-@pytest.mark.slow
 def test_the_fit_beats_the_defaults_on_a_log_from_known_parameters(tmp_path):
     pytest.importorskip("pandas")  # the optimizer extra
     store = Store(tmp_path / "progress.sqlite3")

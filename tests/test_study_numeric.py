@@ -15,7 +15,7 @@ NUMBERISH = st.text(alphabet="0123456789.,eE+-−x×*^/%_ kmbgtKMB~≈=∞naif",
 
 
 @given(st.text(max_size=200))
-@settings(max_examples=400, deadline=None)
+@settings(deadline=None)
 def test_any_text_gives_a_finite_number_or_a_value_error(text):
     try:
         value = parse_number(text)
@@ -26,7 +26,7 @@ def test_any_text_gives_a_finite_number_or_a_value_error(text):
 
 
 @given(NUMBERISH)
-@settings(max_examples=600, deadline=None)
+@settings(deadline=None)
 def test_number_like_text_gives_a_finite_number_or_a_value_error(text):
     try:
         assert math.isfinite(parse_number(text))

@@ -180,7 +180,6 @@ def _check_integrity(db):
     return store
 
 
-@pytest.mark.slow
 def test_kill_9_loses_nothing_committed(tmp_path):
     db = tmp_path / "p.sqlite3"
     Store(db).close()
@@ -205,7 +204,6 @@ def test_kill_9_loses_nothing_committed(tmp_path):
     store.close()
 
 
-@pytest.mark.slow
 def test_two_processes_writing_at_once(tmp_path):
     db = tmp_path / "p.sqlite3"
     Store(db).close()

@@ -58,7 +58,6 @@ def test_vocab_keeps_dot_as_an_ordinary_character():
     assert text_vocab("a.b").chars == (".", "a", "b")
 
 
-@pytest.mark.slow
 def test_a_short_run_learns_below_the_unigram_entropy_and_continues_a_prompt(tmp_path):
     import random
 
@@ -92,7 +91,6 @@ def test_a_short_run_learns_below_the_unigram_entropy_and_continues_a_prompt(tmp
     assert sum(w in known for w in generated) >= len(generated) // 2
 
 
-@pytest.mark.slow
 def test_the_playground_continues_a_prompt_with_a_text_model(tmp_path):
     from minigpt.playground.generation import Settings, load_for_playground, run_batch
     from minigpt.training.loop import train

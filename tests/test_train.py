@@ -20,7 +20,6 @@ REPO = Path(__file__).resolve().parents[1]
 CANONICAL = REPO.parent / "shared" / "data" / "names.txt"
 TINY = ["--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--batch-size", "32"]
 
-pytestmark = pytest.mark.slow
 
 
 @pytest.fixture

@@ -89,7 +89,6 @@ def test_reference_losses_uniform_and_bigram_by_hand():
     assert ref["bigram_loss"] == pytest.approx((-math.log(2 / 4) - math.log(1 / 4)) / 2, abs=1e-5)
 
 
-@pytest.mark.slow
 def test_a_run_writes_surprise_layers_and_references(tmp_path):
     names = tmp_path / "names.txt"
     names.write_text("\n".join((REPO / "data" / "names.txt").read_text().split()[:400]) + "\n")

@@ -104,7 +104,6 @@ def test_compiled_training_sees_only_fixed_shapes(tmp_path, monkeypatch):
         assert all(s == x_shape for s in extra.values())
 
 
-@pytest.mark.slow
 def test_compile_on_and_off_give_the_same_losses(tmp_path, monkeypatch):
     """torch.compile on a tiny model gives the same four losses as eager. By default through the
     aot_eager backend (Dynamo's graph and AOTAutograd's backward, run by eager kernels: seconds);

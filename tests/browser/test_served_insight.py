@@ -20,7 +20,8 @@ from tests.run_fixtures import write_run
 from tests.test_experiments_groups import grouped_run
 from tests.test_tui_training_inside import write_insight
 
-pytestmark = pytest.mark.slow
+# One Chromium per worker session and served tutors per module: the browser tests stay together.
+pytestmark = pytest.mark.xdist_group("browser")
 
 
 def test_a_finished_runs_inside_views_draw_in_the_browser(browser, served):

@@ -9,7 +9,9 @@ from minigpt.katas import progress
 from minigpt.store import Store
 from tests.browser.harness import ServedTutor, TutorPage
 
-pytestmark = pytest.mark.slow
+# One Chromium per worker session and served tutors per module: the browser tests stay together.
+pytestmark = pytest.mark.xdist_group("browser")
+
 
 NO_SCALE = """import math
 

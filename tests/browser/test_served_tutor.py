@@ -17,7 +17,8 @@ from minigpt.teaching.stepper import STAGE, preset_state, stages_for
 from tests.browser.harness import TutorPage
 from tui.serve_server import PAGE_TITLE
 
-pytestmark = pytest.mark.slow
+# One Chromium per worker session and served tutors per module: the browser tests stay together.
+pytestmark = pytest.mark.xdist_group("browser")
 
 
 @pytest.fixture

@@ -242,7 +242,6 @@ for _ in sys.stdin:  # one line per round: a child saves in a loop until it is k
 """
 
 
-@pytest.mark.slow
 def test_saves_killed_at_random_points_always_leave_a_loadable_checkpoint_and_a_resumable_run(tmp_path):
     names = tmp_path / "names.txt"
     names.write_text("\n".join((REPO / "data" / "names.txt").read_text().split()[:200]) + "\n")

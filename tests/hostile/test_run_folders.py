@@ -233,7 +233,6 @@ def test_a_second_trainer_on_a_running_run_is_refused_until_the_first_dies():
         pass
 
 
-@pytest.mark.slow
 def test_stop_from_the_command_line_then_resume(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     run = paths.runs_dir() / "long"

@@ -40,7 +40,6 @@ def test_good_frames_pass():
     assert parse_frame('["focus"]') == ("focus", None)
 
 
-@pytest.mark.slow
 async def test_bad_frames_are_logged_once_each_and_the_slot_is_freed_at_once(tmp_path):
     log_path = tmp_path / "serve.log"
     with ServedTutor(tmp_path / "data", "--max-sessions", "1", log_path=log_path) as server:

@@ -42,7 +42,6 @@ def _seen_within(condition, window: float) -> bool:
     return True
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 @pytest.mark.parametrize("payload", ["61 62 e9 63 64",   # the sweep's paste: ab\xe9cd
                                      "ff fe 80 c3",      # not tried: bytes no UTF-8 starts with
