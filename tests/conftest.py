@@ -102,3 +102,32 @@ def pytest_configure(config):
     settings.load_profile(config.getoption("hypothesis_profile", None) or "tier-default")
     # Quiet, deterministic torch on the 2-core CI machines.
     os.environ.setdefault("OMP_NUM_THREADS", "2")
+
+
+class FakeTrainer:
+    """What the ``fake_trainer`` fixture returns: the knobs of ``tests/minigpt_fake_trainer.py``."""
+
+    argv = [sys.executable, "-m", "tests.minigpt_fake_trainer"]  # then "train", its flags
+
+    def __init__(self, monkeypatch):
+        self._monkeypatch = monkeypatch
+
+    def step_s(self, seconds: float) -> None:
+        """Seconds each step of the workers started from now on takes."""
+        self._monkeypatch.setenv("MINIGPT_FAKE_STEP_S", str(seconds))
+
+    def fail_at(self, step: int) -> None:
+        """Workers started from now on crash at this step (a traceback, a failed status)."""
+        self._monkeypatch.setenv("MINIGPT_FAKE_FAIL_AT", str(step))
+
+
+@pytest.fixture
+def fake_trainer(monkeypatch) -> FakeTrainer:
+    """Every trainer the app or a scheduler launches (``workers.trainer_argv``, read from the
+    environment, so a scheduler subprocess inherits it) is the torch-free fake: where the trainer
+    is not what a test checks, a run costs a fraction of a second instead of torch's import and
+    training. Tests that sample from a checkpoint or check the training itself use the real one."""
+    monkeypatch.setenv("MINIGPT_TRAINER", "tests.minigpt_fake_trainer")
+    monkeypatch.setenv("MINIGPT_FAKE_STEP_S", "0.01")
+    monkeypatch.delenv("MINIGPT_FAKE_FAIL_AT", raising=False)
+    return FakeTrainer(monkeypatch)

@@ -44,10 +44,20 @@ from minigpt.training.options import TrainConfig, load_run_config
 
 LAUNCH_FILE, STDOUT_FILE, STDERR_FILE = "launch.json", "stdout.log", "stderr.log"
 STOP_FILE = "stop-requested.json"  # written by stop_run: a worker gone before its status was a stop
-
+# A test seam: the module run as the trainer (``python -m MODULE train …``). Unset, it is
+# ``minigpt.cli``; the tests set it to ``tests.minigpt_fake_trainer`` (no torch, a step rate they
+# choose) where the trainer is not what they check. Read from the environment so that a scheduler
+# started as a subprocess launches the same trainer as the test that started it.
+TRAINER_MODULE_VARIABLE = "MINIGPT_TRAINER"
 
 
 # ---------------------------------------------------------------------------- launching
+
+
+def trainer_argv(args: list[str]) -> list[str]:
+    """The command line of a trainer worker running ``minigpt ARGS`` (every launch goes through here)."""
+    return [sys.executable, "-m", os.environ.get(TRAINER_MODULE_VARIABLE) or "minigpt.cli", *args]
+
 
 # Process objects of the workers this process launched: kept so they are not garbage-collected
 # (asyncio closes a collected transport, which would kill the worker).
@@ -61,7 +71,7 @@ async def _spawn(run_dir: Path, args: list[str]) -> int:
     root = Path(minigpt.__file__).resolve().parent.parent  # the worker must import this minigpt
     with guarded.open_append(run_dir / STDOUT_FILE, text=False) as out, \
             guarded.open_append(run_dir / STDERR_FILE, text=False) as err:
-        proc = await spawn.start([sys.executable, "-m", "minigpt.cli", *args], env=spawn.child_env(import_root=root),
+        proc = await spawn.start(trainer_argv(args), env=spawn.child_env(import_root=root),
                                  new_session=True, niceness=WORKER_NICENESS, stdout=out, stderr=err)
     _LAUNCHED.append(proc)
     write_json_atomic(run_dir / LAUNCH_FILE, {"pid": proc.pid, "pid_start": process_start_time(proc.pid),

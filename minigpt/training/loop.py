@@ -43,12 +43,12 @@ from minigpt.runs.files import BEST_DIR, LAST_DIR, RunWriter, truncate_metrics, 
 from minigpt.runs.insight import truncate_insight
 from minigpt.runs.lock import RunLock
 from minigpt.runs.schema import RunState, check_name_and_note
+from minigpt.runs.stop import StopFlag
 from minigpt.training import distributed
 from minigpt.training.devices import resolve_device
 from minigpt.training.options import TrainConfig, load_run_config
 from minigpt.training.schedule import evaluate
 from minigpt.training.session import (
-    StopFlag,
     data_fingerprint,
     data_for_run,
     previous_status,

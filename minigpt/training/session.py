@@ -1,5 +1,5 @@
 """What surrounds the training loop: what a run resumes from, its data, the checks made before
-anything is written, the stop signals, and the status a run leaves when it ends early.
+anything is written, and the status a run leaves when it ends early.
 
 A run resumes from ``last/`` (the latest evaluation, with the optimizer), or from the best
 checkpoint when ``last/`` was never written; a save cut short leaves the previous copy as
@@ -9,8 +9,6 @@ describe work that is lost: they are dropped, so the charts never show steps goi
 
 from __future__ import annotations
 
-import signal
-import threading
 from pathlib import Path
 
 from minigpt.checkpoint import CheckpointMeta, read_checkpoint_meta
@@ -124,34 +122,6 @@ def write_exit(run: RunWriter, e: BaseException) -> None:
         run.write_status(**changes)
     except OSError:  # a full disk: the error being raised says more than this status would
         pass
-
-
-class StopFlag:
-    """SIGINT/SIGTERM set a flag; the loop finishes its step, saves and stops. ``pending`` holds
-    signals caught before the flag existed (the CLI's early handler): the first one counts."""
-
-    def __init__(self, pending: list[int] | None = None):
-        self.signal: int | None = None
-        self._pending = pending
-        self._previous = {}
-
-    def __enter__(self):
-        if self._pending:
-            self.signal = self._pending[0]
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def _handle(self, signum, frame):
-        if self.signal is not None and signum == signal.SIGINT:
-            raise KeyboardInterrupt  # a second Ctrl-C: stop right away
-        self.signal = signum
-
-    def __exit__(self, *exc):
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-        return False
 
 
 def data_fingerprint(cfg: TrainConfig) -> str | None:

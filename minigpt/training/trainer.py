@@ -27,13 +27,13 @@ from minigpt.errors import DiskFullError, TrainingDiverged
 from minigpt.models.build import build_model, count_parameters
 from minigpt.runs.files import BEST_DIR, LAST_DIR, RunWriter
 from minigpt.runs.schema import RunState
+from minigpt.runs.stop import StopFlag
 from minigpt.training import cpu_policy, distributed
 from minigpt.training.devices import autocast_for, compile_unsupported, resolve_device
 from minigpt.training.ema import WeightAverage
 from minigpt.training.insight import LayerProbe, SnapshotKeeper, SurpriseProbe, reference_losses
 from minigpt.training.options import TrainConfig
 from minigpt.training.schedule import batch_size_at, evaluate, lr_at, make_optimizer, muon_momentum_at
-from minigpt.training.session import StopFlag
 from minigpt.training.shapes import FixedShape
 
 # With nonfinite="skip", this many bad steps in a row mean the weights themselves are gone.

@@ -1,0 +1,72 @@
+"""The trainer seam (``workers.trainer_argv``) and the torch-free fake trainer the tests launch
+through it: it must speak the run-folder protocol as the real one does, without torch, and pass
+the unchanged stop proof (``minigpt.runs.lock.proven_trainer``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from minigpt import paths
+from minigpt.checkpoint import load_checkpoint
+from minigpt.control import workers as rc
+from minigpt.runs import listing as runs
+from minigpt.runs.metrics import read_metrics
+from minigpt.training.options import TrainConfig
+from tests.conftest import REPO
+from tests.waiting import wait_until
+
+
+def test_the_trainer_command_is_minigpt_unless_a_test_names_another(monkeypatch):
+    monkeypatch.delenv(rc.TRAINER_MODULE_VARIABLE, raising=False)
+    assert rc.trainer_argv(["train", "--resume", "r"]) == [sys.executable, "-m", "minigpt.cli", "train", "--resume", "r"]
+    monkeypatch.setenv(rc.TRAINER_MODULE_VARIABLE, "tests.minigpt_fake_trainer")
+    assert rc.trainer_argv(["train"])[1:] == ["-m", "tests.minigpt_fake_trainer", "train"]
+
+
+def test_the_fake_imports_no_torch_and_leaves_a_finished_run_with_a_loadable_checkpoint(tmp_path, names, fake_trainer):
+    run = tmp_path / "run"
+    done = subprocess.run([*fake_trainer.argv, "train", "--data", str(names), "--steps", "30", "--eval-interval",
+                           "10", "--out", str(run), "--quiet"], env={**os.environ, "PYTHONPATH": str(REPO),
+                                                                     "PYTHONPROFILEIMPORTTIME": "1"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    imported = [line.split("|")[-1].strip() for line in done.stderr.splitlines() if "import time:" in line]
+    assert "minigpt.runs.files" in imported and not any(m.split(".")[0] == "torch" for m in imported)
+    info = runs.read_run(run)
+    assert info.status == "finished" and info.step == 30 and info.best_val is not None
+    records = read_metrics(run)[0]
+    assert [r["step"] for r in records] == [1, 10, 20, 30]
+    assert [r["step"] for r in records if "val_loss" in r] == [10, 20, 30]
+    ckpt = load_checkpoint(run / "checkpoint")
+    assert ckpt.state["step"] == 30 and ckpt.vocab.chars[0] == "." and set("abc") <= set(ckpt.vocab.chars)
+
+
+async def test_the_app_stops_a_fake_run_through_the_unchanged_proof_and_resumes_it(fake_trainer):
+    fake_trainer.step_s(0.05)
+    run = await rc.start_run(TrainConfig(steps=100_000, eval_interval=5, device="cpu"), name="fake")
+    wait_until(lambda: rc.run_state(run).status == "running" and rc.has_checkpoint(run), 60, "a checkpoint")
+    argv = json.loads((run / rc.LAUNCH_FILE).read_text())["argv"]
+    assert argv[:2] == ["minigpt", "train"]
+    rc.stop_run(run)  # refused unless proven_trainer accepts the fake (its command line, its lock)
+    assert rc.wait_until_stopped(run).status == "stopped"
+    stopped_at = runs.read_run(run).step
+    fake_trainer.step_s(0.001)
+    await rc.resume_run(run)
+    wait_until(lambda: rc.run_state(run).status == "running" and runs.read_run(run).step > stopped_at + 5, 60,
+               "the resumed run to go on")
+    rc.stop_run(run)
+    assert rc.wait_until_stopped(run).status == "stopped"
+    steps = [r["step"] for r in read_metrics(run)[0]]
+    assert steps == sorted(steps) and steps.count(1) == 1  # continued, never started again from zero
+    assert run.parent == paths.runs_dir()
+
+
+async def test_a_fake_told_to_fail_leaves_a_failed_run_with_its_traceback(fake_trainer):
+    fake_trainer.fail_at(3)
+    run = await rc.start_run(TrainConfig(steps=50, device="cpu"))
+    wait_until(lambda: rc.run_state(run).status == "failed", 60, "the run to fail")
+    assert "as the test asked" in rc.run_state(run).reason
+    assert any("FakeCrash" in line for line in rc.stderr_tail(run))
