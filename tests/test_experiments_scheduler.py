@@ -1,8 +1,8 @@
-"""The scheduler against real `minigpt train` workers on tiny models: a 2×2 sweep from the CLI,
-pause and resume, and kill -9 of the scheduler (alone, then with its worker) mid-sweep.
-
-Tiny runs (d_model 8-16, one layer, batch 32) so a sweep takes tens of seconds; deadlines are
-generous because the CI machines are shared.
+"""The scheduler against `minigpt train` workers on tiny models: a 2×2 sweep from the CLI with the
+real trainer (tiny runs: d_model 8-16, one layer, batch 32), then pause and resume, kill -9 of the
+scheduler (alone, then with its worker) and a run stopped by hand with the torch-free fake trainer
+(``fake_trainer``, tests/minigpt_fake_trainer.py): what those check is the scheduler, which sees
+only run folders and processes. Deadlines are generous because the CI machines are shared.
 """
 
 from __future__ import annotations
@@ -83,9 +83,9 @@ def test_cli_runs_a_2x2_sweep_to_the_end_and_prints_table_plot_and_fit():
     assert sum(line.startswith("grid-d") for line in listed.output.splitlines()) == 4
 
 
-def test_pause_stops_the_runs_cleanly_and_resume_finishes_them():
+def test_pause_stops_the_runs_cleanly_and_resume_finishes_them(fake_trainer):
     runner = CliRunner()
-    args = ["sweep", "--axis", "d_model=8,16", "--time", "6", "--set", "eval_interval=20", "--name", "pz",
+    args = ["sweep", "--axis", "d_model=8,16", "--time", "3", "--set", "eval_interval=20", "--name", "pz",
             "--detach", *TINY]
     assert runner.invoke(main, args).exit_code == 0
     exp_dir = paths.runs_dir() / "pz"
@@ -102,10 +102,10 @@ def test_pause_stops_the_runs_cleanly_and_resume_finishes_them():
     assert len(events(exp_dir, "resume", caught)) == 1
 
 
-def test_kill_9_of_the_scheduler_mid_sweep_then_a_restart_finishes_every_run_once():
+def test_kill_9_of_the_scheduler_mid_sweep_then_a_restart_finishes_every_run_once(fake_trainer):
     # Two runs are enough: the scheduler runs one at a time (start_sync's one job), so the first is
     # the run adopted in part 1 and the second the run killed and resumed in part 2.
-    grid = parse_grid_text("d_model=8,16 time=5 n_layers=1 n_heads=2 batch_size=32 device=cpu eval_interval=20")
+    grid = parse_grid_text("d_model=8,16 time=3 n_layers=1 n_heads=2 batch_size=32 device=cpu eval_interval=20")
     exp = ef.create_experiment(custom_spec("k9", grid.axes, grid.budget, grid.base))
     scheduler.start_sync(exp.dir)
 
@@ -153,8 +153,8 @@ def test_a_second_scheduler_on_the_same_experiment_does_nothing(tmp_path):
     assert scheduler.acquire_lock(exp.dir) is not None  # released with its holder
 
 
-def test_a_run_stopped_by_hand_is_left_alone_until_the_experiment_is_resumed():
-    grid = parse_grid_text("d_model=8,16 time=6 n_layers=1 n_heads=2 batch_size=32 device=cpu eval_interval=20")
+def test_a_run_stopped_by_hand_is_left_alone_until_the_experiment_is_resumed(fake_trainer):
+    grid = parse_grid_text("d_model=8,16 time=3 n_layers=1 n_heads=2 batch_size=32 device=cpu eval_interval=20")
     exp = ef.create_experiment(custom_spec("held", grid.axes, grid.budget, grid.base))
     scheduler.start_sync(exp.dir)
     first = wait_until(lambda: training_with_checkpoint(exp.dir), 90, "the first run to train")
