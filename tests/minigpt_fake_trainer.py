@@ -200,7 +200,7 @@ def _loop(cfg, run, table, state: dict, stop: StopFlag, step_s: float, fail_at: 
     step = int(state.get("step", 0))
     elapsed_before = float(state.get("elapsed_s", 0.0))
     best_val, best_step = state.get("best_val"), state.get("best_step")
-    n_params = len(table[0]) ** 2
+    n_params = _n_params(cfg, len(table[0]), table[2])
     run.write_status(world_size=1, n_params=n_params, device="cpu", block_size=table[2], step=step, best_val=best_val)
     t0 = time.monotonic()
 
@@ -248,6 +248,16 @@ def _loop(cfg, run, table, state: dict, stop: StopFlag, step_s: float, fail_at: 
     final = RunState.STOPPED if stopped else RunState.FINISHED
     run.write_status(state=final, step=step, best_val=best_val, val_loss=best_val, test_loss=test)
     return run.status.to_dict()
+
+
+def _n_params(cfg, vocab_size: int, block_size: int) -> int:
+    """The size the run's model would have (a sweep's plot spreads its runs by it); the counted
+    bigram table for other kinds."""
+    if cfg.model == "gpt":
+        from minigpt.teaching.params import gpt_total  # (arithmetic, no torch)
+
+        return gpt_total(cfg.model_config(vocab_size, block_size))
+    return vocab_size**2
 
 
 def _state(step: int, elapsed: float, best_val, best_step) -> dict:

@@ -1,5 +1,8 @@
 """The experiments lab driven with Pilot at 80×24: a 2×2 sweep of tiny runs started from the app and
-followed to the end (the plot shows finished runs only), the lesson's key, and `minigpt watch`."""
+followed to the end (the plot shows finished runs only), the lesson's key, and `minigpt watch`.
+
+The app's sweep runs the torch-free fake trainer (``fake_trainer``): the screens read run folders
+only, and the real trainer's 2×2 sweep is tests/test_experiments_scheduler.py's CLI test."""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ def inside(app, widget) -> bool:
     return r.width > 0 and r.height > 0 and r.right <= app.size.width and r.bottom <= app.size.height
 
 
-async def test_a_2x2_sweep_from_the_lab_runs_to_the_end_at_80x24(tmp_path, make_app):
+async def test_a_2x2_sweep_from_the_lab_runs_to_the_end_at_80x24(tmp_path, make_app, fake_trainer):
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
