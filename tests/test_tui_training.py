@@ -1,7 +1,10 @@
-"""The training area driven with Pilot against real `minigpt train` subprocesses on a tiny model.
+"""The training area driven with Pilot against `minigpt train` subprocesses on a tiny model.
 
-Tiny config (d=16, 1 layer, 60 steps, eval every 20) so a run takes seconds; the tests wait on
-the run folder, with generous deadlines because the CI machines are shared.
+Start, stop, resume, quit and reattach run the real trainer (tiny config: d=16, 1 layer, eval
+every 20), and sample from its checkpoint; watching a CLI run killed with -9 and starting a run
+from copied settings run the torch-free fake trainer (``fake_trainer``): the app reads only the
+run folder and the process. The tests wait on the run folder, with generous deadlines because the
+CI machines are shared.
 """
 
 from __future__ import annotations
@@ -256,11 +259,12 @@ async def test_start_stop_resume_quit_and_reattach(tmp_path, make_app):
     assert [r.path for r in finished] == [run_dir] and (run_dir / "checkpoint" / "model.safetensors").exists()
 
 
-async def test_watch_attaches_to_a_cli_run_and_sees_kill_9(tmp_path, monkeypatch, make_app):
+async def test_watch_attaches_to_a_cli_run_and_sees_kill_9(tmp_path, monkeypatch, make_app, fake_trainer):
     run_dir = paths.runs_dir() / "from-cli"
+    fake_trainer.step_s(0.02)
     with open(tmp_path / "cli-stderr.log", "wb") as err:
         worker = subprocess.Popen(
-            [sys.executable, "-m", "minigpt.cli", "train", "--d-model", "16", "--n-heads", "2", "--n-layers", "1",
+            [*fake_trainer.argv, "train", "--d-model", "16", "--n-heads", "2", "--n-layers", "1",
              "--batch-size", "32", "--steps", "100000", "--eval-interval", "20", "--device", "cpu", "--out",
              str(run_dir), "-q"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
     try:
@@ -334,9 +338,10 @@ async def test_runs_screen_lists_copies_and_deletes_with_confirmation(tmp_path, 
         assert not run_dir.exists() and app.screen.query_one("#runs-table").row_count == 0
 
 
-async def test_copy_settings_starts_a_run_with_the_identical_config(tmp_path, make_app):
-    """Runs list → c (copy settings) → ctrl+s → y: the worker trains exactly the copied config,
-    advanced options included (positions, weight tying, the weight average, packing, …)."""
+async def test_copy_settings_starts_a_run_with_the_identical_config(tmp_path, make_app, fake_trainer):
+    """Runs list → c (copy settings) → ctrl+s → y: the worker is given exactly the copied config,
+    advanced options included (positions, weight tying, the weight average, packing, …); the fake
+    trainer records the config it read in its checkpoint, as the real one does."""
     from minigpt.checkpoint import load_checkpoint
     from minigpt.runs.files import write_json_atomic
     from minigpt.training.options import TrainConfig
