@@ -169,7 +169,9 @@ def test_stop_runs_in_escalates_to_sigkill_for_a_worker_that_ignores_sigterm(tmp
             stubborn.kill()
 
 
-def test_stop_runs_in_stops_a_real_training_worker_cleanly(tmp_path):
+def test_stop_runs_in_stops_a_training_worker_cleanly(tmp_path, fake_trainer):
+    """A worker the app launched (the fake trainer: what is checked is the clean-up's proof and
+    signal, and the worker's clean stop, not its training)."""
     from minigpt.control import workers
     from minigpt.runs.listing import pid_alive
     from minigpt.training.options import TrainConfig

@@ -13,7 +13,6 @@ import asyncio
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from click.testing import CliRunner

@@ -233,10 +233,13 @@ def test_a_second_trainer_on_a_running_run_is_refused_until_the_first_dies():
         pass
 
 
-def test_stop_from_the_command_line_then_resume(tmp_path):
+def test_stop_from_the_command_line_then_resume(tmp_path, fake_trainer):
+    # The trainer is the torch-free fake, started as `minigpt train` would be: what is checked is
+    # `minigpt stop`'s proof and the refusal of a second trainer (the lock), not the training.
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     run = paths.runs_dir() / "long"
-    trainer = subprocess.Popen([sys.executable, "-m", "minigpt.cli", "train", *TINY, "--steps", "100000",
+    fake_trainer.step_s(0.02)
+    trainer = subprocess.Popen([*fake_trainer.argv, "train", *TINY, "--steps", "100000",
                                 "--eval-interval", "50", "--out", str(run), "--quiet"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
