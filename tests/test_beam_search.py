@@ -14,6 +14,7 @@ from minigpt.errors import SamplingError
 from minigpt.models.config import GPTConfig
 from minigpt.models.gpt import MiniGPT
 from minigpt.teaching.beam_search import beam_search, greedy_name, length_score
+from tests.helpers.floats import LOGPROB_ATOL
 
 VOCAB = Vocab((".", "a", "b", "c"))
 BLOCK = 4  # names of at most 3 characters: 1 + 3 + 9 + 27 = 40 of them
@@ -61,15 +62,15 @@ def test_a_beam_wide_enough_finds_what_an_exhaustive_search_finds(tiny, alpha):
     assert len(found) == len(every)
     assert [tuple(b.ids) for b in found[:10]] == [chars for chars, _ in best[:10]]
     for b, (_, lp) in zip(found, best):
-        assert b.logprob == pytest.approx(lp, abs=1e-4)
+        assert b.logprob == pytest.approx(lp, abs=LOGPROB_ATOL)  # float32 batch against float64
 
 
 def test_a_narrow_beam_can_miss_the_best_name_a_wide_one_finds(tiny):
     every = exhaustive(tiny)
     top = max(lp for _, lp in every)
     widths = [beam_search(tiny, VOCAB, width=w)[0].logprob for w in (1, 2, 200)]
-    assert widths[-1] == pytest.approx(top, abs=1e-4)
-    assert all(w <= top + 1e-6 for w in widths)
+    assert widths[-1] == pytest.approx(top, abs=LOGPROB_ATOL)
+    assert all(w <= top + LOGPROB_ATOL for w in widths)  # float32 beams, a float64 top
 
 
 def test_width_one_is_greedy_decoding_on_the_shipped_model():
@@ -91,7 +92,10 @@ def test_the_length_penalty_lengthens_the_names_found_on_the_shipped_model():
     raw = beam_search(ck.model, ck.vocab, 10, alpha=0.0)
     per_char = beam_search(ck.model, ck.vocab, 10, alpha=1.0)
     assert sum(b.n_tokens for b in per_char) > sum(b.n_tokens for b in raw)
-    assert raw[0].logprob >= greedy_name(ck.model, ck.vocab).logprob
+    # Beam search never finds a worse name than greedy. Both often find the same name, scored once
+    # in a batch and once row by row: the float32 sums then differ in the 7th digit (issue 56).
+    greedy = greedy_name(ck.model, ck.vocab)
+    assert raw[0].ids == greedy.ids or raw[0].logprob >= greedy.logprob - LOGPROB_ATOL
 
 
 def test_bad_settings_are_refused(tiny):

@@ -17,6 +17,7 @@ import re
 import pytest
 
 from minigpt.lessons import load_lessons
+from tests.helpers.floats import printed_unit
 
 SEEDS = range(100)   # a claim that fails 1 run in 40 fails here with probability 0.92
 # Heavy snippets whose claims are far from any edge: fewer seeds keep the suite quick. The
@@ -77,8 +78,12 @@ def _init_loss_near_ln27(out: str) -> None:
 
 
 def _tiled_equals_direct(out: str) -> None:
-    tiled, direct = (line.split(":", 1)[1].strip() for line in out.splitlines())
-    assert tiled == direct, out
+    # Two float64 computations (tiled/direct, recurrent/parallel) printed rounded to 12 or 9 places:
+    # equal up to the last printed place, as a value next to a rounding boundary may land on
+    # either side of it on another machine's kernels (issue 56).
+    tiled, direct = (_numbers(line) for line in out.splitlines())
+    assert tiled and len(tiled) == len(direct), out
+    assert all(math.isclose(a, b, abs_tol=printed_unit(9)) for a, b in zip(tiled, direct)), out
 
 
 def _rows_sum_to_one(out: str) -> None:

@@ -11,6 +11,7 @@ from minigpt.errors import CheckpointError
 from minigpt.models.config import GPTConfig
 from minigpt.models.gpt import MiniGPT
 from minigpt.teaching.trained_stepper import trained_state
+from tests.helpers.floats import MODEL_OUTPUT
 
 VOCAB = Vocab(tuple(".abcdefghijklmnopqrstuvwxyz"))
 
@@ -34,7 +35,7 @@ def test_every_head_is_the_models_own(tmp_path, config):
         assert state.tokens == [".", "e", "m", "m", "a"] and state.causal
         mh = state.compute()
         for head in range(2):
-            assert torch.allclose(mh.heads[head].weights, want[layer, head].double(), atol=1e-5)
+            assert torch.allclose(mh.heads[head].weights, want[layer, head].double(), **MODEL_OUTPUT)  # float64 steps vs sdpa
         # the layer's output before its bias: concat · W_O = proj(y) − b_O
         x = {}
 
@@ -47,7 +48,7 @@ def test_every_head_is_the_models_own(tmp_path, config):
         hook.remove()
         bias = model.blocks[layer].attn.proj.bias
         expected = x["y"][0].double() - (bias.double() if bias is not None else 0)
-        assert torch.allclose(mh.output, expected, atol=1e-5)
+        assert torch.allclose(mh.output, expected, **MODEL_OUTPUT)
     assert state.dim_labels[-1] == ("1" if config.get("bias", True) else "d7")
 
 
