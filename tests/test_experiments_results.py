@@ -188,7 +188,11 @@ def test_extras_measure_train_loss_in_eval_mode_and_the_length_check(tmp_path):
     exp = ef.create_experiment(spec, root=tmp_path / "runs", data=str(path))
     run_dir = exp.run_dir(exp.runs[1])
     train(TrainConfig.from_dict(exp.runs[1].config), run_dir)
+    import torch
+
+    threads = torch.get_num_threads()
     extras = compute_extras(run_dir, exp.long_data)
+    assert torch.get_num_threads() == threads  # measured on one thread, the process's setting given back
     assert read_extras(run_dir) == extras
     assert extras["long_names"] == 9 and extras["long_min_length"] == 5  # abcab, bcabc, cabca × 3
     assert 0 < extras["train_loss"] < 5 and 0 < extras["long_loss"] < 10

@@ -31,13 +31,23 @@ def compute_extras(run_dir: Path | str, long_data: Path | None = None) -> dict:
     """Measure and write the run's extras (the scheduler calls it in a thread, off its loop)."""
     import torch
 
+    run_dir = Path(run_dir)
+    # One thread while measuring: the next run is already training on the other cores. The setting
+    # is the whole process's, so it is given back (a caller's later work keeps its threads).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _measure(run_dir, long_data)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _measure(run_dir: Path, long_data: Path | None) -> dict:
     from minigpt.checkpoint import load_checkpoint
     from minigpt.data import EncodedSplit, load_words
     from minigpt.training.options import load_data_for, load_run_config
     from minigpt.training.schedule import evaluate
 
-    run_dir = Path(run_dir)
-    torch.set_num_threads(1)  # the next run is already training on the other cores
     cfg = load_run_config(run_dir)
     ckpt = load_checkpoint(run_dir / BEST_DIR, device="cpu")
     block = ckpt.model_config.block_size
