@@ -1,20 +1,40 @@
-"""Every screen at 80×24: the footer's keys all visible, nothing cut at a container's edge, no word
-running into a border, and the first item of each list highlighted on arrival.
+"""Every screen at 80×24, each reached once (one app per scenario) and checked on that one pilot:
+it fits (the footer's keys all visible, nothing cut at a container's edge, no word running into a
+border), the first item of its list has the focus on arrival (list screens), it looks like its
+picture (PICTURES, tests/__snapshots__/test_tui_fit/), and shrunk to a sliver it gives way to the
+too-small message, coming back when the terminal grows again.
 
 Each scenario opens one screen the way a learner would reach it (keys from home where possible)
-on a fresh profile with four hand-written runs; tests/screen_checks.py says what "fits" means.
+on a fresh profile with five hand-written runs; tests/screen_checks.py says what "fits" means.
+The same pictures in 16 ANSI colours, under load, are the soak tier's (tests/test_tui_snapshots.py).
+After a deliberate change of a screen:
+
+    pytest tests/test_tui_fit.py tests/test_tui_snapshots.py -m "soak or not soak" --snapshot-update
+
+then look at the new SVGs (a browser opens them) before committing them.
 """
 
 from __future__ import annotations
 
+import calendar
+import fcntl
+import shutil
+import tempfile
+import time as real_time
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from types import SimpleNamespace
+
 import pytest
-from textual.widgets import DataTable, OptionList
+from textual import _doc as textual_doc
+from textual.widgets import DataTable, Input, OptionList
 
 from minigpt import paths
 from tests import waiting
-from tests.run_fixtures import write_course_runs
+from tests.run_fixtures import write_course_runs, write_run
 from tests.screen_checks import all_problems
 from tui import navigation
+from tui.screens.too_small import TooSmallScreen
 
 SIZE = (80, 24)
 
@@ -152,33 +172,126 @@ SCENARIOS = {
 }
 
 
+# The screens whose pictures are kept; the soak tier takes them again in 16 colours, under load.
+PICTURES = ["home", "help", "lessons", "lesson with snippets and quiz", "quiz", "stepper at softmax",
+            "explorer norms", "explorer trained", "training form", "training panel", "runs", "compare runs",
+            "playground", "playground step", "experiments", "experiments custom grid", "experiment"]
+LISTS = ["home", "lessons", "quiz", "explorer menu", "runs", "compare runs", "playground"]  # focus on arrival
+# Widths the home screen's first layout once crashed at (10–30 columns), and a short one.
+SLIVERS = [(30, 8), (10, 8), (20, 24)]
+
+# The runs screen prints the data folder: its picture needs the same path on every run and machine,
+# so that scenario uses this fixed folder (locked: two xdist workers, or two pytest runs, take turns);
+# every other scenario uses a folder of its own, so the walk spreads freely over workers.
+DATA = Path(tempfile.gettempdir()) / "minigpt-tutor-snapshots"
+FOLDER_ON_SCREEN = {"runs"}
+NOW = calendar.timegm(real_time.strptime("2026-01-05 12:00:00", "%Y-%m-%d %H:%M:%S"))  # 2 h after the runs began
+COLOURS = {"default": {"TERM": "xterm-256color", "COLORTERM": "truecolor"},
+           "ansi16": {"TERM": "xterm-16color", "COLORTERM": ""}}
+
+
+@contextmanager
+def fixed_data_folder():
+    with open(DATA.with_name(DATA.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if the test fails
+        shutil.rmtree(DATA, ignore_errors=True)
+        DATA.mkdir(parents=True)
+        try:
+            yield DATA
+        finally:
+            shutil.rmtree(DATA, ignore_errors=True)
+
+
+@contextmanager
+def course_world(monkeypatch, own_folder: Path, scenario: str, colours: str | None):
+    """The course's runs (four plus a rerun) in the scenario's data folder, the clock that run ages
+    and sampling times read frozen at 12:00 that day, and the terminal's colours set to ``colours``
+    (None: the terminal's own): everything a picture shows is then the same on every run."""
+    if colours is not None:
+        for name, value in COLOURS[colours].items():
+            if value:
+                monkeypatch.setenv(name, value)
+            else:
+                monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    from minigpt.playground import generation
+    from minigpt.runs import listing
+
+    with ExitStack() as stack:
+        data = stack.enter_context(fixed_data_folder()) if scenario in FOLDER_ON_SCREEN else own_folder
+        monkeypatch.setenv("MINIGPT_DATA_DIR", str(data))
+        write_course_runs(paths.runs_dir())
+        write_run(paths.runs_dir(), "20260105-100400", lr=2.5e-3, seed=11, best_val=2.01)
+        monkeypatch.setattr(listing, "time", SimpleNamespace(time=lambda: NOW))
+        monkeypatch.setattr(generation, "time", SimpleNamespace(perf_counter=lambda: 0.0, strftime=real_time.strftime))
+        yield data
+
+
 @pytest.fixture
-def app(make_app):
-    write_course_runs(paths.runs_dir())
-    return make_app()
+def world(request, monkeypatch, isolated_data_dir):
+    # A screen without a picture keeps the terminal's own colours, as its fit check always had
+    # (heatmaps draw glyphs where colours are few: the terminal picks which layout is checked).
+    scenario = request.node.callspec.params["scenario"]
+    with course_world(monkeypatch, isolated_data_dir, scenario, "default" if scenario in PICTURES else None) as data:
+        yield data
+
+
+async def looks_like_its_picture(pilot, snap_compare, monkeypatch) -> bool:
+    """The screen as it stands, compared with its SVG once nothing on it still changes."""
+    from tui.widgets.loss_chart import LossChart
+
+    app = pilot.app
+    for field in app.screen.query(Input):
+        field.cursor_blink = False  # a blinking cursor would make the picture depend on timing
+    charts = list(app.screen.query(LossChart))
+    # Charts redraw on a timer: wait until each has drawn its latest data at its laid-out size.
+    await waiting.until(pilot, lambda: not any(c._dirty or c.size != c._last_size for c in charts),
+                        60, "every chart to draw")
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+    svg = app.export_screenshot(title=app.title, simplify=True)
+    # snap_compare would start an app of its own; handing it this pilot's picture keeps its
+    # comparison, --snapshot-update and its HTML report of differences.
+    monkeypatch.setattr(textual_doc, "take_svg_screenshot", lambda **_: svg)
+    return snap_compare(app, terminal_size=SIZE)
+
+
+async def shrinks_to_the_message_and_back(pilot) -> None:
+    app = pilot.app
+    reached = app.screen
+    for width, height in SLIVERS:
+        await pilot.resize_terminal(width, height)
+        await waiting.until(pilot, lambda: isinstance(app.screen, TooSmallScreen), 30,
+                            f"the resize message at {width}×{height}")
+        text = str(app.screen.query_one("#too-small-text").render())
+        assert "80×24" in text and f"{width}×{height}" in text, text
+    await pilot.resize_terminal(*SIZE)
+    await waiting.until(pilot, lambda: app.screen is reached, 30, f"{type(reached).__name__} again")
+
+
+def first_item_problem(screen) -> str | None:
+    lists = [w for w in screen.query(OptionList) if w.display]
+    tables = [w for w in screen.query(DataTable) if w.display and w.row_count]
+    focused = screen.focused
+    if not lists + tables:
+        return "no list on this screen"
+    if focused not in lists + tables:
+        return f"the list does not have the focus ({focused!r})"
+    row = focused.highlighted if isinstance(focused, OptionList) else focused.cursor_row
+    return None if row == 0 else f"{focused!r} starts at row {row}, not the first"
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
-async def test_screen_fits_80x24(app, scenario):
+async def test_every_screen(world, make_app, snap_compare, monkeypatch, scenario):
+    app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await SCENARIOS[scenario](pilot)
         problems = all_problems(app)
         assert not problems, f"{scenario} at 80×24 ({type(app.screen).__name__}):\n" + "\n".join(problems)
-
-
-@pytest.mark.parametrize("scenario", ["home", "lessons", "quiz", "explorer menu", "runs", "compare runs",
-                                      "playground"])
-async def test_first_item_highlighted_on_arrival(app, scenario):
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await SCENARIOS[scenario](pilot)
-        lists = [w for w in app.screen.query(OptionList) if w.display]
-        tables = [w for w in app.screen.query(DataTable) if w.display and w.row_count]
-        assert lists or tables, "no list on this screen"
-        focused = app.screen.focused
-        assert focused in lists + tables, f"the list does not have the focus ({focused!r})"
-        if isinstance(focused, OptionList):
-            assert focused.highlighted == 0
-        else:
-            assert focused.cursor_row == 0
+        if scenario in LISTS:
+            problem = first_item_problem(app.screen)
+            assert problem is None, f"{scenario}: {problem}"
+        if scenario in PICTURES:
+            assert await looks_like_its_picture(pilot, snap_compare, monkeypatch)
+        await shrinks_to_the_message_and_back(pilot)

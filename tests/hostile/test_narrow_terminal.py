@@ -38,10 +38,12 @@ async def test_a_lesson_asked_for_on_the_command_line_opens_once_the_terminal_is
         assert isinstance(app.screen_stack[-2], HomeScreen)
 
 
+@pytest.mark.soak
 @pytest.mark.parametrize("screen", ["lessons", "flashcards", "quiz", "stats", "runs", "experiments",
                                     "explorer_menu"])
 async def test_screens_resized_down_to_a_sliver_show_the_message(make_app, screen):
-    """Not tried by the sweep: every screen of the home menu, shrunk from 80×24 to 10–30 columns."""
+    """Not tried by the sweep: every screen of the home menu, opened directly, shrunk from 80×24 to
+    10–30 columns. Soak: tests/test_tui_fit.py's walk shrinks every screen it reaches the same way."""
     from tui import navigation
 
     app = make_app()
