@@ -123,6 +123,7 @@ def test_save_cut_between_renames_leaves_old_loadable(tmp_path):
     assert not (tmp_path / "ck.old").exists() and not (tmp_path / "ck.tmp").exists()
 
 
+@pytest.mark.soak  # one more kill of a saving process: tests/hostile/test_checkpoints.py kills 8 in the default tier
 def test_sigkill_during_repeated_saves(tmp_path):
     script = textwrap.dedent(f"""
         import sys, torch

@@ -85,14 +85,17 @@ def test_every_card_belongs_to_a_lesson_on_disk(deck, lessons):
     assert not stray, f"cards tagged with lessons that do not exist: {stray}"
 
 
-def test_every_lesson_has_a_chapter_quiz_of_six_questions_in_two_formats(deck, lessons):
+# Each chapter quiz is drawn with 3 seeds by default, 12 in soak (the same draw again, more often).
+@pytest.mark.parametrize("seeds", [pytest.param(3, id="3-seeds"),
+                                   pytest.param(12, id="12-seeds", marks=pytest.mark.soak)])
+def test_every_lesson_has_a_chapter_quiz_of_six_questions_in_two_formats(deck, lessons, seeds):
     for lesson in lessons:
         notes = chapter_notes(deck, lesson.id)
         assert len(notes) >= CHAPTER_QUIZ_MIN, (
             f"{lesson.id}: only {len(notes)} notes; a chapter quiz needs {CHAPTER_QUIZ_MIN}")
         offered = {f for cards in notes.values() for c in cards for f in formats_for(c)}
         assert len(offered) >= 2, f"{lesson.id}: cards offer only {offered}"
-        for seed in range(12):
+        for seed in range(seeds):
             quiz = chapter_quiz(lesson.id, seed=seed, deck=deck)
             assert len(quiz) >= CHAPTER_QUIZ_MIN, lesson.id
             assert all(q.card.lesson == lesson.id for q in quiz)
@@ -171,17 +174,25 @@ def test_choice_stems_do_not_contain_the_right_option(deck):
         assert right.casefold() not in q.prompt.casefold(), card.id
 
 
-def _all_choice_questions(deck, seeds=range(4)):
-    for seed in seeds:
+@pytest.fixture(scope="module")
+def choice_questions(deck) -> dict[int, list]:
+    """Every card that can be asked as a choice, asked with seeds 0 to 3: built once for the three
+    checks below (the two that go through seeds 0 and 1 used to build them again)."""
+    by_seed = {}
+    for seed in range(4):
         rng = random.Random(seed)
-        for card in deck:
-            if can_choose(card):
-                yield choice_question(deck, card, rng)
+        by_seed[seed] = [choice_question(deck, card, rng) for card in deck if can_choose(card)]
+    return by_seed
 
 
-def test_options_of_a_question_are_one_kind(deck):
+def _all_choice_questions(choice_questions: dict[int, list], seeds=range(4)):
+    for seed in seeds:
+        yield from choice_questions[seed]
+
+
+def test_options_of_a_question_are_one_kind(deck, choice_questions):
     terms = {c.term.casefold() for c in deck if c.kind == "term"}
-    for q in _all_choice_questions(deck, seeds=range(2)):
+    for q in _all_choice_questions(choice_questions, seeds=range(2)):
         texts = [o.text for o in q.options]
         assert len(texts) >= 3 and len({t.casefold() for t in texts}) == len(texts), q.card_id
         if q.card.kind == "reverse":
@@ -194,8 +205,8 @@ def test_options_of_a_question_are_one_kind(deck):
             assert len(kinds) == 1, (q.card_id, texts)
 
 
-def test_the_right_option_is_rarely_the_longest(deck):
-    questions = list(_all_choice_questions(deck))
+def test_the_right_option_is_rarely_the_longest(choice_questions):
+    questions = list(_all_choice_questions(choice_questions))
     longest = sum(1 for q in questions
                   if len(q.options[q.answer_index].text) > max(
                       len(o.text) for o in q.options if not o.correct))
@@ -203,10 +214,10 @@ def test_the_right_option_is_rarely_the_longest(deck):
     assert share <= 0.35, f"right option strictly longest in {share:.0%} of {len(questions)}"
 
 
-def test_distractor_terms_are_taught(deck, lessons):
+def test_distractor_terms_are_taught(deck, lessons, choice_questions):
     terms = {c.term.casefold() for c in deck if c.kind == "term"}
     text = " ".join(lesson.body.lower() for lesson in lessons)
-    for q in _all_choice_questions(deck, seeds=range(2)):
+    for q in _all_choice_questions(choice_questions, seeds=range(2)):
         if q.card.kind == "reverse":
             for o in q.options:
                 assert o.text.casefold() in terms, (q.card_id, o.text)

@@ -49,22 +49,25 @@ def _defined_errors():
                 yield path, module, node.name
 
 
-DEFINED = list(_defined_errors())
+@pytest.fixture(scope="module")
+def defined():
+    """Every error class in the source (an AST scan of every module: 2 s, so not at import)."""
+    return list(_defined_errors())
 
 
-def test_every_error_class_derives_from_the_root():
-    assert DEFINED, "the scan found no error classes at all: it is broken"
+def test_every_error_class_derives_from_the_root(defined):
+    assert defined, "the scan found no error classes at all: it is broken"
     outside = []
-    for path, module, name in DEFINED:
+    for path, module, name in defined:
         cls = getattr(importlib.import_module(module), name)
         if not issubclass(cls, TutorError):
             outside.append(f"{path.relative_to(REPO)}: {name}")
     assert not outside, "errors a user can cause must derive from minigpt.errors.TutorError:\n" + "\n".join(outside)
 
 
-def test_user_errors_live_in_errors_py_except_the_cli_line():
+def test_user_errors_live_in_errors_py_except_the_cli_line(defined):
     """Only the CLI's one-line ``UserError`` (a click exception) lives outside ``errors.py``."""
-    elsewhere = {(module, name) for path, module, name in DEFINED if module != "minigpt.errors"}
+    elsewhere = {(module, name) for path, module, name in defined if module != "minigpt.errors"}
     assert elsewhere == {("minigpt.cli.support", "UserError")}
 
 

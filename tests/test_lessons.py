@@ -171,22 +171,22 @@ def test_lines_fit_a_narrow_terminal(shipped):
 
 
 # Runs every snippet in ONE interpreter, each in a fresh namespace, so torch is imported once (a
-# cold torch import costs seconds, and there are two dozen snippets). Each snippet's own run time,
-# torch already loaded, is what the learner waits for after the first one.
+# cold torch import costs seconds, and there are two dozen snippets). How long each one takes is
+# measured by benchmarks/bench_snippets.py, not asserted here.
 _DRIVER = """
-import contextlib, io, json, sys, time, traceback
+import contextlib, io, json, sys, traceback
 import torch
 snippets = json.loads(sys.stdin.read())
 report = []
 for name, code in snippets:
-    out, t0 = io.StringIO(), time.perf_counter()
+    out = io.StringIO()
     try:
         with contextlib.redirect_stdout(out):
             exec(compile(code, name, "exec"), {"__name__": "__main__"})
         err = None
     except BaseException:
         err = traceback.format_exc()
-    report.append([name, err, out.getvalue(), time.perf_counter() - t0])
+    report.append([name, err, out.getvalue()])
 print(json.dumps(report))
 """
 
@@ -202,11 +202,10 @@ def test_every_runnable_snippet_runs(shipped):
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
-    for (name, code), (_, err, out, seconds) in zip(snippets, report):
+    assert len(report) == len(snippets)
+    for (name, code), (_, err, out) in zip(snippets, report):
         assert err is None, f"{name}: snippet failed\n{code}\n{err}"
         assert out.strip(), f"{name}: snippet printed nothing\n{code}"
-        # The app stops a snippet after 20 s; a generous bound here, since CI machines are shared.
-        assert seconds < 20, f"{name}: snippet took {seconds:.1f}s after imports\n{code}"
 
 
 def test_one_snippet_runs_as_the_app_runs_it(shipped):

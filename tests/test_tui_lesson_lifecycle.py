@@ -1,7 +1,8 @@
 """The lesson screen's deferred work (the rest of its blocks, the reading position, its timers)
 never outlives the screen: leaving at once, or n/p twice in one burst, leaves the app running.
 
-These run with every core busy (``cpu_load``): the races they guard against showed only under load.
+The burst tests run with every core busy (``cpu_load``): the races they guard against showed only
+under load. The two that stage a late mount on purpose (the order is forced) need no load.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from tests.waiting import until
 from tui.screens.home import HomeScreen
 from tui.screens.lesson import LessonScreen
 
-pytestmark = pytest.mark.usefixtures("cpu_load")
-
 
 def _settled(app) -> bool:
     return isinstance(app.screen, LessonScreen) and app.screen.position_restored
@@ -30,7 +29,7 @@ def _burst(app, keys) -> None:
         app.post_message(events.Key(key, key if len(key) == 1 else None))
 
 
-async def test_a_lesson_left_at_once_leaves_the_app_running(app):
+async def test_a_lesson_left_at_once_leaves_the_app_running(app, cpu_load):
     lessons = load_lessons()
     async with app.run_test(size=(80, 24)) as pilot:
         for lesson in lessons[:6]:
@@ -42,7 +41,7 @@ async def test_a_lesson_left_at_once_leaves_the_app_running(app):
         assert app.return_code is None
 
 
-async def test_typing_into_a_lesson_then_escape_leaves_the_app_running(app):
+async def test_typing_into_a_lesson_then_escape_leaves_the_app_running(app, cpu_load):
     lesson = load_lessons()[0]
     async with app.run_test(size=(80, 24)) as pilot:
         app.open_lesson(lesson.id)
@@ -54,8 +53,10 @@ async def test_typing_into_a_lesson_then_escape_leaves_the_app_running(app):
         assert app.is_running and app.return_code is None
 
 
-@pytest.mark.parametrize("keys", ["nn", "pp", "pn", "np"])
-async def test_two_lesson_keys_in_one_burst_move_twice_and_leave_the_app_running(app, keys):
+# n n and p n by default (onwards twice; there and back); their mirrors p p and n p in soak
+@pytest.mark.parametrize("keys", ["nn", "pn", pytest.param("pp", marks=pytest.mark.soak),
+                                  pytest.param("np", marks=pytest.mark.soak)])
+async def test_two_lesson_keys_in_one_burst_move_twice_and_leave_the_app_running(app, keys, cpu_load):
     ids = [lesson.id for lesson in load_lessons()]
     start = 3
     async with app.run_test(size=(80, 24)) as pilot:

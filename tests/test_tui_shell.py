@@ -30,13 +30,17 @@ async def test_launch_lands_on_home_with_every_area(app):
         assert [options.get_option_at_index(i).id for i in range(options.option_count)] == [a.id for a in AREAS]
 
 
-async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the_end(app, monkeypatch):
+# Every lesson opens and shows its examples by default; paging through every one of them to the end
+# (~85 pages) is the same walk again, so it is the soak variant: the default tier pages the longest
+# lesson to the end at 80x24 below (test_jumping_to_the_end_on_arrival_does_not_mark_a_lesson_read).
+@pytest.mark.parametrize("page_through", [pytest.param(False, id="open"),
+                                          pytest.param(True, id="page-to-the-end", marks=pytest.mark.soak)])
+async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the_end(app, monkeypatch, page_through):
     monkeypatch.setattr(LessonScreen, "settle_s", 0.02)  # a quick reader: rests 0.02 s a page
     lessons = load_lessons()
     assert lessons
     # 80 columns (the narrowest the app allows: the longest lines wrap) and a tall window, so the
-    # walk through all of them pages ~85 times instead of ~250. Paging at 80x24 is tested on the
-    # longest lesson below.
+    # walk through all of them pages ~85 times instead of ~250.
     async with app.run_test(size=(80, 60)) as pilot:
         for lesson in lessons:
             await _open_and_settle(app, pilot, lesson.id)
@@ -47,16 +51,19 @@ async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the
             for block in examples:  # the numbers shown are the library's, rendered at display time
                 md = block.query_one(Markdown)
                 assert md.source == render_example(block.example_id)
-            body = screen.query_one("#lesson-body", VerticalScroll)
-            for _ in range(200):  # page through like a reader, resting on each page until it counts
-                await pilot.press("space")
-                await until(pilot, lambda shown=screen: shown.view_recorded, 30, f"a page of {lesson.id} to be recorded")
-                if body.scroll_y >= body.max_scroll_y - 1:
-                    break
-            assert screen.is_read, lesson.id
+            if page_through:
+                body = screen.query_one("#lesson-body", VerticalScroll)
+                for _ in range(200):  # page through like a reader, resting on each page until it counts
+                    await pilot.press("space")
+                    await until(pilot, lambda shown=screen: shown.view_recorded, 30,
+                                f"a page of {lesson.id} to be recorded")
+                    if body.scroll_y >= body.max_scroll_y - 1:
+                        break
+                assert screen.is_read, lesson.id
             await pilot.press("escape")
-            await pilot.pause()
-        assert app.store.lessons_read() == {l.id for l in lessons}
+            await until(pilot, lambda shown=screen: app.screen is not shown, 30, f"{lesson.id} to close")
+        if page_through:
+            assert app.store.lessons_read() == {l.id for l in lessons}
 
 
 async def test_jumping_to_the_end_on_arrival_does_not_mark_a_lesson_read(app, cpu_load):
