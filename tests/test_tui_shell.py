@@ -33,11 +33,18 @@ async def test_launch_lands_on_home_with_every_area(app):
 # Every lesson opens and shows its examples by default; paging through every one of them to the end
 # (~85 pages) is the same walk again, so it is the soak variant: the default tier pages the longest
 # lesson to the end at 80x24 below (test_jumping_to_the_end_on_arrival_does_not_mark_a_lesson_read).
-@pytest.mark.parametrize("page_through", [pytest.param(False, id="open"),
-                                          pytest.param(True, id="page-to-the-end", marks=pytest.mark.soak)])
-async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the_end(app, monkeypatch, page_through):
+# The default walk is cut into parts, each on an app of its own, so the two test workers share it
+# (one walk was the default tier's longest test, 140-180 s under load, alone at its end).
+WALK_PARTS = 4
+
+
+@pytest.mark.parametrize(("page_through", "part"),
+                         [pytest.param(False, k, id=f"open-part-{k + 1}-of-{WALK_PARTS}") for k in range(WALK_PARTS)]
+                         + [pytest.param(True, None, id="page-to-the-end", marks=pytest.mark.soak)])
+async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the_end(app, monkeypatch, page_through,
+                                                                                     part):
     monkeypatch.setattr(LessonScreen, "settle_s", 0.02)  # a quick reader: rests 0.02 s a page
-    lessons = load_lessons()
+    lessons = load_lessons() if part is None else load_lessons()[part::WALK_PARTS]  # each in one part
     assert lessons
     # 80 columns (the narrowest the app allows: the longest lines wrap) and a tall window, so the
     # walk through all of them pages ~85 times instead of ~250.
