@@ -84,9 +84,9 @@ def made_up_names(tmp_path) -> Path:
 
 @pytest.fixture(scope="session")
 def playground_checkpoints(tmp_path_factory) -> dict[str, Path]:
-    """A bigram, an MLP and a tiny MiniGPT fitted a little (tests/test_playground.py's
+    """A bigram, an MLP and a tiny MiniGPT fitted a little (tests/helpers/playground_models.py's
     make_checkpoints), built once per session and only read by the tests that use them."""
-    from tests.test_playground import make_checkpoints
+    from tests.helpers.playground_models import make_checkpoints
 
     return make_checkpoints(tmp_path_factory.mktemp("playground-checkpoints"))
 
@@ -114,9 +114,9 @@ def pytest_configure(config):
 
 
 class FakeTrainer:
-    """What the ``fake_trainer`` fixture returns: the knobs of ``tests/minigpt_fake_trainer.py``."""
+    """What the ``fake_trainer`` fixture returns: the knobs of ``tests/helpers/minigpt_fake_trainer.py``."""
 
-    argv = [sys.executable, "-m", "tests.minigpt_fake_trainer"]  # then "train", its flags
+    argv = [sys.executable, "-m", "tests.helpers.minigpt_fake_trainer"]  # then "train", its flags
 
     def __init__(self, monkeypatch):
         self._monkeypatch = monkeypatch
@@ -136,7 +136,7 @@ def fake_trainer(monkeypatch) -> FakeTrainer:
     environment, so a scheduler subprocess inherits it) is the torch-free fake: where the trainer
     is not what a test checks, a run costs a fraction of a second instead of torch's import and
     training. Tests that sample from a checkpoint or check the training itself use the real one."""
-    monkeypatch.setenv("MINIGPT_TRAINER", "tests.minigpt_fake_trainer")
+    monkeypatch.setenv("MINIGPT_TRAINER", "tests.helpers.minigpt_fake_trainer")
     monkeypatch.setenv("MINIGPT_FAKE_STEP_S", "0.01")
     monkeypatch.delenv("MINIGPT_FAKE_FAIL_AT", raising=False)
     return FakeTrainer(monkeypatch)

@@ -175,3 +175,20 @@ def test_one_guarded_reader_for_user_reachable_files():
              # sits below guarded in the layers
              if name not in ("minigpt/guarded.py", "minigpt/spawn.py") for m in plain.finditer(text)]
     assert found == [], f"read these through minigpt.guarded: {found}"
+
+
+def test_no_test_module_imports_another():
+    """What two test modules share lives in tests/helpers/: importing a test module from another
+    runs its collection-time work again and ties the two files' fixtures and names together."""
+    import ast
+
+    offenders = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            for name in names:
+                if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith(("test_", "conftest")):
+                    offenders.append(f"{path.relative_to(REPO)}: {name}")
+    assert not offenders, "test modules importing other test modules (move the shared part to tests/helpers/):\n" + \
+        "\n".join(offenders)

@@ -16,8 +16,8 @@ from safetensors.torch import load_file
 from minigpt.runs.metrics import read_metrics
 from minigpt.training import distributed as D
 from tests.helpers.floats import TRAINED_WEIGHTS
-from tests.ports import free_port
-from tests.waiting import wait_until
+from tests.helpers.ports import free_port
+from tests.helpers.waiting import wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 

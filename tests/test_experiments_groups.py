@@ -3,7 +3,6 @@ as a band and compared with another group by Welch's or the paired t-test."""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import subprocess
@@ -15,18 +14,9 @@ import pytest
 from minigpt import stats
 from minigpt.experiments import groups
 from minigpt.runs import listing
-from tests.run_fixtures import write_run
+from tests.helpers.run_fixtures import grouped_run, write_run
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def grouped_run(root: Path, folder: str, group: str, seed: int, best_val: float) -> Path:
-    run = write_run(root, folder, seed=seed, best_val=best_val, steps=200)
-    status = json.loads((run / "status.json").read_text())
-    status.update(format="minigpt-run-status", format_version=3, name=folder, note="", world_size=1, group=group)
-    status.pop("error", None)
-    (run / "status.json").write_text(json.dumps(status))
-    return run
 
 
 def test_groups_band_and_comparison_by_hand(tmp_path):

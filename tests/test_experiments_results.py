@@ -13,8 +13,9 @@ from minigpt.experiments import folder as ef
 from minigpt.experiments.chart import ChartSeries, bar_chart, number, scatter_chart
 from minigpt.experiments.spec import Axis, Budget, ExperimentSpec
 from minigpt.runs import listing
-from minigpt.runs.files import process_start_time, write_json_atomic, write_text_atomic
+from minigpt.runs.files import write_text_atomic
 from tests.helpers.floats import LOSS_RTOL
+from tests.helpers.run_fixtures import fake_run
 
 WORDS = ["abcd", "bcda", "cdab", "dabc", "aabb", "bbcc", "ccdd", "ddaa", "abab", "cdcd"]
 
@@ -24,23 +25,6 @@ def data(tmp_path):
     path = tmp_path / "w.txt"
     path.write_text("\n".join(WORDS), encoding="utf-8")
     return str(path)
-
-
-def fake_run(exp, name, state, step, val, train=None, long=None, pid=None):
-    run_dir = exp.run_dir(name)
-    run_dir.mkdir()
-    write_json_atomic(run_dir / "config.json", exp.run(name).config)
-    status = {"state": state, "step": step, "total_steps": exp.run(name).steps, "best_val": val,
-              "val_loss": val if state == "finished" else None, "model": "gpt",
-              "pid": pid or 2 ** 22 + 5, "pid_start": process_start_time(pid) if pid else None}
-    write_json_atomic(run_dir / "status.json", status)
-    with open(run_dir / "metrics.jsonl", "w", encoding="utf-8") as f:
-        for s in range(10, step + 1, 10):
-            f.write(json.dumps({"step": s, "train_loss": val + 0.05, "tokens_per_s": 1000.0 * s,
-                                **({"val_loss": val + (step - s) * 0.001} if s % 20 == 0 else {})}) + "\n")
-    if train is not None:
-        extras = {"train_loss": train, **({"long_loss": long} if long is not None else {})}
-        write_json_atomic(run_dir / "extras.json", extras)
 
 
 def size_experiment(tmp_path, data):

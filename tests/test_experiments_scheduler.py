@@ -1,7 +1,7 @@
 """The scheduler against `minigpt train` workers on tiny models: a 2×2 sweep from the CLI with the
 real trainer (tiny runs: d_model 8-16, one layer, batch 32), then pause and resume, kill -9 of the
 scheduler (alone, then with its worker) and a run stopped by hand with the torch-free fake trainer
-(``fake_trainer``, tests/minigpt_fake_trainer.py): what those check is the scheduler, which sees
+(``fake_trainer``, tests/helpers/minigpt_fake_trainer.py): what those check is the scheduler, which sees
 only run folders and processes. Deadlines are generous because the CI machines are shared.
 """
 
@@ -20,7 +20,7 @@ from minigpt.control import workers as rc
 from minigpt.experiments import exports, results, scheduler
 from minigpt.experiments import folder as ef
 from minigpt.experiments.presets import custom_spec, parse_grid_text
-from tests.waiting import wait_until
+from tests.helpers.waiting import wait_until
 from tui.cli import main
 
 TINY = ["--set", "n_layers=1", "--set", "n_heads=2", "--set", "batch_size=32", "--set", "device=cpu"]

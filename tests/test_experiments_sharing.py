@@ -3,25 +3,12 @@ what trains now, and the training form's question showing it (the sweep's questi
 
 from __future__ import annotations
 
-import json
-import os
-
 from textual.widgets import Static
 
 from minigpt import paths
 from minigpt.experiments.sharing import sharing_warning, trainings_in_progress
-from minigpt.runs.files import process_start_time
-from tests.run_fixtures import write_run
-from tests.test_tui_fit import settle
-
-
-def a_training_run(label: str = "busy one"):
-    """A run whose status says running, held by a live process (this one)."""
-    run = write_run(paths.runs_dir(), "20260105-110000", state="running", label=label, step=10)
-    status = json.loads((run / "status.json").read_text(encoding="utf-8"))
-    status.update(pid=os.getpid(), pid_start=process_start_time(os.getpid()))
-    (run / "status.json").write_text(json.dumps(status), encoding="utf-8")
-    return run
+from tests.helpers.run_fixtures import a_training_run, write_run
+from tests.helpers.screen_walk import settle
 
 
 def test_nothing_training_means_no_warning():

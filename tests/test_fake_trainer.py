@@ -15,15 +15,15 @@ from minigpt.control import workers as rc
 from minigpt.runs import listing as runs
 from minigpt.runs.metrics import read_metrics
 from minigpt.training.options import TrainConfig
-from tests.conftest import REPO
-from tests.waiting import wait_until
+from tests.helpers import REPO
+from tests.helpers.waiting import wait_until
 
 
 def test_the_trainer_command_is_minigpt_unless_a_test_names_another(monkeypatch):
     monkeypatch.delenv(rc.TRAINER_MODULE_VARIABLE, raising=False)
     assert rc.trainer_argv(["train", "--resume", "r"]) == [sys.executable, "-m", "minigpt.cli", "train", "--resume", "r"]
-    monkeypatch.setenv(rc.TRAINER_MODULE_VARIABLE, "tests.minigpt_fake_trainer")
-    assert rc.trainer_argv(["train"])[1:] == ["-m", "tests.minigpt_fake_trainer", "train"]
+    monkeypatch.setenv(rc.TRAINER_MODULE_VARIABLE, "tests.helpers.minigpt_fake_trainer")
+    assert rc.trainer_argv(["train"])[1:] == ["-m", "tests.helpers.minigpt_fake_trainer", "train"]
 
 
 def test_the_fake_imports_no_torch_and_leaves_a_finished_run_with_a_loadable_checkpoint(tmp_path, names, fake_trainer):

@@ -16,8 +16,8 @@ from minigpt.control import workers as rc
 from minigpt.errors import ConfigError
 from minigpt.runs.files import STATUS_FILE, process_start_time, write_json_atomic
 from minigpt.training.options import OPTIONS, TrainConfig
-from tests.config_strategies import valid_configs
-from tests.waiting import wait_until
+from tests.helpers.config_strategies import valid_configs
+from tests.helpers.waiting import wait_until
 
 
 def course_form(**changes) -> dict[str, str]:

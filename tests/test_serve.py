@@ -13,12 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from tests.browser.harness import ServedTutor
-from tests.waiting import wait_until as _wait_until
+from tests.helpers.serving import APP_FRAME, receive_until
+from tests.helpers.waiting import wait_until as _wait_until
 from tui.cli import main
 from tui.serve import is_loopback_host, public_warning
 from tui.serve_server import PAGE_TITLE, is_loopback_name
-
-APP_FRAME = b"Learn how GPT works"  # on the home screen's first frame
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.3.4.5", "::1", "[::1]", "localhost"])
@@ -60,19 +59,6 @@ def _get(port: int, host_header: str | None = None) -> tuple[int, str]:
     return response.status, body
 
 
-async def _receive_until(ws, needle: bytes, timeout: float = 30.0) -> bytes:
-    seen = b""
-    deadline = time.monotonic() + timeout
-    while needle not in seen:
-        msg = await ws.receive(timeout=max(0.1, deadline - time.monotonic()))
-        if msg.type == aiohttp.WSMsgType.BINARY:
-            seen += msg.data
-        elif msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
-            break
-    assert needle in seen, seen[-500:]
-    return seen
-
-
 async def test_the_page_the_checks_and_the_session_limit(tmp_path):
     with ServedTutor(tmp_path / "data", "--max-sessions", "1", log_path=tmp_path / "serve.log") as server:
         port, origin = server.port, f"http://127.0.0.1:{server.port}"
@@ -91,11 +77,11 @@ async def test_the_page_the_checks_and_the_session_limit(tmp_path):
             assert refused.value.status == 403
 
             async with http.ws_connect(f"ws://127.0.0.1:{port}/ws?width=100&height=30", origin=origin) as first:
-                await _receive_until(first, APP_FRAME)
+                await receive_until(first, APP_FRAME)
                 status, body = _get(port)
                 assert status == 503 and "limit" in body
                 async with http.ws_connect(f"ws://127.0.0.1:{port}/ws", origin=origin) as second:
-                    said = await _receive_until(second, b"--max-sessions")
+                    said = await receive_until(second, b"--max-sessions")
                     assert b"already has 1 browser session open" in said
             _wait_until(lambda: _get(port)[0] == 200, 20, "the closed tab's slot is free again")
 
@@ -119,7 +105,7 @@ async def test_guest_tabs_get_their_own_folder_removed_when_they_close(tmp_path)
         async with aiohttp.ClientSession() as http:
             async with http.ws_connect(f"ws://127.0.0.1:{server.port}/ws", origin=origin) as one, \
                     http.ws_connect(f"ws://127.0.0.1:{server.port}/ws", origin=origin) as two:
-                await asyncio.gather(_receive_until(one, APP_FRAME), _receive_until(two, APP_FRAME))
+                await asyncio.gather(receive_until(one, APP_FRAME), receive_until(two, APP_FRAME))
                 folders = _guest_folders(tmp)
                 assert len(folders) == 2  # one per tab, nothing shared
                 assert all((f / "progress.sqlite3").exists() for f in folders)
@@ -131,7 +117,7 @@ async def test_guest_tabs_get_their_own_folder_removed_when_they_close(tmp_path)
             time.sleep(1.0)
             assert not _guest_folders(tmp), "a guest folder came back after it was removed"
             async with http.ws_connect(f"ws://127.0.0.1:{server.port}/ws", origin=origin) as open_tab:
-                await _receive_until(open_tab, APP_FRAME)
+                await receive_until(open_tab, APP_FRAME)
                 assert len(_guest_folders(tmp)) == 1
                 assert server.stop() is not None  # stopped while a guest tab is still open
     finally:

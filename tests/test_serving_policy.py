@@ -16,7 +16,7 @@ from minigpt import paths
 from minigpt import serving_policy as policy
 from minigpt.lessons import load_lessons
 from minigpt.runs.files import process_start_time
-from tests.waiting import wait_until
+from tests.helpers.waiting import wait_until
 
 
 @pytest.fixture

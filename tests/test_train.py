@@ -14,7 +14,7 @@ from minigpt.runs.metrics import read_metrics
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
 from minigpt.training.schedule import lr_at
-from tests.waiting import wait_until
+from tests.helpers.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[1]
 CANONICAL = REPO.parent / "shared" / "data" / "names.txt"

@@ -9,7 +9,7 @@ from minigpt.models.config import GPTConfig
 from minigpt.teaching.explorers import real_param_count
 from minigpt.teaching.params import gpt_total
 from minigpt.teaching.stepper import BUG_ORDER, stage_panels
-from tests.waiting import until
+from tests.helpers.waiting import until
 from tui.widgets.matrix_view import MatrixView
 
 
@@ -276,7 +276,7 @@ async def test_the_stepper_steps_through_a_trained_models_layer(app, tmp_path):
         await _go(pilot, scr, "weights")
         cur = scr.query_one("#att-current", MatrixView)
         assert cur.cell_text(3, 1) == f"{want[0, 3, 1].item():.3f}"
-        from tests.screen_checks import all_problems
+        from tests.helpers.screen_checks import all_problems
         await until(pilot, lambda: all_problems(app) == [], 15, "a layout with no problems",
                     describe=lambda: str(all_problems(app)))
 
@@ -328,5 +328,5 @@ async def test_the_parameter_counter_loads_a_checkpoints_shape(app, tmp_path):
         scr.query_one("#p-n_layers").value = "3"  # a shape of its own: the file's line goes
         await pilot.pause()
         assert "holds" not in _text(scr.query_one("#p-total"))
-        from tests.screen_checks import all_problems
+        from tests.helpers.screen_checks import all_problems
         assert all_problems(app) == []

@@ -4,9 +4,9 @@ first two (paired t-test: the same seeds), within 80×24."""
 from __future__ import annotations
 
 from minigpt import paths
-from tests.screen_checks import all_problems
-from tests.test_experiments_groups import grouped_run
-from tests.waiting import until
+from tests.helpers.run_fixtures import grouped_run
+from tests.helpers.screen_checks import all_problems
+from tests.helpers.waiting import until
 from tui import navigation
 
 

@@ -9,9 +9,9 @@ from textual.widgets import Static
 
 from minigpt.experiments import folder as ef
 from minigpt.experiments.spec import Axis, Budget, ExperimentSpec
-from tests.screen_checks import all_problems
-from tests.test_experiments_results import fake_run
-from tests.waiting import until
+from tests.helpers.run_fixtures import fake_run
+from tests.helpers.screen_checks import all_problems
+from tests.helpers.waiting import until
 from tui import navigation
 from tui.widgets.loss_chart import LossChart
 

@@ -14,8 +14,8 @@ from textual.widgets import DataTable, Footer, Input, OptionList, Static, Tabbed
 from minigpt.experiments import folder as ef
 from minigpt.experiments.presets import custom_spec, parse_grid_text
 from minigpt.runs.files import write_json_atomic
-from tests.screen_checks import all_problems
-from tests.waiting import until
+from tests.helpers.screen_checks import all_problems
+from tests.helpers.waiting import until
 from tui.widgets.experiment_plot import PlotCanvas
 from tui.widgets.loss_chart import LossChart
 

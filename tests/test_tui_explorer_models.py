@@ -15,8 +15,8 @@ from minigpt.data import Vocab
 from minigpt.models.config import GPTConfig
 from minigpt.models.gpt import MiniGPT
 from minigpt.teaching.stepper import fmt
-from tests import waiting
-from tests.screen_checks import all_problems
+from tests.helpers import waiting
+from tests.helpers.screen_checks import all_problems
 from tui import navigation
 from tui.widgets.matrix_view import MatrixView
 

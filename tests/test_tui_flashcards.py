@@ -12,7 +12,7 @@ from textual.widgets import Input, Static
 from minigpt.store import Store
 from minigpt.study.decks import load_decks
 from minigpt.study.review import LEECH_LAPSES, StudySession, history
-from tests.waiting import until
+from tests.helpers.waiting import until
 from tui.screens.flashcards import FlashcardsScreen, export_path
 from tui.widgets.study_card import CardView, RatingBar
 

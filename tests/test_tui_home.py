@@ -8,7 +8,7 @@ import threading
 import time
 from types import SimpleNamespace
 
-from tests.waiting import until
+from tests.helpers.waiting import until
 from tui.progress import Glance
 
 
@@ -44,7 +44,7 @@ from tui.app import TutorApp
 async def main():
     app = TutorApp(store=Store(sys.argv[1]))
     async with app.run_test(size=(80, 24)) as pilot:
-        for _ in range(600):  # a script of its own (tests.waiting is not importable here)
+        for _ in range(600):  # a script of its own (tests.helpers.waiting is not importable here)
             await pilot.pause(0.05)
             if "minigpt.teaching.attention" in sys.modules and "textual_plotext" in sys.modules:
                 break

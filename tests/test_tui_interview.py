@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from minigpt.store import Store
 from minigpt.study import readiness
-from tests.waiting import until
+from tests.helpers.waiting import until
 
 
 async def test_a_short_interview_from_home_to_report(tmp_path, make_app):

@@ -11,7 +11,7 @@ from textual.widgets import Static, TextArea
 
 from minigpt.katas import progress
 from minigpt.katas.grading import grade_function
-from tests.waiting import until
+from tests.helpers.waiting import until
 from tui import navigation
 
 NO_SCALE = """import torch

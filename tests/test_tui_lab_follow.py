@@ -10,7 +10,7 @@ from textual.widgets import Markdown
 from minigpt.control import form, lab_jobs
 from minigpt.runs.lab import job_dir
 from minigpt.runs.lock import RunLock
-from tests.waiting import until
+from tests.helpers.waiting import until
 from tui.screens.lesson import LessonScreen
 from tui.widgets.lesson_blocks import ExampleBlock
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from minigpt import serving_policy as policy
 from minigpt.control import lab_jobs
 from minigpt.runs.lab import job_dir, write_result
-from tests.waiting import until
+from tests.helpers.waiting import until
 from tui.screens.lab_menu import LabMenu
 from tui.screens.lesson import LessonScreen
 

@@ -14,7 +14,7 @@ from textual import events
 from textual.containers import VerticalScroll
 
 from minigpt.lessons import load_lessons
-from tests.waiting import until
+from tests.helpers.waiting import until
 from tui.screens.home import HomeScreen
 from tui.screens.lesson import LessonScreen
 

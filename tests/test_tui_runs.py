@@ -15,10 +15,10 @@ import pytest
 from minigpt import paths
 from minigpt.control import workers as rc
 from minigpt.runs.files import process_start_time
-from tests.run_fixtures import write_course_runs, write_run
-from tests.screen_checks import footer_problems, screen_lines
-from tests.test_tui_fit import settle
-from tests.waiting import until, wait_until
+from tests.helpers.run_fixtures import write_course_runs, write_run
+from tests.helpers.screen_checks import footer_problems, screen_lines
+from tests.helpers.screen_walk import settle
+from tests.helpers.waiting import until, wait_until
 from tui import navigation
 from tui.app import background_runs_message
 from tui.widgets.loss_chart import LossChart
@@ -249,7 +249,7 @@ async def test_compare_markers_stay_with_their_runs_after_hide_and_show(app):
 async def test_stop_leaves_the_panels_footer_when_the_run_finishes(make_app):
     import json
 
-    from tests.test_experiments_sharing import a_training_run
+    from tests.helpers.run_fixtures import a_training_run
 
     run = a_training_run()
     app = make_app()

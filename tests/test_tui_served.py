@@ -11,7 +11,7 @@ from textual.widgets import Input, Static
 from minigpt import serving_policy as policy
 from minigpt.lessons import load_lessons
 from minigpt.runs import listing as runs
-from tests.waiting import until
+from tests.helpers.waiting import until
 from tui.serve_session import GUEST_NOTICE, ServedTutorApp
 from tui.widgets.snippet import SnippetBlock
 

@@ -12,7 +12,7 @@ from textual.widgets import Markdown, OptionList
 from minigpt.lessons import load_lessons
 from minigpt.store import Store
 from minigpt.teaching.examples.catalog import render_example
-from tests.waiting import until
+from tests.helpers.waiting import until
 from tui.areas import AREAS
 from tui.screens.help import HelpScreen
 from tui.screens.home import HomeScreen

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.screen_checks import all_problems
-from tests.test_tui_fit import PICTURES, SCENARIOS, SIZE, course_world, looks_like_its_picture, settle
+from tests.helpers.screen_checks import all_problems
+from tests.helpers.screen_walk import PICTURES, SCENARIOS, SIZE, course_world, looks_like_its_picture, settle
 
 pytestmark = pytest.mark.soak
 

@@ -12,7 +12,7 @@ from minigpt.study import scheduler as sch
 from minigpt.study import stats
 from minigpt.study.decks import load_decks
 from minigpt.study.review import StudySession
-from tests.waiting import until
+from tests.helpers.waiting import until
 from tui.screens.study_stats import StudyStatsScreen
 from tui.widgets.study_card import card_title
 from tui.widgets.study_charts import ForecastChart, glyph

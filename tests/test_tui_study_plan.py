@@ -8,7 +8,7 @@ from datetime import date, timedelta
 from textual.widgets import Input, Static
 
 from minigpt.study import plan as planning
-from tests.waiting import until
+from tests.helpers.waiting import until
 
 
 async def test_set_a_date_on_the_plan_screen(make_app):

@@ -8,7 +8,7 @@ from textual.widgets import Input
 
 from minigpt.teaching.bpe import UNKNOWN_ID
 from minigpt.teaching.examples.tokenization import EXPLORER_MERGES, explorer_bpe
-from tests.waiting import until
+from tests.helpers.waiting import until
 from tui.screens.lesson import LessonScreen
 
 

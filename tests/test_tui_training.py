@@ -27,8 +27,8 @@ from minigpt.runs import listing as runs
 from minigpt.runs.metrics import read_metrics
 from minigpt.store import Store
 from minigpt.training.options import OPTIONS
-from tests.config_strategies import valid_configs
-from tests.waiting import until, wait_until
+from tests.helpers.config_strategies import valid_configs
+from tests.helpers.waiting import until, wait_until
 from tui.app import TutorApp
 from tui.screens.training import TrainingScreen
 from tui.widgets.loss_chart import LossChart

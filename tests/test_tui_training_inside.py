@@ -3,32 +3,13 @@ run folder holding what a trainer writes: they read only the folder, and fit 80Ã
 
 from __future__ import annotations
 
-import json
+from pathlib import Path
 
-from minigpt.runs.insight import LAYERS_FILE, SURPRISE_FILE, InsightLog, layers_header, surprise_header
-from tests import waiting
-from tests.run_fixtures import write_run
-from tests.screen_checks import all_problems
+from minigpt.runs.insight import LAYERS_FILE, InsightLog, layers_header
+from tests.helpers import waiting
+from tests.helpers.run_fixtures import write_insight, write_run
+from tests.helpers.screen_checks import all_problems
 from tui import navigation
-
-
-def write_insight(run):
-    status = json.loads((run / "status.json").read_text())
-    status.update(format="minigpt-run-status", format_version=3, name="inside", note="", world_size=1,
-                  uniform_loss=3.2958, bigram_loss=2.4541)
-    status.pop("error", None)
-    (run / "status.json").write_text(json.dumps(status))
-    log = InsightLog(run / SURPRISE_FILE, surprise_header(["ava", "bo"], [["a", "v", "a", "."], ["b", "o", "."]]))
-    log.write({"step": 50, "nll": [[3.1, 3.0, 2.9, 1.0], [3.2, 3.1, 2.0]]})
-    log.write({"step": 300, "nll": [[2.1, 0.5, 1.2, 0.3], [2.6, 1.4, 0.9]]})
-    log.close()
-    names = ["tok_emb.weight", "blocks.0.attn.qkv.weight", "blocks.0.attn.proj.weight", "blocks.0.ffn.up.weight",
-             "blocks.0.ffn.down.weight", "head.weight"]
-    log = InsightLog(run / LAYERS_FILE, layers_header(names, ["adamw", "muon", "muon", "muon", "muon", "adamw"], 25))
-    for step in range(25, 301, 25):
-        log.write({"step": step, "grad": [0.3, 0.12, 0.1, 0.11, 0.1, 0.2],
-                   "ratio": [-3.0, -1.5, -1.6, -1.4, -4.2 if step == 300 else -1.5, -3.1]})
-    log.close()
 
 
 async def open_panel(pilot, run):
@@ -99,10 +80,8 @@ async def test_the_step_scrubber_moves_every_view_to_a_snapshot(tmp_path, make_a
     from minigpt.runs import snapshots
     from minigpt.training.loop import train
     from minigpt.training.options import TrainConfig
-    from tests.test_training_insight import REPO
-
     names = tmp_path / "names.txt"
-    names.write_text("\n".join((REPO / "data" / "names.txt").read_text().split()[:300]) + "\n")
+    names.write_text("\n".join((Path(__file__).resolve().parents[1] / "data" / "names.txt").read_text().split()[:300]) + "\n")
     run = tmp_path / "runs" / "scrub"
     train(TrainConfig(d_model=16, n_heads=2, n_layers=1, batch_size=16, steps=40, eval_interval=20,
                       log_interval=5, layer_every=5, data=str(names)), run)

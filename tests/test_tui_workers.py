@@ -6,7 +6,7 @@ import asyncio
 
 from minigpt import paths
 from minigpt.lessons import load_lessons
-from tests.waiting import until
+from tests.helpers.waiting import until
 from tui.widgets.snippet import SnippetBlock
 
 

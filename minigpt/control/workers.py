@@ -45,7 +45,7 @@ from minigpt.training.options import TrainConfig, load_run_config
 LAUNCH_FILE, STDOUT_FILE, STDERR_FILE = "launch.json", "stdout.log", "stderr.log"
 STOP_FILE = "stop-requested.json"  # written by stop_run: a worker gone before its status was a stop
 # A test seam: the module run as the trainer (``python -m MODULE train …``). Unset, it is
-# ``minigpt.cli``; the tests set it to ``tests.minigpt_fake_trainer`` (no torch, a step rate they
+# ``minigpt.cli``; the tests set it to ``tests.helpers.minigpt_fake_trainer`` (no torch, a step rate they
 # choose) where the trainer is not what they check. Read from the environment so that a scheduler
 # started as a subprocess launches the same trainer as the test that started it.
 TRAINER_MODULE_VARIABLE = "MINIGPT_TRAINER"

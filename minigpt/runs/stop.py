@@ -1,7 +1,7 @@
 """The stop signals of a trainer: SIGINT/SIGTERM set a flag that the loop reads between steps.
 
 Torch-free (like the rest of ``minigpt.runs``), so that anything that writes a run folder (the
-trainer, and the tests' stand-in trainer ``tests/minigpt_fake_trainer.py``) stops the same way.
+trainer, and the tests' stand-in trainer ``tests/helpers/minigpt_fake_trainer.py``) stops the same way.
 """
 
 from __future__ import annotations

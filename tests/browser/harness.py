@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.ports import free_port  # the one allocator of ports
+from tests.helpers.ports import free_port  # the one allocator of ports
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")

@@ -16,9 +16,7 @@ from minigpt.models.config import GPTConfig
 from minigpt.models.gpt import MiniGPT
 from minigpt.runs.snapshots import snapshot_path
 from tests.browser.harness import TutorPage
-from tests.run_fixtures import write_run
-from tests.test_experiments_groups import grouped_run
-from tests.test_tui_training_inside import write_insight
+from tests.helpers.run_fixtures import grouped_run, write_insight, write_run
 
 # One Chromium per worker session and served tutors per module: the browser tests stay together.
 pytestmark = pytest.mark.xdist_group("browser")

@@ -24,7 +24,7 @@ from minigpt.study.anki import (
     read_card_file,
     user_cards,
 )
-from tests.hostile.conftest import OSC52, assert_screen_safe, bounded
+from tests.helpers.hostile import OSC52, assert_screen_safe, bounded
 
 _side_chars = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 

@@ -30,7 +30,7 @@ from minigpt.cli import main
 from minigpt.runs import listing as runs
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
-from tests.hostile.conftest import one_error_line
+from tests.helpers.hostile import one_error_line
 
 REPO = Path(__file__).resolve().parents[2]
 GOOD = REPO / "tests" / "fixtures" / "round1" / "runs" / "run-gpt" / "checkpoint"  # d16 L1, 27 characters

@@ -9,7 +9,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from tests.hostile.conftest import assert_no_control
+from tests.helpers.hostile import assert_no_control
 from tui.cli import main
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.conftest import REPO
+from tests.helpers.hostile import REPO
 
 SCENARIO = """
 import sys

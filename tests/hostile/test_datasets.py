@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from minigpt import corpus
 from minigpt.data import MAX_AUTO_BLOCK, DatasetError, EncodedSplit, Vocab, load_dataset, load_words
 from minigpt.text_data import load_text
-from tests.hostile.conftest import REPO, bounded, denied, write_names
+from tests.helpers.hostile import REPO, bounded, denied, write_names
 from tui.cli import main
 
 

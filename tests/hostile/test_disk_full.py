@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from minigpt.errors import DiskFullError, StoreError
-from tests.hostile.conftest import REPO, bounded
+from tests.helpers.hostile import REPO, bounded
 from tui.cli import main
 
 

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from minigpt.training import distributed
-from tests.hostile.conftest import REPO, bounded, one_error_line
+from tests.helpers.hostile import REPO, bounded, one_error_line
 from tui.cli import main
 
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from minigpt.cli import main
 from minigpt.cli.support import _fail
 from minigpt.errors import DatasetError
-from tests.hostile.conftest import one_error_line
+from tests.helpers.hostile import one_error_line
 
 
 def test_fail_keeps_the_reason_after_a_line_break_in_a_path():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from minigpt.lessons import load_lessons
-from tests.waiting import until
+from tests.helpers.waiting import until
 from tui.screens.home import HomeScreen
 from tui.screens.lesson import LessonScreen
 from tui.screens.too_small import TooSmallScreen

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from minigpt.errors import ConfigError
 from minigpt.training.options import OPTIONS, TrainConfig
-from tests.hostile.conftest import REPO, bounded, one_error_line
+from tests.helpers.hostile import REPO, bounded, one_error_line
 from tui.cli import main
 
 NUMERIC = [o for o in OPTIONS if o.kind in (int, float)]

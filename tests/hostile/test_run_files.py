@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from minigpt.runs.listing import list_runs, read_run
 from minigpt.runs.metrics import read_metrics
-from tests.hostile.conftest import assert_no_control
+from tests.helpers.hostile import assert_no_control
 from tui.cli import main
 
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)

@@ -29,8 +29,8 @@ from minigpt.runs.lock import RunLock
 from minigpt.runs.metrics import read_metrics
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
-from tests.hostile.conftest import one_error_line
-from tests.waiting import until, wait_until
+from tests.helpers.hostile import one_error_line
+from tests.helpers.waiting import until, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "round1" / "runs"

@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 
 from tests.browser.harness import ServedTutor
-from tests.test_serve import APP_FRAME, _receive_until
+from tests.helpers.serving import APP_FRAME, receive_until
 from tui.serve_server import parse_frame
 
 BAD_FRAMES = [
@@ -46,7 +46,7 @@ async def test_bad_frames_are_logged_once_each_and_the_slot_is_freed_at_once(tmp
         url, origin = f"ws://127.0.0.1:{server.port}/ws", f"http://127.0.0.1:{server.port}"
         async with aiohttp.ClientSession() as http:
             async with http.ws_connect(url, origin=origin, max_msg_size=0) as tab:
-                await _receive_until(tab, APP_FRAME)
+                await receive_until(tab, APP_FRAME)
                 for frame in BAD_FRAMES:
                     await tab.send_str(frame)
                 await tab.send_str('["ping", "still here"]')  # the session goes on
@@ -59,7 +59,7 @@ async def test_bad_frames_are_logged_once_each_and_the_slot_is_freed_at_once(tmp
                 assert pong == ["pong", "still here"]
             # the tab closed: the next one gets an app at once, not the over-the-limit message
             async with http.ws_connect(url, origin=origin) as next_tab:
-                seen = await _receive_until(next_tab, APP_FRAME)
+                seen = await receive_until(next_tab, APP_FRAME)
                 assert b"already has 1 browser session" not in seen
     text = log_path.read_text(encoding="utf-8", errors="replace")
     assert "Traceback" not in text

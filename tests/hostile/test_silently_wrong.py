@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from minigpt import paths
 from minigpt.cli import main
 from minigpt.runs import listing as runs
-from tests.hostile.conftest import one_error_line
+from tests.helpers.hostile import one_error_line
 
 TINY = ["--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--batch-size", "16", "--steps", "3",
         "--eval-interval", "2", "--device", "cpu", "--quiet"]

@@ -12,7 +12,7 @@ import pytest
 
 from minigpt import lessons, spawn
 from minigpt.lessons import run_snippet, run_snippet_async
-from tests.waiting import until, wait_until
+from tests.helpers.waiting import until, wait_until
 
 from .test_snippets import is_gone
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from minigpt.lessons import OUTPUT_LIMIT, Lesson, run_snippet, run_snippet_async
-from tests.waiting import until, wait_until
+from tests.helpers.waiting import until, wait_until
 from tui import navigation
 from tui.widgets.snippet import SnippetBlock
 

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from minigpt.errors import TutorError, UnsafeFileError
-from tests.hostile.conftest import REPO, bounded, one_error_line
+from tests.helpers.hostile import REPO, bounded, one_error_line
 from tui.cli import main
 
 RUN = REPO / "tests" / "fixtures" / "round1" / "runs" / "run-gpt"  # a finished run with both checkpoints
@@ -226,7 +226,7 @@ async def test_home_screen_counts_with_a_fifo_in_the_newest_run(isolated_data_di
     """The home screen froze on "counting…" with a FIFO status.json in a run folder."""
     import asyncio
 
-    from tests.hostile.conftest import screen_text
+    from tests.helpers.hostile import screen_text
 
     runs = isolated_data_dir / "runs"
     shutil.copytree(RUN, runs / "run")

@@ -18,7 +18,7 @@ from minigpt.control import workers as rc
 from minigpt.errors import RunControlError
 from minigpt.runs.lock import RunLock
 from minigpt.spawn import process_start_time
-from tests.hostile.conftest import one_error_line
+from tests.helpers.hostile import one_error_line
 
 
 def _alive(proc: subprocess.Popen) -> bool:

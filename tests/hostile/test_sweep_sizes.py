@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from minigpt.errors import ConfigError
 from minigpt.experiments.spec import MAX_RUNS, Axis, Budget, ExperimentSpec
-from tests.hostile.conftest import REPO, bounded, one_error_line
+from tests.helpers.hostile import REPO, bounded, one_error_line
 from tui.cli import main
 
 MEMORY_LIMIT = 2 << 30

@@ -12,8 +12,8 @@ from textual.widgets import DataTable
 
 from minigpt.store import Store
 from minigpt.study.anki import import_file, user_card_id
-from tests.hostile.conftest import BROKEN_RUN, EVIL_RUN, assert_screen_safe
-from tests.waiting import until
+from tests.helpers.hostile import BROKEN_RUN, EVIL_RUN, assert_screen_safe
+from tests.helpers.waiting import until
 from tui import navigation
 from tui.screens.playground import PlaygroundScreen
 from tui.widgets.snippet import SnippetBlock

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from tests.hostile.conftest import REPO
-from tests.waiting import wait_until
+from tests.helpers.hostile import REPO
+from tests.helpers.waiting import wait_until
 from tui.terminal_input import tolerate_non_utf8_input
 
 HOME_TEXT = "Learn how GPT works"
@@ -34,7 +34,7 @@ def _tmux(socket: str, *args: str) -> str:
 
 def _seen_within(condition, window: float) -> bool:
     """Whether ``condition`` comes true within ``window`` seconds: a look for something that must
-    NOT happen, so the whole window is spent when all is well (not a wait; see tests/waiting.py)."""
+    NOT happen, so the whole window is spent when all is well (not a wait; see tests/helpers/waiting.py)."""
     try:
         wait_until(condition, window, step=0.2)
     except AssertionError:

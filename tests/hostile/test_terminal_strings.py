@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from textual.content import Content
 
 from minigpt.text import has_control, markup_escape, printable
-from tests.hostile.conftest import C1_CSI, CSI_CLEAR, EVIL, OSC0, OSC52, assert_no_control, decoded, minigpt
+from tests.helpers.hostile import C1_CSI, CSI_CLEAR, EVIL, OSC0, OSC52, assert_no_control, decoded, minigpt
 
 
 def test_printable_makes_each_sequence_visible():

@@ -25,7 +25,7 @@ from minigpt.runs import listing as runs
 from minigpt.runs.metrics import read_metrics
 from minigpt.training import loop, trainer
 from minigpt.training.options import TrainConfig
-from tests.hostile.conftest import one_error_line
+from tests.helpers.hostile import one_error_line
 
 REPO = Path(__file__).resolve().parents[2]
 DIVERGED = REPO / "tests" / "fixtures" / "round1" / "diverged" / "run-lr1e6"

@@ -1,9 +1,9 @@
 """A stand-in for ``minigpt train`` that imports no torch: the run-folder protocol at a step rate a
 test sets, for tests where the trainer is not what they check (a scheduler, the app's controls).
 
-    python -m tests.minigpt_fake_trainer train --config RUN/config.json --out RUN [--name N] [--quiet]
-    python -m tests.minigpt_fake_trainer train --resume RUN [--quiet]
-    python -m tests.minigpt_fake_trainer train --steps 100 --eval-interval 20 --out RUN   (any option flag)
+    python -m tests.helpers.minigpt_fake_trainer train --config RUN/config.json --out RUN [--name N] [--quiet]
+    python -m tests.helpers.minigpt_fake_trainer train --resume RUN [--quiet]
+    python -m tests.helpers.minigpt_fake_trainer train --steps 100 --eval-interval 20 --out RUN   (any option flag)
 
 It writes through the real writers (``minigpt.runs.files.RunWriter``, ``minigpt.runs.lock.RunLock``)
 and stops through the real ``StopFlag``: a status at start, a metrics record every
@@ -39,7 +39,7 @@ from minigpt.errors import TutorError
 from minigpt.runs.stop import StopFlag
 
 STEP_S_VARIABLE, FAIL_AT_VARIABLE = "MINIGPT_FAKE_STEP_S", "MINIGPT_FAKE_FAIL_AT"
-MODULE = "tests.minigpt_fake_trainer"
+MODULE = "tests.helpers.minigpt_fake_trainer"
 
 
 class FakeCrash(RuntimeError):

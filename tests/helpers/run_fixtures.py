@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import asdict
 from pathlib import Path
 
+from minigpt import paths
+from minigpt.runs.files import process_start_time, write_json_atomic
+from minigpt.runs.insight import LAYERS_FILE, SURPRISE_FILE, InsightLog, layers_header, surprise_header
 from minigpt.training.options import TrainConfig
 
 STARTED = "2026-01-05T10:00:00+00:00"
@@ -62,3 +66,57 @@ def write_course_runs(root: Path) -> list[Path]:
         write_run(root, "20260105-100300", steps=3000, lr=3e-3, seed=7, d_model=32, n_layers=2, state="stopped",
                   best_val=2.08, n_params=27_712, step=1200),
     ]
+
+
+def grouped_run(root: Path, folder: str, group: str, seed: int, best_val: float) -> Path:
+    run = write_run(root, folder, seed=seed, best_val=best_val, steps=200)
+    status = json.loads((run / "status.json").read_text())
+    status.update(format="minigpt-run-status", format_version=3, name=folder, note="", world_size=1, group=group)
+    status.pop("error", None)
+    (run / "status.json").write_text(json.dumps(status))
+    return run
+
+
+def write_insight(run):
+    status = json.loads((run / "status.json").read_text())
+    status.update(format="minigpt-run-status", format_version=3, name="inside", note="", world_size=1,
+                  uniform_loss=3.2958, bigram_loss=2.4541)
+    status.pop("error", None)
+    (run / "status.json").write_text(json.dumps(status))
+    log = InsightLog(run / SURPRISE_FILE, surprise_header(["ava", "bo"], [["a", "v", "a", "."], ["b", "o", "."]]))
+    log.write({"step": 50, "nll": [[3.1, 3.0, 2.9, 1.0], [3.2, 3.1, 2.0]]})
+    log.write({"step": 300, "nll": [[2.1, 0.5, 1.2, 0.3], [2.6, 1.4, 0.9]]})
+    log.close()
+    names = ["tok_emb.weight", "blocks.0.attn.qkv.weight", "blocks.0.attn.proj.weight", "blocks.0.ffn.up.weight",
+             "blocks.0.ffn.down.weight", "head.weight"]
+    log = InsightLog(run / LAYERS_FILE, layers_header(names, ["adamw", "muon", "muon", "muon", "muon", "adamw"], 25))
+    for step in range(25, 301, 25):
+        log.write({"step": step, "grad": [0.3, 0.12, 0.1, 0.11, 0.1, 0.2],
+                   "ratio": [-3.0, -1.5, -1.6, -1.4, -4.2 if step == 300 else -1.5, -3.1]})
+    log.close()
+
+
+def a_training_run(label: str = "busy one"):
+    """A run whose status says running, held by a live process (this one)."""
+    run = write_run(paths.runs_dir(), "20260105-110000", state="running", label=label, step=10)
+    status = json.loads((run / "status.json").read_text(encoding="utf-8"))
+    status.update(pid=os.getpid(), pid_start=process_start_time(os.getpid()))
+    (run / "status.json").write_text(json.dumps(status), encoding="utf-8")
+    return run
+
+
+def fake_run(exp, name, state, step, val, train=None, long=None, pid=None):
+    run_dir = exp.run_dir(name)
+    run_dir.mkdir()
+    write_json_atomic(run_dir / "config.json", exp.run(name).config)
+    status = {"state": state, "step": step, "total_steps": exp.run(name).steps, "best_val": val,
+              "val_loss": val if state == "finished" else None, "model": "gpt",
+              "pid": pid or 2 ** 22 + 5, "pid_start": process_start_time(pid) if pid else None}
+    write_json_atomic(run_dir / "status.json", status)
+    with open(run_dir / "metrics.jsonl", "w", encoding="utf-8") as f:
+        for s in range(10, step + 1, 10):
+            f.write(json.dumps({"step": s, "train_loss": val + 0.05, "tokens_per_s": 1000.0 * s,
+                                **({"val_loss": val + (step - s) * 0.001} if s % 20 == 0 else {})}) + "\n")
+    if train is not None:
+        extras = {"train_loss": train, **({"long_loss": long} if long is not None else {})}
+        write_json_atomic(run_dir / "extras.json", extras)
