@@ -42,12 +42,18 @@ def _seen_within(condition, window: float) -> bool:
     return True
 
 
+PAYLOADS = ["61 62 e9 63 64",   # the sweep's paste: ab\xe9cd
+            "ff fe 80 c3",      # not tried: bytes no UTF-8 starts with
+            "1b e9",            # an 8-bit Meta key after ESC
+            "ed a0 80"]         # a UTF-16 surrogate encoded as UTF-8
+
+
+# By default one app gets every payload, one after another, then the look for an error; each
+# payload alone in an app of its own is the soak tier's (the same bytes again, ~9 s of tmux each).
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
-@pytest.mark.parametrize("payload", ["61 62 e9 63 64",   # the sweep's paste: ab\xe9cd
-                                     "ff fe 80 c3",      # not tried: bytes no UTF-8 starts with
-                                     "1b e9",            # an 8-bit Meta key after ESC
-                                     "ed a0 80"])        # a UTF-16 surrogate encoded as UTF-8
-def test_the_app_survives_bytes_that_are_not_utf8(tmp_path, payload):
+@pytest.mark.parametrize("payloads", [pytest.param(PAYLOADS, id="all-in-one-app")]
+                         + [pytest.param([p], id=p, marks=pytest.mark.soak) for p in PAYLOADS])
+def test_the_app_survives_bytes_that_are_not_utf8(tmp_path, payloads):
     """The bytes go through tmux into the app's terminal, where Textual's input thread reads them."""
     # One tmux server per case: reusing the name let a case start its session on the previous
     # case's server while that was still shutting down (a blank pane, once under load).
@@ -58,7 +64,8 @@ def test_the_app_survives_bytes_that_are_not_utf8(tmp_path, payload):
     try:
         screen = lambda: _tmux(socket, "capture-pane", "-p", "-t", "app")  # noqa: E731
         wait_until(lambda: HOME_TEXT in screen(), 60, "the home screen", step=0.2, describe=screen)
-        _tmux(socket, "send-keys", "-t", "app", "-H", *payload.split())
+        for payload in payloads:
+            _tmux(socket, "send-keys", "-t", "app", "-H", *payload.split())
         # The input thread's error took seconds to show (the app shuts down first): look for it
         # for a while; nothing is the pass.
         assert not _seen_within(lambda: done.exists() or "Error" in screen(), 8), screen()
