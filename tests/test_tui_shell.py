@@ -19,6 +19,7 @@ from tui.screens.home import HomeScreen
 from tui.screens.lesson import ExampleBlock, LessonScreen
 from tui.screens.lessons import LessonsScreen
 from tui.screens.too_small import TooSmallScreen
+from tui.widgets import lesson_blocks
 from tui.widgets.snippet import SnippetBlock
 
 
@@ -44,6 +45,15 @@ WALK_PARTS = 4
 async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the_end(app, monkeypatch, page_through,
                                                                                      part):
     monkeypatch.setattr(LessonScreen, "settle_s", 0.02)  # a quick reader: rests 0.02 s a page
+    # What the library returned for each example while the app displayed it (computing them all a
+    # second time here doubled the walk's most expensive part; test_examples pins their numbers).
+    rendered = {}
+
+    def recording(example_id):
+        rendered[example_id] = render_example(example_id)
+        return rendered[example_id]
+
+    monkeypatch.setattr(lesson_blocks, "render_example", recording)
     lessons = load_lessons() if part is None else load_lessons()[part::WALK_PARTS]  # each in one part
     assert lessons
     # 80 columns (the narrowest the app allows: the longest lines wrap) and a tall window, so the
@@ -57,7 +67,7 @@ async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the
             assert [e.example_id for e in examples] == lesson.example_ids()
             for block in examples:  # the numbers shown are the library's, rendered at display time
                 md = block.query_one(Markdown)
-                assert md.source == render_example(block.example_id)
+                assert md.source == rendered[block.example_id]
             if page_through:
                 body = screen.query_one("#lesson-body", VerticalScroll)
                 for _ in range(200):  # page through like a reader, resting on each page until it counts
