@@ -15,6 +15,7 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -147,7 +148,13 @@ def test_config_to_form_widgets_to_config_is_the_identity(configs, tmp_path_fact
     asyncio.run(_widget_round_trips(configs, tmp_path_factory.mktemp("app")))
 
 
-async def test_enter_moves_on_and_never_starts_a_run(tmp_path, make_app):
+# Enter through every advanced field is the same move 38 times over (~110 presses, each a relayout
+# of a form of ~200 widgets: the default tier's slowest test); by default the walk takes the
+# advanced fold's first fields (inputs and selects both), then jumps to its last field, whose
+# Enter must land on Start. The soak tier walks every field.
+@pytest.mark.parametrize("advanced_walked", [pytest.param(6, id="first-and-last-advanced"),
+                                             pytest.param(None, id="every-advanced", marks=pytest.mark.soak)])
+async def test_enter_moves_on_and_never_starts_a_run(tmp_path, make_app, advanced_walked):
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_training_form(app, pilot)
@@ -167,14 +174,24 @@ async def test_enter_moves_on_and_never_starts_a_run(tmp_path, make_app):
         await pilot.press("enter")  # opens the fold and goes on to its first field
         await pilot.pause()
         assert not screen.query_one("#form-advanced").collapsed and app.focused.id == "f-block_size"
-        from minigpt.training.options import OPTIONS
-
-        for _ in range(2 * sum(o.advanced for o in OPTIONS) + 4):  # every advanced field, then Start
+        advanced_ids, jumped = [app.focused.id], False
+        for _ in range(2 * sum(o.advanced for o in OPTIONS) + 4):  # advanced fields, then Start
             if app.focused.id == "form-start":
                 break
+            if advanced_walked is not None and len(advanced_ids) == advanced_walked and not jumped:
+                jumped = True
+                # The jump: Start, then back one field (the fold's last), whose Enter goes to Start.
+                screen.query_one("#form-start").focus()
+                await pilot.pause()
+                screen.focus_previous()
+                await pilot.pause()
+                assert app.focused.id != "form-start" and screen.query_one("#form-advanced") in app.focused.ancestors
             await pilot.press("enter")
             await pilot.pause()
+            if (app.focused.id or "").startswith("f-") and app.focused.id != advanced_ids[-1]:
+                advanced_ids.append(app.focused.id)  # a field (not a select's open list), newly reached
         assert app.focused.id == "form-start"
+        assert len(set(advanced_ids)) == len(advanced_ids)  # forward only: no field visited twice
         assert screen.mode == "form" and not isinstance(app.screen, StartRunScreen)
         assert runs.list_runs() == []
 
