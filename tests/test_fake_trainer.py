@@ -69,4 +69,6 @@ async def test_a_fake_told_to_fail_leaves_a_failed_run_with_its_traceback(fake_t
     run = await rc.start_run(TrainConfig(steps=50, device="cpu"))
     wait_until(lambda: rc.run_state(run).status == "failed", 60, "the run to fail")
     assert "as the test asked" in rc.run_state(run).reason
-    assert any("FakeCrash" in line for line in rc.stderr_tail(run))
+    # The status is written as the exception leaves the loop; its traceback reaches stderr as the
+    # process exits, a moment later (under load, after the status was read: wait for it).
+    wait_until(lambda: any("FakeCrash" in line for line in rc.stderr_tail(run)), 60, "the traceback on stderr")

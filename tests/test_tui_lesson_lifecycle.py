@@ -23,6 +23,17 @@ def _settled(app) -> bool:
     return isinstance(app.screen, LessonScreen) and app.screen.position_restored
 
 
+# The lessons' safety timer (ReadingPosition.restore_safety_s, 3 s in the app) shortened, so the
+# tests wait past it in a fraction of the time, with every core busy: a shorter timer fires sooner
+# after the keys, which makes the race these tests guard against more likely, not less.
+SAFETY_S = 0.5
+
+
+@pytest.fixture(autouse=True)
+def quick_safety_timer(monkeypatch):
+    monkeypatch.setattr(LessonScreen, "restore_safety_s", SAFETY_S)
+
+
 def _burst(app, keys) -> None:
     """Keys as a terminal delivers a burst: all queued before the app handles the first one."""
     for key in keys:
@@ -36,7 +47,7 @@ async def test_a_lesson_left_at_once_leaves_the_app_running(app, cpu_load):
             app.open_lesson(lesson.id)
             _burst(app, ["escape"])  # escape before the first frame, the position, the 3 s timer
             await until(pilot, lambda: isinstance(app.screen, HomeScreen), 30, "the home screen again")
-        await pilot.pause(3.5)  # past the lessons' safety timer: nothing of theirs runs now
+        await pilot.pause(SAFETY_S + 1)  # past the lessons' safety timer: nothing of theirs runs now
         assert app.is_running and isinstance(app.screen, HomeScreen)
         assert app.return_code is None
 
@@ -70,7 +81,7 @@ async def test_two_lesson_keys_in_one_burst_move_twice_and_leave_the_app_running
                     describe=lambda: f"now {getattr(app.screen, 'lesson', app.screen)!r}")
         assert app.is_running and app.return_code is None
         # nothing of the lessons left behind runs on the one shown (its position, its timer)
-        await pilot.pause(3.5)
+        await pilot.pause(SAFETY_S + 1)
         assert app.is_running and _settled(app) and app.screen.lesson.id == expected
 
 

@@ -46,10 +46,12 @@ def browser(chromium_path):
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """One ``minigpt serve`` for a test module, on its own data folder, with default (safe) flags."""
+def served(request, tmp_path_factory):
+    """One ``minigpt serve`` for a test module, on its own data folder, with default (safe) flags;
+    a module's ``SERVED_ENVIRONMENT`` (a dict) is added to the server's environment."""
     folder = tmp_path_factory.mktemp("served")
-    server = ServedTutor(folder / "data", log_path=folder / "serve.log").start()
+    server = ServedTutor(folder / "data", log_path=folder / "serve.log",
+                         env=getattr(request.module, "SERVED_ENVIRONMENT", None)).start()
     yield server
     server.stop()
     from minigpt.serving_policy import stop_runs_in

@@ -15,10 +15,16 @@ from minigpt.lessons import load_lessons, run_snippet
 from minigpt.teaching.attention import COURSE_EXAMPLE
 from minigpt.teaching.stepper import STAGE, preset_state, stages_for
 from tests.browser.harness import TutorPage
+from tests.helpers.minigpt_fake_trainer import MODULE as FAKE_TRAINER_MODULE
 from tui.serve_server import PAGE_TITLE
 
 # One Chromium per worker session and served tutors per module: the browser tests stay together.
 pytestmark = pytest.mark.xdist_group("browser")
+# A run started in the browser trains with the torch-free fake trainer (tests/helpers/
+# minigpt_fake_trainer.py, through workers.trainer_argv): what is checked here is the browser, the
+# served app and the run folder, not the training (test_tui_training's start/stop/resume runs the
+# real one); the real trainer cost ~45 s of CPU in this test.
+SERVED_ENVIRONMENT = {"MINIGPT_TRAINER": FAKE_TRAINER_MODULE, "MINIGPT_FAKE_STEP_S": "0.05"}
 
 
 @pytest.fixture
