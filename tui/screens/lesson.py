@@ -21,7 +21,7 @@ from textual.widgets import Footer, Header, Markdown, Static
 from minigpt.lessons import Lesson, load_lessons
 from tui import navigation
 from tui.lesson_reading import ReadingPosition, while_shown
-from tui.widgets.lesson_blocks import FIRST_BLOCKS, ExampleBlock, split_first_screen
+from tui.widgets.lesson_blocks import FIRST_BLOCKS, ExampleBlock, LessonBody, split_first_screen
 from tui.widgets.snippet import SnippetBlock
 from tui.workers import background
 
@@ -60,7 +60,7 @@ class LessonScreen(ReadingPosition, Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with VerticalScroll(id="lesson-body"):
+        with LessonBody(id="lesson-body"):
             if not self.lesson.body.lstrip().startswith("# "):  # the body's own H1 is the title
                 yield Static(f"[b]{self.lesson.title}[/b]", classes="lesson-title")
             if self.lesson.objectives:
