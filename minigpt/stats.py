@@ -1,5 +1,6 @@
-"""Whether a difference between runs is real: means, spreads and Student's t-tests, written out
-so that nothing needs scipy (and a learner can read how a p-value is made).
+"""Whether a difference between runs is real: Student's t-tests, written out so that nothing needs
+scipy (and a learner can read how a p-value is made); means and sample variances are the standard
+library's (``statistics.fmean``, ``statistics.variance``).
 
 Two groups of runs (the same configuration over several seeds, ``minigpt train --seeds N``) are
 compared with Welch's t-test, which does not assume the groups are equally noisy; when the runs
@@ -15,27 +16,8 @@ continued fraction (Lentz's method), as in every numerical library.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
-
-
-def mean(xs) -> float:
-    xs = list(xs)
-    if not xs:
-        raise ValueError("the mean of nothing")
-    return math.fsum(xs) / len(xs)
-
-
-def variance(xs) -> float:
-    """The sample variance (divides by n − 1): the spread the mean's error is estimated from."""
-    xs = list(xs)
-    if len(xs) < 2:
-        raise ValueError("a variance needs at least two values")
-    m = mean(xs)
-    return math.fsum((x - m) ** 2 for x in xs) / (len(xs) - 1)
-
-
-def std(xs) -> float:
-    return math.sqrt(variance(xs))
 
 
 def _beta_fraction(a: float, b: float, x: float) -> float:
@@ -117,10 +99,10 @@ def welch_t_test(a, b) -> TestResult:
     """Welch's t-test of mean(a) = mean(b) for independent groups of ≥ 2 values each; the
     degrees of freedom come from the Welch–Satterthwaite equation."""
     a, b = list(a), list(b)
-    va, vb = variance(a) / len(a), variance(b) / len(b)
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
     se = math.sqrt(va + vb)
     df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1)) if va + vb > 0 else len(a) + len(b) - 2
-    return _result("Welch", mean(a) - mean(b), se, df)
+    return _result("Welch", statistics.fmean(a) - statistics.fmean(b), se, df)
 
 
 def paired_t_test(a, b) -> TestResult:
@@ -129,7 +111,7 @@ def paired_t_test(a, b) -> TestResult:
     if len(a) != len(b):
         raise ValueError("paired groups need the same number of values")
     diffs = [x - y for x, y in zip(a, b, strict=True)]
-    return _result("paired", mean(diffs), math.sqrt(variance(diffs) / len(diffs)), len(diffs) - 1)
+    return _result("paired", statistics.fmean(diffs), math.sqrt(statistics.variance(diffs) / len(diffs)), len(diffs) - 1)
 
 
 def compare_groups(a, b, paired: bool = False) -> TestResult:

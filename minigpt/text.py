@@ -75,18 +75,3 @@ def markup_escape(text: object, *, keep: str = "\n\t") -> str:
 def has_control(text: str) -> bool:
     """Whether ``text`` holds a character :func:`printable` would change (with nothing kept)."""
     return _pattern("").search(text) is not None
-
-
-def number_text(x: float) -> str:
-    """The one notation for settings such as learning rates, everywhere they are shown: plain
-    digits from 0.1 to 10,000 (0.25, 3000), otherwise a mantissa and a power of ten without
-    padding (5e-3, 1.5e-3, 1e-2, 1e6). Exact: the text reads back as the same float."""
-    from decimal import Decimal
-
-    x = float(x)
-    if x == 0 or 0.1 <= abs(x) < 1e4 or x != x or x in (float("inf"), float("-inf")):
-        return f"{x:g}" if float(f"{x:g}") == x else repr(x)
-    sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
-    power = exponent + len(digits) - 1
-    mantissa = str(digits[0]) + ("." + "".join(map(str, digits[1:])) if len(digits) > 1 else "")
-    return f"{'-' if sign else ''}{mantissa}e{power}"

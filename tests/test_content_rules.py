@@ -11,6 +11,7 @@ from collections import Counter
 
 import pytest
 
+from minigpt import numbers
 from minigpt.lessons import load_lessons
 from minigpt.study import numeric
 from minigpt.study.decks import CLOZE_RE, load_decks
@@ -134,10 +135,10 @@ def test_cloze_text_never_shows_a_blank(deck):
             continue
         visible = CLOZE_RE.sub(" ", (card.source and _raw_cloze(card)) or card.front)
         for answer in card.cloze_answers:
-            if numeric.is_number(answer):
+            if numbers.is_number(answer):
                 value = numeric.parse_number(answer)
                 shown = [numeric.parse_number(t) for t in re.findall(r"\d[\d,.]*", visible)
-                         if numeric.is_number(t)]
+                         if numbers.is_number(t)]
                 if any(numeric.values_agree(v, value) for v in shown):
                     bad.append(f"{card.id}: {answer}")
             elif any(same_word(w, s) for w in words(answer) if len(w) >= 3
@@ -157,7 +158,7 @@ def test_numeric_prompts_do_not_contain_the_answer(deck):
             continue
         shown = re.findall(r"\d[\d,.]*(?:e[-+]?\d+)?", card.numeric.prompt)
         value = float(card.numeric.value)
-        if any(numeric.is_number(t) and numeric.values_agree(numeric.parse_number(t), value)
+        if any(numbers.is_number(t) and numeric.values_agree(numeric.parse_number(t), value)
                for t in shown):
             bad.append(f"{card.id}: {card.numeric.answer_text}")
         assert card.numeric.tolerance_note, card.id
@@ -232,7 +233,7 @@ def test_type_the_term_is_only_asked_for_terms(deck):
             q = question_for(deck, card, random.Random(0), fmt=fmt)
             if q.format == "type":
                 assert card.kind == "reverse" or (card.kind == "cloze" and not card.numeric_blanks)
-                assert not any(numeric.is_number(a) for a in card.cloze_answers), card.id
+                assert not any(numbers.is_number(a) for a in card.cloze_answers), card.id
         if card.kind == "cloze" and card.numeric_blanks:
             assert formats_for(card) == ("numeric",), card.id
 

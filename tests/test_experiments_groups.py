@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from minigpt import stats
 from minigpt.experiments import groups
 from minigpt.runs import listing
 from tests.helpers.run_fixtures import grouped_run, write_run
@@ -29,8 +29,8 @@ def test_groups_band_and_comparison_by_hand(tmp_path):
     bands = [groups.band([groups.val_curve(r.path) for r in g.runs]) for g in found]
     assert bands[0].steps == [50, 100, 150, 200]
     finals = bands[0].values[-1]
-    assert bands[0].mean[-1] == pytest.approx(stats.mean(finals))
-    assert bands[0].high[-1] - bands[0].mean[-1] == pytest.approx(stats.std(finals))
+    assert bands[0].mean[-1] == pytest.approx(statistics.fmean(finals))
+    assert bands[0].high[-1] - bands[0].mean[-1] == pytest.approx(statistics.stdev(finals))
     comparison = groups.compare(found[0], found[1], bands[0], bands[1])
     assert comparison.paired and comparison.step == 200
     # the fixture's val at the last step is best_val + (3.3 − best_val)·e^−6, so seed by seed A − B is

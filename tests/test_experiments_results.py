@@ -10,10 +10,10 @@ import pytest
 
 from minigpt.experiments import exports, plots, results
 from minigpt.experiments import folder as ef
-from minigpt.experiments.chart import ChartSeries, bar_chart, number, scatter_chart
 from minigpt.experiments.spec import Axis, Budget, ExperimentSpec
 from minigpt.runs import listing
 from minigpt.runs.files import write_text_atomic
+from minigpt.text_chart import ChartSeries, bar_chart, compact_number, scatter_chart
 from tests.helpers.floats import LOSS_RTOL
 from tests.helpers.run_fixtures import fake_run
 
@@ -131,7 +131,7 @@ def test_scatter_chart_places_points_on_log_axes():
     # The smaller model's higher loss: top row, at the left; the bigger model: bottom row, right.
     assert grid[0].index("●") <= 1 and grid[-1].index("●") >= plot_w - 2
     assert sum(row.count("●") for row in grid) == 2
-    assert number(12000) == "1.2e4" and number(0.005) == "5e-3" and number(2.134) == "2.134"
+    assert compact_number(12000) == "1.2e4" and compact_number(0.005) == "5e-3" and compact_number(2.134) == "2.134"
     assert "(no finished runs to plot yet)" in scatter_chart([ChartSeries("x", "●", [])])
     assert "(no finished runs" in bar_chart([("a", [("val", None)])])
 

@@ -160,3 +160,21 @@ def test_which_key_wins_accepts_every_tied_key():
         assert ok, (answer, msg)
     assert "tie" in msg
     assert not check_answer(q, "0", A.col_labels)[0]
+
+
+def test_cells_and_predictions_read_numbers_as_a_quiz_does():
+    """One reader of typed numbers: 1/5 in a cell editor or a prediction is 0.2, as in a quiz."""
+    assert parse_number("1/5") == parse_number("20%") == parse_number("2e-1") == 0.2
+    s = preset_state(0)
+    s.set_entry("X", 0, 0, parse_number("1/5"))
+    assert s.X[0][0] == 0.2
+    s.causal = True
+    mh = s.compute()
+    S = stage_panels(s, mh, "scores")[0]
+    q = make_question(S, 0, 0)
+    assert check_answer(q, f"{round(q.expected * 1000)}/1000", S.col_labels)[0]
+    M = stage_panels(s, mh, "masked")[0]
+    masked = make_question(M, 0, len(M.col_labels) - 1)  # a later key: masked to −∞
+    assert math.isinf(masked.expected)
+    assert check_answer(masked, "-inf", M.col_labels)[0] and check_answer(masked, "−∞", M.col_labels)[0]
+    assert not check_answer(masked, "0", M.col_labels)[0]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from minigpt.errors import ConfigError, RunBusyError, RunError
+from minigpt.numbers import number_text
 from minigpt.runs import listing as runs
 from minigpt.runs.files import RunWriter, edit_status, truncate_metrics, write_json_atomic, write_run_config
 from minigpt.runs.lock import RunLock, is_locked, lock_holder
@@ -26,7 +27,6 @@ from minigpt.runs.schema import (
     metrics_line,
     read_config_values,
     read_status,
-    short_number,
 )
 from minigpt.training.options import TrainConfig, load_run_config
 
@@ -52,7 +52,7 @@ def test_default_names_tell_runs_apart_by_their_settings(config, name):
 
 
 def test_short_numbers():
-    assert [short_number(x) for x in (5e-3, 1.5e-3, 0.25, 1e6, 0.0)] == ["5e-3", "1.5e-3", "0.25", "1e6", "0"]
+    assert [number_text(x) for x in (5e-3, 1.5e-3, 0.25, 1e6, 0.0)] == ["5e-3", "1.5e-3", "0.25", "1e6", "0"]
 
 
 def test_status_round_trips_and_is_never_written_with_nan():
@@ -244,13 +244,12 @@ def test_a_folder_without_status_is_starting_only_while_young_or_locked(tmp_path
 
 def test_one_notation_for_learning_rates_that_reads_back():
     from minigpt.experiments.spec import value_text
-    from minigpt.text import number_text
     from minigpt.training.options import format_value
 
     for x, text in ((1e-2, "1e-2"), (5e-4, "5e-4"), (2.5e-3, "2.5e-3"), (0.25, "0.25"), (1e-8, "1e-8"),
                     (1.23456e-3, "1.23456e-3"), (3e4, "3e4")):
         assert number_text(x) == text and float(text) == x
-        assert short_number(x) == value_text(x) == text  # run names, sweep names, the runs list
+        assert value_text(x) == text  # run names, sweep names, the runs list
     assert format_value(5e-3) == "5e-3" and format_value(0.1) == "0.1" and format_value(20.0) == "20"
 
 

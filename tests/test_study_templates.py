@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from minigpt import numbers
 from minigpt.store import Store
 from minigpt.study import numeric
 from minigpt.study import scheduler as sch
@@ -104,7 +105,7 @@ def test_every_draw_has_a_clean_answer(generator, draws):
         assert not numeric.check(item, repr(off)).correct, params
         assert not re.search(rf"(?<![\d.]){re.escape(item.answer_text)}(?!\.?\d)", item.prompt), params
         shown = re.findall(r"\d[\d,.]*(?:e[-+]?\d+)?", item.prompt)  # tests/test_content_rules' rule
-        assert not any(numeric.is_number(t) and numeric.values_agree(numeric.parse_number(t), want,
+        assert not any(numbers.is_number(t) and numeric.values_agree(numeric.parse_number(t), want,
                                                                      item.tolerance, item.abs_tolerance)
                        for t in shown), params
         prompts.add(item.prompt)

@@ -12,6 +12,7 @@ paired test compares them seed by seed.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,8 +80,8 @@ def band(curves: list[dict[int, float]]) -> Band:
     out = Band([], [], [], [], [])
     for step in common:
         values = [c[step] for c in curves]
-        m = stats.mean(values)
-        spread = stats.std(values) if len(values) > 1 else 0.0
+        m = statistics.fmean(values)
+        spread = statistics.stdev(values) if len(values) > 1 else 0.0
         out.steps.append(step)
         out.mean.append(m)
         out.low.append(m - spread)

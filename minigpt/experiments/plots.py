@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from minigpt.errors import FitError
-from minigpt.experiments.chart import ChartSeries, bar_chart, number, scatter_chart
 from minigpt.experiments.fit import fit_power_law, straight_line
 from minigpt.experiments.results import ExperimentResults, RunResult
 from minigpt.experiments.spec import COMPUTE_AXIS, value_text
+from minigpt.text_chart import ChartSeries, bar_chart, compact_number, scatter_chart
 
 MARKERS = ("●", "x", "+", "■", "◆", "o", "*", "#")
 
@@ -123,7 +123,7 @@ def _size_plot(results: ExperimentResults) -> PlotData:
 
 def _compute_plot(results: ExperimentResults) -> PlotData:
     c = results.experiment.spec.budget.value
-    plot = PlotData(f"val loss at fixed compute C = {number(c)} FLOPs, against size", xlog=True,
+    plot = PlotData(f"val loss at fixed compute C = {compact_number(c)} FLOPs, against size", xlog=True,
                     xlabel="parameters N", ylabel="best val loss")
     for i, (label, runs) in enumerate(_groups(results).items()):
         pts = sorted((r.n_params, r.val_loss) for r in runs)
@@ -164,7 +164,7 @@ def _frontier_plot(results: ExperimentResults) -> PlotData:
         best = min((r for r in finished if r.values[COMPUTE_AXIS] == c), key=lambda r: r.val_loss)
         frontier.append((c, best.val_loss))
         size = ", ".join(f"{a}={value_text(best.values[a])}" for a in size_axes)
-        plot.notes.append(f"C = {number(c)}: best {size} (N = {best.n_params:,}, val {best.val_loss:.4f})")
+        plot.notes.append(f"C = {compact_number(c)}: best {size} (N = {best.n_params:,}, val {best.val_loss:.4f})")
         plot.numbers.setdefault("frontier", []).append({"compute": c, "n_params": best.n_params,
                                                         "val_loss": best.val_loss})
     if len(frontier) >= 2:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from minigpt import guarded
 from minigpt.errors import ConfigError
-from minigpt.text import number_text
+from minigpt.numbers import number_text
 
 BUDGET_KINDS = ("steps", "time", "compute")
 PLOT_KINDS = ("size", "dropout", "positions", "lr", "grid")
@@ -247,7 +247,7 @@ class PlannedRun:
 
 def value_text(value) -> str:
     """An axis value as it appears in run names and tables: 0.001 → 1e-3, 0.1 → 0.1, 64 → 64
-    (the one notation of minigpt.text.number_text, also the runs list's and the form's)."""
+    (the one notation of minigpt.numbers.number_text, also the runs list's and the form's)."""
     if isinstance(value, float):
         return number_text(value)
     return str(value)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from minigpt.numbers import number_text
+
 TOLERANCE = {"float64": (1e-9, 1e-11), "float32": (1e-4, 1e-6)}  # (relative, absolute)
 
 
@@ -64,11 +66,8 @@ class _Unsupported:
 
 
 def _number(x: float) -> str:
-    if isinstance(x, bool) or isinstance(x, int):
-        return str(x)
-    if math.isnan(x) or math.isinf(x):
-        return str(x)
-    return f"{x:.6g}"
+    """Whole numbers (and booleans) as Python writes them, others to six significant digits."""
+    return str(x) if isinstance(x, int) else number_text(x, significant=6)
 
 
 def show(value, limit: int = 6) -> str:

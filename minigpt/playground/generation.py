@@ -21,8 +21,8 @@ from minigpt.checkpoint import load_checkpoint, read_checkpoint_config
 from minigpt.data import load_dataset
 from minigpt.errors import CheckpointError, DatasetError, SamplingError
 from minigpt.models.config import MODEL_LABELS as KIND_LABELS
+from minigpt.numbers import number_text
 from minigpt.sampling import Sample, continue_text, generate, is_text_model, next_distribution
-from minigpt.text import number_text
 
 TEXT_CHARS = 120  # a text model's continuation when no length is set
 SWEEP_TEMPERATURES = tuple(t / 10 for t in (5, 8, 10, 12, 15))  # the course's exercise 3: 0.5 … 1.5

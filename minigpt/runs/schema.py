@@ -22,7 +22,7 @@ from pathlib import Path
 
 from minigpt import guarded
 from minigpt.errors import ConfigError, RunError, UnsafeFileError
-from minigpt.text import number_text
+from minigpt.numbers import number_text
 
 
 class RunState(StrEnum):
@@ -137,7 +137,7 @@ def default_run_name(config: dict | None) -> str:
     elif kind == "mlp":
         parts += [f"ctx{config.get('mlp_context')}", f"h{config.get('mlp_hidden')}"]
     if kind in ("gpt", "mlp") and _finite(config.get("lr")):
-        parts.append("lr" + short_number(config["lr"]))
+        parts.append("lr" + number_text(config["lr"]))
     return " ".join(parts)
 
 
@@ -148,11 +148,6 @@ def check_name_and_note(name: str | None, note: str | None) -> None:
             raise RunError(f"a run's {label} is one line of at most 200 characters")
     if name is not None and not name.strip():
         raise RunError("a run's name cannot be empty")
-
-
-def short_number(x: float) -> str:
-    """5e-3 rather than 0.005 or 5e-03; plain digits for numbers from 0.1 up (minigpt.text.number_text)."""
-    return number_text(x)
 
 
 @dataclass

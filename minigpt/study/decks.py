@@ -110,7 +110,7 @@ class StudyCard:
     @property
     def numeric_blanks(self) -> bool:
         """A cloze whose blanks are numbers: graded by value, asked with the numbers."""
-        from minigpt.study.numeric import is_number
+        from minigpt.numbers import is_number
 
         return self.kind == "cloze" and all(is_number(a) for a in self.cloze_answers)
 
@@ -242,7 +242,7 @@ def _card_from_table(tbl: dict, path: Path, index: int) -> list[StudyCard]:
         answers = tuple(m.group(2) for m in CLOZE_RE.finditer(text))
         if not answers:
             raise DeckError(f"{where}: cloze text has no {{{{c1::...}}}} part")
-        from minigpt.study.numeric import is_number
+        from minigpt.numbers import is_number
 
         if len({is_number(a) for a in answers}) > 1:
             raise DeckError(f"{where}: blanks must be all words or all numbers, not a mix")

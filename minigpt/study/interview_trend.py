@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 
 from minigpt.store import Store
+from minigpt.text_chart import Scale, framed
 
 SCORE, READINESS, BOTH = "●", "○", "◉"
 AXIS_MARGIN = 5  # "100%" and the axis line
@@ -84,9 +85,10 @@ def chart_text(past: list[TrendPoint], width: int = 72, height: int = 12) -> str
     plot_h -= 1 - plot_h % 2  # odd, so the middle row is exactly 50%
     past = past[-plot_w:]  # one column each at least
     grid = [[" "] * plot_w for _ in range(plot_h)]
+    percent = Scale(0.0, 1.0, plot_h)
 
     def row(value: float) -> int:
-        return plot_h - 1 - round(min(max(value, 0.0), 1.0) * (plot_h - 1))
+        return plot_h - 1 - percent.cell(value)
 
     for col, p in zip(columns(len(past), plot_w), past, strict=True):
         if p.readiness is not None:
@@ -97,10 +99,7 @@ def chart_text(past: list[TrendPoint], width: int = 72, height: int = 12) -> str
     if len(title) > width:  # a narrow chart: the scores only
         title = headline(past)
     lines = [title[:width]]
-    labels = {0: "100%", plot_h // 2: " 50%", plot_h - 1: "  0%"}
-    for r in range(plot_h):
-        lines.append(labels.get(r, "    ") + ("┤" if r in labels else "│") + "".join(grid[r]))
-    lines.append(" " * (AXIS_MARGIN - 1) + "└" + "─" * plot_w)
+    lines += framed(grid, {0: "100%", plot_h // 2: "50%", plot_h - 1: "0%"}, AXIS_MARGIN - 1)
     first, last = past[0].day, past[-1].day
     if plot_w < 2 * len(first) + 1:  # narrow: month and day only
         first, last = first[5:], last[5:]

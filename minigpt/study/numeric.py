@@ -1,17 +1,17 @@
 """Numeric flashcards: generated from parameters with minigpt's own maths, checked with a tolerance.
 
 ``generate(name, params)`` returns a ``NumericItem`` (prompt, value, worked solution); the deck
-files only hold the parameters (see ``minigpt.study.decks``). ``parse_number`` is the app's one
-reader of typed numbers: ``7.09M``, ``7,087,872``, ``7.1e6``, ``7.1 × 10^6``, ``0.25``, ``1/4``,
-``25%``, ``~3.2k``. Answers are compared by value with the tolerance stated in the question.
+files only hold the parameters (see ``minigpt.study.decks``). Typed answers are read by the app's one
+reader of numbers, ``minigpt.numbers.parse_number`` (``7.09M``, ``1/4``, ``25%`` …), and compared by
+value with the tolerance stated in the question.
 """
 
 from __future__ import annotations
 
-import decimal
-import math
 import re
 from dataclasses import dataclass
+
+from minigpt.numbers import MAX_NUMBER_CHARS, number_text, parse_number
 
 
 def __getattr__(name: str):
@@ -56,88 +56,13 @@ class NumericResult:
     solution: str
 
 
-# Powers of ten a learner may write after a number; the one parser below reads all of them.
-_SUFFIX = {"k": 3, "m": 6, "mn": 6, "b": 9, "bn": 9, "g": 9, "t": 12}
-_THOUSANDS = re.compile(r"^\d{1,3}(,\d{3})+(\.\d+)?$")
-_POWER = re.compile(r"^(.+?)[x×*]10(?:\^|\*\*)([-+]?\d+)$")
-_UNIT = re.compile(r"^(.*?\d)(k|mn|m|bn|b|g|t)$")
-MAX_NUMBER_CHARS = 64          # longer input is not a number a learner typed; also bounds the time
-# Exact decimal arithmetic: huge exponents raise instead of overflowing to inf or to an error.
-_CONTEXT = decimal.Context(prec=40, Emax=10**6, Emin=-10**6,
-                           traps=[decimal.Overflow, decimal.InvalidOperation,
-                                  decimal.DivisionByZero])
-
-
-def _decimal(part: str, text: str) -> decimal.Decimal:
-    try:
-        value = _CONTEXT.create_decimal(part)
-    except decimal.DecimalException:
-        raise ValueError(f"cannot read {text!r} as a number") from None
-    if not value.is_finite():
-        raise ValueError(f"{text!r} is not a finite number")
-    return value
-
-
-def parse_number(text: str) -> float:
-    """Read a number as a learner might type it; raises ValueError with a readable message.
-
-    Every quiz answer that is a number goes through here, so ``1/5``, ``0.2``, ``2e-1`` and
-    ``20%`` are the same answer. Values too large for a float are refused, never rounded to inf.
-    """
-    s = text.strip().lower().replace("\u2212", "-").replace("_", "").replace(" ", "")
-    s = s.lstrip("~≈=")
-    if not s:
-        raise ValueError("no number given")
-    if len(s) > MAX_NUMBER_CHARS:
-        raise ValueError(f"that is too long for a number ({MAX_NUMBER_CHARS} characters at most)")
-    exponent, percent = 0, False
-    if s.endswith("%"):
-        s, percent = s[:-1], True
-    m = _POWER.match(s)
-    if m:
-        if len(m.group(2).lstrip("+-")) > 6:
-            raise ValueError(f"{text!r} is far too large or too small")
-        s, exponent = m.group(1), int(m.group(2))
-    m = _UNIT.match(s)
-    if m:
-        s, exponent = m.group(1), exponent + _SUFFIX[m.group(2)]
-    if _THOUSANDS.match(s.lstrip("-+")):
-        s = s.replace(",", "")
-    elif s.count(",") == 1 and "." not in s:
-        s = s.replace(",", ".")          # decimal comma: 0,25
-    try:
-        if s.count("/") == 1:
-            num, den = (_decimal(p, text) for p in s.split("/"))
-            if den == 0:
-                raise ValueError("division by zero")
-            value = _CONTEXT.divide(num, den)
-        else:
-            value = _decimal(s, text)
-        value = value.scaleb(exponent - 2 * percent, _CONTEXT)
-    except decimal.DecimalException:
-        raise ValueError(f"{text!r} is far too large or too small") from None
-    result = float(value)
-    if not math.isfinite(result):
-        raise ValueError(f"{text!r} is too large for a number here")
-    return result
-
-
-def is_number(text: str) -> bool:
-    """True when ``parse_number`` reads the text (used to tell numeric blanks from words)."""
-    try:
-        parse_number(text)
-    except ValueError:
-        return False
-    return True
-
-
 def tolerance_text(tolerance: float, abs_tolerance: float, value: float) -> str:
     """How close an answer must be, in words: the wider of the relative and absolute bounds."""
     allowed = max(abs_tolerance, tolerance * abs(value))
     if allowed == 0:
         return "exact value"
     if abs_tolerance >= tolerance * abs(value):
-        return f"within ±{_fmt(abs_tolerance)}"
+        return f"within ±{number_text(abs_tolerance, significant=4, thousands=',')}"
     return f"within {tolerance:.2%}".replace(".00%", "%") + " of the answer"
 
 
@@ -172,12 +97,6 @@ def values_agree(got: float, want: float, tolerance: float = 0.0,
     """Equal within the wider of a relative and an absolute tolerance (plus float rounding)."""
     allowed = max(abs_tolerance, tolerance * abs(want), 1e-9 * max(abs(want), 1e-300))
     return abs(got - want) <= allowed
-
-
-def _fmt(x: float) -> str:
-    if float(x).is_integer() and abs(x) >= 1000:
-        return f"{int(x):,}"
-    return f"{x:.4g}"
 
 
 def generate(name: str, params: dict, *, tolerance: float | None = None,

@@ -9,7 +9,8 @@ import math
 
 import torch
 
-from minigpt.teaching.stepper import parse_number, term
+from minigpt.numbers import parse_number
+from minigpt.teaching.stepper import term
 
 
 def parse_vector(text: str) -> list[float]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from minigpt.numbers import number_text, parse_number
 from minigpt.teaching.attention import (
     BUGS,
     COURSE_EXAMPLE,
@@ -186,19 +187,14 @@ def stage_panels(state: StepperState, mh: MultiHeadTrace, stage: str, head: int 
 
 
 def fmt(v: float, decimals: int = 3) -> str:
-    """A cell's printed number: −∞ spelled out, NaN named, fixed decimals otherwise."""
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "−∞" if v < 0 else "+∞"
-    return f"{v:.{decimals}f}"
+    """A cell's printed number: fixed decimals, −∞ and +∞ spelled out, NaN named; a tiny negative
+    keeps its minus (-0.000), which a lesson's tables drop (``examples.registry.fmt``)."""
+    return number_text(v, decimals=decimals, signed_zero=True)
 
 
 def term(v: float) -> str:
     """A factor in a written-out sum: short (1.0, 0.5, 0.707), never misleadingly rounded to 0."""
-    if math.isinf(v) or math.isnan(v):
-        return fmt(v)
-    s = f"{v:.3f}".rstrip("0")
+    s = fmt(v).rstrip("0")
     return s + "0" if s.endswith(".") else s
 
 
@@ -383,10 +379,7 @@ def check_answer(q: Question, text: str, labels: list[str]) -> tuple[bool, str]:
         named = " and ".join(f"{w} ({labels[w]})" for w in winners)
         verb = "tie for" if len(winners) > 1 else "gets"
         return ok, f"{'Right' if ok else 'Not quite'}: key{'s' if len(winners) > 1 else ''} {named} {verb} the most weight"
-    try:
-        v = float(text.replace("−", "-"))
-    except ValueError:
-        raise ValueError(f"{text!r} is not a number") from None
+    v = _predicted_value(text)
     exp = float(q.expected)
     if math.isinf(exp):
         ok = math.isinf(v) and (v > 0) == (exp > 0)
@@ -395,15 +388,10 @@ def check_answer(q: Question, text: str, labels: list[str]) -> tuple[bool, str]:
     return ok, f"{'Right' if ok else 'Not quite'}: the value is {fmt(exp)} (you said {text})"
 
 
-def parse_number(text: str) -> float:
-    """A number typed into a cell editor; ValueError with a readable reason otherwise."""
-    t = text.strip().replace("−", "-").replace(",", ".")
-    if not t:
-        raise ValueError("type a number, e.g. 0.5 or -1")
-    try:
-        v = float(t)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a number") from None
-    if not math.isfinite(v):
-        raise ValueError("enter a finite number (no inf or nan)")
-    return v
+def _predicted_value(text: str) -> float:
+    """A predicted cell: any number a learner may type (``minigpt.numbers.parse_number``: 0.2, 1/5,
+    20%), or an infinity, which the typed-number reader refuses but a masked score is (-inf, −∞)."""
+    spelled = text.lower().replace("\u2212", "-").replace(" ", "")
+    if spelled.lstrip("+-") in ("inf", "infinity", "∞"):
+        return -math.inf if spelled.startswith("-") else math.inf
+    return parse_number(text)

@@ -10,7 +10,7 @@ import typing
 from dataclasses import dataclass, field
 
 from minigpt.errors import ConfigError
-from minigpt.text import number_text
+from minigpt.numbers import number_text
 
 MODEL_KINDS = ("gpt", "mlp", "bigram")
 
@@ -56,8 +56,9 @@ class Option:
         return model in self.models
 
     def bounds_text(self) -> str:
-        lo = f"[{_num(self.ge)}" if self.ge is not None else (f"({_num(self.gt)}" if self.gt is not None else None)
-        hi = f"{_num(self.le)}]" if self.le is not None else (f"{_num(self.lt)})" if self.lt is not None else None)
+        num = lambda x: number_text(x, thousands="")  # noqa: E731 (whole bounds in full: 1000000)
+        lo = f"[{num(self.ge)}" if self.ge is not None else (f"({num(self.gt)}" if self.gt is not None else None)
+        hi = f"{num(self.le)}]" if self.le is not None else (f"{num(self.lt)})" if self.lt is not None else None)
         if lo and hi:
             return f" in {lo}, {hi}"
         if lo:
@@ -99,10 +100,6 @@ class Option:
         got = "" if value is None else f", got {value!r}"
         raise ConfigError(f"{self.noun} {reason}{got}" if reason.startswith("must") else
                           f"{self.noun}: {reason}", field=self.name)
-
-
-def _num(x: float) -> str:
-    return format_value(float(x)) if not float(x).is_integer() else str(int(x))
 
 
 def format_value(value) -> str:

@@ -20,6 +20,7 @@ from textual.widgets import Footer, Header, Input, Static
 
 from minigpt import paths
 from minigpt.errors import CheckpointError
+from minigpt.numbers import parse_number
 from minigpt.teaching.attention import BUGS, check_trace
 from minigpt.teaching.stepper import (
     BUG_ORDER,
@@ -29,7 +30,6 @@ from minigpt.teaching.stepper import (
     export_csv,
     export_markdown,
     make_question,
-    parse_number,
     preset_state,
     stage_note,
     stage_panels,

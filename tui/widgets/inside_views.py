@@ -12,8 +12,8 @@ from rich.text import Text
 
 from minigpt.runs.insight import LayerHealth, Surprise, short_layer_name
 from minigpt.text import printable
+from minigpt.text_chart import spark
 
-SPARK = "▁▂▃▄▅▆▇█"
 SHADES = 6  # steps of shading between "certain" and "as unsure as a uniform guess"
 
 
@@ -61,17 +61,6 @@ def move_cursor(surprise: Surprise | None, cursor: tuple[int, int], d_item: int,
     item = min(max(cursor[0] + d_item, 0), len(surprise.chars) - 1)
     pos = min(max(cursor[1] + d_pos, 0), len(surprise.chars[item]) - 1)
     return (item, pos)
-
-
-def spark(values: list[float | None], lo: float, hi: float) -> str:
-    cells = []
-    for v in values:
-        if v is None:
-            cells.append(" ")
-        else:
-            f = (v - lo) / (hi - lo) if hi > lo else 0.5
-            cells.append(SPARK[min(len(SPARK) - 1, max(0, int(f * len(SPARK))))])
-    return "".join(cells)
 
 
 def compact_layer_name(name: str) -> str:

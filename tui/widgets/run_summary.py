@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from minigpt import guarded
-from minigpt.text import number_text
+from minigpt.numbers import number_text
 
 CONFIG_FILE = "config.json"
 STATE_GLYPHS = {"starting": "…", "running": "▶", "finished": "✓", "stopped": "■", "failed": "✗",

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import torch
 
+from minigpt.numbers import number_text
+
 
 @dataclass(frozen=True)
 class Example:
@@ -60,10 +62,9 @@ def render_example(example_id: str) -> str:
 
 
 def fmt(x: float, digits: int = 3) -> str:
-    if x == float("-inf"):
-        return "−∞"
-    s = f"{x:.{digits}f}"
-    return "0." + "0" * digits if s == "-0." + "0" * digits else s
+    """A worked number in a lesson's table or sentence: ``digits`` decimals, −∞ spelled out, and
+    no minus on a value that rounds to zero (``minigpt.numbers.number_text``)."""
+    return number_text(x, decimals=digits)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

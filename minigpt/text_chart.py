@@ -1,7 +1,10 @@
-"""Charts drawn as plain text: the experiment's plot in the terminal, in the app and in a file.
+"""Charts drawn as plain text: their scale, axes and marks, and the charts themselves, in one place.
 
-Plain characters only (no colour codes), so the same text is printed by ``minigpt sweep``, shown
-by the app and exported to ``plot.txt``; series are told apart by their marker.
+Plain characters only (no colour codes), so the same text is printed by a command, shown by the
+app and exported to a file; series are told apart by their marker. Here: the experiments' scatter
+and bar charts (``minigpt sweep``, ``plot.txt``), the axes and scale of the interview trend
+(``minigpt progress``) and the sparklines of the training panel's layer health. The app's own
+plotted charts (loss curves, the interview trend, the study charts) are plotext's, in ``tui.widgets``.
 """
 
 from __future__ import annotations
@@ -9,7 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from minigpt.numbers import number_text
+
 LINE_MARK = "·"
+SPARK = "▁▂▃▄▅▆▇█"
 
 
 @dataclass
@@ -20,24 +26,30 @@ class ChartSeries:
     line: bool = False  # joined by dots (a fitted curve, a frontier) rather than marked points
 
 
-def number(v: float) -> str:
-    """A tick label in at most 7 characters: 12000 → 1.2e4, 0.005 → 5e-3, 2.13 → 2.13."""
+def compact_number(v: float) -> str:
+    """A tick label in at most 7 characters: 12000 → 1.2e4, 0.005 → 5e-3, 2.13 → 2.13 (two
+    significant digits in number_text's notation outside 0.01 to 10,000, four inside)."""
     if v == 0:
         return "0"
     if abs(v) >= 1e4 or abs(v) < 1e-2:
-        mantissa, exp = f"{v:.1e}".split("e")
-        mantissa = mantissa.rstrip("0").rstrip(".")
-        return f"{mantissa}e{int(exp)}"
-    return f"{v:.4g}"
+        return number_text(float(f"{v:.1e}"))
+    return number_text(v, significant=4)
 
 
-class _Scale:
-    def __init__(self, values: list[float], log: bool, cells: int):
-        self.log, self.cells = log, max(cells, 2)
-        t = [self.f(v) for v in values]
+class Scale:
+    """Values onto ``cells`` cells (the columns or the rows of a plot) from ``lo`` to ``hi``, which
+    are log10 of the values on a log scale."""
+
+    def __init__(self, lo: float, hi: float, cells: int, log: bool = False):
+        self.lo, self.hi, self.cells, self.log = lo, hi, max(cells, 2), log
+
+    @classmethod
+    def fitted(cls, values: list[float], cells: int, log: bool = False) -> Scale:
+        """A scale that spans ``values`` with a margin of 4% on each side."""
+        t = [math.log10(v) if log else v for v in values]
         lo, hi = (min(t), max(t)) if t else (0.0, 1.0)
         pad = (hi - lo) * 0.04 or (abs(lo) * 0.05 or 0.5)
-        self.lo, self.hi = lo - pad, hi + pad
+        return cls(lo - pad, hi + pad, cells, log)
 
     def f(self, v: float) -> float:
         return math.log10(v) if self.log else v
@@ -49,6 +61,26 @@ class _Scale:
     def value(self, cell: int) -> float:
         t = self.lo + (self.hi - self.lo) * cell / (self.cells - 1)
         return 10**t if self.log else t
+
+
+def framed(grid: list[list[str]], ticks: dict[int, str], margin: int) -> list[str]:
+    """The grid's rows behind a left axis, then the bottom axis: a row in ``ticks`` starts with its
+    label right-aligned in ``margin`` columns and ``┤``, any other row with ``│``; then ``└───``."""
+    rows = [(ticks[r].rjust(margin) + "┤" if r in ticks else " " * margin + "│") + "".join(cells)
+            for r, cells in enumerate(grid)]
+    return rows + [" " * margin + "└" + "─" * len(grid[0])]
+
+
+def spark(values: list[float | None], lo: float, hi: float) -> str:
+    """One character per value, its height between ``lo`` and ``hi`` (a gap for None)."""
+    cells = []
+    for v in values:
+        if v is None:
+            cells.append(" ")
+        else:
+            f = (v - lo) / (hi - lo) if hi > lo else 0.5
+            cells.append(SPARK[min(len(SPARK) - 1, max(0, int(f * len(SPARK))))])
+    return "".join(cells)
 
 
 def scatter_chart(series: list[ChartSeries], width: int = 72, height: int = 16, *, xlog: bool = False,
@@ -64,8 +96,8 @@ def scatter_chart(series: list[ChartSeries], width: int = 72, height: int = 16, 
     margin = 8
     plot_w = max(width - margin - 1, 10)
     plot_h = max(height - len(head) - (1 if ylabel else 0) - 3, 3)
-    xs = _Scale([x for x, _ in pts], xlog, plot_w)
-    ys = _Scale([y for _, y in pts], ylog, plot_h)
+    xs = Scale.fitted([x for x, _ in pts], plot_w, xlog)
+    ys = Scale.fitted([y for _, y in pts], plot_h, ylog)
     grid = [[" "] * plot_w for _ in range(plot_h)]
     for s in usable:
         good = sorted((p for p in s.points if ok(*p)), key=lambda p: p[0])
@@ -87,18 +119,15 @@ def scatter_chart(series: list[ChartSeries], width: int = 72, height: int = 16, 
     lines = list(head)
     if ylabel:
         lines.append(ylabel[: width])
-    for r in range(plot_h):
-        label = number(ticks[r]).rjust(margin - 1) + " ┤" if r in ticks else " " * margin + "│"
-        lines.append(label + "".join(grid[r]))
-    axis = " " * margin + "└" + "─" * plot_w
+    lines += framed(grid, {r: compact_number(v) + " " for r, v in ticks.items()}, margin)  # a space before ┤
     tick_cells = (0, plot_w // 2, plot_w - 1)
     tick_line = [" "] * (plot_w + margin + 1)
     for c in tick_cells:
-        text = number(xs.value(c))
+        text = compact_number(xs.value(c))
         start = min(max(margin + 1 + c - len(text) // 2, 0), len(tick_line) - len(text))
         tick_line[start:start + len(text)] = list(text)
     legend = "   ".join(part for part in (f"x: {xlabel}" if xlabel else "", legend) if part)
-    lines += [axis, "".join(tick_line).rstrip(), legend]
+    lines += ["".join(tick_line).rstrip(), legend]
     return "\n".join(line[:width].rstrip() for line in lines)
 
 
