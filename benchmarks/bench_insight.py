@@ -49,8 +49,8 @@ def logging(on: bool) -> None:
         trainer_module.Trainer.setup_probes = _PROBES
         trainer_module.reference_losses = _REFERENCES
     else:
-        def no_probes(self):
-            self.surprise = self.layers = None
+        def no_probes(self):  # the weight average stays: it is training, not logging
+            self.observers = trainer_module.StepObservers(self.model, self.average)
 
         trainer_module.Trainer.setup_probes = no_probes
         trainer_module.reference_losses = lambda *a, **k: {}

@@ -9,7 +9,8 @@ Two facts, measured on a 2-core machine, shape this:
 The wait policy is read once, when torch's OpenMP runtime starts, so it is decided before torch
 is imported, from a short sample of the CPU's busy time (``/proc/stat``, a quarter of a second)
 rather than the load average, which lags by minutes after any heavy command. What can change
-while a run trains is the thread count: the trainer samples the same signal every few seconds,
+while a run trains is the thread count: the trainer samples the same signal every few seconds
+(``ThreadGovernor``, asked by ``Trainer.retune_threads``, a step of the loop after each log record),
 leaving its own CPU time out, and uses as many threads as there are cores nobody else is using
 (at least one). A single thread never waits on another, so spinning costs nothing then.
 

@@ -2,17 +2,22 @@
 
 ``minigpt train --nproc N`` starts ``torch.distributed.run`` (torchrun) with the same command;
 each process it starts finds ``WORLD_SIZE`` and ``RANK`` in its environment and joins the group
-(gloo on CPU, nccl on CUDA). What makes N processes train the same model one process would:
+(gloo on CPU, nccl on CUDA) as a :class:`DataParallelWorld`. What makes N processes train the
+same model one process would:
 
 - every rank draws the *global* batch with the same seeded generator and keeps its own share
   (``shard``), so the examples seen per step do not depend on the number of processes, and a run
   resumes on any number of them;
 - the loss is a sum over real (non-padding) tokens divided by the global token count, reduced
   across ranks (``global_tokens``): DDP averages gradients over ranks, so each rank scales its
-  loss by the world size, and the gradient equals the single-process one on the same examples;
+  loss by the world size (``scaled_loss``), and the gradient equals the single-process one on the
+  same examples;
 - one small all-reduce per step agrees on "stop now" (the time budget or a signal seen by any
   rank), so every rank stops at the same step;
 - rank 0 alone evaluates and writes the run folder; the others write nothing.
+
+The trainer asks its world for each of these (``world.global_tokens(...)``, ...), and a single
+process's :class:`World` answers with its own input, so the step reads as one process's.
 """
 
 from __future__ import annotations
@@ -30,6 +35,11 @@ from minigpt.errors import ConfigError
 
 @dataclass(frozen=True)
 class World:
+    """The processes training one model together; this one is a single process.
+
+    A single process has nobody to share a batch with or to reduce with: its share is the whole
+    batch, and each reduction returns its input unchanged."""
+
     rank: int = 0
     size: int = 1
     local_rank: int = 0
@@ -42,8 +52,85 @@ class World:
     def distributed(self) -> bool:
         return self.size > 1
 
+    def shard(self, index: torch.Tensor) -> torch.Tensor:
+        """This process's share of the global batch's rows."""
+        return index
+
+    def wrap(self, net: torch.nn.Module, device: torch.device) -> torch.nn.Module:
+        """The network the step runs."""
+        return net
+
+    def global_tokens(self, local_tokens: int, device) -> int:
+        """Real target tokens in the global batch."""
+        return local_tokens
+
+    def scaled_loss(self, mean_loss: torch.Tensor, local_tokens: int, total_tokens: int) -> torch.Tensor:
+        """The loss to back-propagate."""
+        return mean_loss
+
+    def agree(self, flags: list[bool], device) -> list[bool]:
+        """Each flag, true when it is true in any process."""
+        return flags
+
+    def sum_across(self, values: list[float], device) -> list[float]:
+        """Each value summed over the processes."""
+        return values
+
+    def barrier(self) -> None:
+        """Wait until every process gets here."""
+
+    def leave(self) -> None:
+        """Leave the group of processes."""
+
 
 SINGLE = World()
+
+
+@dataclass(frozen=True)
+class DataParallelWorld(World):
+    """The ranks torchrun started, in one process group: each reduction is one all-reduce."""
+
+    def shard(self, index: torch.Tensor) -> torch.Tensor:
+        return shard(index, self)
+
+    def wrap(self, net: torch.nn.Module, device: torch.device) -> torch.nn.Module:
+        """DDP: backward averages every gradient over the ranks."""
+        return torch.nn.parallel.DistributedDataParallel(
+            net, device_ids=[device.index] if device.type == "cuda" else None)
+
+    def global_tokens(self, local_tokens: int, device) -> int:
+        t = torch.tensor([local_tokens], dtype=torch.float64, device=device)
+        dist.all_reduce(t)
+        return int(t.item())
+
+    def scaled_loss(self, mean_loss: torch.Tensor, local_tokens: int, total_tokens: int) -> torch.Tensor:
+        return scaled_loss(mean_loss, local_tokens, total_tokens, self)
+
+    def agree(self, flags: list[bool], device) -> list[bool]:
+        t = torch.tensor([float(f) for f in flags], device=device)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return [bool(v) for v in t.tolist()]
+
+    def sum_across(self, values: list[float], device) -> list[float]:
+        t = torch.tensor(values, dtype=torch.float64, device=device)
+        dist.all_reduce(t)
+        return t.tolist()
+
+    def barrier(self) -> None:
+        """(After a run that ended normally on every rank.)"""
+        if dist.is_initialized():
+            dist.barrier()
+
+    def leave(self) -> None:
+        """Tear the process group down while the interpreter is fully alive.
+
+        Garbage first: DDP's hooks form reference cycles, and anything in a cycle that still holds a
+        collective's work or the group itself would otherwise be freed only during interpreter
+        finalization, when gloo's worker threads can no longer take the GIL (SIGABRT, "terminate
+        called without an active exception")."""
+        if dist.is_initialized():
+            gc.collect()
+            dist.destroy_process_group()
 
 
 def launched_by_torchrun() -> bool:
@@ -54,28 +141,11 @@ def join(device_type: str) -> World:
     """Join the process group torchrun set up (or return the single-process world)."""
     if not launched_by_torchrun():
         return SINGLE
-    world = World(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ.get("LOCAL_RANK", 0)))
+    world = DataParallelWorld(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]),
+                              int(os.environ.get("LOCAL_RANK", 0)))
     if not dist.is_initialized():
         dist.init_process_group(backend="nccl" if device_type == "cuda" else "gloo")
     return world
-
-
-def barrier(world: World) -> None:
-    """Wait until every rank gets here (after a run that ended normally on every rank)."""
-    if world.distributed and dist.is_initialized():
-        dist.barrier()
-
-
-def leave(world: World) -> None:
-    """Tear the process group down while the interpreter is fully alive.
-
-    Garbage first: DDP's hooks form reference cycles, and anything in a cycle that still holds a
-    collective's work or the group itself would otherwise be freed only during interpreter
-    finalization, when gloo's worker threads can no longer take the GIL (SIGABRT, "terminate
-    called without an active exception")."""
-    if world.distributed and dist.is_initialized():
-        gc.collect()
-        dist.destroy_process_group()
 
 
 def exit_rank(code: int = 0) -> None:
@@ -95,42 +165,17 @@ def exit_rank(code: int = 0) -> None:
     os._exit(code)
 
 
+# The formulas, for any rank of any world size.
+
+
 def shard(index: torch.Tensor, world: World) -> torch.Tensor:
     """This rank's share of the global batch: a contiguous slice, the first ranks one longer."""
     return index.tensor_split(world.size)[world.rank]
 
 
-def global_tokens(local_tokens: int, world: World, device) -> int:
-    """Real target tokens in the global batch (every rank's count, summed)."""
-    if not world.distributed:
-        return local_tokens
-    t = torch.tensor([local_tokens], dtype=torch.float64, device=device)
-    dist.all_reduce(t)
-    return int(t.item())
-
-
 def scaled_loss(mean_loss: torch.Tensor, local_tokens: int, total_tokens: int, world: World) -> torch.Tensor:
     """The loss to back-propagate so DDP's gradient average equals the global token mean."""
-    if not world.distributed:
-        return mean_loss
     return mean_loss * (local_tokens * world.size / max(total_tokens, 1))
-
-
-def agree(flags: list[bool], world: World, device) -> list[bool]:
-    """Each flag true on any rank is true on every rank (one all-reduce)."""
-    if not world.distributed:
-        return flags
-    t = torch.tensor([float(f) for f in flags], device=device)
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return [bool(v) for v in t.tolist()]
-
-
-def sum_across(values: list[float], world: World, device) -> list[float]:
-    if not world.distributed:
-        return values
-    t = torch.tensor(values, dtype=torch.float64, device=device)
-    dist.all_reduce(t)
-    return t.tolist()
 
 
 DEFAULT_MASTER_PORT = 29500  # torchrun's own default

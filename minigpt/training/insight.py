@@ -5,7 +5,11 @@
 - ``LayerProbe``: every ``every`` steps, per weight matrix, the gradient norm and
   log10(‖ΔW‖/‖W‖) of that step's update;
 - ``reference_losses``: what the loss chart compares against, for the run's own data: a uniform
-  guess (ln V) and a bigram fitted on the training split (counting pairs takes well under a second).
+  guess (ln V) and a bigram fitted on the training split (counting pairs takes well under a second);
+- ``SnapshotKeeper``: the kept model at log-spaced steps and evaluations, for the step scrubber.
+
+``StepObservers`` is what the trainer calls around each update and step: it holds these and the
+weight average (``minigpt.training.ema``), so the step itself stays forward, backward, clip, step.
 
 What they write and how it is read back is ``minigpt.runs.insight``.
 """
@@ -18,6 +22,7 @@ import shutil
 import torch
 
 from minigpt.data import IGNORE
+from minigpt.errors import DiskFullError
 from minigpt.runs.insight import (
     LAYERS_FILE,
     SURPRISE_FILE,
@@ -34,6 +39,7 @@ from minigpt.runs.snapshots import (
     snapshot_steps,
     to_drop,
 )
+from minigpt.training.ema import WeightAverage
 
 SURPRISE_ITEMS = 4  # validation items scored at each evaluation
 SURPRISE_CHARS = 40  # characters kept per item (a text window is cut here)
@@ -180,3 +186,53 @@ class SnapshotKeeper:
         for old in [s for s in self.steps if s > step]:
             shutil.rmtree(snapshot_path(self.run_dir, old), ignore_errors=True)
             self.steps.remove(old)
+
+
+class StepObservers:
+    """What follows the training beside the step: the weight average after every update, and on
+    rank 0 the panel's measurements (layer health around a sampled update, the surprise items at
+    each evaluation, snapshots after a step). A part left as None is not taken."""
+
+    def __init__(self, model: torch.nn.Module, average: WeightAverage | None = None,
+                 surprise: SurpriseProbe | None = None, layers: LayerProbe | None = None,
+                 snapshots: SnapshotKeeper | None = None):
+        self.model, self.average = model, average
+        self.surprise, self.layers, self.snapshots = surprise, layers, snapshots
+        self._sampled = False  # whether the layer probe samples the update under way
+
+    def before_update(self, step: int) -> None:
+        """After backward and clipping, before the optimizer's step numbered ``step``."""
+        self._sampled = self.layers is not None and self.layers.wants(step)
+        if self._sampled:
+            self.layers.before_update()
+
+    def after_update(self, step: int, updated: bool) -> None:
+        """After the optimizer's step; ``updated`` is False when the batch was skipped (a loss or
+        gradient that was not finite), and then nothing moved."""
+        if not updated:
+            if self._sampled:
+                self.layers.skipped()
+            return
+        if self._sampled:
+            self.layers.after_update(step)
+        if self.average is not None:
+            self.average.update(self.model, step - 1)
+
+    def after_evaluation(self, kept: torch.nn.Module, step: int) -> None:
+        if self.surprise is not None:
+            self.surprise.record(kept, step)
+
+    def after_step(self, step: int, evaluated: bool) -> None:
+        """A snapshot for the scrubber when this step is due one."""
+        if self.snapshots is not None and self.snapshots.wants(step, evaluated):
+            try:
+                self.snapshots.take(step)
+            except DiskFullError:
+                # Snapshots are an extra for the scrubber: a full disk stops them, not the run. The
+                # next checkpoint write then meets the full disk and ends the run with its own line.
+                self.snapshots = None
+
+    def close(self) -> None:
+        for probe in (self.surprise, self.layers):
+            if probe is not None:
+                probe.close()

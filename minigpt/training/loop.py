@@ -16,8 +16,10 @@ A loss, gradient or validation loss that is not a finite number stops the run as
 reason (or, with ``nonfinite="skip"``, skips that batch): a diverged model is never saved.
 
 The options live in ``minigpt.training.options``, the run-folder writer in ``minigpt.runs.files`` and
-device choice in ``minigpt.training.devices``; this module is the loop itself (``_train``), whose
-named steps (``Trainer`` in ``minigpt.training.trainer``) hold the run's state.
+device choice in ``minigpt.training.devices``; this module is the loop itself (``_train``): the
+train step, evaluate-and-save every ``eval_interval`` steps, a log record every ``log_interval``,
+the CPU's thread count re-tuned, a snapshot for the scrubber, and the stop. Each is a named step of
+``Trainer`` (``minigpt.training.trainer``), which holds the run's state.
 
 The recipe (the defaults in ``options.py``) comes from measurements on a 2-core CPU: a 64-wide,
 4-layer, 4-head MiniGPT, batch 128, Muon (lr 0.02) for the matrices inside the blocks and AdamW
@@ -108,10 +110,10 @@ def train(cfg: TrainConfig | None, run_dir: Path | str, resume: bool = False,
                                      data_changed_ok, group)
         # Leave together: a rank that tore its process group down while rank 0 was still saving
         # could abort in gloo's teardown ("terminate called without an active exception").
-        distributed.barrier(world)
+        world.barrier()
         return result
     finally:
-        distributed.leave(world)
+        world.leave()
 
 
 def _train_main(cfg: TrainConfig, run_dir: Path, source: CheckpointMeta | None, on_log, dataset: Dataset | None,
@@ -168,9 +170,13 @@ def _train(cfg: TrainConfig, run: RunWriter, source: CheckpointMeta | None, stop
     trainer.setup_optimizer()
     try:
         while not trainer.finished:
-            trainer.train_step()
-            if trainer.should_log():
-                trainer.log()
+            trainer.train_step()  # batch, forward, backward, clip, optimizer step
+            val_loss = None
+            if trainer.is_eval():  # every eval_interval steps and the last: the best model is kept
+                val_loss = trainer.evaluate_and_save()
+            if trainer.should_log():  # every log_interval steps and every evaluation
+                trainer.log(val_loss)
+                trainer.retune_threads()  # the machine's other work may have changed since
             trainer.keep_snapshot()
             if trainer.should_stop():
                 trainer.stopped = True

@@ -1,9 +1,13 @@
-"""The trainer: one run's state and its named steps, which ``minigpt.training.loop`` calls in order.
+"""The trainer: one run's state and its named steps, which ``_train`` in ``minigpt.training.loop``
+calls in order.
 
 Read it the way nanoGPT's ``train.py`` reads: ``setup`` (device, model, where the run stands),
 ``setup_optimizer``, then per step ``train_step`` (batch, forward, backward, clip, optimizer
-step), ``log`` every ``log_interval`` steps and ``evaluate_and_save`` every ``eval_interval``,
-and ``finish`` (the best checkpoint's final val and test losses).
+step), ``evaluate_and_save`` every ``eval_interval`` steps, ``log`` every ``log_interval``,
+``retune_threads`` and ``keep_snapshot``, and ``finish`` (the best checkpoint's final val and
+test losses). The step reads as one process's: what spans the processes of a data-parallel run
+is the world's (``minigpt.training.distributed``), and what follows the step (the weight average,
+the panel's probes, snapshots) is the observers' (``StepObservers`` in ``minigpt.training.insight``).
 """
 
 from __future__ import annotations
@@ -23,15 +27,16 @@ from minigpt.checkpoint import (
     save_checkpoint,
 )
 from minigpt.data import IGNORE, Dataset
-from minigpt.errors import DiskFullError, TrainingDiverged
+from minigpt.errors import TrainingDiverged
 from minigpt.models.build import build_model, count_parameters
 from minigpt.runs.files import BEST_DIR, LAST_DIR, RunWriter
 from minigpt.runs.schema import RunState
 from minigpt.runs.stop import StopFlag
-from minigpt.training import cpu_policy, distributed
+from minigpt.training import cpu_policy
 from minigpt.training.devices import autocast_for, compile_unsupported, resolve_device
+from minigpt.training.distributed import World
 from minigpt.training.ema import WeightAverage
-from minigpt.training.insight import LayerProbe, SnapshotKeeper, SurpriseProbe, reference_losses
+from minigpt.training.insight import LayerProbe, SnapshotKeeper, StepObservers, SurpriseProbe, reference_losses
 from minigpt.training.options import TrainConfig
 from minigpt.training.schedule import batch_size_at, evaluate, lr_at, make_optimizer, muon_momentum_at
 from minigpt.training.shapes import FixedShape
@@ -42,18 +47,16 @@ MAX_SKIPPED_IN_A_ROW = 20
 
 class Trainer:
     """One training run, read top to bottom: ``setup`` (device, model, optimizer), then
-    ``train_step`` until the budget is spent, with ``log`` (and at eval steps
-    ``evaluate_and_save``) between steps, and ``finish`` (the final numbers)."""
+    ``train_step`` until the budget is spent, with ``evaluate_and_save``, ``log``,
+    ``retune_threads`` and ``keep_snapshot`` between steps, and ``finish`` (the final numbers)."""
 
     def __init__(self, cfg: TrainConfig, run: RunWriter, source: CheckpointMeta | None, stop: StopFlag,
-                 data: Dataset, world: distributed.World):
+                 data: Dataset, world: World):
         self.cfg, self.run, self.source, self.stop, self.data, self.world = cfg, run, source, stop, data, world
         self.governor = None  # on a CPU, the thread count follows the machine's load
         self.stopped = self.finished = self.stopping = False
         self.skipped = self.skipped_in_a_row = 0  # steps whose loss or gradients were not finite
-        self.surprise: SurpriseProbe | None = None
-        self.snapshots: SnapshotKeeper | None = None
-        self.layers: LayerProbe | None = None
+        self.observers: StepObservers | None = None  # set up with the optimizer
 
     # ------------------------------------------------------------------------ setup
 
@@ -117,9 +120,7 @@ class Trainer:
         self.fixed_shape = FixedShape(self.data.block_size) if compiling and cfg.data_format == "lines" else None
         if compiling:
             self.net = torch.compile(self.net, dynamic=False)
-        if self.world.distributed:
-            self.net = torch.nn.parallel.DistributedDataParallel(
-                self.net, device_ids=[self.device.index] if self.device.type == "cuda" else None)
+        self.net = self.world.wrap(self.net, self.device)  # DDP in a data-parallel run
         self.run.write_status(step=self.step, best_val=self.best_val)
         self.gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + self.step)
         if self.step:
@@ -128,7 +129,7 @@ class Trainer:
         # windows are full already.
         self.packed = cfg.pack and model.kind == "gpt" and cfg.data_format == "lines"
         model.train()
-        self.t0 = self.interval_t = time.monotonic()
+        self.t0 = self.interval_t = self.stepped_at = time.monotonic()
         self.interval_tokens, self.interval_loss, self.interval_n = 0, 0.0, 0
         self.first_step = self.step + 1
         self.saved_step = self.step if ckpt is not None else -1
@@ -136,21 +137,22 @@ class Trainer:
         self.setup_probes()
 
     def setup_probes(self) -> None:
-        """What the panel's inside views read (rank 0 only): the surprise of a few validation
-        items at each evaluation, and every ``layer_every`` steps each matrix's update size."""
-        self.surprise = self.layers = self.snapshots = None
+        """What follows the steps: the weight average, and what the panel's inside views read
+        (rank 0 only): the surprise of a few validation items at each evaluation, every
+        ``layer_every`` steps each matrix's update size, and snapshots for the step scrubber."""
         if not self.world.is_main:
+            self.observers = StepObservers(self.model, self.average)
             return
-        self.surprise = SurpriseProbe(self.run.dir, self.data.val, self.data.vocab, self.device)
-        self.snapshots = SnapshotKeeper(self.run.dir, self._save_snapshot)
-        self.snapshots.forget_after(self.step)
-        if self.cfg.layer_every:
-            self.layers = LayerProbe(self.run.dir, self.model, self.optimizer, self.cfg.layer_every)
+        surprise = SurpriseProbe(self.run.dir, self.data.val, self.data.vocab, self.device)
+        snapshots = SnapshotKeeper(self.run.dir, self._save_snapshot)
+        snapshots.forget_after(self.step)
+        layers = LayerProbe(self.run.dir, self.model, self.optimizer, self.cfg.layer_every) if self.cfg.layer_every else None
+        self.observers = StepObservers(self.model, self.average, surprise, layers, snapshots)
 
     # ------------------------------------------------------------------------ where the run stands
 
-    def elapsed(self) -> float:
-        return self.elapsed_before + time.monotonic() - self.t0
+    def elapsed(self, now: float | None = None) -> float:
+        return self.elapsed_before + (time.monotonic() if now is None else now) - self.t0
 
     def progress(self) -> float:
         """The fraction of the budget done (steps or seconds): the schedule reads it."""
@@ -172,7 +174,7 @@ class Trainer:
         share (see distributed.py)."""
         data, cfg = self.data, self.cfg
         n = batch_size_at(cfg, self.progress())
-        idx = distributed.shard(torch.randint(len(data.train), (n,), generator=self.gen), self.world)
+        idx = self.world.shard(torch.randint(len(data.train), (n,), generator=self.gen))
         if self.packed:  # several words to a row, kept apart by a mask: same loss, ~1/3 less compute
             b = data.train.packed_batch(idx)
             x, y, extra = b.x, b.y, {"positions": b.positions, "segments": b.segments}
@@ -193,38 +195,32 @@ class Trainer:
                 g["momentum"] = momentum
         x, y, extra = self.next_batch()
         local_tokens = int((y != IGNORE).sum())
-        total_tokens = distributed.global_tokens(local_tokens, world, self.device)
+        total_tokens = world.global_tokens(local_tokens, self.device)  # the loss is a mean over these
         x, y, extra = _to_device(self.device, x, y, extra)
         with autocast_for(self.device, cfg.dtype):
             _, loss = self.net(x, y, **extra)
         self.optimizer.zero_grad(set_to_none=True)
-        distributed.scaled_loss(loss, local_tokens, total_tokens, world).backward()
+        world.scaled_loss(loss, local_tokens, total_tokens).backward()
         # The norm is computed (clipped or not) to see a non-finite gradient before it reaches the
         # weights: it is the same on every rank (gradients are averaged first), so every rank
         # decides alike. Loss and norm come back to the CPU in one sync.
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip or math.inf)
         loss_value, norm_value = torch.stack([loss.detach().float(), norm.detach().float()]).tolist()
         self.step += 1
-        sampled = self.layers is not None and self.layers.wants(self.step)
-        if sampled:
-            self.layers.before_update()
-        if math.isfinite(loss_value) and math.isfinite(norm_value):
+        updated = math.isfinite(loss_value) and math.isfinite(norm_value)
+        self.observers.before_update(self.step)
+        if updated:
             self.optimizer.step()
-            if sampled:
-                self.layers.after_update(self.step)
-            if self.average is not None:
-                self.average.update(self.model, self.step - 1)
             self.skipped_in_a_row = 0
             self.interval_loss += loss_value * local_tokens  # a token-weighted sum, so ranks add up
             self.interval_n += local_tokens
         else:
-            if sampled:
-                self.layers.skipped()
             self._skip_or_fail(loss_value, norm_value)
+        self.observers.after_update(self.step, updated)  # the weight average follows each update
         self.interval_tokens += local_tokens
         # One agreement per step: a time budget or a signal on any rank stops every rank here.
-        self.finished, self.stopping = distributed.agree([self.done(), self.stop.signal is not None],
-                                                         world, self.device)
+        self.finished, self.stopping = world.agree([self.done(), self.stop.signal is not None], self.device)
+        self.stepped_at = time.monotonic()  # the interval's training time ends here, before any evaluation
 
     def _skip_or_fail(self, loss_value: float, norm_value: float) -> None:
         """A loss or gradient that is not finite: skip the batch (``nonfinite="skip"``, up to
@@ -243,22 +239,45 @@ class Trainer:
         data-parallel run only stop together, at the next step's agreement."""
         return self.stopping or (not self.world.distributed and self.stop.signal is not None)
 
-    # ------------------------------------------------------------------------ log, evaluate, save
+    # ------------------------------------------------------------------------ evaluate, save, log
 
     def is_eval(self) -> bool:
         return self.step % self.cfg.eval_interval == 0 or self.finished or self.stopping
 
     def should_log(self) -> bool:
+        """Every ``log_interval`` steps, the first step, and every evaluation (its record carries
+        the val loss)."""
         return self.step % self.cfg.log_interval == 0 or self.is_eval() or self.step == self.first_step
 
-    def log(self) -> None:
-        """One metrics record for the interval since the last one (evaluating at eval steps)."""
-        cfg, step = self.cfg, self.step
-        loss_sum, n_tokens, all_tokens = distributed.sum_across(
-            [self.interval_loss, self.interval_n, self.interval_tokens], self.world, self.device)
-        t = time.monotonic()
+    def evaluate_and_save(self) -> float | None:
+        """Rank 0 evaluates the kept model (the average) on the validation split, saves it as the
+        best when it is, and always as ``last/`` (what a resume continues from); returns the val
+        loss. The other ranks go on (None)."""
+        if not self.world.is_main:
+            return None
+        val = evaluate(self.kept, self.data.val, self.device, dtype=self.cfg.dtype)
+        if not math.isfinite(val):  # never kept, never the best: the last good checkpoints stay
+            raise TrainingDiverged(f"training diverged: the validation loss became {val} at step {self.step}; "
+                                   f"try a lower --lr (checkpoints saved before stay usable)")
+        self.observers.after_evaluation(self.kept, self.step)
+        raw = self.model if self.average is not None else None
+        metrics = {"val_loss": val, "step": self.step}
+        if self.best_val is None or val < self.best_val:
+            self.best_val, self.best_step = val, self.step
+            self.save(BEST_DIR, metrics, self.optimizer, self.trainer_state(), self.kept, raw)
+        self.save(LAST_DIR, metrics, self.optimizer, self.trainer_state(), self.kept, raw)
+        self.saved_step = self.step
+        self.model.train()
+        return val
+
+    def log(self, val_loss: float | None = None) -> None:
+        """One metrics record for the interval since the last one, with this step's val loss when
+        it was evaluated. The interval's time ends with its last step: evaluation is not training."""
+        cfg, step, t = self.cfg, self.step, self.stepped_at
+        loss_sum, n_tokens, all_tokens = self.world.sum_across(
+            [self.interval_loss, self.interval_n, self.interval_tokens], self.device)
         record = {"step": step, "lr": self.lr, "tokens_per_s": round(all_tokens / max(t - self.interval_t, 1e-9), 1),
-                  "elapsed_s": round(self.elapsed(), 3)}
+                  "elapsed_s": round(self.elapsed(t), 3)}
         if n_tokens:  # (none when every step of the interval was skipped)
             record["train_loss"] = round(loss_sum / n_tokens, 5)
         if self.skipped:
@@ -269,47 +288,25 @@ class Trainer:
             record["tokens_per_s"] = None  # compilation: left out of the throughput
             record["compile_s"] = round(t - self.interval_t, 2)
         if self.governor is not None:
-            threads = self.governor.check()
-            if threads is not None and threads != torch.get_num_threads():
-                torch.set_num_threads(threads)
-            record["threads"] = torch.get_num_threads()
-        is_eval = self.is_eval()
-        if is_eval:
-            self.evaluate_and_save(record)
-            self.saved_step = step
+            record["threads"] = torch.get_num_threads()  # what the interval trained with
+        if val_loss is not None:
+            record["val_loss"] = round(val_loss, 5)
         self.run.log(record)
-        self.run.write_status(force=is_eval, step=step, best_val=self.best_val)
+        self.run.write_status(force=self.is_eval(), step=step, best_val=self.best_val)
         self.interval_t, self.interval_tokens, self.interval_loss, self.interval_n = time.monotonic(), 0, 0.0, 0
 
-    def evaluate_and_save(self, record: dict) -> None:
-        """Rank 0 evaluates the kept model (the average), saves it as the best when it is, and
-        always as ``last/`` (what a resume continues from); the other ranks go on."""
-        if not self.world.is_main:
+    def retune_threads(self) -> None:
+        """On a CPU, train with as many threads as the cores other processes leave free: spinning
+        threads on a core another process needs slow both down many times over (cpu_policy.py)."""
+        if self.governor is None:
             return
-        val = evaluate(self.kept, self.data.val, self.device, dtype=self.cfg.dtype)
-        if not math.isfinite(val):  # never kept, never the best: the last good checkpoints stay
-            raise TrainingDiverged(f"training diverged: the validation loss became {val} at step {self.step}; "
-                                   f"try a lower --lr (checkpoints saved before stay usable)")
-        record["val_loss"] = round(val, 5)
-        if self.surprise is not None:
-            self.surprise.record(self.kept, self.step)
-        raw = self.model if self.average is not None else None
-        metrics = {"val_loss": val, "step": self.step}
-        if self.best_val is None or val < self.best_val:
-            self.best_val, self.best_step = val, self.step
-            self.save(BEST_DIR, metrics, self.optimizer, self.trainer_state(), self.kept, raw)
-        self.save(LAST_DIR, metrics, self.optimizer, self.trainer_state(), self.kept, raw)
-        self.model.train()
+        threads = self.governor.check()  # None until it is due (every few seconds)
+        if threads is not None and threads != torch.get_num_threads():
+            torch.set_num_threads(threads)
 
     def keep_snapshot(self) -> None:
         """The kept model at log-spaced steps and evaluations, for the step scrubber."""
-        if self.snapshots is not None and self.snapshots.wants(self.step, self.is_eval()):
-            try:
-                self.snapshots.take(self.step)
-            except DiskFullError:
-                # Snapshots are an extra for the scrubber: a full disk stops them, not the run. The
-                # next checkpoint write then meets the full disk and ends the run with its own line.
-                self.snapshots = None
+        self.observers.after_step(self.step, self.is_eval())
 
     def _save_snapshot(self, path, step: int) -> None:
         save_checkpoint(path, self.kept, self.data.vocab, train_config=self.train_config,
@@ -332,7 +329,7 @@ class Trainer:
         if self.saved_step != step or not (run.dir / BEST_DIR).exists():
             # a stop arrived after this step's log line, or nothing was evaluated yet
             record = {"step": step, "lr": 0.0, "tokens_per_s": 0.0, "elapsed_s": round(self.elapsed(), 3)}
-            self.evaluate_and_save(record)
+            record["val_loss"] = round(self.evaluate_and_save(), 5)
             run.log(record)
         best = load_checkpoint(run.dir / BEST_DIR, device=device)
         val = evaluate(best.model, self.data.val, device, dtype=self.cfg.dtype)
@@ -348,9 +345,8 @@ class Trainer:
         return run.status.to_dict()
 
     def close_probes(self) -> None:
-        for probe in (self.surprise, self.layers):
-            if probe is not None:
-                probe.close()
+        if self.observers is not None:
+            self.observers.close()
 
 
 def _to_device(device: torch.device, x, y, extra: dict):
