@@ -120,7 +120,12 @@ class PlanError(TutorError, ValueError):
     no cards; the message says which."""
 
 
-class StudySettingError(TutorError, ValueError):
+class SettingError(TutorError, ValueError):
+    """A setting not declared in ``minigpt.settings``, or a value it does not accept; the message
+    names the setting and what it accepts."""
+
+
+class StudySettingError(SettingError):
     """A study setting out of its range (desired retention), or an FSRS fit that cannot run yet
     (too few reviews, the optimizer extra missing); the message says what would make it work."""
 

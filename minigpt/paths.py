@@ -3,8 +3,8 @@
 Bundled content (the names dataset, lessons, the default checkpoint) sits at the top of the
 repository during development and under ``minigpt/_bundled`` in an installed wheel; both layouts
 are searched so that an editable install and a plain ``pip install .`` behave the same.
-User data (progress database, settings, training runs) goes under platformdirs folders unless
-``MINIGPT_DATA_DIR`` (or the CLI's ``--data-dir``) points elsewhere.
+User data (the progress database, which holds the settings too, and training runs) goes under
+platformdirs folders unless ``MINIGPT_DATA_DIR`` (or the CLI's ``--data-dir``) points elsewhere.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def default_checkpoint() -> Path:
 
 
 def user_data_dir() -> Path:
-    """Per-user folder for progress, settings and runs (created on demand)."""
+    """Per-user folder for the progress database (settings included) and runs (created on demand)."""
     override = os.environ.get("MINIGPT_DATA_DIR")
     if override:
         path = Path(override).expanduser()
@@ -65,7 +65,3 @@ def runs_dir() -> Path:
 
 def database_path() -> Path:
     return user_data_dir() / "progress.sqlite3"
-
-
-def settings_path() -> Path:
-    return user_data_dir() / "settings.json"

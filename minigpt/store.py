@@ -135,11 +135,6 @@ MIGRATIONS: list[str] = [
 ]
 
 
-
-
-
-
-
 _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 _READ_ONLY = {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM}
 _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
@@ -350,7 +345,7 @@ class Store:
     def close(self) -> None:
         self.conn.close()
 
-    # -- settings -------------------------------------------------------------------------------
+    # -- settings: the raw text by key; minigpt.settings is the typed API every caller uses ---------
     def get_setting(self, key: str, default: str | None = None) -> str | None:
         row = self.conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default

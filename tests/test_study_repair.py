@@ -5,6 +5,7 @@ import json
 import sqlite3
 from datetime import UTC, datetime, timedelta
 
+from minigpt import settings
 from minigpt.store import MIGRATIONS, Store
 from minigpt.study import flags, repair
 from minigpt.study import scheduler as sch
@@ -56,7 +57,7 @@ def test_migration_regrades_the_old_wrongs_once(tmp_path):
         "SELECT fsrs_json FROM card_state WHERE card_id = ?", (MASK,)).fetchone()[0])
     store = Store(path)
     assert store.version == len(MIGRATIONS) >= REPAIR_MIGRATION
-    assert store.get_setting(repair.REGRADE_KEY) == "pending"
+    assert store.get_setting(settings.REGRADE.key) == "pending"
     done = repair.regrade_pending(store, DECK)
     assert done.cards == {MASK, BF16} and len(done.log_ids) == 2
     ratings = [r[0] for r in store.conn.execute("SELECT rating FROM review_log ORDER BY id")]

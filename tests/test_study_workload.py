@@ -2,6 +2,7 @@
 
 import pytest
 
+from minigpt import settings
 from minigpt.errors import StudySettingError
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
@@ -29,7 +30,7 @@ def test_desired_retention_setting_in_range_or_the_default(store):
     assert sch.desired_retention(store) == 0.85 and sch.learner_scheduler(store).desired_retention == 0.85
     with pytest.raises(StudySettingError, match="between 70% and 97%"):
         sch.set_desired_retention(store, 0.99)
-    store.set_setting(sch.RETENTION_KEY, "lots")             # a hand-edited value is not trusted
+    store.set_setting(settings.DESIRED_RETENTION.key, "lots")           # a hand-edited value is not trusted
     assert sch.desired_retention(store) == sch.DESIRED_RETENTION
-    store.set_setting(sch.PARAMETERS_KEY, "[1, 2, 3]")        # nor fitted parameters fsrs refuses
+    store.set_setting(settings.FSRS_PARAMETERS.key, "[1, 2, 3]")      # nor fitted parameters fsrs refuses
     assert sch.fitted_parameters(store) is None

@@ -131,8 +131,8 @@ async def test_back_from_help_the_glance_is_not_counted_again_but_after_a_write_
         await until(pilot, lambda: "Cards to study 3" in str(glance.render()), what="the first count")
         # A new database's one write at start (migration 3's re-grade marked done, after the decks
         # are read in a thread) is a real change: let it land and be counted before measuring.
-        from minigpt.study.repair import REGRADE_KEY
-        await until(pilot, lambda: app.store.get_setting(REGRADE_KEY) == "done", what="the start-up re-grade")
+        from minigpt.settings import REGRADE
+        await until(pilot, lambda: app.store.get_setting(REGRADE.key) == "done", what="the start-up re-grade")
         await pilot.press("question_mark")
         await pilot.pause()
         await pilot.press("escape")

@@ -15,7 +15,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from minigpt import paths
+from minigpt import paths, settings
 from minigpt.errors import StoreError, TutorError
 from minigpt.store import Store
 from minigpt.text import markup_escape, printable
@@ -82,7 +82,7 @@ class TutorApp(App):
 
     # -- lifecycle ------------------------------------------------------------------------------
     def on_mount(self) -> None:
-        saved = self.store.get_setting("theme")
+        saved = settings.get(self.store, settings.THEME)
         if saved and saved in self.available_themes:
             self.theme = saved
         elif os.environ.get("TERM", "").endswith("-16color") or os.environ.get("COLORTERM") == "16":
@@ -162,7 +162,7 @@ class TutorApp(App):
         # automatic one at startup, so a 16-colour terminal keeps getting ansi-dark by default.
         if getattr(self, "_theme_applied", False):
             try:
-                self.store.set_setting("theme", theme)
+                settings.set(self.store, settings.THEME, theme)
             except StoreError as e:  # the theme still changes, for this session
                 self.notify(markup_escape(e), title="Not saved", severity="warning")
 

@@ -2,7 +2,7 @@
 "read" once the end and most of the lesson have been on screen.
 
 A lesson counts as read once its end has been on screen *and* most of it has been: every view the
-learner rests on for a moment is remembered (across visits, in the settings table), so jumping to
+learner rests on for a moment is remembered (across visits, in minigpt.settings.LESSON_SEEN), so jumping to
 the end on arrival does not mark it read.
 
 The lesson's height is only known late: the rest of its blocks mount after the first frame,
@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 
 from textual.containers import VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Markdown, Static
 
+from minigpt import settings
 from tui.saving import keeps_screen
-from tui.widgets.lesson_blocks import READ_SHARE, SETTLE_S, SeenRanges, seen_key
+from tui.widgets.lesson_blocks import READ_SHARE, SETTLE_S, SeenRanges
 
 
 def while_shown(method):
@@ -73,11 +73,8 @@ class ReadingPosition:
         self.watch(body, "scroll_y", self._on_scroll, init=False)
         self._saved_position = self.app.store.lesson_position(self.lesson.id)
         self._mark_opened()
-        try:
-            self.seen = SeenRanges(json.loads(self.app.store.get_setting(
-                seen_key(self.lesson.id)) or "[]"))
-        except (ValueError, TypeError):  # a damaged record only costs the memory of what was seen
-            self.seen = SeenRanges()
+        # a damaged record reads as nothing seen: it only costs the memory of what was seen
+        self.seen = SeenRanges(settings.get(self.app.store, settings.LESSON_SEEN.of(self.lesson.id)))
         self._safety = self.set_timer(self.restore_safety_s, self._restore_if_pending)
 
     def _stop_timers(self) -> None:
@@ -204,7 +201,7 @@ class ReadingPosition:
         body = self.query_one("#lesson-body", VerticalScroll)
         maximum = body.max_scroll_y
         self.seen.add(*self._view_range())
-        self.app.store.set_setting(seen_key(self.lesson.id), self.seen.to_json())
+        settings.set(self.app.store, settings.LESSON_SEEN.of(self.lesson.id), self.seen.rounded())
         fits = maximum <= 0  # the whole lesson is on the screen
         end_shown = fits or body.scroll_y >= maximum - 1
         read = end_shown and (fits or self.seen.share >= READ_SHARE)

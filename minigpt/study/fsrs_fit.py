@@ -15,19 +15,18 @@ Fitted parameters are kept only when they lower that loss; the scheduler reads t
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from datetime import timedelta
 
 from fsrs import Card, Rating, ReviewLog, Scheduler
 
+from minigpt import settings
 from minigpt.errors import StudySettingError
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
 
 MIN_REVIEWS = 512          # fsrs.optimizer's mini_batch_size: below it, it returns the defaults
-FIT_KEY = "fsrs.fit"       # what the last fit found (JSON): reviews, loss before and after, when
 
 
 @dataclass(frozen=True)
@@ -80,10 +79,9 @@ def log_loss(logs: list[ReviewLog], parameters: tuple[float, ...] | None = None)
 
 def status_line(store: Store) -> str:
     """One line: the parameters in use, or how many more reviews a fit needs."""
-    fitted = store.get_setting(FIT_KEY)
+    f = settings.get(store, settings.FSRS_FIT)  # what the last fit found
     n = counted_reviews(review_logs(store))
-    if fitted and sch.fitted_parameters(store) is not None:
-        f = json.loads(fitted)
+    if f and sch.fitted_parameters(store) is not None:
         return (f"FSRS fitted to your {f['reviews']} reviews on {f['at']}: log loss {f['before']:.3f} → "
                 f"{f['after']:.3f} (now {n} reviews count)")
     if n < MIN_REVIEWS:
@@ -110,9 +108,7 @@ def fit(store: Store, *, min_reviews: int = MIN_REVIEWS) -> FitResult:
     kept = after < before
     if kept:
         with store.transaction() as conn:
-            conn.execute("INSERT OR REPLACE INTO settings(key, value) VALUES (?, ?)",
-                         (sch.PARAMETERS_KEY, json.dumps(fitted)))
-            conn.execute("INSERT OR REPLACE INTO settings(key, value) VALUES (?, ?)",
-                         (FIT_KEY, json.dumps({"reviews": n, "before": before, "after": after,
-                                               "at": sch.utc_now().astimezone().strftime("%Y-%m-%d")})))
+            settings.write(conn, settings.FSRS_PARAMETERS, fitted)
+            settings.write(conn, settings.FSRS_FIT, {"reviews": n, "before": before, "after": after,
+                                                        "at": sch.utc_now().astimezone().strftime("%Y-%m-%d")})
     return FitResult(n, before, after, fitted, kept)

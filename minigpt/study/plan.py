@@ -30,6 +30,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 
 from fsrs import Card, Rating, Scheduler, State
 
+from minigpt import settings
 from minigpt.errors import PlanError
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
@@ -38,8 +39,6 @@ from minigpt.study.decks import Deck
 from minigpt.study.flags import flagged_ids
 from minigpt.study.order import new_card_order
 
-DATE_KEY = "plan.date"
-LESSONS_KEY = "plan.lessons"
 TARGET = 0.9            # the retrievability every card in scope must have on the day
 REVIEW_CLOCK = time(12)  # simulated reviews of a coming day, and the moment judged on the day
 TOP_UP_WINDOW = 21       # a card brought forward is placed among the last this many days
@@ -100,18 +99,14 @@ def parse_date(text: str) -> date:
 
 def set_plan(store: Store, interview: date | None, lessons: list[str] | tuple[str, ...] = ()) -> None:
     """Keep the interview date and the lessons in scope (None: no date, studying as usual)."""
-    store.set_setting(DATE_KEY, interview.isoformat() if interview else "")
-    store.set_setting(LESSONS_KEY, ",".join(lessons))
+    with store.transaction() as conn:  # the date and its scope together
+        settings.write(conn, settings.PLAN_DATE, interview)
+        settings.write(conn, settings.PLAN_LESSONS, tuple(lessons))
 
 
 def plan_settings(store: Store) -> tuple[date | None, tuple[str, ...]]:
-    raw = (store.get_setting(DATE_KEY) or "").strip()
-    try:
-        day = date.fromisoformat(raw) if raw else None
-    except ValueError:  # a hand-edited setting: no plan rather than a broken study session
-        day = None
-    lessons = tuple(x for x in (store.get_setting(LESSONS_KEY) or "").split(",") if x)
-    return day, lessons
+    """The interview date (None: none, or one hand-edited past reading) and the lessons in scope."""
+    return settings.get(store, settings.PLAN_DATE), settings.get(store, settings.PLAN_LESSONS)
 
 
 class PlanCache:

@@ -12,13 +12,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from minigpt import settings
 from minigpt.store import Store
 from minigpt.study import quiz
 from minigpt.study import scheduler as sch
 from minigpt.study.decks import Deck
 
-REGRADE_KEY = "study.regrade"            # "pending" (set by migration 3), then "done"
-NOTICE_KEY = "study.regrade_notice"      # shown once by the app, then deleted
 TYPED_MODES = ("quiz:type", "quiz:numeric", "quiz:chapter")
 
 
@@ -72,7 +71,7 @@ def _replay(conn, card_id: str, scheduler) -> None:
 
 def regrade_pending(store: Store, deck: Deck) -> Regrade | None:
     """Re-grade once after migration 3; None when there was nothing pending."""
-    if store.read_only or store.get_setting(REGRADE_KEY) != "pending":
+    if store.read_only or settings.get(store, settings.REGRADE) != "pending":
         return None
     rows = store.conn.execute(
         f"SELECT id, card_id, answer FROM review_log WHERE rating = 1 AND answer IS NOT NULL "
@@ -88,19 +87,16 @@ def regrade_pending(store: Store, deck: Deck) -> Regrade | None:
             conn.execute("UPDATE review_log SET rating = 3 WHERE id = ?", (log_id,))
         for card_id in sorted(result.cards):
             _replay(conn, card_id, scheduler)
-        conn.execute("INSERT OR REPLACE INTO settings(key, value) VALUES (?, 'done')",
-                     (REGRADE_KEY,))
+        settings.write(conn, settings.REGRADE, "done")
         if result.log_ids:
-            conn.execute("INSERT OR REPLACE INTO settings(key, value) VALUES (?, ?)",
-                         (NOTICE_KEY, result.notice))
+            settings.write(conn, settings.REGRADE_NOTICE, result.notice)
     return result
 
 
 def take_notice(store: Store) -> str | None:
     """The repair notice, once: reading it removes it."""
-    text = store.get_setting(NOTICE_KEY)
+    text = settings.get(store, settings.REGRADE_NOTICE)
     if text is None or store.read_only:
         return None
-    with store.transaction() as conn:
-        conn.execute("DELETE FROM settings WHERE key = ?", (NOTICE_KEY,))
+    settings.clear(store, settings.REGRADE_NOTICE)
     return text

@@ -31,6 +31,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
+from minigpt import settings
 from minigpt.errors import UndoError
 from minigpt.store import Store
 from minigpt.study import plan as planning
@@ -41,9 +42,6 @@ from minigpt.study.flags import flagged_ids
 from minigpt.study.formats import LOG_MODES
 from minigpt.study.order import new_card_order, space_siblings
 
-NEW_PER_DAY_KEY = "study.new_per_day"
-NEW_FROM_READ_KEY = "study.new_from_read_lessons"
-DEFAULT_NEW_PER_DAY = 20
 LEECH_LAPSES = 8
 MODES = ("review", "cram", "quiz", "interview")  # interview: minigpt.study.interview
 # Each quiz mode is logged under its own name so the stats can tell them apart; all of them
@@ -133,20 +131,16 @@ class StudySession:
                           sch.from_iso(row["buried_until"]) if row["buried_until"] else None)
 
     def new_per_day(self) -> int:
-        raw = self.store.get_setting(NEW_PER_DAY_KEY)
-        try:
-            return max(0, int(raw)) if raw is not None else DEFAULT_NEW_PER_DAY
-        except ValueError:
-            return DEFAULT_NEW_PER_DAY
+        return settings.get(self.store, settings.NEW_PER_DAY)
 
     def set_new_per_day(self, n: int) -> None:
-        self.store.set_setting(NEW_PER_DAY_KEY, str(max(0, int(n))))
+        settings.set(self.store, settings.NEW_PER_DAY, max(0, int(n)))
 
     def new_from_read_lessons(self) -> bool:
-        return self.store.get_setting(NEW_FROM_READ_KEY) == "1"
+        return settings.get(self.store, settings.NEW_FROM_READ_LESSONS)
 
     def set_new_from_read_lessons(self, on: bool) -> None:
-        self.store.set_setting(NEW_FROM_READ_KEY, "1" if on else "0")
+        settings.set(self.store, settings.NEW_FROM_READ_LESSONS, bool(on))
 
     def _new_order(self, card_ids: list[str]) -> list[str]:
         read = self.store.lessons_read() if self.new_from_read_lessons() else None

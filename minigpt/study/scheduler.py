@@ -14,14 +14,13 @@ from datetime import UTC, datetime, timedelta
 
 from fsrs import Card, Rating, Scheduler, State
 
+from minigpt import settings
 from minigpt.errors import StudySettingError
 from minigpt.study.formats import RATING_NAMES  # noqa: F401 (re-export)
 
 RATINGS = {1: Rating.Again, 2: Rating.Hard, 3: Rating.Good, 4: Rating.Easy}
-DESIRED_RETENTION = 0.9
-RETENTION_KEY = "study.desired_retention"   # the learner's setting (settings table)
-RETENTION_RANGE = (0.70, 0.97)               # fsrs's advice: below 0.7 you forget a lot, above 0.97 the load explodes
-PARAMETERS_KEY = "fsrs.parameters"          # parameters fitted to the learner's log (minigpt.study.fit), JSON
+DESIRED_RETENTION = settings.DESIRED_RETENTION.default
+RETENTION_RANGE = (settings.DESIRED_RETENTION.low, settings.DESIRED_RETENTION.high)
 
 
 def utc_now() -> datetime:
@@ -59,30 +58,24 @@ def make_scheduler(desired_retention: float = DESIRED_RETENTION,
 
 def desired_retention(store) -> float:
     """The learner's desired retention (a setting; a missing or unreadable one is the default)."""
-    try:
-        value = float(store.get_setting(RETENTION_KEY) or DESIRED_RETENTION)
-    except ValueError:
-        return DESIRED_RETENTION
-    low, high = RETENTION_RANGE
-    return value if low <= value <= high else DESIRED_RETENTION
+    return settings.get(store, settings.DESIRED_RETENTION)
 
 
 def set_desired_retention(store, value: float) -> float:
     low, high = RETENTION_RANGE
     if not low <= value <= high:
         raise StudySettingError(f"desired retention must be between {low:.0%} and {high:.0%}, not {value:.0%}")
-    store.set_setting(RETENTION_KEY, f"{value:.2f}")
+    settings.set(store, settings.DESIRED_RETENTION, value)
     return value
 
 
 def fitted_parameters(store) -> tuple[float, ...] | None:
     """Parameters fitted to the learner's own log, or None (fsrs's defaults); a damaged value is
     ignored rather than trusted (fsrs checks each against its bounds)."""
-    raw = store.get_setting(PARAMETERS_KEY)
-    if not raw:
+    params = settings.get(store, settings.FSRS_PARAMETERS)
+    if params is None:
         return None
     try:
-        params = tuple(float(x) for x in json.loads(raw))
         Scheduler(parameters=params)
     except (ValueError, TypeError):
         return None

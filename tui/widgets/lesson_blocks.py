@@ -3,7 +3,7 @@ first screenful ends, and the record of what the learner has seen of it."""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable, Sequence
 
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
@@ -75,7 +75,7 @@ SETTLE_S = 0.2        # a view counts as seen once the learner rests on it this 
 class SeenRanges:
     """The parts of a lesson (fractions 0..1 of its height) that have been on screen."""
 
-    def __init__(self, ranges: list[list[float]] | None = None):
+    def __init__(self, ranges: Iterable[Sequence[float]] | None = None):
         self.ranges: list[tuple[float, float]] = []
         for a, b in ranges or []:
             self.add(float(a), float(b))
@@ -94,9 +94,6 @@ class SeenRanges:
     def share(self) -> float:
         return sum(b - a for a, b in self.ranges)
 
-    def to_json(self) -> str:
-        return json.dumps([[round(a, 4), round(b, 4)] for a, b in self.ranges])
-
-
-def seen_key(lesson_id: str) -> str:
-    return f"lesson.seen.{lesson_id}"
+    def rounded(self) -> tuple[tuple[float, float], ...]:
+        """The ranges as stored (minigpt.settings.LESSON_SEEN): to 4 places, a ten-thousandth of the lesson."""
+        return tuple((round(a, 4), round(b, 4)) for a, b in self.ranges)
