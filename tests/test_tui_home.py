@@ -36,6 +36,24 @@ async def test_first_frame_and_keys_do_not_wait_for_the_card_count(monkeypatch, 
         assert "Cards to study 20" in str(glance.render())
 
 
+async def test_the_count_reaches_the_home_screen_as_a_message(monkeypatch, make_app):
+    """The glance is counted in a worker and handed back as a ``HomeScreen.Counted`` Message
+    (tui.workers.Result), which a test can wait for; its handler then shows it."""
+    from tui.screens.home import HomeScreen
+
+    monkeypatch.setattr("tui.screens.home.glance", lambda store: Glance(
+        lessons_read=2, lessons_total=24, cards_due=7, last_run=None))
+    seen = []
+    app = make_app()
+    async with app.run_test(size=(80, 24), message_hook=seen.append) as pilot:
+        counted = await until(pilot, lambda: next((m for m in seen if isinstance(m, HomeScreen.Counted)), None),
+                              30, "the Counted message")
+        assert counted.glance.cards_due == 7
+        glance = app.screen.query_one("#glance")
+        await until(pilot, lambda: "Cards to study 7" in str(glance.render()), 30, "the count on screen")
+        assert "Lessons read   2 / 24" in str(glance.render())
+
+
 PREWARM_CHECK = """
 import asyncio, sys
 from minigpt.store import Store

@@ -103,6 +103,53 @@ async def test_generate_nudge_and_bad_input(tmp_path, ckpt_root, make_app):
         assert screen.loaded.kind == "bigram"
 
 
+async def test_a_batch_overtaken_by_a_newer_request_is_dropped(tmp_path, ckpt_root, make_app, monkeypatch):
+    """Two quick nudges: the first batch returns after the second is on screen, and is dropped
+    (tui.workers.Result), so the table keeps the names of the settings the fields show."""
+    import threading
+
+    import tui.screens.playground as pg
+    import tui.workers as workers
+    from tests.helpers.waiting import until
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_playground(app, pilot, ckpt_root)
+        loaded = load_for_playground(ckpt_root / "default")
+        names = {seed: [s.text or "(empty)" for s in run_batch(loaded, Settings(seed=seed)).samples]
+                 for seed in (43, 44)}
+        assert names[43] != names[44]
+        release, asked, posted = threading.Event(), [], []
+
+        def first_held_back(model, settings):
+            asked.append(settings.seed)
+            if settings.seed == 43:
+                release.wait(30)
+            return run_batch(model, settings)
+
+        def recorded(node, result):  # the worker posts its result, then the test knows it was sent
+            sent = real_post(node, result)
+            posted.append(result)
+            return sent
+
+        real_post = workers.post_result
+        monkeypatch.setattr(pg, "run_batch", first_held_back)
+        monkeypatch.setattr(workers, "post_result", recorded)
+        await pilot.press("S")  # seed 43: held back
+        await until(pilot, lambda: asked == [43], 10, "the first request to start")
+        await pilot.press("S")  # seed 44, asked before the first returns
+        await until(pilot, lambda: names_in_table(screen) == names[44], 20, "the second batch on screen")
+        release.set()
+        await until(pilot, lambda: any(r.settings and r.settings.seed == 43 for r in posted), 20,
+                    "the first batch to be posted")
+        await pilot.pause()
+        # A Result the test posts queues behind the first batch: once it shows, that batch was handled.
+        screen.post_message(PlaygroundScreen.Sampled(error="after the first batch"))
+        await until(pilot, lambda: "after the first batch" in str(screen.query_one("#pg-message").render()), 10,
+                    "the test's own Result")
+        assert names_in_table(screen) == names[44] and screen.settings.seed == 44
+
+
 async def test_step_mode(tmp_path, ckpt_root, make_app):
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:

@@ -1,13 +1,21 @@
-"""A failing background worker shows a message and leaves the app running (tui.workers)."""
+"""A failing background worker shows a message and leaves the app running; a worker's result
+reaches the widget that asked as a Message, and a stale one is dropped (tui.workers)."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+from dataclasses import dataclass
+
+from textual import on
+from textual.app import App
+from textual.widgets import Static
 
 from minigpt import paths
 from minigpt.lessons import load_lessons
 from tests.helpers.waiting import until
 from tui.widgets.snippet import SnippetBlock
+from tui.workers import Result, background, post_result
 
 
 async def _wait(pilot, condition, seconds: float = 15.0) -> bool:
@@ -60,3 +68,93 @@ async def test_an_async_worker_that_raises_is_reported_and_the_app_keeps_running
         await asyncio.sleep(0)
         assert app.is_running
     assert "injected failure starting python" in (paths.user_data_dir() / "app.log").read_text()
+
+
+class Echo(Static):
+    """A widget whose worker waits for its gate, then hands back the value it was asked for."""
+
+    @dataclass
+    class Done(Result):
+        value: str
+
+    def __init__(self) -> None:
+        super().__init__("")
+        self.gates: dict[str, threading.Event] = {}
+        self.started: list[str] = []
+        self.posted: list[str] = []  # in the order the workers posted their results
+        self.handled: list[str] = []
+
+    def ask(self, value: str) -> None:
+        self.gates[value] = threading.Event()
+        self._work(value)
+
+    @background(group="echo")
+    def _work(self, value: str) -> None:
+        self.started.append(value)
+        self.gates[value].wait(10)
+        post_result(self, self.Done(value))  # (what returning a Result does)
+        self.posted.append(value)
+
+    @on(Done)
+    def _done(self, message: Done) -> None:
+        self.handled.append(message.value)
+        self.update(message.value)
+
+
+class EchoApp(App):
+    def compose(self):
+        yield Echo()
+
+
+async def test_a_result_overtaken_by_a_newer_request_is_dropped_and_the_newer_one_shown():
+    app = EchoApp()
+    async with app.run_test() as pilot:
+        echo = app.query_one(Echo)
+        # The older result arrives first: dropped, though nothing newer is shown yet.
+        echo.ask("first")
+        await until(pilot, lambda: "first" in echo.started, 10, "the first worker to start")
+        echo.ask("second")  # (a worker cancelled before it started would never return at all)
+        echo.gates["first"].set()
+        await until(pilot, lambda: echo.posted == ["first"], 10, "the first result to be posted")
+        echo.gates["second"].set()
+        await until(pilot, lambda: "second" in echo.handled, 10, "the second result")
+        assert echo.handled == ["second"] and str(echo.render()) == "second"
+        # The older result arrives last: dropped, the newer one stays.
+        echo.ask("third")
+        await until(pilot, lambda: "third" in echo.started, 10, "the third worker to start")
+        echo.ask("fourth")
+        echo.gates["fourth"].set()
+        await until(pilot, lambda: "fourth" in echo.handled, 10, "the fourth result")
+        echo.gates["third"].set()
+        await until(pilot, lambda: "third" in echo.posted, 10, "the third result to be posted")
+        echo.ask("fifth")  # its result queues behind the third's, so the third's was dealt with first
+        echo.gates["fifth"].set()
+        await until(pilot, lambda: "fifth" in echo.handled, 10, "the fifth result")
+        assert echo.handled == ["second", "fourth", "fifth"] and str(echo.render()) == "fifth"
+
+
+async def test_a_result_reaches_the_widget_that_asked_as_a_message():
+    seen = []
+    app = EchoApp()
+    async with app.run_test(message_hook=seen.append) as pilot:
+        echo = app.query_one(Echo)
+        echo.ask("hello")
+        echo.gates["hello"].set()
+        message = await until(pilot, lambda: next((m for m in seen if isinstance(m, Echo.Done)), None), 10,
+                              "the Done message")
+        assert message.value == "hello" and not message.is_stale
+        await until(pilot, lambda: echo.handled == ["hello"], 10, "its handler")
+
+
+async def test_a_result_for_a_node_on_its_way_out_is_dropped():
+    app = EchoApp()
+    async with app.run_test() as pilot:
+        echo = app.query_one(Echo)
+        echo.is_shown = False  # what the lesson screen says once the learner is leaving it
+        echo.ask("late")
+        echo.gates["late"].set()
+        await until(pilot, lambda: echo.posted == ["late"], 10, "the result to be posted")
+        await pilot.pause()
+        echo.post_message(Echo.Done("posted by the test"))  # not a worker's: never stale; queued behind
+        await until(pilot, lambda: echo.handled, 10, "the test's own message")
+        assert echo.handled == ["posted by the test"]

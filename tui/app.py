@@ -8,9 +8,11 @@ import shlex
 import sys
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
 
+from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -23,6 +25,7 @@ from tui import navigation
 from tui.areas import AREAS
 from tui.terminal_input import tolerate_non_utf8_input
 from tui.widgets.screen_commands import ScreenCommands
+from tui.workers import Result, background
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 _WARM_LOCK = threading.Lock()
@@ -101,9 +104,14 @@ class TutorApp(App):
             self.call_after_refresh(self._open_initial)
         self.call_after_refresh(self._check_size)
         self.set_timer(PREWARM_AFTER_S, self._prewarm)
-        self.run_worker(self._warm_decks, thread=True, group="decks", exclusive=True)
+        self._warm_decks()
 
-    def _warm_decks(self) -> None:
+    @dataclass
+    class DecksRead(Result):
+        deck: object
+
+    @background(group="decks", what="Reading the decks")
+    def _warm_decks(self) -> DecksRead | None:
         """Read the decks once, off the event loop (every study screen then shares the cache),
         then move per-case schedules of generative cards to their note and re-grade what an older
         grader marked wrong, if migration 3 asked for it."""
@@ -112,14 +120,16 @@ class TutorApp(App):
         try:
             deck = cached_decks()
         except (TutorError, OSError):  # the study screens say what is wrong with a deck file
-            return
+            return None
         finally:
             self._warmed("decks")
-        self.call_from_thread(self._repair_grades, deck)
+        return self.DecksRead(deck)
 
-    def _repair_grades(self, deck) -> None:
+    @on(DecksRead)
+    def _repair_grades(self, message: DecksRead) -> None:
         from minigpt.study import repair, templates
 
+        deck = message.deck
         try:  # schedules kept per case before a note became generative move to the note first
             templates.merge_case_state(self.store, templates.templated_notes(deck))
             repair.regrade_pending(self.store, deck)

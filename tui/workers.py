@@ -1,22 +1,34 @@
-"""Background work that can fail without closing the app.
+"""Background work that can fail without closing the app, and whose results come back as Messages.
 
 Textual's ``@work`` closes the app when a worker raises (``exit_on_error``). Here a failure is
 written, with its traceback, to ``app.log`` in the data folder, and shown to the learner as a
 message in the screen that started the work; the app keeps running. Use ``background`` instead of
 ``@work`` for every worker, and ``run_guarded`` instead of ``run_worker`` for coroutines.
+
+A worker hands its result back as a :class:`Result` Message: it returns one (or posts one with
+``post_result`` while it runs), and the widget or screen that started it handles it with an
+``on_...`` or ``@on(...)`` method, on the event loop, where a test can wait for it. A stale result
+is dropped in one place, ``Result.is_stale``, just before it would be handled: its node has left
+the app (or says it is leaving, as the lesson screen does with ``is_shown``), or a newer call of
+the same exclusive worker group has started since (a thread cannot be cancelled, so Textual's
+``exclusive`` alone lets the older result arrive after the newer one).
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
+import itertools
 import logging
 import threading
 import traceback
+import weakref
 from collections.abc import Callable
 from typing import Any
 
-from textual import work
+from textual.app import App
+from textual.message import Message
 
 from minigpt import guarded, paths
 from minigpt.text import markup_escape, printable
@@ -49,19 +61,72 @@ def report_failure(node, what: str, error: BaseException) -> None:
     # One line, all of it: a line break inside a path shows as ␊ instead of cutting the reason off.
     detail = printable(str(error).strip() or type(error).__name__)
     message = f"{what} failed: {detail[:300]}. The details are in {log_path()}."
+    try:  # notify posts a message: safe from any thread, and it reaches the app if the node left
+        node.app.notify(markup_escape(message), title="Something went wrong", severity="error", timeout=12)
+    except RuntimeError:  # the app is shutting down
+        pass
 
-    def show() -> None:
-        target = node if getattr(node, "is_attached", True) else node.app
-        target.notify(markup_escape(message), title="Something went wrong", severity="error", timeout=12)
 
-    app = node.app
-    if threading.get_ident() == getattr(app, "_thread_id", None):
-        show()
-    else:
-        try:
-            app.call_from_thread(show)
-        except RuntimeError:  # the app is shutting down
-            pass
+class Result(Message, bubble=False, no_dispatch=None):
+    """What a background worker hands back to the node (widget, screen or app) that started it.
+
+    Subclass it per kind of result (a ``@dataclass`` works) and handle it with ``on_...`` or
+    ``@on(...)``. It does not bubble: it is for the node that asked. ``post_result`` stamps it with
+    its worker's ticket; a Result posted any other way (a test) is never stale."""
+
+    _receiver: Callable[[], Any] | None = None  # a weak reference to the node that asked
+    _group: str = ""
+    _ticket: int | None = None  # None: never superseded (a non-exclusive worker)
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        kwargs.setdefault("bubble", None)  # None: inherit (Textual would reset both to its defaults)
+        kwargs.setdefault("no_dispatch", None)
+        super().__init_subclass__(**kwargs)
+
+    @property
+    def is_stale(self) -> bool:
+        """The one place a result is dropped: its node left the app (or, like the lesson screen,
+        says it is leaving with ``is_shown``), or a newer call of its worker group superseded it."""
+        if self._receiver is None:
+            return False
+        node = self._receiver()
+        if node is None:
+            return True
+        if not isinstance(node, App) and (not node.is_attached or getattr(node, "is_shown", True) is False):
+            return True
+        return self._ticket is not None and _latest.get(node, {}).get(self._group) != self._ticket
+
+    @property
+    def no_dispatch(self) -> bool:
+        # Textual reads this as it takes the message off the queue, just before the handlers run:
+        # the moment to decide, since a key handled meanwhile may have started a newer request.
+        return self.is_stale
+
+
+# The newest ticket of each node's exclusive worker groups; weak, so a closed screen is forgotten.
+_latest: weakref.WeakKeyDictionary[Any, dict[str, int]] = weakref.WeakKeyDictionary()
+_tickets = itertools.count(1)
+_running: contextvars.ContextVar[tuple[str, int | None]] = contextvars.ContextVar("tui_worker_ticket")
+
+
+def _issue(node, group: str, exclusive: bool) -> int | None:
+    """A ticket for a worker call (on the event loop); an exclusive one supersedes its group's last."""
+    if not exclusive:
+        return None
+    ticket = next(_tickets)
+    _latest.setdefault(node, {})[group] = ticket
+    return ticket
+
+
+def post_result(node, result: Result) -> bool:
+    """Post ``result`` to ``node``, stamped with the ticket of the ``background`` worker running
+    this code (from its thread or task). Thread-safe; False if the node is closed."""
+    result._receiver = weakref.ref(node)
+    result._group, result._ticket = _running.get(("", None))
+    try:
+        return node.post_message(result)
+    except RuntimeError:  # the node left the app (no app to reach) or the app is closing: stale
+        return False
 
 
 def _describe(fn: Callable) -> str:
@@ -70,26 +135,44 @@ def _describe(fn: Callable) -> str:
 
 def background(*, thread: bool = True, exclusive: bool = True, group: str = "default",
                what: str | None = None):
-    """``@work`` that reports a failure to the screen instead of closing the app."""
+    """``@work`` that reports a failure to the screen instead of closing the app; a
+    :class:`Result` the worker returns is posted back to the node that started it."""
 
     def decorate(fn: Callable) -> Callable:
         label = what or _describe(fn)
+        if not thread and not inspect.iscoroutinefunction(fn):
+            raise TypeError(f"{fn.__name__} is not async: it needs thread=True")
+
+        def finish(self, value) -> Any:
+            if isinstance(value, Result):
+                post_result(self, value)
+            return value
+
         if inspect.iscoroutinefunction(fn):
-            @functools.wraps(fn)
-            async def guarded(self, *args, **kwargs) -> Any:
+            async def job(self, ticket, *args, **kwargs) -> Any:
+                _running.set((group, ticket))  # (a task has a context of its own)
                 try:
-                    return await fn(self, *args, **kwargs)
+                    return finish(self, await fn(self, *args, **kwargs))
                 except Exception as error:
                     report_failure(self, label, error)
         else:
-            @functools.wraps(fn)
-            def guarded(self, *args, **kwargs) -> Any:
+            def job(self, ticket, *args, **kwargs) -> Any:
+                token = _running.set((group, ticket))  # (pool threads are reused: reset after)
                 try:
-                    return fn(self, *args, **kwargs)
+                    return finish(self, fn(self, *args, **kwargs))
                 except Exception as error:
                     report_failure(self, label, error)
+                finally:
+                    _running.reset(token)
 
-        return work(thread=thread, exclusive=exclusive, group=group, exit_on_error=False)(guarded)
+        @functools.wraps(fn)
+        def start(self, *args, **kwargs):
+            ticket = _issue(self, group, exclusive)
+            return self.run_worker(functools.partial(job, self, ticket, *args, **kwargs), name=fn.__name__,
+                                   group=group, description=label, exclusive=exclusive,
+                                   exit_on_error=False, thread=thread)
+
+        return start
 
     return decorate
 

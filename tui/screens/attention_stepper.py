@@ -11,7 +11,9 @@ selected cell out term by term. The current stage sits beside the previous one (
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, ScrollableContainer, Vertical
@@ -40,7 +42,7 @@ from minigpt.text import markup_escape
 from tui import navigation
 from tui.widgets.checkpoint_picker import CheckpointPicker
 from tui.widgets.matrix_view import MatrixView
-from tui.workers import background
+from tui.workers import Result, background
 
 PRESET_NAMES = ("the cat sat down", "five tokens, d=4", "random")
 CHECK_GLYPH = {"ok": "[b $success]✓[/]", "fail": "[b $error]✗[/]", "skipped": "[$text-muted]–[/]"}
@@ -354,20 +356,28 @@ class AttentionStepperScreen(Screen):
 
         self.app.push_screen(CheckpointPicker("Step through a trained model's attention"), picked)
 
+    @dataclass
+    class ModelLoaded(Result):
+        """A trained model's numbers at a name and layer, or why not (``error``)."""
+        state: object = None
+        error: str = ""
+
     @background(thread=True, exclusive=True, group="model")
-    def load_model(self, path, name: str, layer: int) -> None:
+    def load_model(self, path, name: str, layer: int) -> ModelLoaded:
         from minigpt.checkpoint import load_checkpoint
         from minigpt.teaching.trained_stepper import trained_state
 
         try:
-            state = trained_state(load_checkpoint(path), name, layer - 1)
+            return self.ModelLoaded(trained_state(load_checkpoint(path), name, layer - 1))
         except (CheckpointError, ValueError) as e:  # a damaged folder, a model it cannot show, a bad name
-            self.app.call_from_thread(self.message, str(e), True)
-            return
-        self.app.call_from_thread(self._model_loaded, state)
+            return self.ModelLoaded(error=str(e))
 
-    def _model_loaded(self, state) -> None:
-        self.state = state
+    @on(ModelLoaded)
+    def _model_loaded(self, loaded: ModelLoaded) -> None:
+        if loaded.error:
+            self.message(loaded.error, True)
+            return
+        self.state = state = loaded.state
         self.stage_index = min(self.stage_index, len(self.stages) - 1)
         self.head = 0
         bias = " (X's last column of 1s carries the biases; b_O is left out)" if state.dim_labels[-1] == "1" else ""

@@ -8,9 +8,11 @@ legend sits beside the chart and every row names the settings that tell runs apa
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -37,7 +39,7 @@ from tui.widgets.run_summary import (
     state_glyph,
     state_name,
 )
-from tui.workers import background
+from tui.workers import Result, background
 
 # Distinct markers so curves stay apart without colour (NO_COLOR, ansi themes); the colours (plotext
 # name, the same colour for the legend's marker) are a second cue.
@@ -137,18 +139,30 @@ class CompareRunsScreen(Screen):
         self.load_curves(list(self.shown))
 
     # -- data -------------------------------------------------------------------------------------
-    @background(thread=True, exclusive=True, group="curves")
-    def load_curves(self, paths: list[str]) -> None:
+    @dataclass
+    class CurvesRead(Result):
+        curves: dict[str, RunMetrics]
+
+    @dataclass
+    class BandsRead(Result):
+        groups: list
+        bands: dict
+        comparison: str | None
+
+    # Not exclusive: each call reads other runs' curves and adds them, so none supersedes another.
+    @background(thread=True, exclusive=False, group="curves")
+    def load_curves(self, paths: list[str]) -> CurvesRead:
         """Read the metrics files off the event loop (a long run's file is megabytes)."""
         loaded = {}
         for path in paths:
             series = self.curves.get(path) or RunMetrics(Path(path))
             series.poll()
             loaded[path] = series
-        self.app.call_from_thread(self._curves_loaded, loaded)
+        return self.CurvesRead(loaded)
 
-    def _curves_loaded(self, loaded: dict[str, RunMetrics]) -> None:
-        self.curves.update(loaded)
+    @on(CurvesRead)
+    def _curves_loaded(self, message: CurvesRead) -> None:
+        self.curves.update(message.curves)
         self._draw()
 
     def _info(self, path: str) -> runs.RunInfo | None:
@@ -192,7 +206,7 @@ class CompareRunsScreen(Screen):
             f"log axis [b]{'on' if self.log_axis else 'off'}[/b] (l) · space shows/hides a run")
 
     @background(thread=True, exclusive=True, group="bands")
-    def load_bands(self) -> None:
+    def load_bands(self) -> BandsRead:
         """Every group's val band, and the first two groups compared (off the event loop)."""
         found = seed_groups.find_groups(self.infos)[:MAX_CURVES]
         bands = {g.name: seed_groups.band([seed_groups.val_curve(r.path) for r in g.runs]) for g in found}
@@ -202,10 +216,11 @@ class CompareRunsScreen(Screen):
             result = seed_groups.compare(a, b, bands[a.name], bands[b.name])
             text = (seed_groups.describe(result, "1st", "2nd") if result is not None
                     else "the first two groups need two runs each at a shared evaluation to be compared")
-        self.app.call_from_thread(self._bands_loaded, found, bands, text)
+        return self.BandsRead(found, bands, text)
 
-    def _bands_loaded(self, found, bands, text) -> None:
-        self.groups, self.bands, self.comparison = found, bands, text
+    @on(BandsRead)
+    def _bands_loaded(self, message: BandsRead) -> None:
+        self.groups, self.bands, self.comparison = message.groups, message.bands, message.comparison
         self._loading_bands = False
         self._draw()
 

@@ -5,7 +5,9 @@ shipped model, a run's, a snapshot's) and says how many numbers its weights file
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -18,7 +20,7 @@ from minigpt.teaching.explorers import checkpoint_numbers, real_param_count
 from minigpt.teaching.params import gpt_breakdown, gpt_total, rule_of_thumb
 from minigpt.text import markup_escape
 from tui.widgets.checkpoint_picker import LoadsCheckpoint
-from tui.workers import background
+from tui.workers import Result, background
 
 FIELDS = (("d", "d_model", "64"), ("L", "n_layers", "4"), ("heads", "n_heads", "4"),
           ("vocab", "vocab_size", "27"), ("context", "block_size", "16"))
@@ -137,16 +139,23 @@ class ParamsExplorerScreen(LoadsCheckpoint, Screen):
         same = "✓ equal" if numbers == self.total else "✗ differ"
         return f"\n[b]{path}[/b] holds {numbers:,} learned numbers  {same}"
 
-    @background(thread=True, exclusive=True, group="count")
-    def count_real(self, cfg: GPTConfig) -> None:
-        real = real_param_count(cfg)
-        self.app.call_from_thread(self._real_done, cfg, real)
+    @dataclass
+    class Counted(Result):
+        """``sum(p.numel())`` of a real model built from ``config``."""
+        config: GPTConfig
+        real: int
 
-    def _real_done(self, cfg: GPTConfig, real: int) -> None:
+    @background(thread=True, exclusive=True, group="count")
+    def count_real(self, cfg: GPTConfig) -> Counted:
+        return self.Counted(cfg, real_param_count(cfg))
+
+    @on(Counted)
+    def _real_done(self, message: Counted) -> None:
+        cfg = message.config
         try:
             if cfg != self.config():
-                return  # the learner typed on: a newer count is on its way
+                return  # the learner typed on (a newer count, if any, supersedes this one)
         except ConfigError:
             return
-        self.real = real
+        self.real = message.real
         self._show(cfg)

@@ -6,7 +6,9 @@ beside the random ones and as a point (*) on the plot."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -20,7 +22,7 @@ from minigpt.text import markup_escape
 from tui.widgets import plot_theme  # noqa: F401 - readable axes in the ANSI themes
 from tui.widgets.chart_axes import tick_labels, value_ticks
 from tui.widgets.checkpoint_picker import LoadsCheckpoint
-from tui.workers import background
+from tui.workers import Result, background
 
 D_KS = [2, 4, 8, 16, 32, 64, 128, 256, 512]
 METRICS = [("max_weight", "largest weight (0.125 uniform, 1 one-hot)"),
@@ -58,13 +60,17 @@ class ScalingExplorerScreen(LoadsCheckpoint, Screen):
     def on_mount(self) -> None:
         self.compute()
 
-    @background(thread=True, exclusive=True)
-    def compute(self) -> None:
-        demos = [scaling_demo(d) for d in D_KS]
-        self.app.call_from_thread(self._done, demos)
+    @dataclass
+    class Computed(Result):
+        demos: list
 
-    def _done(self, demos) -> None:
-        self.demos = demos
+    @background(thread=True, exclusive=True)
+    def compute(self) -> Computed:
+        return self.Computed([scaling_demo(d) for d in D_KS])
+
+    @on(Computed)
+    def _done(self, message: Computed) -> None:
+        self.demos = message.demos
         self.redraw()
 
     def show_model(self, path, view: ScalingView) -> None:

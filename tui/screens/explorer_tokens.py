@@ -8,7 +8,10 @@ nearest characters in its learned token embedding.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -19,7 +22,7 @@ from minigpt.teaching.bpe import BPE, UNKNOWN_ID, show_token, token_rows
 from minigpt.teaching.model_views import TokenView, encode_known, token_view
 from minigpt.text import printable
 from tui.widgets.checkpoint_picker import LoadsCheckpoint
-from tui.workers import background
+from tui.workers import Result, background
 
 SAMPLE = "The cache keeps keys and values."
 MAX_INPUT = 400  # characters; the explorer is for sentences, not documents
@@ -57,15 +60,19 @@ class TokensExplorerScreen(LoadsCheckpoint, Screen):
         self.query_one("#tok-text").focus()
         self.train()
 
+    @dataclass
+    class Trained(Result):
+        bpe: BPE
+
     @background(thread=True, exclusive=True, group="train", what="Training the tokenizer")
-    def train(self) -> None:
+    def train(self) -> Trained:
         from minigpt.teaching.examples.tokenization import explorer_bpe
 
-        bpe = explorer_bpe()
-        self.app.call_from_thread(self._trained, bpe)
+        return self.Trained(explorer_bpe())
 
-    def _trained(self, bpe: BPE) -> None:
-        self.bpe = bpe
+    @on(Trained)
+    def _trained(self, message: Trained) -> None:
+        self.bpe = bpe = message.bpe
         self.query_one("#tok-status", Static).update(
             f"{len(bpe.merges)} merges · ␣ space · ⏎ newline · red: never seen in training")
         self.recompute()

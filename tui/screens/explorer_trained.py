@@ -7,8 +7,10 @@ shows and gets the step back when the view closes."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -22,7 +24,7 @@ from minigpt.teaching.stepper import Panel
 from minigpt.text import markup_escape
 from tui.widgets.attention_grid import AttentionGrid
 from tui.widgets.matrix_view import MatrixView
-from tui.workers import background
+from tui.workers import Result, background
 
 
 def available_checkpoints() -> list[tuple[str, Path]]:
@@ -134,31 +136,39 @@ class TrainedAttentionScreen(Screen):
             return
         self.show_step(scrub_target(steps, self.scrub_step, direction))
 
-    @background(thread=True, exclusive=True, group="load")
+    @dataclass
+    class Loaded(Result):
+        """A checkpoint (or snapshot) read from disk, or why it could not be (``error``)."""
+        checkpoint: object = None
+        stamp: object = None
+        error: Exception | None = None
+
     def load(self, path: Path) -> None:
+        """Read ``path`` in a worker; the latest folder asked for wins (Result.is_stale)."""
+        self.status(f"loading {path} …")
+        self._load(path)
+
+    @background(thread=True, exclusive=True, group="load")
+    def _load(self, path: Path) -> Loaded:
         from minigpt.checkpoint import load_checkpoint
         from minigpt.errors import CheckpointError
 
-        self.app.call_from_thread(self.status, f"loading {path} …")
         stamp = folder_stamp(path)
         try:
-            ckpt = load_checkpoint(path)
+            return self.Loaded(load_checkpoint(path), stamp)
         except CheckpointError as e:
-            self.app.call_from_thread(self._failed, path, e)
+            return self.Loaded(error=e)
+
+    @on(Loaded)
+    def _loaded(self, message: Loaded) -> None:
+        if message.error is not None:
+            self.status(f"✗ {message.error}")  # the last maps stay on screen
             return
-        self.app.call_from_thread(self._loaded, ckpt, stamp, path)
-
-    def _failed(self, path: Path, error: Exception) -> None:
-        if path == self.wanted:  # the last maps stay on screen
-            self.status(f"✗ {error}")
-
-    def _loaded(self, ckpt, stamp=None, asked: Path | None = None) -> None:
-        if asked is not None and asked != self.wanted:
-            return  # a slower load of a folder no longer asked for
+        ckpt = message.checkpoint
         if ckpt.kind != "gpt":
             self.status(f"✗ {ckpt.path} is a {ckpt.kind} model: only GPT models have attention")
             return
-        self.checkpoint, self._stamp = ckpt, stamp
+        self.checkpoint, self._stamp = ckpt, message.stamp
         self.reloads += 1
         self.show_name()
 
@@ -167,6 +177,8 @@ class TrainedAttentionScreen(Screen):
         the run while it trains)."""
         if self.checkpoint is None or self._stamp is None or self.scrub_step is not None:
             return  # (a snapshot never changes)
+        if self.wanted != Path(self.checkpoint.path):
+            return  # another folder is loading: a reload here would supersede it
         stamp = folder_stamp(Path(self.checkpoint.path))
         if stamp is not None and stamp != self._stamp:
             self._stamp = stamp
@@ -186,15 +198,22 @@ class TrainedAttentionScreen(Screen):
             return
         self.compute_maps(ids, labels)
 
+    @dataclass
+    class Mapped(Result):
+        """Every head's attention map on the name."""
+        maps: list
+        labels: list[str]
+
     @background(thread=True, exclusive=True, group="maps")
-    def compute_maps(self, ids: list[int], labels: list[str]) -> None:
+    def compute_maps(self, ids: list[int], labels: list[str]) -> Mapped:
         import torch
 
         maps = self.checkpoint.model.attention_maps(torch.tensor([ids]))
-        self.app.call_from_thread(self._maps_done, maps.tolist(), labels)
+        return self.Mapped(maps.tolist(), labels)
 
-    def _maps_done(self, maps, labels) -> None:
-        self.maps, self.labels = maps, labels
+    @on(Mapped)
+    def _maps_done(self, message: Mapped) -> None:
+        self.maps, self.labels = maps, labels = message.maps, message.labels
         cfg = self.checkpoint.model_config
         where = f"⏪ step {self.scrub_step} ([ ] steps, past the last: latest) · " if self.scrub_step is not None else ""
         layers, heads = (f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((cfg.n_layers, "layer"),

@@ -353,13 +353,15 @@ class FlashcardsScreen(Screen):
 
     @background(thread=True, exclusive=True, group="export")
     def _export(self, path: Path) -> None:
+        # The outcome is a notice, not a result for this screen: notify is thread-safe, and it
+        # reaches the learner even if they left the flashcards while the file was written.
         try:
             result = export_apkg(self.session.deck, path)
         except OSError as e:
-            self.app.call_from_thread(self.notify, f"✗ Export failed: {e}", severity="error")
+            self.notify(f"✗ Export failed: {e}", severity="error")
             return
         self.last_export = result
-        self.app.call_from_thread(self.notify, result.message, timeout=10)
+        self.notify(result.message, timeout=10)
 
     def action_import(self) -> None:
         panel = self.query_one("#fc-import")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, replace
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -14,8 +16,8 @@ from textual.widgets.option_list import Option
 from minigpt.text import markup_escape as escape
 from tui import navigation
 from tui.areas import AREAS
-from tui.progress import glance
-from tui.workers import background
+from tui.progress import Glance, glance
+from tui.workers import Result, background
 
 
 class HomeScreen(Screen):
@@ -54,15 +56,27 @@ class HomeScreen(Screen):
         if self._glance is not None and self._glance.run_active and self.app.screen is self:
             self.refresh_run_line()
 
-    @background(thread=True, exclusive=True, group="glance-run")
-    def refresh_run_line(self) -> None:
-        from dataclasses import replace
+    @dataclass
+    class RunLine(Result):
+        """The last run's line, read again while it trains."""
+        last_run: str | None
+        active: bool
 
+    @dataclass
+    class Counted(Result):
+        """The whole glance, counted."""
+        glance: Glance
+
+    @background(thread=True, exclusive=True, group="glance-run")
+    def refresh_run_line(self) -> RunLine:
         from tui.progress import last_run
 
-        run, active = last_run()
+        return self.RunLine(*last_run())
+
+    @on(RunLine)
+    def _show_run_line(self, message: RunLine) -> None:
         if self._glance is not None:
-            self.app.call_from_thread(self._show_glance, replace(self._glance, last_run=run, run_active=active))
+            self._show_glance(replace(self._glance, last_run=message.last_run, run_active=message.active))
 
     def on_screen_resume(self) -> None:
         """Count again only when something the glance shows may have changed: back from help or the
@@ -89,13 +103,16 @@ class HomeScreen(Screen):
         self._count_glance()
 
     @background(thread=True, exclusive=True, group="glance")
-    def _count_glance(self) -> None:
+    def _count_glance(self) -> Counted:
         """Count in a worker: the card queue reads every deck (about a second on a busy machine),
         which must not hold back the first frame or the return to this screen."""
-        g = glance(self.app.store)
-        self.app.call_from_thread(self._show_glance, g)
+        return self.Counted(glance(self.app.store))
 
-    def _show_glance(self, g) -> None:
+    @on(Counted)
+    def _counted(self, message: Counted) -> None:
+        self._show_glance(message.glance)
+
+    def _show_glance(self, g: Glance) -> None:
         self._glance = g
         lines = ["[b]Your progress[/b]", "",
                  f"Lessons read   {g.lessons_read} / {g.lessons_total}"]

@@ -13,10 +13,12 @@ import os
 import shlex
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.syntax import Syntax
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -31,7 +33,7 @@ from minigpt.katas.catalogue import Kata
 from minigpt.text import markup_escape as escape
 from minigpt.text import printable
 from tui.saving import keeps_screen
-from tui.workers import background
+from tui.workers import Result, background
 
 DRAFT_SAVE_S = 1.0  # the draft is saved once typing pauses this long
 
@@ -171,19 +173,26 @@ class KataScreen(Screen):
         self._draw_status("running…")
         self._grade(self.code, "app")
 
+    @dataclass
+    class Graded(Result):
+        """The hidden tests' report on the code run (``source``: where the attempt came from)."""
+        report: object
+        source: str
+
     @background(thread=True, exclusive=True, group="kata-grade", what="Grading the kata")
-    def _grade(self, code: str, source: str) -> None:
+    def _grade(self, code: str, source: str) -> Graded:
         from minigpt.katas.sandbox import grade_source
 
         try:
             report = grade_source(self.kata, code, stop=self._stop)
         finally:
             self.running = False
-        self.app.call_from_thread(self._graded, report, source)
+        return self.Graded(report, source)
 
-    def _graded(self, report, source: str) -> None:
-        if not self.is_attached:
-            return
+    @on(Graded)
+    def _graded(self, message: Graded) -> None:
+        """(Dropped once the learner left the kata: not an attempt shown, nor recorded.)"""
+        report, source = message.report, message.source
         self.report = report
         self._record(report, source)
         if report.passed and not self.passed:

@@ -5,11 +5,15 @@ on screen *and* most of it has been: every view the learner rests on for a momen
 (across visits, in the settings table), so jumping to the end on arrival does not mark it read.
 
 The reading position (restored on arrival, remembered per view, "read" once most of it was seen)
-lives in :mod:`tui.lesson_reading`, whose guard every deferred callback here uses too.
+lives in :mod:`tui.lesson_reading`, whose guard (``is_shown``) every deferred callback here uses
+too; it also drops a worker's result that arrives once the learner is leaving (tui.workers.Result).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -20,10 +24,10 @@ from textual.widgets import Footer, Header, Markdown, Static
 
 from minigpt.lessons import Lesson, load_lessons
 from tui import navigation
-from tui.lesson_reading import ReadingPosition, while_shown
+from tui.lesson_reading import ReadingPosition
 from tui.widgets.lesson_blocks import FIRST_BLOCKS, ExampleBlock, LessonBody, split_first_screen
 from tui.widgets.snippet import SnippetBlock
-from tui.workers import background
+from tui.workers import Result, background
 
 
 class LessonScreen(ReadingPosition, Screen):
@@ -158,8 +162,13 @@ class LessonScreen(ReadingPosition, Screen):
                 self._katas = []
         return self._katas
 
+    @dataclass
+    class QuizChecked(Result):
+        """Whether a card is tagged with the lesson (dropped once the lesson is leaving: is_shown)."""
+        found: bool
+
     @background(thread=True, exclusive=True, group="quiz-check")
-    def _check_quiz(self) -> None:
+    def _check_quiz(self) -> QuizChecked:
         """Whether any card is tagged with this lesson (reading the decks takes a second: not on
         the event loop)."""
         from minigpt.errors import DeckError
@@ -169,11 +178,11 @@ class LessonScreen(ReadingPosition, Screen):
             found = self.lesson.id in cached_decks().lessons()
         except (DeckError, OSError):
             found = False
-        self.app.call_from_thread(self._quiz_checked, found)
+        return self.QuizChecked(found)
 
-    @while_shown
-    def _quiz_checked(self, found: bool) -> None:
-        self.has_quiz = found
+    @on(QuizChecked)
+    def _quiz_checked(self, message: QuizChecked) -> None:
+        self.has_quiz = message.found
         self.refresh_bindings()
 
     @property

@@ -3,14 +3,15 @@ open the inspectors (step mode, scoring, temperature sweep, model comparison).
 
 Every control is a compact field (type a value, enter applies) and has a pair of nudge keys that
 change it and regenerate at once. Loading and sampling run in thread workers so keys answer at
-once; a counter drops the result of a batch that a newer request has overtaken.
+once; the result of a batch that a newer request has overtaken is dropped (tui.workers.Result).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -31,7 +32,7 @@ from minigpt.playground.inspection import refuse_text_model
 from minigpt.text import markup_escape, printable
 from tui import navigation
 from tui.widgets.dropdown import Dropdown
-from tui.workers import background
+from tui.workers import Result, background
 
 WHERE = {"train": "● train", "val": "◐ val", "test": "◑ test", "new": "★ new"}
 TEMPERATURE_STEP, TOP_P_STEP = 0.1, 0.05
@@ -123,7 +124,6 @@ class PlaygroundScreen(Screen):
         self.settings = Settings()
         self.loaded = None
         self.batch = None
-        self._request = 0  # newest generate request; older results are dropped
         # Start on the shipped model, else the first MiniGPT: the model the course is about.
         gpts = [i for i, c in enumerate(self.choices) if c.kind == "gpt"]
         self.current = None  # index of the checkpoint loaded (or loading)
@@ -185,18 +185,33 @@ class PlaygroundScreen(Screen):
         self.show_message(f"Loading {markup_escape(self.choices[index].label)}…")
         self._load(index)
 
+    @dataclass
+    class Loaded(Result):
+        """The model loaded for the playground, or why it could not be (``error``)."""
+        loaded: object = None
+        error: str = ""
+
+    @dataclass
+    class Sampled(Result):
+        """A batch of names, or why sampling refused the settings (``error``)."""
+        batch: object = None
+        settings: Settings | None = None
+        error: str = ""
+
     @background(thread=True, exclusive=True, group="load")
-    def _load(self, index: int) -> None:
+    def _load(self, index: int) -> Loaded:
         choice = self.choices[index]
         try:
-            loaded = load_for_playground(choice.path)
+            return self.Loaded(load_for_playground(choice.path))
         except (CheckpointError, DatasetError, OSError) as e:
-            self.app.call_from_thread(self.show_message, f"⚠ Cannot load {markup_escape(choice.label)}: {markup_escape(e)}", True)
-            return
-        self.app.call_from_thread(self._loaded, loaded)
+            return self.Loaded(error=f"⚠ Cannot load {markup_escape(choice.label)}: {markup_escape(e)}")
 
-    def _loaded(self, loaded) -> None:
-        self.loaded = loaded
+    @on(Loaded)
+    def _loaded(self, message: Loaded) -> None:
+        if message.error:
+            self.show_message(message.error, error=True)
+            return
+        self.loaded = loaded = message.loaded
         self.refresh_bindings()  # step and score leave the footer for a text model
         self.show_message(markup_escape(loaded.dataset_note or ""), error=bool(loaded.dataset_note))
         # Use what the fields say; if one is invalid its message stays and the last valid
@@ -207,25 +222,22 @@ class PlaygroundScreen(Screen):
     def regenerate(self) -> None:
         if self.loaded is None:
             return
-        self._request += 1
-        self._generate(self.loaded, replace(self.settings), self._request)
+        self._generate(self.loaded, replace(self.settings))
 
     @background(thread=True, exclusive=True, group="generate")
-    def _generate(self, loaded, settings: Settings, request: int) -> None:
+    def _generate(self, loaded, settings: Settings) -> Sampled:
         try:
-            batch = run_batch(loaded, settings)
+            return self.Sampled(run_batch(loaded, settings), settings)
         except SamplingError as e:
-            self.app.call_from_thread(self._failed, markup_escape(e), request)
-            return
-        self.app.call_from_thread(self._show_batch, batch, settings, request)
+            return self.Sampled(error=markup_escape(e))
 
-    def _failed(self, message: str, request: int) -> None:
-        if request == self._request:
-            self.show_message(f"⚠ {message}", error=True)
-
-    def _show_batch(self, batch, settings: Settings, request: int) -> None:
-        if request != self._request:
+    @on(Sampled)
+    def _show_batch(self, message: Sampled) -> None:
+        """A newer request's batch replaces the table; an older one never arrives (Result.is_stale)."""
+        if message.error:
+            self.show_message(f"⚠ {message.error}", error=True)
             return
+        batch, settings = message.batch, message.settings
         self.batch = batch
         table = self.query_one("#pg-names", DataTable)
         row = table.cursor_row

@@ -3,8 +3,9 @@ MiniGPT checkpoints side by side, each with its validation and test loss."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -13,7 +14,7 @@ from textual.widgets import Footer, Header, Static
 
 from minigpt.playground.inspection import MODEL_ORDER, compare_models
 from minigpt.text import markup_escape as escape
-from tui.workers import background
+from tui.workers import Result, background
 
 GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}
 COMPARE_NAMES = 12
@@ -50,13 +51,17 @@ class CompareScreen(Screen):
         self.query_one("#compare-yours").display = False
         self.compute()
 
-    @background(thread=True, exclusive=True)
-    def compute(self) -> None:
-        cols = compare_models(self.choices, self.settings, self.reference, self.current)
-        self.app.call_from_thread(self._show, cols)
+    @dataclass
+    class Compared(Result):
+        columns: list
 
-    def _show(self, cols) -> None:
-        self.columns = cols
+    @background(thread=True, exclusive=True)
+    def compute(self) -> Compared:
+        return self.Compared(compare_models(self.choices, self.settings, self.reference, self.current))
+
+    @on(Compared)
+    def _show(self, message: Compared) -> None:
+        self.columns = cols = message.columns
         self.query_one("#pg-columns-note", Static).update(
             f"{self.settings.describe()} · ● train ◐ val ◑ test ★ new · lower loss = better model")
         self.query_one("#compare-yours").display = any(c.slot == "yours" for c in cols)

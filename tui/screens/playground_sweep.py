@@ -3,8 +3,9 @@ the entropy of the first next-character distribution at each temperature."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -14,7 +15,7 @@ from textual.widgets import Footer, Header, Static
 from minigpt.errors import SamplingError
 from minigpt.playground.generation import SWEEP_TEMPERATURES, temperature_sweep
 from minigpt.text import markup_escape as escape
-from tui.workers import background
+from tui.workers import Result, background
 
 GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}
 SWEEP_NAMES = 12  # what fits a column at 80×24
@@ -48,20 +49,28 @@ class SweepScreen(Screen):
         self.sub_title = "temperature sweep"
         self.compute()
 
+    @dataclass
+    class Swept(Result):
+        """The sweep's columns, or why sampling refused (``error``)."""
+        columns: list = field(default_factory=list)
+        error: str = ""
+
     @background(thread=True, exclusive=True)
-    def compute(self) -> None:
+    def compute(self) -> Swept:
         try:
-            cols = temperature_sweep(self.loaded, self.settings)
+            return self.Swept(temperature_sweep(self.loaded, self.settings))
         except SamplingError as e:
-            self.app.call_from_thread(self._note, f"[b $error]⚠ {escape(str(e))}[/]")
-            return
-        self.app.call_from_thread(self._show, cols)
+            return self.Swept(error=f"[b $error]⚠ {escape(str(e))}[/]")
 
     def _note(self, text: str) -> None:
         self.query_one("#pg-columns-note", Static).update(text)
 
-    def _show(self, cols) -> None:
-        self.columns = cols
+    @on(Swept)
+    def _show(self, message: Swept) -> None:
+        if message.error:
+            self._note(message.error)
+            return
+        self.columns = cols = message.columns
         s = self.settings
         # Everything but the temperature is the same in every column: say what it is.
         k = "off" if s.top_k is None else str(s.top_k)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -18,7 +21,7 @@ from minigpt.study.review import queue_counts
 from minigpt.text import markup_escape as escape
 from tui.widgets.study_card import card_title
 from tui.widgets.study_charts import ForecastChart, buttons_text, heatmap_text, retention_text, weakest_text
-from tui.workers import background
+from tui.workers import Result, background
 
 
 def katas_text(store) -> str:
@@ -119,8 +122,16 @@ class StudyStatsScreen(Screen):
         self.query_one("#stats-weakest", Static).update(
             weakest_text(stats.weakest_cards(store, n=10), fronts))
 
+    @dataclass
+    class Simulated(Result):
+        """The workload line: reviews a day at a few desired retentions."""
+        text: str
+
+    class Fitted(Result):
+        """FSRS was fitted to the reviews (the verdict was a notice)."""
+
     @background(thread=True, exclusive=True, group="workload")
-    def simulate_workload(self) -> None:
+    def simulate_workload(self) -> Simulated | None:
         """Reviews a day at a few desired retentions (about a second of fsrs): in a thread."""
         from minigpt.study import workload
         from minigpt.study.review import StudySession
@@ -129,7 +140,7 @@ class StudyStatsScreen(Screen):
         try:
             deck = with_user_cards(cached_decks(), store)
         except DeckError:
-            return
+            return None
         per_day = StudySession(store, deck).new_per_day()
         mine = sch.desired_retention(store)
         choices = tuple(sorted({*workload.CHOICES, round(mine, 2)}))
@@ -141,25 +152,35 @@ class StudyStatsScreen(Screen):
         text = (f"Desired retention [b]{mine:.0%}[/b] (+/- change it: the scheduler and the plan use it)\n"
                 f"Reviews a day over {found[0].days} days at {per_day} new a day (simulated): {cells}\n"
                 f"[dim]{escape(status_line(store))} · F fits[/dim]")
-        self.app.call_from_thread(self.query_one("#stats-workload", Static).update, text)
+        return self.Simulated(text)
+
+    @on(Simulated)
+    def _show_workload(self, message: Simulated) -> None:
+        self.query_one("#stats-workload", Static).update(message.text)
 
     def action_fit_fsrs(self) -> None:
         self.notify("Fitting FSRS to your reviews (torch, up to a minute)…")
         self.fit_fsrs()
 
     @background(thread=True, exclusive=True, group="fsrs-fit")
-    def fit_fsrs(self) -> None:
+    def fit_fsrs(self) -> Fitted | None:
         from minigpt.study import fsrs_fit
 
+        # The verdicts are notices, not results: notify is thread-safe, and they reach the learner
+        # even if they left this screen during the fit (its weights are saved either way).
         try:
             r = fsrs_fit.fit(self.app.store)
         except (StudySettingError, StoreError) as e:
-            self.app.call_from_thread(self.notify, escape(str(e)), severity="warning", timeout=10)
-            return
+            self.notify(escape(str(e)), severity="warning", timeout=10)
+            return None
         verdict = "kept: the scheduler uses them now" if r.kept else "not kept: no better than the ones in use"
-        self.app.call_from_thread(self.notify, f"FSRS fitted to {r.reviews} reviews: log loss {r.loss_before:.4f} → "
-                                  f"{r.loss_after:.4f}, {verdict}", timeout=15)
-        self.app.call_from_thread(self.action_refresh_stats)
+        self.notify(f"FSRS fitted to {r.reviews} reviews: log loss {r.loss_before:.4f} → "
+                    f"{r.loss_after:.4f}, {verdict}", timeout=15)
+        return self.Fitted()
+
+    @on(Fitted)
+    def _fitted(self, _message: Fitted) -> None:
+        self.action_refresh_stats()  # the scheduler's weights may have changed
 
     def action_retention(self, step: int) -> None:
         store = self.app.store

@@ -5,10 +5,12 @@ checkpoint folder, or None on escape.
 ``LoadsCheckpoint`` is the one loading path of the screens that show a trained model (the
 parameter counter and the positions, norms, tokens and scaling explorers): ctrl+l opens the
 picker, the chosen folder becomes the screen's view in a worker thread (``model_view``, the
-library's maths), and the view or the one-line reason it was refused comes back to the screen."""
+library's maths), and the view or the one-line reason it was refused comes back to the screen
+(a ``LoadsCheckpoint.Viewed`` Message)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from textual.app import ComposeResult
@@ -20,7 +22,7 @@ from textual.widgets.option_list import Option
 
 from minigpt.errors import CheckpointError
 from minigpt.text import markup_escape
-from tui.workers import background
+from tui.workers import Result, background
 
 
 def checkpoint_rows(kinds: tuple[str, ...] = ("gpt",)) -> list[tuple[str, Path]]:
@@ -94,11 +96,23 @@ class LoadsCheckpoint:
 
         self.app.push_screen(CheckpointPicker(self.picker_title), picked)
 
+    @dataclass
+    class Viewed(Result):
+        """The chosen folder as the screen's view, or the one line saying why not (``refusal``)."""
+        path: Path
+        view: object = None
+        refusal: str = ""
+
     @background(thread=True, exclusive=True, group="model")
-    def load_model(self, path) -> None:
+    def load_model(self, path) -> Viewed:
         try:
-            view = self.model_view(path)
+            return self.Viewed(path, self.model_view(path))
         except CheckpointError as e:  # a damaged folder, another kind of model, a tensor it lacks
-            self.app.call_from_thread(self.refuse_model, str(e).splitlines()[0] if str(e) else "unreadable")
-            return
-        self.app.call_from_thread(self.show_model, path, view)
+            return self.Viewed(path, refusal=str(e).splitlines()[0] if str(e) else "unreadable")
+
+    # A mix-in is not a Textual class, so @on cannot register here: the handler goes by its name.
+    def on_loads_checkpoint_viewed(self, message: Viewed) -> None:
+        if message.refusal:
+            self.refuse_model(message.refusal)
+        else:
+            self.show_model(message.path, message.view)

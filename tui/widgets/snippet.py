@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 
 from rich.syntax import Syntax
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -24,7 +26,7 @@ from minigpt import serving_policy
 from minigpt.errors import PolicyRefusal
 from minigpt.lessons import run_snippet
 from minigpt.text import printable
-from tui.workers import background
+from tui.workers import Result, background
 
 TIME_LIMIT_S = 20.0
 MAX_SHOWN_CHARS = 20_000   # the runner bounds the output; this keeps the widget small as well
@@ -188,16 +190,21 @@ class SnippetBlock(Vertical, can_focus=True):
     def on_unmount(self) -> None:
         self._stop.set()  # the learner left the lesson or quit: stop the snippet and what it started
 
+    @dataclass
+    class Ran(Result):
+        """What the snippet printed, and how long it took (dropped if the lesson was left meanwhile)."""
+        result: object
+        took: float
+
     @background(thread=True, exclusive=True, group="snippet", what="Running the snippet")
-    def _run(self, code: str) -> None:
+    def _run(self, code: str) -> Ran:
         start = time.monotonic()
         result = run_snippet(code, timeout=TIME_LIMIT_S, stop=self._stop)
-        took = time.monotonic() - start
-        self.app.call_from_thread(self._show, result, took)
+        return self.Ran(result, time.monotonic() - start)
 
-    def _show(self, result, took: float) -> None:
-        if not self.is_attached:
-            return  # left while it ran
+    @on(Ran)
+    def _show(self, message: Ran) -> None:
+        result, took = message.result, message.took
         out = self.query_one(".snippet-output", Static)
         # Program output is shown, never interpreted: control characters made visible.
         if result.timed_out:

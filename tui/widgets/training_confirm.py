@@ -6,6 +6,9 @@ buttons and opens with "Back" focused, so a stray Enter never starts anything.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -15,7 +18,7 @@ from textual.widgets import Button, Static
 from minigpt.control.workers import format_duration
 from minigpt.text import markup_escape as escape
 from minigpt.training.options import TrainConfig
-from tui.workers import background
+from tui.workers import Result, background, post_result
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -52,31 +55,39 @@ def describe_budget(cfg: TrainConfig) -> str:
     return f"{format_duration(cfg.time_s)} of training, evaluated every {cfg.eval_interval:,} steps"
 
 
+@dataclass
+class SharingChecked(Result):
+    """Whether another training runs now (``warning``: the line to show, None when none does)."""
+    warning: str | None
+
+
+@dataclass
+class Estimated(Result):
+    """The measured estimate, or why it could not be measured (``error``)."""
+    estimate: object
+    error: str | None
+
+
 def measure_into(screen: ModalScreen, estimate) -> None:
-    """In a worker thread: the sharing warning, then ``estimate()``, each handed to ``screen``
-    (its ``_show_estimate``) while it is still open. A question answered before the measurement
-    ended is gone: its result is dropped instead of reaching a closed screen."""
+    """In the screen's ``background`` worker: the sharing warning, then ``estimate()``, each
+    posted to ``screen`` as a Result (a question answered before the measurement ended is gone, so
+    they are dropped: tui.workers.Result)."""
     from minigpt.experiments.sharing import sharing_warning
 
-    def post(fn, *args) -> None:
-        if screen.is_attached:
-            screen.app.call_from_thread(fn, *args)
-
-    post(show_sharing, screen, sharing_warning())  # first: the measurement then pays for the sharing
+    post_result(screen, SharingChecked(sharing_warning()))  # first: the measurement then pays for the sharing
     try:
         result = estimate()
     except Exception as e:
-        post(screen._show_estimate, None, f"{type(e).__name__}: {e}")
+        post_result(screen, Estimated(None, f"{type(e).__name__}: {e}"))
         return
-    post(screen._show_estimate, result, None)
+    post_result(screen, Estimated(result, None))
 
 
 def show_sharing(screen: ModalScreen, warning: str | None) -> None:
     """The line that says another training runs now (hidden when none does)."""
-    if screen.is_attached:
-        line = screen.query_one("#start-sharing", Static)
-        line.update(f"[b]Shared cores.[/b] {escape(warning)}" if warning else "")
-        line.display = bool(warning)
+    line = screen.query_one("#start-sharing", Static)
+    line.update(f"[b]Shared cores.[/b] {escape(warning)}" if warning else "")
+    line.display = bool(warning)
 
 
 class StartRunScreen(ModalScreen[bool]):
@@ -119,10 +130,13 @@ class StartRunScreen(ModalScreen[bool]):
 
         measure_into(self, lambda: estimate_run(self.config))
 
-    def _show_estimate(self, estimate, error: str | None) -> None:
-        self.estimate, self.estimate_error = estimate, error
-        if not self.is_attached:
-            return
+    @on(SharingChecked)
+    def _show_sharing(self, message: SharingChecked) -> None:
+        show_sharing(self, message.warning)
+
+    @on(Estimated)
+    def _show_estimate(self, message: Estimated) -> None:
+        self.estimate, self.estimate_error = estimate, error = message.estimate, message.error
         line = self.query_one("#start-estimate", Static)
         if estimate is None:
             line.update(f"estimated time: unknown ({escape(error or '')})")
@@ -185,10 +199,13 @@ class StartSweepScreen(ModalScreen[bool]):
 
         measure_into(self, lambda: estimate_sweep(self.configs))
 
-    def _show_estimate(self, estimate, error: str | None) -> None:
-        self.estimate, self.estimate_error = estimate, error
-        if not self.is_attached:
-            return
+    @on(SharingChecked)
+    def _show_sharing(self, message: SharingChecked) -> None:
+        show_sharing(self, message.warning)
+
+    @on(Estimated)
+    def _show_estimate(self, message: Estimated) -> None:
+        self.estimate, self.estimate_error = estimate, error = message.estimate, message.error
         line = self.query_one("#start-estimate", Static)
         if estimate is None:
             line.update(f"estimated time: unknown ({escape(error or '')})")

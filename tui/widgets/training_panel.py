@@ -8,8 +8,10 @@ are drawn in a worker thread.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Static
@@ -21,7 +23,7 @@ from minigpt.runs.schema import RunState
 from tui.widgets.inside_views import layers_text, move_cursor, surprise_text
 from tui.widgets.loss_chart import LossChart
 from tui.widgets.run_summary import STATE_GLYPHS, lr_cell, model_cell, read_config, run_title, seed_cell
-from tui.workers import background
+from tui.workers import Result, background
 
 VIEWS = ("samples", "surprise", "layers")  # what the side column shows below the lr chart; i cycles
 POLL_S = 0.4  # a dead worker shows within 2 s
@@ -270,16 +272,29 @@ class RunPanel(Vertical):
         else:
             error.display = False
 
+    @dataclass
+    class Sampled(Result):
+        """Names sampled from a run's checkpoint after ``evals`` evaluations (or at snapshot ``step``)."""
+        run_dir: Path
+        evals: int
+        names: list[str]
+        text: str
+        step: int | None
+
     @background(thread=True, exclusive=True, group="run-samples")
-    def _sample(self, run_dir: Path, evals: int, step: int | None = None) -> None:
+    def _sample(self, run_dir: Path, evals: int, step: int | None = None) -> Sampled:
         try:
             names = rc.sample_names(run_dir, 6, step=step)
             text = "\n".join(f"  {_escape(n) or '(empty)'}" for n in names)
         except Exception as e:
             names, text = [], f"  [dim]no samples: {_escape(str(e)[:60])}[/dim]"
-        self.app.call_from_thread(self._show_samples, run_dir, evals, names, text, step)
+        return self.Sampled(run_dir, evals, names, text, step)
 
-    def _show_samples(self, run_dir: Path, evals: int, names: list[str], text: str, step: int | None = None) -> None:
+    @on(Sampled)
+    def _show_samples(self, message: Sampled) -> None:
+        run_dir, evals, names, text, step = (message.run_dir, message.evals, message.names, message.text,
+                                             message.step)
+        # follow() moves to another run without asking for samples: a request is not newer for it.
         if run_dir != self.run_dir or step != self.scrub_step:
             return  # the panel moved on to another run (or step) meanwhile
         self.samples = names
