@@ -32,8 +32,8 @@ run: $(STAMP)
 # examples). .ci/run runs both. On three pytest-xdist workers, test by test (--dist loadgroup): only
 # the tests that share one server, browser or fixed folder carry an xdist_group and stay together.
 # TEST_WORKERS=0 runs in one process. Three workers on two cores: each worker waits ~40% of its
-# time on subprocesses and timers, so a third keeps both cores busy (the default tier: 10 min 0 s
-# on 3 workers against 11 min 45 s on 2, the same quiet machine, 3 December 2026).
+# time on subprocesses and timers, so a third keeps both cores busy (the same tree, quiet: 10 min 0 s
+# on 3 workers against 11 min 45 s on 2, 3 December 2026).
 TEST_WORKERS ?= 3
 PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
