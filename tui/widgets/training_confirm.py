@@ -90,7 +90,49 @@ def show_sharing(screen: ModalScreen, warning: str | None) -> None:
     line.display = bool(warning)
 
 
-class StartRunScreen(ModalScreen[bool]):
+class StartQuestion(ModalScreen[bool]):
+    """What both start questions share: Back focused first, the sharing line and the estimate
+    filled in from ``measure()`` (a subclass's worker calling ``measure_into``), Start or Back."""
+
+    def __init__(self):
+        super().__init__()
+        self.estimate = None  # the subclass's estimate once measured
+        self.estimate_error: str | None = None
+
+    def on_mount(self) -> None:
+        self.query_one("#start-sharing", Static).display = False
+        self.query_one("#start-no", Button).focus()
+        self.measure()
+
+    def measure(self) -> None:
+        raise NotImplementedError
+
+    def estimate_text(self, estimate) -> str:
+        """The estimate line for a measured estimate."""
+        raise NotImplementedError
+
+    @on(SharingChecked)
+    def _show_sharing(self, message: SharingChecked) -> None:
+        show_sharing(self, message.warning)
+
+    @on(Estimated)
+    def _show_estimate(self, message: Estimated) -> None:
+        self.estimate, self.estimate_error = message.estimate, message.error
+        line = self.query_one("#start-estimate", Static)
+        if message.estimate is None:
+            line.update(f"estimated time: unknown ({escape(message.error or '')})")
+        else:
+            line.update(self.estimate_text(message.estimate))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "start-yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class StartRunScreen(StartQuestion):
     """What is about to start (model, budget, device, estimated time, measured here): y starts it."""
 
     BINDINGS = [Binding("y", "answer(True)", "Start", show=True),
@@ -99,8 +141,6 @@ class StartRunScreen(ModalScreen[bool]):
     def __init__(self, config: TrainConfig):
         super().__init__()
         self.config = config
-        self.estimate = None  # a RunEstimate once measured
-        self.estimate_error: str | None = None
 
     def compose(self) -> ComposeResult:
         from minigpt.training.devices import resolve_device
@@ -119,28 +159,13 @@ class StartRunScreen(ModalScreen[bool]):
                 yield Button("Start (y)", id="start-yes", variant="primary", compact=True)
                 yield Button("Back (n)", id="start-no", compact=True)
 
-    def on_mount(self) -> None:
-        self.query_one("#start-sharing", Static).display = False
-        self.query_one("#start-no", Button).focus()
-        self.measure()
-
     @background(what="Measuring the run's speed")
     def measure(self) -> None:
         from minigpt.control.estimate import estimate_run
 
         measure_into(self, lambda: estimate_run(self.config))
 
-    @on(SharingChecked)
-    def _show_sharing(self, message: SharingChecked) -> None:
-        show_sharing(self, message.warning)
-
-    @on(Estimated)
-    def _show_estimate(self, message: Estimated) -> None:
-        self.estimate, self.estimate_error = estimate, error = message.estimate, message.error
-        line = self.query_one("#start-estimate", Static)
-        if estimate is None:
-            line.update(f"estimated time: unknown ({escape(error or '')})")
-            return
+    def estimate_text(self, estimate) -> str:
         if self.config.model == "bigram":
             per_step = "counting"
         elif estimate.step_seconds < 1:
@@ -148,18 +173,11 @@ class StartRunScreen(ModalScreen[bool]):
         else:
             per_step = f"{estimate.step_seconds:.1f} s a step"
         steps = f", about {estimate.steps:,} steps" if self.config.steps is None and self.config.model != "bigram" else ""
-        line.update(f"estimated time: [b]about {format_duration(estimate.seconds)}[/b]{steps} "
-                    f"({per_step}, measured here; {estimate.n_params:,} parameters)")
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == "start-yes")
-
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+        return (f"estimated time: [b]about {format_duration(estimate.seconds)}[/b]{steps} "
+                f"({per_step}, measured here; {estimate.n_params:,} parameters)")
 
 
-class StartSweepScreen(ModalScreen[bool]):
+class StartSweepScreen(StartQuestion):
     """The same question before a sweep: its runs, their sizes, and the time of all of them,
     measured here a run at a time (a few steps each). y starts it; Back is focused first."""
 
@@ -170,8 +188,6 @@ class StartSweepScreen(ModalScreen[bool]):
         super().__init__()
         self.title_text, self.budget_text = title, budget
         self.configs, self.n_params = configs, n_params
-        self.estimate = None  # a SweepEstimate once measured
-        self.estimate_error: str | None = None
 
     def compose(self) -> ComposeResult:
         low, high = min(self.n_params), max(self.n_params)
@@ -188,35 +204,13 @@ class StartSweepScreen(ModalScreen[bool]):
                 yield Button("Start (y)", id="start-yes", variant="primary", compact=True)
                 yield Button("Back (n)", id="start-no", compact=True)
 
-    def on_mount(self) -> None:
-        self.query_one("#start-sharing", Static).display = False
-        self.query_one("#start-no", Button).focus()
-        self.measure()
-
     @background(what="Measuring the sweep's speed")
     def measure(self) -> None:
         from minigpt.control.estimate import estimate_sweep
 
         measure_into(self, lambda: estimate_sweep(self.configs))
 
-    @on(SharingChecked)
-    def _show_sharing(self, message: SharingChecked) -> None:
-        show_sharing(self, message.warning)
-
-    @on(Estimated)
-    def _show_estimate(self, message: Estimated) -> None:
-        self.estimate, self.estimate_error = estimate, error = message.estimate, message.error
-        line = self.query_one("#start-estimate", Static)
-        if estimate is None:
-            line.update(f"estimated time: unknown ({escape(error or '')})")
-            return
+    def estimate_text(self, estimate) -> str:
         longest = max(r.seconds for r in estimate.runs)
-        line.update(f"estimated time: [b]about {format_duration(estimate.seconds)}[/b] for all runs, one "
-                    f"after another (the longest {format_duration(longest)}; measured here)")
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == "start-yes")
-
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+        return (f"estimated time: [b]about {format_duration(estimate.seconds)}[/b] for all runs, one "
+                f"after another (the longest {format_duration(longest)}; measured here)")
