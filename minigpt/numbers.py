@@ -66,7 +66,7 @@ def parse_number(text: str) -> float:
         if s.count("/") == 1:
             num, den = (_decimal(p, text) for p in s.split("/"))
             if den == 0:
-                raise ValueError("division by zero")
+                raise ValueError(f"{text!r} divides by zero")
             value = _CONTEXT.divide(num, den)
         else:
             value = _decimal(s, text)

@@ -58,6 +58,11 @@ def test_huge_or_invalid_input_is_refused_with_a_message(text):
     assert str(e.value) and "Traceback" not in str(e.value)
 
 
+def test_a_division_by_zero_names_what_was_typed():
+    with pytest.raises(ValueError, match="'1/0' divides by zero"):
+        parse_number("1/0")
+
+
 def test_long_input_is_refused_quickly():
     for text in ("1" * 100_000, "x10^1" * 20_000, "1," * 50_000, "(" + "2x" * 50_000 + ")"):
         start = time.perf_counter()
