@@ -28,6 +28,28 @@ def tiny_checkpointing(monkeypatch):
     monkeypatch.setitem(lab_jobs.RUNNERS, "checkpointing", lambda progress: measure(TINY, progress))
 
 
+def test_every_declared_job_has_a_runner_an_example_and_a_lesson_that_shows_it():
+    """A lab job is declared once (minigpt.runs.lab.JOBS); its runner, its worked example and the
+    lesson that starts it are bound to that declaration by its id."""
+    from minigpt.lessons import load_lessons
+    from minigpt.runs.lab import JOBS
+    from minigpt.teaching.examples.catalog import EXAMPLES
+
+    def jobs_of(lesson) -> set[str]:  # front matter lab = ["job", ...] (or one name)
+        value = lesson.extra.get("lab", [])
+        return {value} if isinstance(value, str) else set(value)
+
+    assert set(lab_jobs.RUNNERS) == set(JOBS)
+    lessons = load_lessons()
+    named = {job: [lesson for lesson in lessons if job in jobs_of(lesson)] for job in JOBS}
+    for job in JOBS.values():
+        assert job.example in EXAMPLES, f"{job.id}: no worked example {job.example!r}"
+        assert named[job.id], f"{job.id}: no lesson names it in its front matter lab = [...]"
+        assert all(job.example in lesson.example_ids() for lesson in named[job.id]), job.id
+    for lesson in lessons:
+        assert jobs_of(lesson) <= set(JOBS), f"{lesson.id}: an undeclared lab job"
+
+
 def test_a_result_round_trips_and_foreign_files_are_refused(tmp_path):
     folder = tmp_path / "lab" / "lora"
     assert read_result(folder) is None

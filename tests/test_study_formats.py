@@ -54,3 +54,28 @@ def test_chapter_mode_promises_no_more_questions_than_a_lesson_gives():
     assert words[CHAPTER_QUIZ_SIZE] in description
     if min(sizes) < CHAPTER_QUIZ_SIZE:
         assert f"up to {words[CHAPTER_QUIZ_SIZE]}" in description
+
+
+def test_every_format_carries_its_behaviour_and_builds_questions_of_its_own_id():
+    """A format is one registry entry: which cards suit it, how it is built, graded and re-graded."""
+    import random
+
+    from minigpt.study.decks import cached_decks
+
+    deck = cached_decks()
+    for mode in QUIZ_MODES.values():
+        if not mode.is_format:  # the chapter quiz mixes the formats' own questions
+            assert mode.suits is mode.grade is mode.regrade is None, mode.id
+            continue
+        assert mode.suits is not None and mode.grade is not None, mode.id
+        card = next(c for c in deck if mode.suits(c))
+        assert mode.build(deck, card, random.Random(0)).format == mode.id
+
+
+def test_no_module_switches_on_a_quiz_mode_name():
+    """What a format does is its entry in minigpt.study.formats, not a chain of string tests."""
+    names = "|".join(QUIZ_MODES)
+    switch = re.compile(r'\b(format|fmt|mode)\s*(==|!=)\s*"(' + names + ')"')
+    for path in SOURCES:
+        found = switch.search(path.read_text(encoding="utf-8"))
+        assert found is None, f"{path}: {found.group(0)}"

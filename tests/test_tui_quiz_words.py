@@ -29,6 +29,13 @@ def test_every_format_has_a_widget():
     assert set(VIEWS) == set(FORMATS)
 
 
+def test_views_are_keyed_by_the_registry_ids():
+    """Each quiz mode of minigpt.study.formats that is a format has its view; one that mixes
+    formats (the chapter quiz) shows theirs."""
+    for mode in QUIZ_MODES.values():
+        assert (mode.id in VIEWS) == mode.is_format, mode.id
+
+
 async def test_picker_describes_each_mode_in_one_line(tmp_path, make_app):
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:

@@ -25,7 +25,7 @@ def lab() -> None:
 
 
 @lab.command(name="run")
-@click.argument("job", type=click.Choice(JOBS))
+@click.argument("job", type=click.Choice(tuple(JOBS)))
 @click.option("--root", type=click.Path(path_type=Path), default=None, help=ROOT_HELP)
 def run_cmd(job: str, root: Path | None) -> None:
     """Run JOB here and save its result (the lesson shows it)."""
@@ -39,7 +39,7 @@ def run_cmd(job: str, root: Path | None) -> None:
 
 
 @lab.command(name="show")
-@click.argument("job", type=click.Choice(JOBS))
+@click.argument("job", type=click.Choice(tuple(JOBS)))
 @click.option("--root", type=click.Path(path_type=Path), default=None, help=ROOT_HELP)
 def show_cmd(job: str, root: Path | None) -> None:
     """Print JOB's saved result as JSON."""

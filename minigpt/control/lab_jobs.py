@@ -6,6 +6,9 @@ activation checkpointing; ``induction`` trains the two-layer attention-only mode
 chunks (the training form's "induction" preset) and scores its heads. ``minigpt lab run JOB`` runs one in the foreground; ``start_job`` (the
 app) launches the same command as a background process, at the trainers' niceness, holding the job
 folder's lock. The lesson shows ``result.json`` once it exists (``minigpt.runs.lab``).
+
+A job is declared in ``minigpt.runs.lab.JOBS`` (id, title, example); here only its runner is
+written, bound to the declared id by ``@runner(id)``.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import minigpt
@@ -27,11 +31,25 @@ LOG_FILE, LAUNCH_FILE = "job.log", "launch.json"
 NICENESS = 5  # as the training workers: the app's keys answer while the job trains
 _LAUNCHED: list = []  # keep the process objects (asyncio closes a collected transport)
 
-TITLES = {"lora": "LoRA fine-tune on one letter's names",
-          "checkpointing": "Activation checkpointing: memory and time of a step",
-          "induction": "Induction heads: train the attention-only model, score its heads"}
+# The function that runs each job declared in minigpt.runs.lab.JOBS, bound by its id (``runner``).
+RUNNERS: dict[str, Callable[[Callable[[str], None]], dict]] = {}
 
 
+def runner(job: str):
+    """Decorator: bind a function ``(progress) -> result`` to the lab job declared as ``job``."""
+
+    def bind(fn):
+        if job not in JOBS:
+            raise ValueError(f"no lab job called {job!r} is declared in minigpt.runs.lab.JOBS")
+        if job in RUNNERS:
+            raise ValueError(f"lab job {job!r} has two runners")
+        RUNNERS[job] = fn
+        return fn
+
+    return bind
+
+
+@runner("lora")
 def _lora(progress) -> dict:
     from minigpt.checkpoint import load_checkpoint
     from minigpt.data import load_dataset
@@ -44,12 +62,14 @@ def _lora(progress) -> dict:
     return run_finetune(ck.model, dataset, FinetuneConfig(), progress)
 
 
+@runner("checkpointing")
 def _checkpointing(progress) -> dict:
     from minigpt.training.memory_bench import BenchConfig, measure
 
     return measure(BenchConfig(), progress)
 
 
+@runner("induction")
 def _induction(progress) -> dict:
     import tempfile
 
@@ -71,9 +91,6 @@ def _induction(progress) -> dict:
     test = load_repeat_dataset(cfg.block_size, seed=cfg.split_seed, vocab=ck.vocab,
                                sizes={"train": 1, "val": 1, "test": 512}).test
     return {**measure(ck.model.eval(), test), "steps": cfg.steps, "seed": cfg.seed}
-
-
-RUNNERS = {"lora": _lora, "checkpointing": _checkpointing, "induction": _induction}
 
 
 def run_job(job: str, root: Path | str | None = None, progress=print) -> dict:
@@ -142,4 +159,4 @@ def job_state(job: str, root: Path | str | None = None) -> str:
         return "not run"
 
 
-__all__ = ["JOBS", "TITLES", "is_live", "job_state", "run_job", "start_job"]
+__all__ = ["JOBS", "RUNNERS", "is_live", "job_state", "run_job", "start_job"]

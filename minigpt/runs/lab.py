@@ -5,11 +5,17 @@ One folder per job under the user's data folder (``lab/<job>/``): ``trainer.lock
 running job (the run folders' lock, so a second start is refused and a killed job leaves no stale
 lock), ``result.json`` written atomically at the end. The result is versioned and read through
 ``read_result`` only, which refuses a damaged or foreign file instead of showing it.
+
+Each job is declared once, in ``JOBS``: its id (what a lesson's front matter ``lab = [...]`` names),
+its title and the worked example that shows its result. Its runner is bound to the same id in
+``minigpt.control.lab_jobs``; tests/test_lab_jobs.py checks every job has a runner, an example and
+a lesson.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from minigpt import guarded, paths
@@ -19,7 +25,20 @@ from minigpt.runs.lock import is_locked
 
 RESULT_FORMAT, RESULT_VERSION = "minigpt-lab-result", 1
 RESULT_FILE = "result.json"
-JOBS = ("lora", "checkpointing", "induction")
+
+
+@dataclass(frozen=True)
+class LabJob:
+    id: str        # the job's folder, ``minigpt lab run ID`` and the lessons' ``lab = [...]``
+    title: str     # the line in the lesson's choice of which job to start
+    example: str   # the worked example (minigpt.teaching.examples) that shows the result
+
+
+JOBS: dict[str, LabJob] = {job.id: job for job in (
+    LabJob("lora", "LoRA fine-tune on one letter's names", "lora.lab"),
+    LabJob("checkpointing", "Activation checkpointing: memory and time of a step", "checkpointing.lab"),
+    LabJob("induction", "Induction heads: train the attention-only model, score its heads", "induction.lab"),
+)}
 
 
 def job_dir(job: str, root: Path | str | None = None) -> Path:

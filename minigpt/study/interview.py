@@ -5,14 +5,15 @@ Kinds of question, as an interviewer asks them:
 - ``define``: a term card's term; the learner says what it is, sees the definition, grades 0 or 1;
 - ``explain``: a question card; the learner explains, then ticks the rubric's key points made
   (the card's checklist); the score is the share of points made, the others are "missed";
-- ``compute``: a generative numeric card (``minigpt.study.templates``), typed and graded by the
-  one numeric parser;
+- ``compute``: a generative numeric card (``minigpt.study.templates``), drawn as the quiz's number
+  format draws it (``minigpt.study.formats``), typed and graded by the one numeric parser;
 - ``kata``: one short coding exercise at most, only where edited code may run (``minigpt serve``
   without ``--allow-code`` refuses it, so the plan leaves it out); passed or not.
 
 :func:`plan` picks the questions: each draws a lesson among those read with weight
 ``1 - readiness + FLOOR`` (the weakest come up most, none never), then a kind that lesson can be
-asked in, turning the kinds round so a session mixes them. The question count fits the length
+asked in (each kind is one ``Kind`` entry of ``KINDS``: the cards it asks about and how it asks),
+turning the kinds round so a session mixes them. The question count fits the length
 (``MINUTES_PER_QUESTION``). :class:`Report` sums a finished session up: score per lesson and per
 kind, time per question, the missed rubric points and what to do next. Reports are kept in the
 ``interview`` table (migration 5; their trend over time: ``minigpt.study.interview_trend``), and
@@ -24,12 +25,12 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from minigpt.store import Store
+from minigpt.study.formats import QUIZ_MODES
 
-KINDS = ("define", "explain", "compute", "kata")
-KIND_TITLES = {"define": "Define", "explain": "Explain", "compute": "Compute", "kata": "Kata"}
 DEFAULT_MINUTES = 30
 MINUTES_PER_QUESTION = 2.5   # an interviewer's pace: 30 minutes is twelve questions
 FLOOR = 0.1                  # a lesson at full readiness still comes up now and then
@@ -47,6 +48,49 @@ class Question:
     rubric: tuple[str, ...] = ()
     params: dict = field(default_factory=dict)  # compute: the inputs drawn for this instance
     note: str = ""               # compute: how exact the answer must be ("exact shape", "within 1%…")
+
+
+def _define(deck, lesson: str, card, rng: random.Random) -> Question:
+    return Question("define", lesson, card.id, prompt=f"Define “{card.term}”.", answer=card.definition)
+
+
+def _explain(deck, lesson: str, card, rng: random.Random) -> Question:
+    return Question("explain", lesson, card.id, prompt=card.front, answer=card.back, rubric=card.checklist)
+
+
+def _compute(deck, lesson: str, card, rng: random.Random) -> Question:
+    """The quiz's number format draws the instance (new inputs at every asking)."""
+    asked = QUIZ_MODES["numeric"].build(deck, card, rng)
+    item = asked.card.numeric
+    return Question("compute", lesson, card.id, prompt=asked.prompt, answer=item.solution,
+                    params=dict(item.params), note=asked.note)
+
+
+def _kata(deck, lesson: str, name: str, rng: random.Random) -> Question:
+    return Question("kata", lesson, kata=name, prompt=f"Write the kata {name!r}.")
+
+
+@dataclass(frozen=True)
+class Kind:
+    id: str
+    title: str
+    ask: Callable[..., Question]   # (deck, lesson, a card or a kata's name, rng) → the question
+    suits: Callable[..., bool] | None = None  # the cards it asks about; None: it asks katas
+    once: bool = False             # one question of this kind at most (a kata takes minutes)
+
+
+# The kinds, in the order a session turns them round.
+KINDS: dict[str, Kind] = {k.id: k for k in (
+    Kind("define", "Define", _define, suits=lambda card: card.kind == "term" and bool(card.definition)),
+    Kind("explain", "Explain", _explain, suits=lambda card: card.kind == "question" and bool(card.checklist)),
+    Kind("compute", "Compute", _compute, suits=lambda card: card.kind == "numeric" and bool(card.template)),
+    Kind("kata", "Kata", _kata, once=True),
+)}
+
+
+def _key(item) -> str:
+    """What a question is about: a card's id or a kata's name (none is asked twice)."""
+    return item if isinstance(item, str) else item.id
 
 
 @dataclass
@@ -104,11 +148,11 @@ class Report:
         n = len(self.answers)
         lines = [f"Score {round(100 * self.score)}% on {n} question{'s' * (n != 1)} "
                  f"in a {self.minutes:g}-minute interview", "", "By kind"]
-        lines += [f"  {KIND_TITLES[k]:<8} {round(100 * s):3d}%" for k, s in self.per_kind.items()]
+        lines += [f"  {KINDS[k].title:<8} {round(100 * s):3d}%" for k, s in self.per_kind.items()]
         lines += ["", "By lesson"]
         lines += [f"  {round(100 * s):3d}% {self.titles.get(k, k)}" for k, s in self.per_lesson.items()]
         lines += ["", "Time per question"]
-        lines += [f"  {i}. {KIND_TITLES[a.question.kind]:<8} {a.seconds:5.0f}s "
+        lines += [f"  {i}. {KINDS[a.question.kind].title:<8} {a.seconds:5.0f}s "
                   f"{'skipped' if a.skipped else f'{round(100 * a.score)}%'}"
                   for i, a in enumerate(self.answers, 1)]
         if self.missed_points:
@@ -153,16 +197,15 @@ def candidates(deck, lessons: list[str], katas_by_lesson: dict[str, list[str]],
     for card in deck:
         if card.lesson not in wanted:
             continue
-        if card.kind == "term" and card.definition:
-            out.setdefault((card.lesson, "define"), []).append(card)
-        elif card.kind == "question" and card.checklist:
-            out.setdefault((card.lesson, "explain"), []).append(card)
-        elif card.kind == "numeric" and card.template:
-            out.setdefault((card.lesson, "compute"), []).append(card)
+        for kind in KINDS.values():
+            if kind.suits is not None and kind.suits(card):
+                out.setdefault((card.lesson, kind.id), []).append(card)
+                break
     if allow_code:
-        for lesson in lessons:
-            if katas_by_lesson.get(lesson):
-                out[(lesson, "kata")] = list(katas_by_lesson[lesson])
+        for kind in (k for k in KINDS.values() if k.suits is None):
+            for lesson in lessons:
+                if katas_by_lesson.get(lesson):
+                    out[(lesson, kind.id)] = list(katas_by_lesson[lesson])
     return out
 
 
@@ -176,10 +219,9 @@ def plan(deck, lessons: list[str], figures: dict[str, float], *, minutes: float 
          seed: int | None = None) -> list[Question]:
     """The interview's questions: lessons drawn by weakness, kinds turned round, no card twice,
     one kata at most. ``lessons``: the lessons read (course order); ``figures``: readiness."""
-    from minigpt.study.templates import fresh
-
     rng = random.Random(seed)
     pool = candidates(deck, lessons, katas_by_lesson or {}, allow_code)
+    order = list(KINDS)
     usable = [lesson for lesson in lessons if any((lesson, k) in pool for k in KINDS)]
     if not usable:
         return []
@@ -192,30 +234,16 @@ def plan(deck, lessons: list[str], figures: dict[str, float], *, minutes: float 
             break
         lesson = rng.choices(usable, weights=[weights[x] for x in usable])[0]
         kinds = [k for k in KINDS if pool.get((lesson, k))]
-        kinds = [k for k in kinds if not (k == "kata" and any(q.kind == "kata" for q in out))]
-        left = {k: [c for c in pool[(lesson, k)] if (c if k == "kata" else c.id) not in used] for k in kinds}
+        kinds = [k for k in kinds if not (KINDS[k].once and any(q.kind == k for q in out))]
+        left = {k: [c for c in pool[(lesson, k)] if _key(c) not in used] for k in kinds}
         kinds = [k for k in kinds if left[k]]
         if not kinds:
             continue
-        kind = min(kinds, key=lambda k: ((KINDS.index(k) - turn) % len(KINDS), k))
+        kind = min(kinds, key=lambda k: ((order.index(k) - turn) % len(order), k))
         turn += 1
         choice = rng.choice(left[kind])
-        if kind == "kata":
-            used.add(choice)
-            out.append(Question("kata", lesson, kata=choice, prompt=f"Write the kata {choice!r}."))
-            continue
-        used.add(choice.id)
-        if kind == "define":
-            out.append(Question("define", lesson, choice.id, prompt=f"Define “{choice.term}”.",
-                                answer=choice.definition))
-        elif kind == "explain":
-            out.append(Question("explain", lesson, choice.id, prompt=choice.front, answer=choice.back,
-                                rubric=choice.checklist))
-        else:
-            card = fresh(choice, rng)
-            out.append(Question("compute", lesson, choice.id, prompt=card.numeric.prompt,
-                                answer=card.numeric.solution, params=dict(card.numeric.params),
-                                note=card.numeric.tolerance_note))
+        used.add(_key(choice))
+        out.append(KINDS[kind].ask(deck, lesson, choice, rng))
     return out
 
 

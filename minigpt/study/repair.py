@@ -17,8 +17,10 @@ from minigpt.store import Store
 from minigpt.study import quiz
 from minigpt.study import scheduler as sch
 from minigpt.study.decks import Deck
+from minigpt.study.formats import QUIZ_MODES
 
-TYPED_MODES = ("quiz:type", "quiz:numeric", "quiz:chapter")
+# The review-log modes whose answers were typed: the formats that re-grade, and the chapter quiz's mix.
+TYPED_MODES = tuple(m.log_mode for m in QUIZ_MODES.values() if m.regrade is not None or not m.is_format)
 
 
 @dataclass
@@ -40,14 +42,10 @@ def accepted_now(deck: Deck, card_id: str, answer: str) -> bool:
     if card is None or not answer or not answer.strip():
         return False
     rng = random.Random(0)
-    for fmt in ("type", "numeric"):
-        if fmt not in quiz.formats_for(card):
-            continue
-        question = quiz.question_for(deck, card, rng, fmt=fmt)
-        if fmt == "type":
-            return quiz.answer_typed(question, answer).correct
-        if quiz.check_readable(question, answer) is None:
-            return quiz.answer_numeric(question, answer).correct
+    for fmt in quiz.formats_for(card):
+        regrade = QUIZ_MODES[fmt].regrade
+        if regrade is not None:  # a format whose answers are typed
+            return regrade(quiz.question_for(deck, card, rng, fmt=fmt), answer)
     return False
 
 

@@ -131,7 +131,7 @@ class InterviewScreen(Screen):
         q = self.questions[self.index]
         m, s = divmod(max(0, int(left)), 60)
         self.set_status(f"[b]⏱ {m:02d}:{s:02d}[/b] · question {self.index + 1}/{len(self.questions)} · "
-                        f"{iv.KIND_TITLES[q.kind]} · {escape(_clip(self.titles.get(q.lesson, q.lesson), 34))}")
+                        f"{iv.KINDS[q.kind].title} · {escape(_clip(self.titles.get(q.lesson, q.lesson), 34))}")
 
     # -- the round ----------------------------------------------------------------------------
     def start(self, minutes: float) -> None:

@@ -186,18 +186,23 @@ class QuizScreen(Screen):
         self.call_after_refresh(view.focus_answer)
         self.refresh_bindings()
 
+    @property
+    def mixes_formats(self) -> bool:
+        """A round of the chapter quiz: its questions come in several formats."""
+        return self.mode is not None and not QUIZ_MODES[self.mode].is_format
+
     def round_title(self) -> str:
         """The lesson's title in a chapter quiz (the header says "Chapter quiz"), else the mode."""
-        if self.mode == "chapter" and self.lesson:
+        if self.mixes_formats and self.lesson:
             return self.title_of(self.lesson)
         return QUIZ_MODES[self.mode].title
 
     def update_status(self) -> None:
         """One line at 80 columns: the round's title is shortened to make room for the rest."""
-        self.sub_title = "Chapter quiz" if self.mode == "chapter" else "Quiz"
+        self.sub_title = QUIZ_MODES[self.mode].title if self.mixes_formats else "Quiz"
         # What the question asks of the learner, while it waits for an answer (not after).
         fmt = (f" · {QUIZ_MODES[self.questions[self.index].format].asking}"
-               if self.mode == "chapter" and self.state == "question" else "")
+               if self.mixes_formats and self.state == "question" else "")
         out = f" · {len(self.flagged)} flagged" if self.flagged else ""
         rest = f" · {self.index + 1}/{len(self.questions)}{fmt} · score {self.score}{out}"
         room = max(20, (self.size.width or 80) - 4 - len(rest))
@@ -253,7 +258,7 @@ class QuizScreen(Screen):
             return self.state == "question"
         if action == "hint":
             view = self.view
-            return isinstance(view, TypedView) and view.question.format == "type" and self.state == "question"
+            return isinstance(view, TypedView) and view.gives_hints and self.state == "question"
         if action == "again":
             return self.state == "done"
         if action == "review_missed":
@@ -283,7 +288,7 @@ class QuizScreen(Screen):
             self.show_question()
 
     def action_again(self) -> None:
-        if self.mode == "chapter" and self.lesson:
+        if self.mixes_formats and self.lesson:
             self.start_chapter(self.lesson)
         elif self.mode:
             self.start_mode(self.mode)

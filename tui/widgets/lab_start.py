@@ -6,8 +6,9 @@ training limit; the answer is one line for a notice. One key press starts one jo
 
 Following: the job folder is the only channel between the app and the job (as a run folder is
 between the app and a trainer). Every ``FOLLOW_S`` the lesson looks at each job's folder (its
-result file's identity, and whether the job is alive); when that changes, the lesson's example
-``<job>.lab`` is computed again, so "running", then the result, appear without reopening it.
+result file's identity, and whether the job is alive); when that changes, the job's worked example
+(its declaration's ``example``, minigpt.runs.lab.JOBS) is computed again, so "running", then the
+result, appear without reopening it.
 """
 
 from __future__ import annotations
@@ -18,16 +19,11 @@ from minigpt.errors import TutorError
 FOLLOW_S = 2.0  # as the trained-attention view follows a live run's checkpoint
 
 
-def lab_example(job: str) -> str:
-    """The worked example that shows ``job``'s result (``minigpt.teaching.examples``)."""
-    return f"{job}.lab"
-
-
 def job_choices(jobs) -> list[tuple[str, str, str]]:
     """(name, title, state) of each known job, for the choice of which to start."""
     from minigpt.control import lab_jobs
 
-    return [(job, lab_jobs.TITLES.get(job, job), lab_jobs.job_state(job)) for job in jobs if job in lab_jobs.JOBS]
+    return [(job, lab_jobs.JOBS[job].title, lab_jobs.job_state(job)) for job in jobs if job in lab_jobs.JOBS]
 
 
 async def start_lab_job(job: str) -> str:
@@ -72,6 +68,7 @@ class LabFollower:
         self.timer = screen.set_interval(FOLLOW_S, self.follow) if self.jobs else None
 
     async def follow(self) -> None:
+        from minigpt.runs.lab import JOBS
         from tui.widgets.lesson_blocks import ExampleBlock
 
         for job in self.jobs:
@@ -80,5 +77,5 @@ class LabFollower:
                 continue
             self.stamps[job] = stamp
             for block in self.screen.query(ExampleBlock):
-                if block.example_id == lab_example(job):
+                if block.example_id == JOBS[job].example:
                     await block.recompute()

@@ -1,4 +1,5 @@
-"""One quiz question on screen, in its format; grading is minigpt.study.quiz's, drawing is ours.
+"""One quiz question on screen, in its format; grading is the format's entry in
+minigpt.study.formats (QUIZ_MODES), drawing is ours: one view class per format, in ``VIEWS``.
 
 Each view posts ``Answered(outcome, answer)`` once; the quiz screen records it in the review log.
 Right and wrong are always spelled out with ✓ / ✗ and words, never shown by colour alone.
@@ -14,6 +15,7 @@ from textual.widgets import Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from minigpt.study import quiz as q
+from minigpt.study.formats import QUIZ_MODES
 from minigpt.text import markup_escape as escape
 
 # Examples of what the number box reads; tests check that none equals an answer in the decks.
@@ -72,6 +74,10 @@ class QuestionView(Vertical):
     def focus_answer(self) -> None:
         raise NotImplementedError
 
+    def outcome_for(self, answer, **options) -> q.QuizOutcome:
+        """The answer graded by the question's format (its entry in QUIZ_MODES)."""
+        return QUIZ_MODES[self.question.format].grade(self.question, answer, **options)
+
     def bring_into_view(self, widget) -> None:
         """Scroll the quiz body so ``widget`` starts at the top (at 80×24 it may be below)."""
         def scroll() -> None:
@@ -114,7 +120,7 @@ class ChoiceView(QuestionView):
     def action_pick(self, index: int) -> None:
         if self.outcome is not None or not 0 <= index < len(self.question.options):
             return
-        outcome = q.answer_choice(self.question, index)
+        outcome = self.outcome_for(index)
         lines = [verdict_line(outcome)]
         for i, o in enumerate(self.question.options, 1):
             yours = "  ← your answer" if i - 1 == index else ""
@@ -128,25 +134,24 @@ class ChoiceView(QuestionView):
 
 
 class TypedView(QuestionView):
-    """Type the term, fill a cloze, or type a number; enter submits."""
+    """Type the term or fill a cloze; enter submits, f2 shows a hint (graded Hard)."""
+
+    gives_hints = True
 
     def __init__(self, question: q.QuizQuestion, **kwargs):
         super().__init__(question, **kwargs)
         self.hinted = False
 
-    def compose_answer(self) -> ComposeResult:
+    def answer_placeholder(self) -> str:
         card = self.question.card
-        if self.question.format == "numeric" and card.kind == "numeric" and card.numeric.is_shape:
-            hint = "a shape such as (5, 3, 7)"
-        elif self.question.format == "numeric":
-            hint = "a number, e.g. " + ", ".join(NUMBER_EXAMPLES)
-        elif self.question.card.kind == "cloze" and len(self.question.card.cloze_answers) > 1:
-            hint = "several blanks: separate them with /"
-        elif self.question.card.kind == "cloze":
-            hint = "type the missing part · f2: hint (graded Hard)"
-        else:
-            hint = "type the term · f2: hint (graded Hard)"
-        yield Input(placeholder=hint, id="answer")
+        if card.kind == "cloze" and len(card.cloze_answers) > 1:
+            return "several blanks: separate them with /"
+        if card.kind == "cloze":
+            return "type the missing part · f2: hint (graded Hard)"
+        return "type the term · f2: hint (graded Hard)"
+
+    def compose_answer(self) -> ComposeResult:
+        yield Input(placeholder=self.answer_placeholder(), id="answer")
         yield Static(classes="quiz-error", id="answer-error")
 
     def focus_answer(self) -> None:
@@ -160,7 +165,7 @@ class TypedView(QuestionView):
         self._grade(event.value)
 
     def show_hint(self) -> bool:
-        if self.question.format != "type" or self.outcome is not None:
+        if not self.gives_hints or self.outcome is not None:
             return False
         expected = self.question.card.expected
         if len(expected) <= 3:  # a first letter would give a short answer away
@@ -171,6 +176,16 @@ class TypedView(QuestionView):
         self.hinted = True
         return True
 
+    def feedback_markup(self, outcome: q.QuizOutcome, text: str) -> str:
+        feedback = f"{verdict_line(outcome)}\nExpected: [b]{escape(outcome.expected)}[/b]"
+        # A diff (and its legend) only where the typed text differs: a typo or a miss.
+        if outcome.match is not None and outcome.match.verdict != "exact":
+            feedback += f"\nDiff:     {diff_markup(outcome.match.diff)}"
+            feedback += "\n[dim]\\[-x-] typed but not expected · {+x+} missing[/dim]"
+        if self.hinted and outcome.correct:
+            feedback += "\n[dim]with a hint: graded Hard[/dim]"
+        return feedback
+
     def _grade(self, text: str) -> None:
         if self.outcome is not None:
             return
@@ -178,27 +193,31 @@ class TypedView(QuestionView):
         if not text.strip():
             error.update("✗ Type an answer first (enter submits).")
             return
-        if self.question.format == "numeric":
-            problem = q.check_readable(self.question, text)
-            if problem:  # an unreadable number is a typing problem, not a wrong answer: say why
-                error.update(f"✗ {escape(problem)}")
-                return
-            outcome = q.answer_numeric(self.question, text, hint=self.hinted)
-            feedback = (f"{verdict_line(outcome)}\nYou typed {escape(text.strip())} · "
-                        f"answer {escape(outcome.expected)}\n\n[b]Worked solution[/b]\n"
-                        f"{escape(outcome.solution)}")
-        else:
-            outcome = q.answer_typed(self.question, text, hint=self.hinted)
-            feedback = f"{verdict_line(outcome)}\nExpected: [b]{escape(outcome.expected)}[/b]"
-            # A diff (and its legend) only where the typed text differs: a typo or a miss.
-            if outcome.match is not None and outcome.match.verdict != "exact":
-                feedback += f"\nDiff:     {diff_markup(outcome.match.diff)}"
-                feedback += "\n[dim]\\[-x-] typed but not expected · {+x+} missing[/dim]"
-            if self.hinted and outcome.correct:
-                feedback += "\n[dim]with a hint: graded Hard[/dim]"
+        problem = q.check_readable(self.question, text)
+        if problem:  # an unreadable number is a typing problem, not a wrong answer: say why
+            error.update(f"✗ {escape(problem)}")
+            return
+        outcome = self.outcome_for(text, hint=self.hinted)
         error.update("")
         self.query_one("#answer", Input).disabled = True
-        self.finish(outcome, text, feedback)
+        self.finish(outcome, text, self.feedback_markup(outcome, text))
+
+
+class NumberView(TypedView):
+    """Type a number (or a shape), compared by value; then the worked solution."""
+
+    gives_hints = False
+
+    def answer_placeholder(self) -> str:
+        card = self.question.card
+        if card.kind == "numeric" and card.numeric.is_shape:
+            return "a shape such as (5, 3, 7)"
+        return "a number, e.g. " + ", ".join(NUMBER_EXAMPLES)
+
+    def feedback_markup(self, outcome: q.QuizOutcome, text: str) -> str:
+        return (f"{verdict_line(outcome)}\nYou typed {escape(text.strip())} · "
+                f"answer {escape(outcome.expected)}\n\n[b]Worked solution[/b]\n"
+                f"{escape(outcome.solution)}")
 
 
 class ExplainView(QuestionView):
@@ -253,7 +272,7 @@ class ExplainView(QuestionView):
     def grade(self) -> None:
         points = self.query_one("#checklist", Checklist)
         met = len(points.ticked)
-        outcome = q.self_grade(self.question, met)
+        outcome = self.outcome_for(met)
         points.disabled = True
         self.query_one("#explain-help", Static).update("")
         mark = {3: "✓ All points", 2: "~ Half or more", 1: "✗ Fewer than half"}[outcome.rating]
@@ -291,9 +310,10 @@ class Checklist(OptionList):
         self.action_toggle()
 
 
-# The widget for each format of minigpt.study.formats (a test checks every format has one).
+# The widget for each format of minigpt.study.formats, by its id there (a test checks every format
+# has one, and nothing else does).
 VIEWS: dict[str, type[QuestionView]] = {
-    "choice": ChoiceView, "type": TypedView, "numeric": TypedView, "explain": ExplainView}
+    "choice": ChoiceView, "type": TypedView, "numeric": NumberView, "explain": ExplainView}
 
 
 def view_for(question: q.QuizQuestion) -> QuestionView:

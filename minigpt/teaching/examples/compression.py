@@ -6,7 +6,7 @@ import torch
 
 from minigpt.errors import RunError
 from minigpt.models.quantize import QuantConfig, dequantize, quantize
-from minigpt.runs.lab import job_dir, read_result
+from minigpt.runs.lab import JOBS, job_dir, read_result
 from minigpt.teaching import compression as C
 from minigpt.teaching.examples.registry import count, example, fmt, table
 
@@ -97,7 +97,7 @@ NOT_RUN = ("Not run yet. Press **x** in this lesson to start it in the backgroun
            "appears here when it is done.")
 
 
-@example("lora.lab", "Your LoRA run: full fine-tune against adapters")
+@example(JOBS["lora"].example, "Your LoRA run: full fine-tune against adapters")
 def _lora_lab() -> str:
     result = lab_result("lora")
     if result is None:
@@ -114,7 +114,7 @@ def _lora_lab() -> str:
               f"Measured at load average {result['load_average']:.1f}.")
 
 
-@example("checkpointing.lab", "Your checkpointing run: a 16-layer MiniGPT's training step")
+@example(JOBS["checkpointing"].example, "Your checkpointing run: a 16-layer MiniGPT's training step")
 def _checkpointing_lab() -> str:
     result = lab_result("checkpointing")
     if result is None:

@@ -9,6 +9,7 @@ import math
 
 import torch
 
+from minigpt.runs.lab import JOBS
 from minigpt.teaching import induction as I
 from minigpt.teaching.examples.registry import example, fmt, table
 
@@ -85,7 +86,7 @@ NOT_RUN = ("Not run yet. Press **x** in this lesson to start it in the backgroun
            "when it is done.")
 
 
-@example("induction.lab", "Your induction run: the heads you grew")
+@example(JOBS["induction"].example, "Your induction run: the heads you grew")
 def _lab() -> str:
     from minigpt.errors import RunError
     from minigpt.runs.lab import is_running, job_dir, read_result
