@@ -15,6 +15,7 @@ from minigpt import numbers
 from minigpt.lessons import load_lessons
 from minigpt.study import numeric
 from minigpt.study.decks import CLOZE_RE, load_decks
+from minigpt.study.formats import FORMATS
 from minigpt.study.quiz import (
     CHAPTER_QUIZ_MIN,
     can_choose,
@@ -250,7 +251,7 @@ def test_learners_never_see_card_ids(deck):
 
 def test_every_format_is_used_somewhere(deck):
     used = Counter(f for card in deck for f in formats_for(card))
-    assert set(used) == {"choice", "type", "numeric", "explain"}, used
+    assert set(used) == set(FORMATS), used
 
 
 def test_every_term_is_named_in_the_lesson_it_belongs_to(deck, lessons):

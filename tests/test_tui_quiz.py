@@ -7,6 +7,7 @@ from textual.content import Content
 from textual.widgets import Input, Static, TextArea
 
 from minigpt.study import quiz as q
+from minigpt.study.formats import QUIZ_MODES
 from minigpt.study.review import history
 from tui.screens.quiz import QuizScreen
 from tui.widgets.study_quiz import Checklist, ChoiceView, ExplainView, TypedView
@@ -16,7 +17,9 @@ def _feedback(screen) -> str:
     return str(screen.view.query_one("#feedback", Static).render())
 
 
-async def _start(app, pilot, digit: str) -> QuizScreen:
+async def _start(app, pilot, mode: str) -> QuizScreen:
+    """Open the quiz and pick ``mode`` by its number in the picker (the registry's order)."""
+    digit = str(list(QUIZ_MODES).index(mode) + 1)
     await pilot.pause()
     await pilot.press("q")
     await pilot.pause()
@@ -34,7 +37,7 @@ def _last(app):
 async def test_multiple_choice_right_then_wrong_says_why(tmp_path, make_app):
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _start(app, pilot, "1")
+        screen = await _start(app, pilot, "choice")
         view = screen.view
         assert isinstance(view, ChoiceView)
         right = view.question.answer_index
@@ -58,7 +61,7 @@ async def test_multiple_choice_right_then_wrong_says_why(tmp_path, make_app):
 async def test_type_the_term_diff_confusable_and_typo(tmp_path, make_app):
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _start(app, pilot, "2")
+        screen = await _start(app, pilot, "type")
         # Put a term with a confusable on screen (the library's question for it).
         card = next(c for c in screen.session.deck if c.kind == "reverse" and c.confusables)
         screen.questions = [q.question_for(screen.session.deck, card, fmt="type")] * 3
@@ -95,7 +98,7 @@ async def test_type_the_term_diff_confusable_and_typo(tmp_path, make_app):
 async def test_numeric_parses_forms_rejects_garbage_and_shows_the_worked_solution(tmp_path, make_app):
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _start(app, pilot, "3")
+        screen = await _start(app, pilot, "numeric")
         deck = screen.session.deck
         screen.questions = [q.question_for(deck, deck["num.block-params"]),
                             q.question_for(deck, deck["num.head-split"]),
@@ -136,7 +139,7 @@ async def test_numeric_parses_forms_rejects_garbage_and_shows_the_worked_solutio
 async def test_explain_in_your_own_words_then_self_grade(tmp_path, make_app):
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _start(app, pilot, "4")
+        screen = await _start(app, pilot, "explain")
         view = screen.view
         assert isinstance(view, ExplainView)
         await pilot.press("ctrl+s")  # empty answer: asked to write first
@@ -170,7 +173,7 @@ async def test_explain_in_your_own_words_then_self_grade(tmp_path, make_app):
 async def test_chapter_quiz_from_the_picker_and_from_a_lesson(tmp_path, make_app):
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _start(app, pilot, "5")
+        screen = await _start(app, pilot, "chapter")
         assert screen.state == "lesson"
         await pilot.press("enter")
         await pilot.pause()
@@ -222,7 +225,7 @@ async def test_end_of_quiz_lists_misses_and_reviews_them(tmp_path, make_app):
 
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _start(app, pilot, "1")
+        screen = await _start(app, pilot, "choice")
         missed = []
         for _ in screen.questions:
             view = screen.view
