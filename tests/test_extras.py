@@ -73,8 +73,12 @@ def test_importing_cards_needs_no_extra(monkeypatch, tmp_path):
     assert [card.front for card in anki.user_cards(store)] == ["What scales the scores?"]
 
 
-def test_the_fsrs_fit_hint_comes_from_the_same_place():
-    assert extras.hint("optimizer", "fitting FSRS") == "fitting FSRS needs the optimizer extra: pip install 'minigpt-tutor[optimizer]'"
+def test_fsrs_fit_without_its_extra_says_which_to_install_before_counting_reviews(monkeypatch, tmp_path):
+    _missing(monkeypatch, "pandas")
+    monkeypatch.setenv("MINIGPT_DATA_DIR", str(tmp_path))
+    result = CliRunner().invoke(main, ["fsrs", "fit"])
+    assert result.exit_code == 2
+    assert result.output == "Error: fitting FSRS needs the optimizer extra: pip install 'minigpt-tutor[optimizer]'\n"
 
 
 def _top_level_imports(path: Path) -> set[str]:
@@ -102,3 +106,12 @@ def test_an_extras_packages_are_imported_only_inside_the_commands_that_need_them
         if found:
             offenders.append(f"{relative}: {sorted(found)}")
     assert not offenders, offenders
+
+
+def test_the_apps_fsrs_fit_without_its_extra_raises_the_same_line(monkeypatch, tmp_path):
+    from minigpt.errors import StudySettingError
+    from minigpt.study import fsrs_fit
+
+    _missing(monkeypatch, "pandas")
+    with pytest.raises(StudySettingError, match=r"^fitting FSRS needs the optimizer extra: pip install 'minigpt-tutor\[optimizer\]'$"):
+        fsrs_fit.fit(Store(tmp_path / "progress.sqlite3"))

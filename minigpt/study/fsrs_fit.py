@@ -91,6 +91,8 @@ def status_line(store: Store) -> str:
 
 def fit(store: Store, *, min_reviews: int = MIN_REVIEWS) -> FitResult:
     """Fit fsrs's parameters to the learner's log; keep them if they predict it better."""
+    if not extras.installed("optimizer"):  # said first: no number of reviews makes a fit run without it
+        raise StudySettingError(extras.hint("optimizer", "fitting FSRS"))
     logs = review_logs(store)
     n = counted_reviews(logs)
     if n < min_reviews:
