@@ -135,6 +135,11 @@ class KataCodeError(TutorError, ValueError):
     function missing, the grader stopped); the message says which, in the learner's terms."""
 
 
+class MissingExtraError(TutorError, RuntimeError):
+    """A command needs an optional part of the install that is missing; the message names the extra
+    and the pip command that installs it (``minigpt.extras``)."""
+
+
 # ------------------------------------------------------------------ the progress database
 
 class StoreError(TutorError, RuntimeError):

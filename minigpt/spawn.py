@@ -7,11 +7,11 @@ lets everything the child started be killed with it.
 
 The bound is a cgroup v2 of its own where the current one can be written (the kernel then kills the
 whole tree at once, whatever it did to leave its session); elsewhere the child's session, process
-group and descendants are found by walking ``/proc``, remembered while it runs, and killed until none
-is left. That fallback cannot catch a process that leaves the session *and* its parent between two
+group and descendants are found in the process table (``minigpt.processes``, through psutil),
+remembered while it runs, and killed until none is left. That fallback cannot catch a process that leaves the session *and* its parent between two
 looks (``ProcessTree.watch``, every tenth of a second while a snippet runs).
 
-Torch-free and the library's bottom layer: it imports nothing from minigpt.
+Torch-free and near the library's bottom layer: it imports only ``minigpt.processes`` from minigpt.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 from subprocess import PIPE  # noqa: F401  (callers ask for a pipe without importing subprocess)
+
+from minigpt import processes
 
 # Environment variables that set how many threads the maths libraries start.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -67,62 +69,9 @@ def child_env(*, import_root: Path | str | None = None, threads: int | None = No
 
 # ---------------------------------------------------------------------------- looking at processes
 
-
-def _stat_fields(pid: int) -> list[str] | None:
-    """/proc/PID/stat after the command name: [state, ppid, pgrp, session, ...]."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
-            stat = f.read()
-        return stat[stat.rindex(")") + 2:].split()
-    except (OSError, ValueError):
-        return None
-
-
-def process_start_time(pid: int) -> int | None:
-    """Start time of a process in clock ticks since boot (Linux), to tell a reused pid apart."""
-    fields = _stat_fields(pid)
-    try:
-        return int(fields[19]) if fields else None
-    except (ValueError, IndexError):
-        return None
-
-
-def process_cmdline(pid: int) -> list[str] | None:
-    """The argv of a live process (None where it cannot be read: gone, another user's, no /proc)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    return [part.decode("utf-8", "replace") for part in raw.split(b"\0") if part] or None
-
-
-def _processes() -> dict[int, tuple[int, int, int, int, str]]:
-    """pid -> (ppid, process group, session, start time, state) of every process /proc shows."""
-    table = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return table
-    for name in names:
-        if not name.isdigit():
-            continue
-        fields = _stat_fields(int(name))
-        try:
-            table[int(name)] = (int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]), fields[0])
-        except (TypeError, ValueError, IndexError):
-            continue
-    return table
-
-
-def _own_ancestors() -> set[int]:
-    """This process and its parents: never part of a child's tree, whatever /proc says."""
-    seen, pid = set(), os.getpid()
-    while pid > 0 and pid not in seen:
-        seen.add(pid)
-        fields = _stat_fields(pid)
-        pid = int(fields[1]) if fields else 0
-    return seen
+# What the system says about processes comes from minigpt.processes (psutil; /proc only there).
+process_start_time = processes.start_time
+process_cmdline = processes.cmdline
 
 
 # ---------------------------------------------------------------------------- the bound of a tree
@@ -130,14 +79,8 @@ def _own_ancestors() -> set[int]:
 
 def _cgroup_base() -> Path | None:
     """This process's own cgroup v2 folder, when it is mounted and writable."""
-    try:
-        line = next(ln for ln in Path("/proc/self/cgroup").read_text().splitlines() if ln.startswith("0::"))
-        mount = next(ln.split(" - ")[0].split()[4] for ln in Path("/proc/self/mountinfo").read_text().splitlines()
-                     if " - cgroup2 " in ln)
-    except (OSError, StopIteration, IndexError):
-        return None
-    base = Path(mount) / line[3:].strip().lstrip("/")
-    return base if os.access(base, os.W_OK) and (base / "cgroup.procs").exists() else None
+    base = processes.own_cgroup()
+    return base if base is not None and os.access(base, os.W_OK) and (base / "cgroup.procs").exists() else None
 
 
 _counter = itertools.count()
@@ -172,27 +115,28 @@ class ProcessTree:
         the leader or of any process seen in the tree before."""
         if self.leader is None:
             return set()
-        table = _processes()
+        table = processes.table()
         found: set[int] = set()
         if self.cgroup is not None:
             with contextlib.suppress(OSError, ValueError):
                 found |= {int(p) for p in (self.cgroup / "cgroup.procs").read_text().split()}
-        for pid, (_ppid, pgid, sid, start, _state) in table.items():
-            if self.leader in (sid, pgid) and (self.leader_start is None or start >= self.leader_start):
+        for pid, info in table.items():
+            if self.leader in (info.sid, info.pgid) and (self.leader_start is None or info.start >= self.leader_start):
                 found.add(pid)
-        roots = {self.leader} | {p for p, start in self.known.items() if table.get(p, (0, 0, 0, -1))[3] == start}
+        roots = {self.leader} | {p for p, start in self.known.items() if p in table and table[p].start == start}
         found |= roots & set(table)
         children: dict[int, list[int]] = {}
         for pid, info in table.items():
-            children.setdefault(info[0], []).append(pid)
+            children.setdefault(info.ppid, []).append(pid)
         stack = list(roots)
         while stack:
             for child in children.get(stack.pop(), []):
                 if child not in found:
                     found.add(child)
                     stack.append(child)
-        found = {p for p in found if p in table and table[p][4] not in ("Z", "X")} - _own_ancestors()
-        self.known.update({p: table[p][3] for p in found})
+        # This process and its parents are never part of a child's tree, whatever the table says.
+        found = {p for p in found if p in table and not table[p].zombie} - processes.ancestors()
+        self.known.update({p: table[p].start for p in found})
         return found
 
     def watch(self) -> None:

@@ -1,9 +1,11 @@
 """Flashcards driven with Pilot: reveal, rate 1-4, undo exactly, suspend, bury, cram, leech,
-import/export, and every answer kept across two app instances on one database file."""
+import/export (and the export's notice without the anki extra), and every answer kept across two
+app instances on one database file."""
 
 from __future__ import annotations
 
 import sqlite3
+import sys
 import zipfile
 from datetime import UTC
 
@@ -140,7 +142,7 @@ async def test_a_leech_invites_suspending_it(tmp_path, make_app):
         assert s.status(card).suspended and not leech.display
 
 
-async def test_import_shows_errors_and_export_writes_an_apkg(tmp_path, make_app):
+async def test_import_shows_errors_and_export_writes_an_apkg(tmp_path, make_app, monkeypatch):
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open(app, pilot)
@@ -159,6 +161,14 @@ async def test_import_shows_errors_and_export_writes_an_apkg(tmp_path, make_app)
         await pilot.press("enter")
         assert not screen.query_one("#fc-import").display
         assert any(c.kind == "user" for c in screen.session.deck)
+        with monkeypatch.context() as without_anki:  # the anki extra missing: a one-line notice, no file
+            without_anki.setitem(sys.modules, "genanki", None)
+            await pilot.press("e")
+            await app.workers.wait_for_complete()
+            await until(pilot, lambda: any("anki extra" in n.message for n in app._notifications), 10, "the notice")
+        notice = next(n for n in app._notifications if "anki extra" in n.message)
+        assert notice.message == "✗ exporting an Anki package (.apkg) needs the anki extra: pip install 'minigpt-tutor\\[anki]'"
+        assert notice.severity == "error" and not export_path().exists()
         await pilot.press("e")
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import click
 
+from minigpt import extras
 from minigpt.cli.support import UserError
 
 PUBLIC_WARNING = ("WARNING: --public: anyone who can reach {where} can use this tutor: read and change the "
@@ -68,17 +69,15 @@ def public_warning(host: str, port: int, allow_code: bool, allow_files: bool) ->
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, data_dir: Path | None, public: bool, allow_code: bool,
           allow_files: bool, guest: bool, max_sessions: int, max_runs: int) -> None:
-    """Serve the tutor to a web browser (open the printed address)."""
+    """Serve the tutor to a web browser (open the printed address); needs the serve extra."""
+    if not extras.installed("serve"):
+        raise UserError(extras.hint("serve", "minigpt serve"))
     if not public and not is_loopback_host(host):
         raise UserError(f"--host {host} can be reached from other machines: add --public if that is what you "
                         f"want (anyone who reaches it can use the tutor), or keep the default 127.0.0.1")
     if guest and data_dir is not None:
         raise UserError("--guest gives every tab its own temporary folder: leave out --data-dir")
-    try:
-        from tui.serve_server import ServeOptions, TutorServer
-    except ModuleNotFoundError as e:
-        raise UserError(f"minigpt serve needs the textual-serve package ({e.name} is missing): "
-                        f"pip install textual-serve") from None
+    from tui.serve_server import ServeOptions, TutorServer
     if public and not is_loopback_host(host):
         click.echo(public_warning(host, port, allow_code, allow_files), err=True)
     options = ServeOptions(host=host, port=port, data_dir=data_dir.expanduser() if data_dir else None,

@@ -35,10 +35,12 @@ def status() -> None:
 def fit() -> None:
     """Fit the parameters to your review log; print the log loss before and after on that log
     and keep the fitted ones if they predict it better."""
-    from minigpt import paths
+    from minigpt import extras, paths
     from minigpt.store import Store
     from minigpt.study import fsrs_fit
 
+    if not extras.installed("optimizer"):  # one line, before the promise of a fit
+        raise UserError(extras.hint("optimizer", "fitting FSRS"))
     try:
         store = Store(paths.database_path())
         try:

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from minigpt.cli.cards import cards
+from minigpt.cli.doctor import doctor
 from minigpt.cli.fsrs_fit import fsrs
 from minigpt.cli.kata import kata
 from minigpt.cli.lab import lab
@@ -40,6 +41,7 @@ main.add_command(plan)
 main.add_command(fsrs)
 main.add_command(progress)
 main.add_command(lab)
+main.add_command(doctor)
 
 
 # ---------------------------------------------------------------------------- sample / eval

@@ -38,7 +38,7 @@ from minigpt.runs.files import (
     write_json_atomic,
     write_run_config,
 )
-from minigpt.runs.lock import is_locked, lock_holder, proven_trainer
+from minigpt.runs.lock import is_locked, lock_holder, proof_limit, proven_trainer
 from minigpt.runs.schema import RunState, default_run_name
 from minigpt.training.options import TrainConfig, load_run_config
 
@@ -216,8 +216,9 @@ def trainer_pid(run_dir: Path | str) -> int:
     if pid is None or not state.status.active:
         raise RunControlError(f"the run is {state.status}, not running: nothing to stop")
     if not proven_trainer(run_dir, pid, _launch(run_dir)):
+        limit = f"; {proof_limit()}" if proof_limit() else ""
         raise RunControlError(f"pid {pid} is not this run's trainer (the run folder names a process that "
-                              f"does not hold its lock): not signalling it")
+                              f"does not hold its lock{limit}): not signalling it")
     return pid
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from minigpt import paths
+from minigpt import paths, processes
 from minigpt.errors import RunError
 from minigpt.runs.files import CONFIG_FILE, STATUS_FILE, process_start_time
 from minigpt.runs.lock import is_locked
@@ -95,13 +95,8 @@ def pid_alive(pid: int | None, start_time: int | None = None) -> bool:
         return True  # exists, owned by someone else
     except (OSError, OverflowError):
         return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-            stat = f.read()
-        if stat[stat.rindex(")") + 2 :].split()[0] in ("Z", "X"):
-            return False  # exited, not yet reaped
-    except (OSError, ValueError):
-        pass
+    if processes.is_zombie(pid):
+        return False  # exited, not yet reaped
     if start_time is not None:
         now = process_start_time(pid)
         if now is not None and now != start_time:

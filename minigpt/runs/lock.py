@@ -12,9 +12,10 @@ import os
 import stat
 from pathlib import Path
 
-from minigpt import guarded
+from minigpt import guarded, processes
 from minigpt.errors import RunBusyError, RunError
-from minigpt.spawn import process_cmdline, process_start_time
+from minigpt.processes import cmdline as process_cmdline
+from minigpt.processes import start_time as process_start_time
 
 try:
     import fcntl
@@ -96,26 +97,24 @@ def lock_holder(run_dir: Path | str) -> int | None:
 
 def holds_lock(run_dir: Path | str, pid: int) -> bool | None:
     """Whether process ``pid`` has this run's lock file open, the proof that it is the run's trainer
-    (a status file names any pid; the kernel's table of open files does not lie). None where /proc
-    cannot tell (another system, another user's process)."""
+    (a status file names any pid; the kernel's table of open files does not lie). With /proc the open
+    file itself is compared, by device and inode; elsewhere the paths psutil lists for it, which a
+    rename of the lock file would fool (``processes.PROVEN_BY`` says which). None where the system
+    cannot tell (another user's process, or open files not listed here)."""
     try:
         st = (Path(run_dir) / LOCK_FILE).stat()
     except OSError:
         return False
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except FileNotFoundError:
-        return False if os.path.isdir("/proc/self/fd") else None
-    except OSError:
-        return None
-    for fd in fds:
-        try:
-            opened = os.stat(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if (opened.st_dev, opened.st_ino) == (st.st_dev, st.st_ino):
-            return True
-    return False
+    ids = processes.open_file_ids(pid)
+    return None if ids is None else (st.st_dev, st.st_ino) in ids
+
+
+def proof_limit() -> str:
+    """What the stop proof cannot see on this system, for a refusal's message ("" with /proc)."""
+    if processes.HAS_PROC:
+        return ""
+    return (f"this system has no /proc: the open lock file is matched by its path in {processes.PROVEN_BY}, "
+            f"and a process whose open files are hidden counts only if the lock records its pid")
 
 
 def _trainer_command(argv: list[str]) -> bool:
@@ -125,9 +124,8 @@ def _trainer_command(argv: list[str]) -> bool:
 
 def _names_folder(pid: int, argv: list[str], run_dir: Path) -> bool:
     """The command line names this run folder (``--out RUN``, ``--resume RUN``, ``RUN/config.json``)."""
-    try:
-        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
-    except OSError:
+    cwd = processes.cwd(pid)
+    if cwd is None:
         return False
     want = run_dir.resolve()
     return any(Path(cwd, part) in (want, want / "config.json") for part in argv)
@@ -149,5 +147,5 @@ def proven_trainer(run_dir: Path | str, pid: int, launch: dict | None = None) ->
     if ((launch or {}).get("pid") == pid and isinstance(recorded, int) and not isinstance(recorded, bool)
             and process_start_time(pid) == recorded and argv is not None and _names_folder(pid, argv, run_dir)):
         return True
-    # No /proc to look in: the lock's own record, written by whoever holds the lock.
+    # The system cannot tell which files it holds: the lock's own record, written by whoever holds the lock.
     return held is None and is_locked(run_dir) and lock_holder(run_dir) == pid

@@ -22,9 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import genanki
-
-from minigpt import guarded
+from minigpt import extras, guarded
 from minigpt.errors import CardImportError, UnsafeFileError
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
@@ -34,16 +32,28 @@ MODEL_ID = 1_741_902_316          # fixed forever: Anki matches note types on it
 DECK_ID = 1_741_902_317
 GUID_SALT = "minigpt-tutor"
 
-_MODEL = genanki.Model(
-    MODEL_ID, "minigpt-tutor card",
-    fields=[{"name": "Front"}, {"name": "Back"}, {"name": "CardId"}, {"name": "Lesson"}],
-    templates=[{"name": "Card 1", "qfmt": "{{Front}}",
-                "afmt": "{{FrontSide}}<hr id=answer>{{Back}}"}],
-)
+EXPORT = "exporting an Anki package (.apkg)"
+
+
+def _genanki():
+    """genanki, imported only by an export (the ``anki`` extra); the import of cards needs none."""
+    extras.require("anki", EXPORT)
+    import genanki
+
+    return genanki
+
+
+def _note_type(genanki):
+    return genanki.Model(
+        MODEL_ID, "minigpt-tutor card",
+        fields=[{"name": "Front"}, {"name": "Back"}, {"name": "CardId"}, {"name": "Lesson"}],
+        templates=[{"name": "Card 1", "qfmt": "{{Front}}",
+                    "afmt": "{{FrontSide}}<hr id=answer>{{Back}}"}],
+    )
 
 
 def card_guid(card_id: str) -> str:
-    return genanki.guid_for(GUID_SALT, card_id)
+    return _genanki().guid_for(GUID_SALT, card_id)
 
 
 def _html(text: str) -> str:
@@ -66,11 +76,12 @@ class ExportResult:
 
 
 def export_apkg(deck: Deck, path: Path | str, *, title: str = "minigpt-tutor") -> ExportResult:
+    genanki = _genanki()
     path = Path(path)
-    adeck = genanki.Deck(DECK_ID, title)
+    adeck, note_type = genanki.Deck(DECK_ID, title), _note_type(genanki)
     for card in deck:
         tags = [t.replace(" ", "_") for t in (card.lesson, card.kind, *card.tags)]
-        adeck.add_note(genanki.Note(model=_MODEL, guid=card_guid(card.id), tags=tags,
+        adeck.add_note(genanki.Note(model=note_type, guid=genanki.guid_for(GUID_SALT, card.id), tags=tags,
                                     fields=[_html(card.front), _html(_back(card)),
                                             card.id, card.lesson]))
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ from datetime import timedelta
 
 from fsrs import Card, Rating, ReviewLog, Scheduler
 
-from minigpt import settings
+from minigpt import extras, settings
 from minigpt.errors import StudySettingError
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
@@ -91,6 +91,8 @@ def status_line(store: Store) -> str:
 
 def fit(store: Store, *, min_reviews: int = MIN_REVIEWS) -> FitResult:
     """Fit fsrs's parameters to the learner's log; keep them if they predict it better."""
+    if not extras.installed("optimizer"):  # said first: no number of reviews makes a fit run without it
+        raise StudySettingError(extras.hint("optimizer", "fitting FSRS"))
     logs = review_logs(store)
     n = counted_reviews(logs)
     if n < min_reviews:
@@ -101,7 +103,7 @@ def fit(store: Store, *, min_reviews: int = MIN_REVIEWS) -> FitResult:
 
         optimizer = Optimizer(logs)
     except ImportError:
-        raise StudySettingError("fitting FSRS needs the optimizer extra: pip install 'minigpt-tutor[optimizer]'") from None
+        raise StudySettingError(extras.hint("optimizer", "fitting FSRS")) from None
     current = sch.fitted_parameters(store)
     fitted = tuple(float(x) for x in optimizer.compute_optimal_parameters())
     before, after = log_loss(logs, current), log_loss(logs, fitted)

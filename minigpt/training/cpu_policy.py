@@ -7,7 +7,7 @@ Two facts, measured on a 2-core machine, shape this:
 - Spinning threads on cores that another process needs slow both down many times over.
 
 The wait policy is read once, when torch's OpenMP runtime starts, so it is decided before torch
-is imported, from a short sample of the CPU's busy time (``/proc/stat``, a quarter of a second)
+is imported, from a short sample of the CPU's busy time (psutil's CPU times, a quarter of a second)
 rather than the load average, which lags by minutes after any heavy command. What can change
 while a run trains is the thread count: the trainer samples the same signal every few seconds
 (``ThreadGovernor``, asked by ``Trainer.retune_threads``, a step of the loop after each log record),
@@ -22,6 +22,8 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+
+import psutil
 
 # Other processes using less than this many cores' worth of CPU leave the machine "idle".
 IDLE_BELOW_CORES = 0.5
@@ -65,21 +67,19 @@ def physical_cores() -> int:
     """Physical cores usable by this process (hyperthreads do not help matrix maths)."""
     try:
         usable = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
+    except (AttributeError, OSError):  # macOS has no affinity: every core is usable
         usable = os.cpu_count() or 1
-    cores = set()
     try:
-        phys = None
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("physical id"):
-                    phys = line.split(":")[1].strip()
-                elif line.startswith("core id"):
-                    cores.add((phys, line.split(":")[1].strip()))
-    except OSError:
-        pass
-    return max(1, min(usable, len(cores) or usable))
+        physical = psutil.cpu_count(logical=False)
+    except (psutil.Error, OSError):
+        physical = None
+    return max(1, min(usable, physical or usable))
 
+
+# psutil's CPU times are seconds; a sample keeps whole ticks of 1/CLOCK_TICKS s (Linux's own unit).
+CLOCK_TICKS = 100
+# The system-wide times that add up to the elapsed time; guest time is already inside user time.
+_TIME_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "interrupt", "dpc")
 
 
 @dataclass(frozen=True)
@@ -91,18 +91,16 @@ class CpuSample:
 
 
 def read_sample() -> CpuSample | None:
-    """One reading of the kernel's CPU counters, or None where /proc is not available."""
+    """One reading of the CPU's time counters (psutil: Linux, macOS, Windows), or None where they
+    cannot be read."""
     try:
-        with open("/proc/stat", encoding="ascii") as f:
-            fields = [int(v) for v in f.readline().split()[1:]]
-        with open("/proc/self/stat", encoding="ascii") as f:
-            own = f.read().rsplit(")", 1)[1].split()
-    except (OSError, ValueError, IndexError):
+        times, own = psutil.cpu_times(), psutil.Process().cpu_times()
+    except (psutil.Error, OSError):
         return None
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
-    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal
-    own_ticks = int(own[11]) + int(own[12])  # utime + stime (fields 14 and 15 of stat)
-    return CpuSample(total - idle, total, own_ticks, os.cpu_count() or 1)
+    total = sum(getattr(times, name, 0.0) for name in _TIME_FIELDS)
+    idle = times.idle + getattr(times, "iowait", 0.0)
+    return CpuSample(round((total - idle) * CLOCK_TICKS), round(total * CLOCK_TICKS),
+                     round((own.user + own.system) * CLOCK_TICKS), psutil.cpu_count() or os.cpu_count() or 1)
 
 
 def others_busy_cores(before: CpuSample | None, after: CpuSample | None) -> float | None:
@@ -152,7 +150,7 @@ class ThreadGovernor:
         self._last_t = time.monotonic()
 
     def check(self, now: float | None = None) -> int | None:
-        """A new thread count when one is due, else None (cheap: two small file reads)."""
+        """A new thread count when one is due, else None (cheap: two reads of CPU times)."""
         now = time.monotonic() if now is None else now
         if now - self._last_t < self.every_s:
             return None

@@ -91,8 +91,8 @@ def _processes_here(cfg: TrainConfig) -> int:
 
 
 def available_memory_bytes(device: str) -> int | None:
-    """Memory a run may use now: the GPU's when it trains on one, else what the OS calls
-    available (Linux's MemAvailable); None when unknown."""
+    """Memory a run may use now: the GPU's when it trains on one, else what the OS calls available
+    (psutil: Linux's MemAvailable, macOS's free and inactive pages); None when unknown."""
     from minigpt.training.devices import resolve_device
 
     where = resolve_device(device)
@@ -101,14 +101,12 @@ def available_memory_bytes(device: str) -> int | None:
 
         free, _total = torch.cuda.mem_get_info(where.index or 0)
         return int(free)
+    import psutil
+
     try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
-    return None
+        return int(psutil.virtual_memory().available)
+    except (psutil.Error, OSError, RuntimeError):  # RuntimeError: a /proc/meminfo psutil cannot parse
+        return None
 
 
 def write_exit(run: RunWriter, e: BaseException) -> None:

@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
 from minigpt import paths, serving_policy
-from minigpt.errors import CardImportError, DeckError, PolicyRefusal, UndoError
+from minigpt.errors import CardImportError, DeckError, MissingExtraError, PolicyRefusal, UndoError
 from minigpt.study.anki import export_apkg, import_file, with_user_cards
 from minigpt.study.decks import cached_decks
 from minigpt.study.formats import RATING_NAMES
@@ -357,6 +357,9 @@ class FlashcardsScreen(Screen):
         # reaches the learner even if they left the flashcards while the file was written.
         try:
             result = export_apkg(self.session.deck, path)
+        except MissingExtraError as e:  # genanki is the anki extra: the notice names the pip command
+            self.notify(f"✗ {escape(str(e))}", severity="error", timeout=10)
+            return
         except OSError as e:
             self.notify(f"✗ Export failed: {e}", severity="error")
             return
