@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 from minigpt.text import markup_escape as escape
 from tui import navigation
 from tui.areas import AREAS
+from tui.keymap import shown_key_of
 from tui.progress import Glance, glance
 from tui.workers import Result, background
 
@@ -23,10 +24,10 @@ from tui.workers import Result, background
 class HomeScreen(Screen):
     # The area keys are printed in the list itself; the footer keeps the few that are not.
     # enter has priority so the footer names it (the list's own enter is hidden there).
-    BINDINGS = [Binding("enter", "open", "Open", show=True, priority=True),
-                Binding("w", "study_weakest", "Study weakest", show=True),
-                Binding("ctrl+q", "app.quit", "Quit")] + [
-        Binding(a.key, f"open_area('{a.id}')", a.title, show=False) for a in AREAS
+    BINDINGS = [Binding("enter", "open", "Open", show=True, priority=True, id="home.open"),
+                Binding("w", "study_weakest", "Study weakest", show=True, id="home.study_weakest"),
+                Binding("ctrl+q", "app.quit", "Quit", id="home.quit")] + [
+        Binding(a.key, f"open_area('{a.id}')", a.title, show=False, id=f"home.{a.id}") for a in AREAS
     ]
 
     def compose(self) -> ComposeResult:
@@ -36,7 +37,8 @@ class HomeScreen(Screen):
                 yield Static("[b]Learn how GPT works by reading, computing, training and playing.[/b]",
                              id="home-intro")
                 yield OptionList(
-                    *[Option(f"[b]{a.key}[/b]  {a.title}", id=a.id) for a in AREAS],
+                    *[Option(f"[b]{escape(shown_key_of(self.app, f'home.{a.id}', a.key))}[/b]  {a.title}", id=a.id)
+                      for a in AREAS],
                     id="area-list",
                 )
                 yield Static(id="area-description")

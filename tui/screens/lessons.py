@@ -27,9 +27,9 @@ def _kata_counts(store) -> dict[str, tuple[int, int]]:
 
 class LessonsScreen(Screen):
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
-        Binding("enter", "open", "Open", show=True),
-        Binding("c", "continue", "Continue"),
+        Binding("escape", "app.pop_screen", "Back", id="lessons.back"),
+        Binding("enter", "open", "Open", show=True, id="lessons.open"),
+        Binding("c", "continue", "Continue", id="lessons.continue"),
     ]
 
     def compose(self) -> ComposeResult:
