@@ -13,6 +13,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from tui.keymap import shown_key_of
+
 
 def _literal(text: str) -> str:
     """Text shown as it is inside markup: every "[" escaped (a key can be "[")."""
@@ -112,7 +114,8 @@ class HelpScreen(ModalScreen):
             "  [b]escape[/b]         back",
             "",
             "[b u]Command palette[/b u]",
-            "  ctrl+p, then type: a lesson's title, an area, 'theme', 'home', 'keys'.",
+            f"  {_literal(shown_key_of(self.app, 'app.palette', 'ctrl+p'))}, then type: a lesson's title, an area, "
+            "'theme', 'home', 'keys'.",
         ]
         with VerticalScroll(id="help-body"):
             yield Static("\n".join(lines))

@@ -127,13 +127,16 @@ class HomeScreen(Screen):
         if g.ready is not None:
             lines.append(f"Ready          {100 * g.ready:.1f}%")  # a tenth: one session shows
             if g.weakest:
-                lines.append("Weakest [dim](w: study)[/dim]")
+                weakest_key = escape(shown_key_of(self.app, "home.study_weakest", "w"))
+                lines.append(f"Weakest [dim]({weakest_key}: study)[/dim]")
                 lines += [f"{round(100 * fig):3d}% {escape(_clip(title, 19))}" for _, title, fig, _ in g.weakest]
         if g.last_run is not None:
             lines += ["", "Last run", *(f"  {escape(part)}" for part in g.last_run.split("\n"))]
         if g.last_lesson:
             lines += ["", "[dim]Continue with[/dim]", f"[dim]  {escape(_clip(g.last_lesson, 21))}[/dim]"]
-        lines += ["", "[dim]ctrl+p jump anywhere[/dim]", "[dim]?      every key[/dim]"]
+        palette, help_key = (escape(f"{shown_key_of(self.app, i, k):<6}") for i, k in
+                             (("app.palette", "ctrl+p"), ("app.help", "?")))
+        lines += ["", f"[dim]{palette} jump anywhere[/dim]", f"[dim]{help_key} every key[/dim]"]
         self.query_one("#glance", Static).update("\n".join(lines))
 
     def action_study_weakest(self) -> None:
