@@ -31,7 +31,7 @@ def _footer_keys(screen) -> set[tuple[str, str]]:
 
 
 async def test_a_remapped_key_runs_its_action_and_the_old_key_no_longer_does(tmp_path, make_app):
-    app = make_app(store=_store(tmp_path, home__lessons="j", home__study_weakest="v"))
+    app = make_app(store=_store(tmp_path, home__lessons="j", home__study_weakest="v", lessons__continue="o"))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         home = app.screen
@@ -47,6 +47,7 @@ async def test_a_remapped_key_runs_its_action_and_the_old_key_no_longer_does(tmp
         await pilot.press("j")
         await pilot.pause()
         assert isinstance(app.screen, LessonsScreen)
+        assert "o: continue where you left off" in str(app.screen.query_one("#lessons-summary").render())
 
 
 async def test_help_shows_the_learners_key(tmp_path, make_app):

@@ -53,7 +53,7 @@ def _value(setting: store_settings.Setting, text: str):
 
 
 def _shown(setting: store_settings.Setting, value) -> str:
-    return "none" if value is None else setting.dump(value) if setting.valid(value) else repr(value)
+    return "none" if value is None or value == () else setting.dump(value) if setting.valid(value) else repr(value)
 
 
 def _family_check(key: str):
