@@ -46,6 +46,15 @@ def test_a_key_textual_has_no_name_for_is_refused_in_one_line(typed):
     assert "\n" not in str(caught.value)
 
 
+def test_hostile_text_gets_a_short_line_naming_it_visibly(tmp_path):
+    for typed in ["j" * 100_000, "ctrl+\x1b[31m", "\u202ej", "f5,\x00"]:
+        result = _cli(tmp_path, "settings", "set", "keys.quiz.hint", typed)
+        assert result.exit_code == 2 and result.output.count("\n") == 1 and len(result.output) < 300, result.output
+        assert "\x1b" not in result.output and "\x00" not in result.output
+    long_id = _cli(tmp_path, "settings", "set", "keys." + "x." * 50_000, "j")
+    assert long_id.exit_code == 2 and long_id.output.count("\n") == 1 and len(long_id.output) < 300
+
+
 def test_clashes_where_both_keys_work_are_refused_and_swaps_and_the_defaults_own_sharing_are_not():
     def problems(km):
         return [line for _id, line in keymap.keymap_problems(km, TutorApp)]

@@ -67,6 +67,7 @@ class TutorApp(App):
         self._theme_applied = False  # the startup choice is not the learner's: don't store it
         self._warm_parts: set[str] = set()  # "imports", "decks": in memory, the heap is frozen
         self.crash: BaseException | None = None  # the error that closed the app, if one did
+        self._stored_keymap: dict[str, str] = {}  # the learner's keys applied (tui.keymap)
 
     # -- an unexpected error --------------------------------------------------------------------
     def _handle_exception(self, error: Exception) -> None:

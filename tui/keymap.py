@@ -1,10 +1,11 @@
 """The learner's keys: every binding of the app has an id, and the settings store can give any id
 other keys (``minigpt settings set keys.quiz.submit ctrl+j``), applied with Textual's keymap.
 
-- ``catalogue()``: every class of the app that declares bindings, and its bindings by id (it imports
-  every screen, torch included: the CLI and a background check use it, never the first frame);
+- ``catalogue(app_class)``: every binding of the app by id, found by walking the screen and widget
+  packages (so it imports every screen, torch included: the CLI and a background check use it,
+  never the first frame);
 - ``check_keys`` / ``keymap_problems``: one line for an unknown id, a key Textual has no name for,
-  or a key two actions of one screen (or widget) would share;
+  or a key two actions would share where both work (one screen or widget, and the app's own keys);
 - ``startup_keymap``: the stored keys the app applies before its first frame, without the catalogue;
 - ``served_keymap``: in a browser tab, keys the browser keeps for itself (ctrl+w closes the tab)
   are replaced by ``SERVED_KEYS``, so the footer names keys that reach the app.
@@ -50,6 +51,15 @@ def keys_of(binding: Binding) -> list[str]:
     return [k.strip() for k in binding.key.split(",")]
 
 
+def _clip(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _quoted(text: str) -> str:
+    """Typed text as a message shows it: quoted, control characters visible, a long one cut short."""
+    return repr(_clip(text))
+
+
 # -- key names ---------------------------------------------------------------------------------------
 def normalise_key(text: str) -> str:
     """One key as Textual names it ("?" → "question_mark", "Ctrl+Shift+X" → "ctrl+shift+x");
@@ -58,7 +68,7 @@ def normalise_key(text: str) -> str:
     *mods, base = raw.split("+") if raw != "+" else ["+"]
     mods = [m.strip().lower() for m in mods]
     if not base.strip() or any(m not in MODIFIERS for m in mods) or len(set(mods)) != len(mods):
-        raise KeymapError(f"{raw!r} is not a key: a key is a name (f5, enter, j) after any of "
+        raise KeymapError(f"{_quoted(raw)} is not a key: a key is a name (f5, enter, j) after any of "
                           f"{', '.join(m + '+' for m in MODIFIERS)}")
     base = base.strip()
     if len(base) == 1:
@@ -68,7 +78,7 @@ def normalise_key(text: str) -> str:
     else:
         base = base.lower()
     if base not in NAMED_KEYS:
-        raise KeymapError(f"{raw!r} is not a key Textual knows: use a character or a name such as "
+        raise KeymapError(f"{_quoted(raw)} is not a key Textual knows: use a character or a name such as "
                           "enter, escape, tab, space, f1-f24, up, pageup, question_mark")
     return "+".join([*sorted(mods), base])
 
@@ -77,7 +87,7 @@ def normalise_keys(text: str) -> str:
     """A comma-separated list of keys, each normalised (a comma itself is the key "comma")."""
     parts = text.split(",")
     if not text.strip() or any(not p.strip() for p in parts):
-        raise KeymapError(f"{text!r} is not a list of keys: separate keys with commas, as in ctrl+j or f5,j "
+        raise KeymapError(f"{_quoted(text)} is not a list of keys: separate keys with commas, as in ctrl+j or f5,j "
                           "(the comma key is 'comma')")
     keys = [normalise_key(p) for p in parts]
     return ",".join(dict.fromkeys(keys))
@@ -142,7 +152,7 @@ def keymap_problems(keymap: Mapping[str, str], app_class: type) -> list[tuple[st
     known, problems, normal = catalogue(app_class), [], {}
     for binding_id, text in keymap.items():
         if binding_id not in known:
-            problems.append((binding_id, f"keys.{binding_id}: no key of the app has the id {binding_id!r} "
+            problems.append((binding_id, f"keys.{_clip(binding_id)}: no key of the app has the id {_quoted(binding_id)} "
                                          "(`minigpt keys` lists them)"))
             continue
         try:
@@ -193,12 +203,12 @@ def startup_keymap(store: Store) -> tuple[dict[str, str], list[str]]:
     """The stored keys whose names Textual knows (checked without importing the screens), and a line
     for each stored entry that cannot be read."""
     stored, unreadable = settings.members(store, settings.KEYS)
-    keymap, lines = {}, [f"keys.{item}: the stored text is not a list of keys" for item in unreadable]
+    keymap, lines = {}, [f"keys.{_clip(item)}: the stored text is not a list of keys" for item in unreadable]
     for binding_id, text in stored.items():
         try:
             keymap[binding_id] = normalise_keys(text)
         except KeymapError as e:
-            lines.append(f"keys.{binding_id}: {e}")
+            lines.append(f"keys.{_clip(binding_id)}: {e}")
     return keymap, lines
 
 
