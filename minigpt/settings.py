@@ -150,6 +150,17 @@ def numbers(key: str, description: str) -> Setting[tuple[float, ...] | None]:
                    valid=lambda v: isinstance(v, tuple | list) and all(_real(x) for x in v))
 
 
+def _key_list_ok(value: Any) -> bool:
+    parts = value.split(",") if isinstance(value, str) else []
+    return bool(parts) and all(p and p.isprintable() and not p.isspace() and p == p.strip() for p in parts)
+
+
+def key_list(key: str, description: str) -> Setting[str | None]:
+    """Keys as Textual names them, comma-separated ("ctrl+j", "f5,j"); the app checks the names."""
+    return Setting(key, None, description, "keys separated by commas, as in ctrl+j or f5,j", parse=str, dump=str,
+                   valid=_key_list_ok)
+
+
 def _pair(value: Any) -> bool:
     return isinstance(value, tuple | list) and len(value) == 2 and all(_real(x) for x in value)
 
@@ -198,6 +209,8 @@ FSRS_FIT = record("fsrs.fit", "what the last FSRS fit found: reviews counted, lo
 REGRADE = text("study.regrade", "re-grading typed answers after a grader fix: pending (set by migration 3), then done",
                default="done", choices=("pending", "done"))
 REGRADE_NOTICE = text("study.regrade_notice", "what the re-grade repaired, shown once by the app, then cleared")
+# One per binding id of the app (tui.keymap checks the id, the key names and clashes before storing).
+KEYS = Family("keys.", key_list("keys.", "the keys of one of the app's actions, named by its binding id"))
 LESSON_SEEN = Family("lesson.seen.", spans("lesson.seen.", "the parts of a lesson (0..1 of its height) that have been on screen"))
 
 _DECLARED: dict[str, Setting] = {v.key: v for v in list(globals().values()) if isinstance(v, Setting)}
@@ -243,6 +256,25 @@ def get(store: Store, setting: Setting[T]) -> T:
     except _UNREADABLE:
         return setting.default
     return value if setting.valid(value) else setting.default
+
+
+def members(store: Store, family: Family[T]) -> tuple[dict[str, T], list[str]]:
+    """The items of ``family`` stored (item id → value), and the items whose stored text is not a
+    valid value (the caller says so; ``get`` would read them as the default)."""
+    rows = store.conn.execute("SELECT key, value FROM settings WHERE substr(key, 1, ?) = ? ORDER BY key",
+                              (len(family.prefix), family.prefix)).fetchall()
+    values, unreadable = {}, []
+    for key, raw in rows:
+        item, setting = key[len(family.prefix):], family.template
+        try:
+            value = setting.parse(raw)
+        except _UNREADABLE:
+            value = None
+        if item and value is not None and setting.valid(value):
+            values[item] = value
+        elif item:
+            unreadable.append(item)
+    return values, unreadable
 
 
 def set(store: Store, setting: Setting[T], value: T) -> None:

@@ -29,6 +29,7 @@ EXAMPLES = [
     (settings.REGRADE, "pending", "pending"),
     (settings.REGRADE_NOTICE, "A grading fix: …", "A grading fix: …"),
     (settings.LESSON_SEEN.of("intro"), ((0.0, 0.25), (0.5, 1.0)), "[[0.0, 0.25], [0.5, 1.0]]"),
+    (settings.KEYS.of("quiz.submit"), "ctrl+j,f4", "ctrl+j,f4"),
 ]
 
 # Text a hand edit (or a damaged file) may leave: each reads as the default.
@@ -44,6 +45,7 @@ UNREADABLE = [
     (settings.REGRADE, "maybe"),
     (settings.LESSON_SEEN.of("intro"), "[[0.1]]"), (settings.LESSON_SEEN.of("intro"), '[["a", "b"]]'),
     (settings.LESSON_SEEN.of("intro"), "{}"),
+    (settings.KEYS.of("quiz.submit"), "ctrl+j,,f4"), (settings.KEYS.of("quiz.submit"), " "),
 ]
 
 
@@ -171,3 +173,11 @@ def test_the_unused_settings_file_is_gone():
     from minigpt import paths
 
     assert not hasattr(paths, "settings_path")
+
+
+def test_members_lists_a_familys_stored_items_and_those_that_cannot_be_read(store):
+    settings.set(store, settings.KEYS.of("quiz.submit"), "ctrl+j")
+    settings.set(store, settings.KEYS.of("home.lessons"), "j,f5")
+    store.set_setting("keys.quiz.hint", "a,,b")  # a hand edit
+    settings.set(store, settings.LESSON_SEEN.of("keys"), ((0.0, 1.0),))  # another family's item
+    assert settings.members(store, settings.KEYS) == ({"home.lessons": "j,f5", "quiz.submit": "ctrl+j"}, ["quiz.hint"])

@@ -17,11 +17,11 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from minigpt import paths, settings
+from minigpt import paths, serving_policy, settings
 from minigpt.errors import StoreError, TutorError
 from minigpt.store import Store
 from minigpt.text import markup_escape, printable
-from tui import navigation
+from tui import keymap, navigation
 from tui.areas import AREAS
 from tui.terminal_input import tolerate_non_utf8_input
 from tui.widgets.screen_commands import ScreenCommands
@@ -46,9 +46,12 @@ class TutorApp(App):
     # Absolute paths, so subclasses (tests) defined elsewhere resolve them too.
     CSS_PATH = [STYLES / "app.tcss"] + sorted(p for p in STYLES.glob("*.tcss") if p.name != "app.tcss")
     BINDINGS = [
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("ctrl+t", "change_theme", "Theme", show=False),
-        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
+        Binding("ctrl+t", "change_theme", "Theme", show=False, id="app.theme"),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit"),
+        # Declared here (Textual adds one without an id otherwise) so the palette's key can be remapped.
+        Binding(App.COMMAND_PALETTE_BINDING, "command_palette", "palette", show=False, priority=True,
+                key_display=App.COMMAND_PALETTE_DISPLAY, tooltip="Open the command palette", id="app.palette"),
     ]
     ENABLE_COMMAND_PALETTE = True
     # System commands (areas, lessons, explorers, themes) plus the current screen's own actions.
@@ -64,6 +67,7 @@ class TutorApp(App):
         self._theme_applied = False  # the startup choice is not the learner's: don't store it
         self._warm_parts: set[str] = set()  # "imports", "decks": in memory, the heap is frozen
         self.crash: BaseException | None = None  # the error that closed the app, if one did
+        self._stored_keymap: dict[str, str] = {}  # the learner's keys applied (tui.keymap)
 
     # -- an unexpected error --------------------------------------------------------------------
     def _handle_exception(self, error: Exception) -> None:
@@ -93,6 +97,7 @@ class TutorApp(App):
         else:
             self.theme = DEFAULT_THEME
         self._theme_applied = True
+        self._apply_keymap()
         # In a terminal too small, the home screen waits under nothing: it is pushed once the
         # terminal is large enough (laid out 10 columns wide, Textual's wrapping raised).
         self._check_size()
@@ -105,6 +110,50 @@ class TutorApp(App):
         self.call_after_refresh(self._check_size)
         self.set_timer(PREWARM_AFTER_S, self._prewarm)
         self._warm_decks()
+
+    # -- the learner's keys -----------------------------------------------------------------------
+    def _apply_keymap(self) -> None:
+        """The keys stored in the settings (``keys.<binding id>``), before the first frame; in a
+        browser tab, keys the browser keeps are replaced. Entries the app cannot use are reported
+        in one notification and left out, never a crash; a full check (unknown ids, clashes) needs
+        every screen imported, so it runs in the background."""
+        try:
+            stored, lines = keymap.startup_keymap(self.store)
+        except StoreError as e:
+            stored, lines = {}, [str(e)]
+        self._stored_keymap = stored
+        self._set_keys(stored)
+        if lines:
+            self._keymap_notice(lines)
+        if stored:
+            self._check_keymap(stored)
+
+    def _set_keys(self, keys: dict[str, str]) -> None:
+        keys = keymap.served_keymap(keys) if serving_policy.is_served() else keys
+        # The footer finds the palette's key by this name: the learner's key, so it stays shown.
+        self.COMMAND_PALETTE_BINDING = keys.get("app.palette", App.COMMAND_PALETTE_BINDING).split(",")[0]
+        self.set_keymap(keys)
+
+    def _keymap_notice(self, lines: list[str]) -> None:
+        more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+        self.notify(markup_escape(lines[0] + more), title="Keys left at their defaults", severity="warning", timeout=20)
+
+    @dataclass
+    class KeymapChecked(Result):
+        usable: dict
+        dropped: list
+
+    @background(group="keymap", what="Checking your keys")
+    def _check_keymap(self, stored: dict[str, str]) -> KeymapChecked:
+        usable, dropped = keymap.usable_keymap(stored, type(self))
+        return self.KeymapChecked(usable, dropped)
+
+    @on(KeymapChecked)
+    def _keymap_checked(self, message: KeymapChecked) -> None:
+        if message.dropped:
+            self._stored_keymap = message.usable
+            self._set_keys(message.usable)
+            self._keymap_notice(message.dropped)
 
     @dataclass
     class DecksRead(Result):

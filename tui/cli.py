@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from minigpt import cli as headless
+from minigpt.cli import settings as headless_settings
 from minigpt.cli.support import UserError, apply_data_dir, data_dir_option
 from tui.serve import serve
 
@@ -24,6 +25,7 @@ def main(ctx: click.Context, data_dir: Path | None) -> None:
     Without a command, opens the tutor app.
     """
     apply_data_dir(data_dir)
+    ctx.meta[headless_settings.CHECKS_KEY] = {"keys.": _check_keys}  # `settings set keys.<id>` checks here
     if ctx.invoked_subcommand is None:
         from tui.app import run_app
 
@@ -33,6 +35,40 @@ def main(ctx: click.Context, data_dir: Path | None) -> None:
 for _name, _command in headless.main.commands.items():
     main.add_command(_command, _name)
 main.add_command(serve)
+
+
+def _check_keys(store, binding_id: str, text: str) -> str:
+    """``settings set keys.<id>``: the id must be a binding of the app, the keys ones Textual
+    names, and none may clash with another action where both work (one ``Error:`` line if not)."""
+    from minigpt import settings
+    from tui import keymap
+    from tui.app import TutorApp
+
+    stored, _unreadable = settings.members(store, settings.KEYS)
+    stored.pop(binding_id, None)
+    return keymap.check_keys(stored, binding_id, text, TutorApp)
+
+
+@main.command()
+def keys():
+    """Every key of the app by its binding id, with yours where the settings remap it.
+
+    Remap one with `minigpt settings set keys.<id> KEYS` (KEYS as Textual names them: ctrl+j,
+    f5, question_mark; several separated by commas); `minigpt settings clear keys.<id>` undoes it."""
+    from minigpt import paths, settings
+    from minigpt.store import Store
+    from tui import keymap
+    from tui.app import TutorApp
+
+    store = Store(paths.database_path())
+    try:
+        stored, _unreadable = settings.members(store, settings.KEYS)
+    finally:
+        store.close()
+    for binding_id, binding in sorted(keymap.catalogue(TutorApp).items()):
+        mine = stored.get(binding_id)
+        keys_text = f"{mine}  (default {binding.key})" if mine else binding.key
+        click.echo(f"{binding_id:<34} {keys_text:<24} {binding.description or binding.action}")
 
 
 @main.command()

@@ -18,6 +18,7 @@ from minigpt.cli.kata import kata
 from minigpt.cli.lab import lab
 from minigpt.cli.plan import plan
 from minigpt.cli.progress import progress
+from minigpt.cli.settings import settings
 from minigpt.cli.support import UserError, _fail, apply_data_dir, data_dir_option
 from minigpt.cli.sweep import sweep
 from minigpt.cli.train import train
@@ -42,6 +43,7 @@ main.add_command(fsrs)
 main.add_command(progress)
 main.add_command(lab)
 main.add_command(doctor)
+main.add_command(settings)
 
 
 # ---------------------------------------------------------------------------- sample / eval

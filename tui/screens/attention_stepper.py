@@ -50,27 +50,27 @@ CHECK_GLYPH = {"ok": "[b $success]✓[/]", "fail": "[b $error]✗[/]", "skipped"
 
 class AttentionStepperScreen(Screen):
     BINDINGS = [
-        Binding("escape", "back", "Back", show=False),
-        Binding("n", "stage(1)", "Next", show=True),
-        Binding("p", "stage(-1)", "Prev", show=True),
-        Binding("tab", "next_matrix", "Matrix", show=True),
-        Binding("m", "toggle_mask", "Mask", show=False),
-        Binding("e", "edit", "Edit", show=True),
-        Binding("1", "bug(0)", "Bug: " + BUGS[BUG_ORDER[0]], show=False),
-        Binding("2", "bug(1)", "Bug: " + BUGS[BUG_ORDER[1]], show=False),
-        Binding("3", "bug(2)", "Bug: " + BUGS[BUG_ORDER[2]], show=False),
-        Binding("4", "bug(3)", "Bug: " + BUGS[BUG_ORDER[3]], show=False),
-        Binding("5", "bug(4)", "Bug: " + BUGS[BUG_ORDER[4]], show=False),
-        Binding("h", "next_head", "Next head", show=False),
-        Binding("k", "toggle_predict", "Predict", show=True),
-        Binding("x", "export", "Export", show=False),
-        Binding("o", "explorers", "Explore", show=False),  # (help and the palette list it: c Model took its room)
-        Binding("c", "model", "Model", show=True),
-        Binding("left_square_bracket", "preset(-1)", "Prev preset", show=False, key_display="["),
-        Binding("right_square_bracket", "preset(1)", "Next preset", show=False, key_display="]"),
-        Binding("r", "reseed", "New random seed", show=False),
-        Binding("s", "shape", "Random shape (T d heads)", show=False),
-        Binding("g", "glyphs", "Glyph ramp on/off", show=False),
+        Binding("escape", "back", "Back", show=False, id="attention.back"),
+        Binding("n", "stage(1)", "Next", show=True, id="attention.next_stage"),
+        Binding("p", "stage(-1)", "Prev", show=True, id="attention.previous_stage"),
+        Binding("tab", "next_matrix", "Matrix", show=True, id="attention.next_matrix"),
+        Binding("m", "toggle_mask", "Mask", show=False, id="attention.toggle_mask"),
+        Binding("e", "edit", "Edit", show=True, id="attention.edit"),
+        Binding("1", "bug(0)", "Bug: " + BUGS[BUG_ORDER[0]], show=False, id="attention.bug_1"),
+        Binding("2", "bug(1)", "Bug: " + BUGS[BUG_ORDER[1]], show=False, id="attention.bug_2"),
+        Binding("3", "bug(2)", "Bug: " + BUGS[BUG_ORDER[2]], show=False, id="attention.bug_3"),
+        Binding("4", "bug(3)", "Bug: " + BUGS[BUG_ORDER[3]], show=False, id="attention.bug_4"),
+        Binding("5", "bug(4)", "Bug: " + BUGS[BUG_ORDER[4]], show=False, id="attention.bug_5"),
+        Binding("h", "next_head", "Next head", show=False, id="attention.next_head"),
+        Binding("k", "toggle_predict", "Predict", show=True, id="attention.toggle_predict"),
+        Binding("x", "export", "Export", show=False, id="attention.export"),
+        Binding("o", "explorers", "Explore", show=False, id="attention.explorers"),  # (help and the palette list it: c Model took its room)
+        Binding("c", "model", "Model", show=True, id="attention.model"),
+        Binding("left_square_bracket", "preset(-1)", "Prev preset", show=False, key_display="[", id="attention.previous_preset"),
+        Binding("right_square_bracket", "preset(1)", "Next preset", show=False, key_display="]", id="attention.next_preset"),
+        Binding("r", "reseed", "New random seed", show=False, id="attention.reseed"),
+        Binding("s", "shape", "Random shape (T d heads)", show=False, id="attention.shape"),
+        Binding("g", "glyphs", "Glyph ramp on/off", show=False, id="attention.glyphs"),
     ]
 
     def __init__(self) -> None:

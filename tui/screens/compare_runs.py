@@ -82,12 +82,12 @@ def curve_label(info: runs.RunInfo, width: int = 27) -> tuple[str, str]:
 
 class CompareRunsScreen(Screen):
     BINDINGS = [
-        Binding("space", "toggle", "Show", show=True),
-        Binding("m", "metric", "Metric", show=True),
-        Binding("s", "smooth", "Smooth", show=True),
-        Binding("l", "log_axis", "Log", show=True),
-        Binding("g", "groups", "Groups", show=True),
-        Binding("escape", "back", "Back", show=True),
+        Binding("space", "toggle", "Show", show=True, id="compare_runs.toggle"),
+        Binding("m", "metric", "Metric", show=True, id="compare_runs.metric"),
+        Binding("s", "smooth", "Smooth", show=True, id="compare_runs.smooth"),
+        Binding("l", "log_axis", "Log", show=True, id="compare_runs.log_axis"),
+        Binding("g", "groups", "Groups", show=True, id="compare_runs.groups"),
+        Binding("escape", "back", "Back", show=True, id="compare_runs.back"),
     ]
 
     def __init__(self):

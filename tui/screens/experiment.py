@@ -36,15 +36,15 @@ STATE_STYLE = {"finished": "green", "failed": "red", "interrupted": "red", "runn
 class ExperimentScreen(Screen):
     PALETTE_PREFIX = "Experiment"
     BINDINGS = [
-        Binding("1", "tab('runs')", "Runs", show=False),
-        Binding("2", "tab('curves')", "Curves", show=False),
-        Binding("3", "tab('plot')", "Plot", show=False),
-        Binding("enter", "watch", "Watch run", show=True),
-        Binding("p", "pause", "Pause", show=True),
-        Binding("r", "resume", "Resume", show=True),
-        Binding("x", "stop", "Stop", show=True),
-        Binding("e", "export", "Export", show=True),
-        Binding("escape", "back", "Back", show=True),
+        Binding("1", "tab('runs')", "Runs", show=False, id="experiment.tab_runs"),
+        Binding("2", "tab('curves')", "Curves", show=False, id="experiment.tab_curves"),
+        Binding("3", "tab('plot')", "Plot", show=False, id="experiment.tab_plot"),
+        Binding("enter", "watch", "Watch run", show=True, id="experiment.watch"),
+        Binding("p", "pause", "Pause", show=True, id="experiment.pause"),
+        Binding("r", "resume", "Resume", show=True, id="experiment.resume"),
+        Binding("x", "stop", "Stop", show=True, id="experiment.stop"),
+        Binding("e", "export", "Export", show=True, id="experiment.export"),
+        Binding("escape", "back", "Back", show=True, id="experiment.back"),
     ]
 
     def __init__(self, exp_dir: Path | str):

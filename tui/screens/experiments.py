@@ -36,11 +36,11 @@ SERVED_REFUSAL = ("Sweeps are not started from a browser session: they train man
 class ExperimentsScreen(Screen):
     PALETTE_PREFIX = "Experiments"
     BINDINGS = [
-        Binding("enter", "start", "Start / open", show=True),
-        Binding("c", "custom", "Custom grid", show=True),
-        Binding("tab", "focus_next", "Next list", show=False),
-        Binding("escape", "back", "Back", show=True),
-    ] + [Binding(str(i + 1), f"pick({i})", show=False) for i in range(9)]
+        Binding("enter", "start", "Start / open", show=True, id="experiments.start"),
+        Binding("c", "custom", "Custom grid", show=True, id="experiments.custom"),
+        Binding("tab", "focus_next", "Next list", show=False, id="experiments.focus_next"),
+        Binding("escape", "back", "Back", show=True, id="experiments.back"),
+    ] + [Binding(str(i + 1), f"pick({i})", show=False, id=f"experiments.pick_{i + 1}") for i in range(9)]
 
     def __init__(self, preset: str | None = None, presets_first: list[str] | None = None):
         """``presets_first``: the presets a lesson names, listed first; ``preset`` is highlighted."""

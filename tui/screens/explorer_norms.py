@@ -23,8 +23,8 @@ EXTRA_ROWS = "1 3 5 7; 0 0 4 4"
 
 
 class NormsExplorerScreen(LoadsCheckpoint, Screen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
-                Binding("ctrl+r", "reset", "Course example", show=True),
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True, id="explorer_norms.back"),
+                Binding("ctrl+r", "reset", "Course example", show=True, id="explorer_norms.reset"),
                 LoadsCheckpoint.MODEL_BINDING]
     view_of = staticmethod(norm_view)
     refusal_at = "#n-error"

@@ -27,10 +27,10 @@ FIELDS = (("d", "d_model", "64"), ("L", "n_layers", "4"), ("heads", "n_heads", "
 
 
 class ParamsExplorerScreen(LoadsCheckpoint, Screen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
-                Binding("g", "gpt2", "GPT-2 small", show=True),
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True, id="explorer_params.back"),
+                Binding("g", "gpt2", "GPT-2 small", show=True, id="explorer_params.gpt2"),
                 LoadsCheckpoint.MODEL_BINDING,
-                Binding("ctrl+r", "count", "Recount", show=True)]
+                Binding("ctrl+r", "count", "Recount", show=True, id="explorer_params.count")]
 
     def compose(self) -> ComposeResult:
         yield Header()

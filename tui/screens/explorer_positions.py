@@ -38,8 +38,8 @@ def _ints(text: str, names: str, lo: int, hi: int) -> list[int]:
 
 
 class PositionsExplorerScreen(LoadsCheckpoint, Screen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
-                Binding("f6", "focus_table", "Table (↑↓ picks a position)", show=True),
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True, id="explorer_positions.back"),
+                Binding("f6", "focus_table", "Table (↑↓ picks a position)", show=True, id="explorer_positions.focus_table"),
                 LoadsCheckpoint.MODEL_BINDING]
     view_of = staticmethod(position_view)
     refusal_at = "#pe-error"

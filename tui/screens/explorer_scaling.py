@@ -31,10 +31,10 @@ METRICS = [("max_weight", "largest weight (0.125 uniform, 1 one-hot)"),
 
 
 class ScalingExplorerScreen(LoadsCheckpoint, Screen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
-                Binding("left", "move(-1)", "d_k ÷2", show=True, key_display="←"),
-                Binding("right", "move(1)", "d_k ×2", show=True, key_display="→"),
-                Binding("v", "metric", "Next plot", show=True),
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True, id="explorer_scaling.back"),
+                Binding("left", "move(-1)", "d_k ÷2", show=True, key_display="←", id="explorer_scaling.smaller"),
+                Binding("right", "move(1)", "d_k ×2", show=True, key_display="→", id="explorer_scaling.larger"),
+                Binding("v", "metric", "Next plot", show=True, id="explorer_scaling.metric"),
                 LoadsCheckpoint.MODEL_BINDING]
     view_of = staticmethod(scaling_view)
     refusal_at = "#sc-model"

@@ -29,8 +29,8 @@ MAX_INPUT = 400  # characters; the explorer is for sentences, not documents
 
 
 class TokensExplorerScreen(LoadsCheckpoint, Screen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True),
-                Binding("ctrl+r", "reset", "Sample text", show=True),
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", show=True, id="explorer_tokens.back"),
+                Binding("ctrl+r", "reset", "Sample text", show=True, id="explorer_tokens.reset"),
                 LoadsCheckpoint.MODEL_BINDING]
     view_of = staticmethod(token_view)
     refusal_at = "#tok-model"

@@ -46,13 +46,13 @@ def folder_stamp(path: Path) -> tuple | None:
 
 class TrainedAttentionScreen(Screen):
     # The grid has the focus on arrival, so the arrows pick a head at once; n and m reach the fields.
-    BINDINGS = [Binding("escape", "back", "Back", show=True),
-                Binding("n", "edit_name", "Name", show=True),
-                Binding("m", "choose_model", "Model", show=True),
-                Binding("f6", "focus_grid", "Grid", show=False),
-                Binding("g", "glyphs", "Glyph ramp on/off", show=False),  # as in the stepper: room for [ ]
-                Binding("[", "scrub(-1)", "Step", show=True, key_display="[ ]"),
-                Binding("]", "scrub(1)", "Later", show=False)]
+    BINDINGS = [Binding("escape", "back", "Back", show=True, id="explorer_trained.back"),
+                Binding("n", "edit_name", "Name", show=True, id="explorer_trained.edit_name"),
+                Binding("m", "choose_model", "Model", show=True, id="explorer_trained.choose_model"),
+                Binding("f6", "focus_grid", "Grid", show=False, id="explorer_trained.focus_grid"),
+                Binding("g", "glyphs", "Glyph ramp on/off", show=False, id="explorer_trained.glyphs"),  # as in the stepper: room for [ ]
+                Binding("[", "scrub(-1)", "Step", show=True, key_display="[ ]", id="explorer_trained.earlier"),
+                Binding("]", "scrub(1)", "Later", show=False, id="explorer_trained.later")]
 
     def __init__(self, checkpoints: list[tuple[str, Path]] | None = None, name: str = "emma",
                  run_dir: Path | None = None, step: int | None = None, model: str | None = None) -> None:

@@ -18,7 +18,7 @@ from minigpt.text import markup_escape as escape
 
 
 class FlagNoteScreen(ModalScreen[bool]):
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="flag_note.cancel")]
 
     def __init__(self, card_id: str) -> None:
         super().__init__()

@@ -13,6 +13,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from tui.keymap import shown_key_of
+
 
 def _literal(text: str) -> str:
     """Text shown as it is inside markup: every "[" escaped (a key can be "[")."""
@@ -57,15 +59,14 @@ def _title(node) -> str:
     return f"In the focused {name}"
 
 
-def _declared_here(node) -> set[tuple[str, str]]:
-    """(key, action) of the bindings this app's own classes declare for ``node``: Textual's
-    built-ins (scrolling, focus cycling, copy) are summed up once under "Lists and text"."""
+def _declared_here(node) -> set[str]:
+    """The ids of the bindings this app's own classes declare for ``node`` (each under the key the
+    learner gave it, if any): Textual's built-ins (scrolling, focus cycling, copy) have none and are
+    summed up once under "Lists and text"."""
     out = set()
     for cls in type(node).__mro__:
         if cls.__module__.startswith("tui."):
-            for b in cls.__dict__.get("BINDINGS", []):
-                b = Binding(*b) if isinstance(b, tuple) else b
-                out.update((key.strip(), b.action) for key in b.key.split(","))
+            out.update(b.id for b in cls.__dict__.get("BINDINGS", []) if isinstance(b, Binding) and b.id)
     return out
 
 
@@ -74,11 +75,11 @@ def key_sections(origin: Screen) -> list[tuple[str, list[Binding]]]:
     own: the screen first, then the focused control (and its containers), then the app."""
     sections: dict[int, tuple[object, list[Binding]]] = {}
     declared: dict[int, set] = {}
-    for key, active in origin.active_bindings.items():
+    for active in origin.active_bindings.values():
         node = active.node
         if id(node) not in declared:
             declared[id(node)] = _declared_here(node)
-        if (key, active.binding.action) in declared[id(node)]:
+        if active.binding.id in declared[id(node)]:
             sections.setdefault(id(node), (node, []))[1].append(active.binding)
     chain = [node for node, _ in origin._binding_chain]
     rank = {id(node): (0 if isinstance(node, Screen) else 2 if node is origin.app else 1, i)
@@ -88,11 +89,11 @@ def key_sections(origin: Screen) -> list[tuple[str, list[Binding]]]:
 
 
 class HelpScreen(ModalScreen):
-    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close"),
-                Binding("j,down", "scroll(1)", "Scroll down", show=False),
-                Binding("k,up", "scroll(-1)", "Scroll up", show=False),
-                Binding("space,pagedown", "scroll(10)", "Page down", show=False),
-                Binding("b,pageup", "scroll(-10)", "Page up", show=False)]
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close", id="help.close"),
+                Binding("j,down", "scroll(1)", "Scroll down", show=False, id="help.scroll_down"),
+                Binding("k,up", "scroll(-1)", "Scroll up", show=False, id="help.scroll_up"),
+                Binding("space,pagedown", "scroll(10)", "Page down", show=False, id="help.page_down"),
+                Binding("b,pageup", "scroll(-10)", "Page up", show=False, id="help.page_up")]
 
     def __init__(self, origin: Screen):
         super().__init__()
@@ -113,7 +114,8 @@ class HelpScreen(ModalScreen):
             "  [b]escape[/b]         back",
             "",
             "[b u]Command palette[/b u]",
-            "  ctrl+p, then type: a lesson's title, an area, 'theme', 'home', 'keys'.",
+            f"  {_literal(shown_key_of(self.app, 'app.palette', 'ctrl+p'))}, then type: a lesson's title, an area, "
+            "'theme', 'home', 'keys'.",
         ]
         with VerticalScroll(id="help-body"):
             yield Static("\n".join(lines))

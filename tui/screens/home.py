@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 from minigpt.text import markup_escape as escape
 from tui import navigation
 from tui.areas import AREAS
+from tui.keymap import shown_key_of
 from tui.progress import Glance, glance
 from tui.workers import Result, background
 
@@ -23,10 +24,10 @@ from tui.workers import Result, background
 class HomeScreen(Screen):
     # The area keys are printed in the list itself; the footer keeps the few that are not.
     # enter has priority so the footer names it (the list's own enter is hidden there).
-    BINDINGS = [Binding("enter", "open", "Open", show=True, priority=True),
-                Binding("w", "study_weakest", "Study weakest", show=True),
-                Binding("ctrl+q", "app.quit", "Quit")] + [
-        Binding(a.key, f"open_area('{a.id}')", a.title, show=False) for a in AREAS
+    BINDINGS = [Binding("enter", "open", "Open", show=True, priority=True, id="home.open"),
+                Binding("w", "study_weakest", "Study weakest", show=True, id="home.study_weakest"),
+                Binding("ctrl+q", "app.quit", "Quit", id="home.quit")] + [
+        Binding(a.key, f"open_area('{a.id}')", a.title, show=False, id=f"home.{a.id}") for a in AREAS
     ]
 
     def compose(self) -> ComposeResult:
@@ -36,7 +37,8 @@ class HomeScreen(Screen):
                 yield Static("[b]Learn how GPT works by reading, computing, training and playing.[/b]",
                              id="home-intro")
                 yield OptionList(
-                    *[Option(f"[b]{a.key}[/b]  {a.title}", id=a.id) for a in AREAS],
+                    *[Option(f"[b]{escape(shown_key_of(self.app, f'home.{a.id}', a.key))}[/b]  {a.title}", id=a.id)
+                      for a in AREAS],
                     id="area-list",
                 )
                 yield Static(id="area-description")
@@ -125,13 +127,16 @@ class HomeScreen(Screen):
         if g.ready is not None:
             lines.append(f"Ready          {100 * g.ready:.1f}%")  # a tenth: one session shows
             if g.weakest:
-                lines.append("Weakest [dim](w: study)[/dim]")
+                weakest_key = escape(shown_key_of(self.app, "home.study_weakest", "w"))
+                lines.append(f"Weakest [dim]({weakest_key}: study)[/dim]")
                 lines += [f"{round(100 * fig):3d}% {escape(_clip(title, 19))}" for _, title, fig, _ in g.weakest]
         if g.last_run is not None:
             lines += ["", "Last run", *(f"  {escape(part)}" for part in g.last_run.split("\n"))]
         if g.last_lesson:
             lines += ["", "[dim]Continue with[/dim]", f"[dim]  {escape(_clip(g.last_lesson, 21))}[/dim]"]
-        lines += ["", "[dim]ctrl+p jump anywhere[/dim]", "[dim]?      every key[/dim]"]
+        palette, help_key = (escape(f"{shown_key_of(self.app, i, k):<6}") for i, k in
+                             (("app.palette", "ctrl+p"), ("app.help", "?")))
+        lines += ["", f"[dim]{palette} jump anywhere[/dim]", f"[dim]{help_key} every key[/dim]"]
         self.query_one("#glance", Static).update("\n".join(lines))
 
     def action_study_weakest(self) -> None:

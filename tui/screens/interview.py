@@ -39,14 +39,14 @@ def _clip(text: str, width: int) -> str:
 
 class InterviewScreen(Screen):
     BINDINGS = [
-        Binding("escape", "back", "Back"),
-        Binding("ctrl+n", "skip", "Skip", show=True, priority=True),
-        Binding("ctrl+g", "finish", "End now", show=True, priority=True),
-        Binding("y", "self_grade(1)", "Got it", show=True),
-        Binding("n", "self_grade(0)", "Missed", show=True),
-        Binding("o", "open_kata", "Open kata", show=True),
-        Binding("enter", "confirm", "Next", show=True),
-        *[Binding(str(i), f"tick({i})", f"Point {i}", show=False) for i in range(1, 10)],
+        Binding("escape", "back", "Back", id="interview.back"),
+        Binding("ctrl+n", "skip", "Skip", show=True, priority=True, id="interview.skip"),
+        Binding("ctrl+g", "finish", "End now", show=True, priority=True, id="interview.finish"),
+        Binding("y", "self_grade(1)", "Got it", show=True, id="interview.got_it"),
+        Binding("n", "self_grade(0)", "Missed", show=True, id="interview.missed"),
+        Binding("o", "open_kata", "Open kata", show=True, id="interview.open_kata"),
+        Binding("enter", "confirm", "Next", show=True, id="interview.confirm"),
+        *[Binding(str(i), f"tick({i})", f"Point {i}", show=False, id=f"interview.point_{i}") for i in range(1, 10)],
     ]
 
     def __init__(self, minutes: float | None = None, *, seed: int | None = None) -> None:

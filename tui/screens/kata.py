@@ -43,18 +43,18 @@ class KataScreen(Screen):
     # one a browser keeps for itself (ctrl+t, ctrl+n, ctrl+w), so they work under `minigpt serve`.
     # Out of the editor (escape), single letters do the same.
     BINDINGS = [
-        Binding("escape", "back", "Back"),
-        Binding("ctrl+r", "run", "Run", show=True, priority=True),
-        Binding("ctrl+b", "hint", "Hint", show=True, priority=True),
-        Binding("ctrl+g", "solution", "Solution", show=True, priority=True),
-        Binding("ctrl+f", "diff", "Diff", show=True, priority=True),
-        Binding("ctrl+o", "external_editor", "$EDITOR", show=True, priority=True),
-        Binding("r", "run", "Run", show=False),
-        Binding("h", "hint", "Hint", show=False),
-        Binding("s", "solution", "Solution", show=False),
-        Binding("d", "diff", "Diff", show=False),
-        Binding("e", "external_editor", "$EDITOR", show=False),
-        Binding("i", "edit", "Edit", show=False),
+        Binding("escape", "back", "Back", id="kata.back"),
+        Binding("ctrl+r", "run", "Run", show=True, priority=True, id="kata.run"),
+        Binding("ctrl+b", "hint", "Hint", show=True, priority=True, id="kata.hint"),
+        Binding("ctrl+g", "solution", "Solution", show=True, priority=True, id="kata.solution"),
+        Binding("ctrl+f", "diff", "Diff", show=True, priority=True, id="kata.diff"),
+        Binding("ctrl+o", "external_editor", "$EDITOR", show=True, priority=True, id="kata.external_editor"),
+        Binding("r", "run", "Run", show=False, id="kata.run_letter"),
+        Binding("h", "hint", "Hint", show=False, id="kata.hint_letter"),
+        Binding("s", "solution", "Solution", show=False, id="kata.solution_letter"),
+        Binding("d", "diff", "Diff", show=False, id="kata.diff_letter"),
+        Binding("e", "external_editor", "$EDITOR", show=False, id="kata.external_editor_letter"),
+        Binding("i", "edit", "Edit", show=False, id="kata.edit"),
     ]
 
     def __init__(self, kata: Kata):

@@ -19,9 +19,9 @@ MARKS = {"passed": "[green]✓[/green]", "gave up": "[yellow]◌[/yellow]", "tri
 
 class KatasScreen(Screen):
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
-        Binding("enter", "open", "Open", show=True),
-        Binding("a", "show_all", "All katas"),
+        Binding("escape", "app.pop_screen", "Back", id="katas.back"),
+        Binding("enter", "open", "Open", show=True, id="katas.open"),
+        Binding("a", "show_all", "All katas", id="katas.show_all"),
     ]
 
     def __init__(self, lesson: str | None = None):

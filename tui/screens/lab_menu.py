@@ -14,8 +14,8 @@ from textual.widgets.option_list import Option
 
 
 class LabMenu(ModalScreen):
-    BINDINGS = [Binding("escape", "close", "Close")] + [
-        Binding(str(n), f"choose({n - 1})", f"Job {n}", show=False) for n in range(1, 10)]
+    BINDINGS = [Binding("escape", "close", "Close", id="lab_menu.close")] + [
+        Binding(str(n), f"choose({n - 1})", f"Job {n}", show=False, id=f"lab_menu.job_{n}") for n in range(1, 10)]
 
     def __init__(self, jobs: list[tuple[str, str, str]]):
         """``jobs``: (name, title, state) of each of the lesson's lab jobs, in the lesson's order."""

@@ -34,21 +34,21 @@ class LessonScreen(ReadingPosition, Screen):
     BINDINGS = [
         # Not in the footer: a lesson with a snippet, quiz, explorer, experiments and katas needs every
         # column at 80 (the list before taught escape; the end of the lesson and help say it too).
-        Binding("escape", "back", "Back", show=False),
-        Binding("space", "page_down", "Page", show=True, key_display="space"),
-        Binding("b", "page_up", "Page up", show=False),
-        Binding("j", "line_down", "Line down", show=False),
-        Binding("k", "line_up", "Line up", show=False),
-        Binding("tab", "next_snippet", "Snippet", show=True),
-        Binding("n", "next_lesson", "Next", show=False),  # 80 columns: the end of the lesson says n
-        Binding("p", "previous_lesson", "Prev", show=False),
-        Binding("z", "chapter_quiz", "Quiz"),
-        Binding("o", "open_explorer", "Explore"),
-        Binding("x", "open_experiments", "Experiments"),
-        Binding("x", "start_lab", "Lab job"),  # a lesson with lab jobs: x starts one (check_action picks)
-        Binding("c", "open_katas", "Code"),  # the lesson's katas; short: this footer is the fullest
-        Binding("g", "top", "Top", show=False),
-        Binding("G", "bottom", "End", show=False),
+        Binding("escape", "back", "Back", show=False, id="lesson.back"),
+        Binding("space", "page_down", "Page", show=True, key_display="space", id="lesson.page_down"),
+        Binding("b", "page_up", "Page up", show=False, id="lesson.page_up"),
+        Binding("j", "line_down", "Line down", show=False, id="lesson.line_down"),
+        Binding("k", "line_up", "Line up", show=False, id="lesson.line_up"),
+        Binding("tab", "next_snippet", "Snippet", show=True, id="lesson.next_snippet"),
+        Binding("n", "next_lesson", "Next", show=False, id="lesson.next_lesson"),  # 80 columns: the end of the lesson says n
+        Binding("p", "previous_lesson", "Prev", show=False, id="lesson.previous_lesson"),
+        Binding("z", "chapter_quiz", "Quiz", id="lesson.chapter_quiz"),
+        Binding("o", "open_explorer", "Explore", id="lesson.open_explorer"),
+        Binding("x", "open_experiments", "Experiments", id="lesson.open_experiments"),
+        Binding("x", "start_lab", "Lab job", id="lesson.start_lab"),  # a lesson with lab jobs: x starts one (check_action picks)
+        Binding("c", "open_katas", "Code", id="lesson.open_katas"),  # the lesson's katas; short: this footer is the fullest
+        Binding("g", "top", "Top", show=False, id="lesson.top"),
+        Binding("G", "bottom", "End", show=False, id="lesson.bottom"),
     ]
 
     def __init__(self, lesson: Lesson):

@@ -10,6 +10,8 @@ from textual.widgets.option_list import Option
 
 from minigpt.errors import LessonError
 from minigpt.lessons import load_lessons
+from minigpt.text import markup_escape as escape
+from tui.keymap import shown_key_of
 from tui.progress import lesson_to_continue
 
 
@@ -27,9 +29,9 @@ def _kata_counts(store) -> dict[str, tuple[int, int]]:
 
 class LessonsScreen(Screen):
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
-        Binding("enter", "open", "Open", show=True),
-        Binding("c", "continue", "Continue"),
+        Binding("escape", "app.pop_screen", "Back", id="lessons.back"),
+        Binding("enter", "open", "Open", show=True, id="lessons.open"),
+        Binding("c", "continue", "Continue", id="lessons.continue"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -60,6 +62,9 @@ class LessonsScreen(Screen):
         ol = self.query_one(OptionList)
         keep = ol.highlighted
         ol.clear_options()
+        # The learner's keys, where the settings remap them.
+        open_key, continue_key = (escape(shown_key_of(self.app, i, k)) for i, k in
+                                  (("lessons.open", "enter"), ("lessons.continue", "c")))
         for number, lesson in enumerate(self.lessons, start=1):
             pos = store.lesson_position(lesson.id)
             if lesson.id in read:
@@ -68,13 +73,13 @@ class LessonsScreen(Screen):
                 mark = f"[yellow]{int(pos * 100):>2}%[/yellow]"
             else:
                 mark = " ·"
-            here = "  [dim]← continue (c)[/dim]" if lesson.id == last else ""
+            here = f"  [dim]← continue ({continue_key})[/dim]" if lesson.id == last else ""
             passed, total = katas.get(lesson.id, (0, 0))
             code = (f"  [green]katas {passed}/{total}[/green]" if passed == total else f"  [dim]katas {passed}/{total}[/dim]") if total else ""
             ol.add_option(Option(f"{mark:>3} {number:>2}. {lesson.title}{code}{here}", id=lesson.id))
         summary.update(
             f"[b]Lessons[/b]  {len(read & {l.id for l in self.lessons})} of {len(self.lessons)} read"
-            "   [dim]enter: open · c: continue where you left off[/dim]"
+            f"   [dim]{open_key}: open · {continue_key}: continue where you left off[/dim]"
         )
         if keep is not None and keep < len(self.lessons):
             ol.highlighted = keep

@@ -27,9 +27,9 @@ def _loss(x) -> str:
 class CompareScreen(Screen):
     PALETTE_PREFIX = "Compare models"
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", show=True),
-        Binding("s", "seed(1)", "Next seed", show=True),
-        Binding("S", "seed(-1)", "Previous seed", show=True),
+        Binding("escape", "app.pop_screen", "Back", show=True, id="playground_compare.back"),
+        Binding("s", "seed(1)", "Next seed", show=True, id="playground_compare.next_seed"),
+        Binding("S", "seed(-1)", "Previous seed", show=True, id="playground_compare.previous_seed"),
     ]
 
     def __init__(self, choices, reference, settings, current=None):

@@ -20,9 +20,9 @@ WHERE = {"train": "● in train", "val": "◐ in val", "test": "◑ in test", "n
 class ScoreScreen(Screen):
     PALETTE_PREFIX = "Score"
     BINDINGS = [
-        Binding("escape", "back", "Back", show=True),
-        Binding("enter", "score", "Score", show=True),
-        Binding("f", "focus_input", "Type a name", show=True),
+        Binding("escape", "back", "Back", show=True, id="playground_score.back"),
+        Binding("enter", "score", "Score", show=True, id="playground_score.score"),
+        Binding("f", "focus_input", "Type a name", show=True, id="playground_score.focus_input"),
     ]
 
     def __init__(self, loaded, word: str = ""):

@@ -27,13 +27,13 @@ WHERE = {"train": "● in the training data", "val": "◐ in the validation spli
 class StepScreen(Screen):
     PALETTE_PREFIX = "Step mode"
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", show=True),
-        Binding("space,right", "sample", "Sample", key_display="space", show=True),
-        Binding("backspace,left", "undo", "Undo", key_display="⌫", show=True),
-        Binding("enter", "restart", "New name", show=True),
+        Binding("escape", "app.pop_screen", "Back", show=True, id="playground_step.back"),
+        Binding("space,right", "sample", "Sample", key_display="space", show=True, id="playground_step.sample"),
+        Binding("backspace,left", "undo", "Undo", key_display="⌫", show=True, id="playground_step.undo"),
+        Binding("enter", "restart", "New name", show=True, id="playground_step.restart"),
         # One footer entry for the pair; ? help lists both.
-        Binding("minus", "temperature(-1)", "Temp", key_display="-/+", show=True),
-        Binding("plus,equals_sign", "temperature(1)", "Temperature +0.1", key_display="+", show=False),
+        Binding("minus", "temperature(-1)", "Temp", key_display="-/+", show=True, id="playground_step.temperature_down"),
+        Binding("plus,equals_sign", "temperature(1)", "Temperature +0.1", key_display="+", show=False, id="playground_step.temperature_up"),
     ]
 
     def __init__(self, loaded, settings):
@@ -108,10 +108,8 @@ class StepScreen(Screen):
                                       f"({''.join(self.stepper.loaded.vocab.chars)})"))
 
     def _bound_keys(self) -> set[str]:
-        keys = set()
-        for b in self.BINDINGS:
-            keys.update(b.key.split(","))
-        return keys | {"question_mark"}
+        """The keys that run an action here now (the learner's keys, if the settings remap any)."""
+        return set(self.active_bindings) | {"question_mark"}
 
     def action_undo(self) -> None:
         if self.stepper.undo():

@@ -24,9 +24,9 @@ SWEEP_NAMES = 12  # what fits a column at 80×24
 class SweepScreen(Screen):
     PALETTE_PREFIX = "Temperature sweep"
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", show=True),
-        Binding("s", "seed(1)", "Next seed", show=True),
-        Binding("S", "seed(-1)", "Previous seed", show=True),
+        Binding("escape", "app.pop_screen", "Back", show=True, id="playground_sweep.back"),
+        Binding("s", "seed(1)", "Next seed", show=True, id="playground_sweep.next_seed"),
+        Binding("S", "seed(-1)", "Previous seed", show=True, id="playground_sweep.previous_seed"),
     ]
 
     def __init__(self, loaded, settings):

@@ -47,14 +47,14 @@ def _short(text: str, width: int = 70) -> str:
 
 class QuizScreen(Screen):
     BINDINGS = [
-        Binding("escape", "back", "Back"),
-        Binding("ctrl+s", "submit", "Submit", show=True),
-        Binding("f2", "hint", "Hint"),
-        Binding("n,enter", "next", "Next question", show=True, key_display="n"),
-        Binding("r", "again", "Another round", show=True),
-        Binding("v", "review_missed", "Review missed", show=True),
-        Binding("m", "modes", "Modes", show=True),
-        Binding("ctrl+f", "flag", "Question wrong?", show=True),
+        Binding("escape", "back", "Back", id="quiz.back"),
+        Binding("ctrl+s", "submit", "Submit", show=True, id="quiz.submit"),
+        Binding("f2", "hint", "Hint", id="quiz.hint"),
+        Binding("n,enter", "next", "Next question", show=True, key_display="n", id="quiz.next"),
+        Binding("r", "again", "Another round", show=True, id="quiz.again"),
+        Binding("v", "review_missed", "Review missed", show=True, id="quiz.review_missed"),
+        Binding("m", "modes", "Modes", show=True, id="quiz.modes"),
+        Binding("ctrl+f", "flag", "Question wrong?", show=True, id="quiz.flag"),
     ]
 
     def __init__(self, lesson: str | None = None, *, seed: int | None = None) -> None:

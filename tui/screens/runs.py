@@ -84,14 +84,14 @@ def detail_for(info: runs.RunInfo, stopping: bool = False) -> str:
 class RunsScreen(Screen):
     BINDINGS = [
         # priority: the table's own enter (select, hidden) would otherwise hide this one in the footer
-        Binding("enter", "open", "Watch", show=True, priority=True),
-        Binding("s", "stop", "Stop", show=True),
-        Binding("r", "resume", "Resume", show=True),
-        Binding("n", "new_run", "New", show=True),
-        Binding("v", "compare", "Compare", show=True),
-        Binding("c", "duplicate", "Copy settings", show=False),
-        Binding("d", "delete", "Delete", show=False),
-        Binding("escape", "back", "Back", show=True),
+        Binding("enter", "open", "Watch", show=True, priority=True, id="runs.open"),
+        Binding("s", "stop", "Stop", show=True, id="runs.stop"),
+        Binding("r", "resume", "Resume", show=True, id="runs.resume"),
+        Binding("n", "new_run", "New", show=True, id="runs.new_run"),
+        Binding("v", "compare", "Compare", show=True, id="runs.compare"),
+        Binding("c", "duplicate", "Copy settings", show=False, id="runs.duplicate"),
+        Binding("d", "delete", "Delete", show=False, id="runs.delete"),
+        Binding("escape", "back", "Back", show=True, id="runs.back"),
     ]
 
     def __init__(self):

@@ -20,7 +20,7 @@ from minigpt.text import markup_escape as escape
 
 
 class StudyPlanScreen(Screen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="study_plan.back")]
     PALETTE_PREFIX = "Interview plan"
 
     def compose(self) -> ComposeResult:

@@ -48,14 +48,14 @@ def katas_text(store) -> str:
 
 class StudyStatsScreen(Screen):
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
-        Binding("r", "refresh_stats", "Refresh", show=True),
-        Binding("f", "open_flashcards", "Flashcards", show=True),
-        Binding("i", "open_plan", "Plan", show=True),
+        Binding("escape", "app.pop_screen", "Back", id="stats.back"),
+        Binding("r", "refresh_stats", "Refresh", show=True, id="stats.refresh"),
+        Binding("f", "open_flashcards", "Flashcards", show=True, id="stats.open_flashcards"),
+        Binding("i", "open_plan", "Plan", show=True, id="stats.open_plan"),
         # One footer entry for the pair (80 columns): + raises desired retention, - lowers it.
-        Binding("plus,equals_sign", "retention(1)", "Retention", key_display="+/-", show=True),
-        Binding("minus", "retention(-1)", "Retention −", key_display="-", show=False),
-        Binding("F", "fit_fsrs", "Fit FSRS to my reviews", key_display="F", show=False),
+        Binding("plus,equals_sign", "retention(1)", "Retention", key_display="+/-", show=True, id="stats.retention_up"),
+        Binding("minus", "retention(-1)", "Retention −", key_display="-", show=False, id="stats.retention_down"),
+        Binding("F", "fit_fsrs", "Fit FSRS to my reviews", key_display="F", show=False, id="stats.fit_fsrs"),
     ]
 
     def compose(self) -> ComposeResult:

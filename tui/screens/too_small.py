@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Center, Middle
 from textual.screen import Screen
 from textual.widgets import Static
@@ -13,7 +14,7 @@ class TooSmallScreen(Screen):
     widget is ever sized to a width where it breaks (an option list 10 columns wide crashed
     Textual's text wrapping before this screen could show)."""
 
-    BINDINGS = [("ctrl+q", "app.quit", "Quit")]
+    BINDINGS = [Binding("ctrl+q", "app.quit", "Quit", id="too_small.quit")]
 
     def __init__(self, min_width: int, min_height: int):
         super().__init__()

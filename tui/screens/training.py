@@ -36,26 +36,26 @@ PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "b
 
 class TrainingScreen(Screen):
     BINDINGS = [
-        Binding("ctrl+s", "start", "Start training", show=True, priority=True),
-        Binding("s", "stop", "Stop", show=True),
-        Binding("r", "resume", "Resume", show=True),
-        Binding("n", "new_run", "New", show=True),
-        Binding("c", "duplicate", "Copy settings", show=False),  # in the palette: the footer is full
-        Binding("l", "runs", "Runs", show=True),
-        Binding("ctrl+o", "runs_from_form", "Runs", show=True),
+        Binding("ctrl+s", "start", "Start training", show=True, priority=True, id="training.start"),
+        Binding("s", "stop", "Stop", show=True, id="training.stop"),
+        Binding("r", "resume", "Resume", show=True, id="training.resume"),
+        Binding("n", "new_run", "New", show=True, id="training.new_run"),
+        Binding("c", "duplicate", "Copy settings", show=False, id="training.duplicate"),  # in the palette: the footer is full
+        Binding("l", "runs", "Runs", show=True, id="training.runs"),
+        Binding("ctrl+o", "runs_from_form", "Runs", show=True, id="training.runs_from_form"),
         # In the palette and the runs list (l): with s Stop a running run's footer cut "? Help" at 80.
-        Binding("v", "compare", "Compare", show=False),
-        Binding("i", "inside", "Inside", show=True),
-        Binding("[", "scrub(-1)", "Step", show=True, key_display="[ ]"),
-        Binding("]", "scrub(1)", "Later", show=False),
+        Binding("v", "compare", "Compare", show=False, id="training.compare"),
+        Binding("i", "inside", "Inside", show=True, id="training.inside"),
+        Binding("[", "scrub(-1)", "Step", show=True, key_display="[ ]", id="training.earlier"),
+        Binding("]", "scrub(1)", "Later", show=False, id="training.later"),
         # The trained heads at the step shown (the scrubbed snapshot, or the latest): the units
         # line names the key while scrubbing; the footer has no room left at 80 columns.
-        Binding("a", "attention", "Attention", show=False),
-        Binding("left", "cursor(0, -1)", "Char", show=False),
-        Binding("right", "cursor(0, 1)", "Char", show=False),
-        Binding("up", "cursor(-1, 0)", "Item", show=False),
-        Binding("down", "cursor(1, 0)", "Item", show=False),
-        Binding("escape", "back", "Back", show=True),
+        Binding("a", "attention", "Attention", show=False, id="training.attention"),
+        Binding("left", "cursor(0, -1)", "Char", show=False, id="training.left"),
+        Binding("right", "cursor(0, 1)", "Char", show=False, id="training.right"),
+        Binding("up", "cursor(-1, 0)", "Item", show=False, id="training.up"),
+        Binding("down", "cursor(1, 0)", "Item", show=False, id="training.down"),
+        Binding("escape", "back", "Back", show=True, id="training.back"),
     ]
 
     def __init__(self, run_dir: Path | str | None = None, settings: TrainConfig | None = None,

@@ -23,11 +23,11 @@ from tui.widgets.matrix_view import glyphs_wanted, rich_colour
 
 class AttentionGrid(Widget, can_focus=True):
     BINDINGS = [
-        Binding("up", "move(-1, 0)", "Layer ↑", show=False),
-        Binding("down", "move(1, 0)", "Layer ↓", show=False),
-        Binding("left", "move(0, -1)", "Head ←", show=False),
-        Binding("right", "move(0, 1)", "Head →", show=False),
-        Binding("enter", "choose", "Focus head", show=True),
+        Binding("up", "move(-1, 0)", "Layer ↑", show=False, id="attention_grid.up"),
+        Binding("down", "move(1, 0)", "Layer ↓", show=False, id="attention_grid.down"),
+        Binding("left", "move(0, -1)", "Head ←", show=False, id="attention_grid.left"),
+        Binding("right", "move(0, 1)", "Head →", show=False, id="attention_grid.right"),
+        Binding("enter", "choose", "Focus head", show=True, id="attention_grid.choose"),
     ]
 
     cursor: reactive[tuple[int, int]] = reactive((0, 0))

@@ -43,7 +43,7 @@ def checkpoint_rows(kinds: tuple[str, ...] = ("gpt",)) -> list[tuple[str, Path]]
 
 
 class CheckpointPicker(ModalScreen[Path | None]):
-    BINDINGS = [Binding("escape", "cancel", "Cancel", show=True)]
+    BINDINGS = [Binding("escape", "cancel", "Cancel", show=True, id="checkpoint_picker.cancel")]
 
     def __init__(self, title: str, rows: list[tuple[str, Path]] | None = None) -> None:
         super().__init__()
@@ -74,7 +74,7 @@ class LoadsCheckpoint:
     view; or it overrides ``model_view(path)``), ``refusal_at`` (the Static that shows a refusal's
     one line) and ``show_model(path, view)``; ``picker_title`` heads the list."""
 
-    MODEL_BINDING = Binding("ctrl+l", "model", "Model", show=True)  # (letters type into the fields)
+    MODEL_BINDING = Binding("ctrl+l", "model", "Model", show=True, id="explorer.model")  # (letters type into the fields)
     picker_title = "Look inside a trained model"
     view_of = None  # staticmethod(minigpt.teaching.model_views.position_view) and the like
     refusal_at = ""  # "#pe-error"

@@ -12,4 +12,4 @@ from textual.widgets import Select
 
 
 class Dropdown(Select):
-    BINDINGS = [Binding("enter,space", "show_overlay", "Open list", key_display="space", show=True)]
+    BINDINGS = [Binding("enter,space", "show_overlay", "Open list", key_display="space", show=True, id="dropdown.show_overlay")]

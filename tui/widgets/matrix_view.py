@@ -107,10 +107,10 @@ def cell_style(level: int, scale: str, theme, color_system: str | None) -> Style
 class MatrixView(Widget, can_focus=True):
     HELP_TITLE = "matrix"  # what help calls it: "In the focused matrix"
     BINDINGS = [
-        Binding("up", "move(-1, 0)", "Cell ↑", show=False),
-        Binding("down", "move(1, 0)", "Cell ↓", show=False),
-        Binding("left", "move(0, -1)", "Cell ←", show=False),
-        Binding("right", "move(0, 1)", "Cell →", show=False),
+        Binding("up", "move(-1, 0)", "Cell ↑", show=False, id="matrix.up"),
+        Binding("down", "move(1, 0)", "Cell ↓", show=False, id="matrix.down"),
+        Binding("left", "move(0, -1)", "Cell ←", show=False, id="matrix.left"),
+        Binding("right", "move(0, 1)", "Cell →", show=False, id="matrix.right"),
     ]
 
     cursor: reactive[tuple[int, int]] = reactive((0, 0))

@@ -13,6 +13,8 @@ from functools import partial
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
 
+from tui.keymap import shown_key
+
 
 def screen_commands(screen) -> list[tuple[str, str, object]]:
     custom = getattr(screen, "palette_commands", None)
@@ -28,7 +30,7 @@ def screen_commands(screen) -> list[tuple[str, str, object]]:
         if screen.check_action(b.action.split("(")[0], ()) is False:
             continue  # not available right now (e.g. rating before the answer is shown)
         seen.add(b.action)
-        key = b.key_display or b.key.split(",")[0]
+        key = shown_key(screen.app, b)  # the learner's key, if the settings remap this binding
         commands.append((f"{prefix}: {b.description}", f"key {key}", partial(screen.run_action, b.action)))
     return commands
 

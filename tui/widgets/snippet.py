@@ -36,8 +36,8 @@ class SnippetEditor(TextArea):
     """The code editor of one snippet; ctrl+s runs, escape returns to reading."""
 
     BINDINGS = [
-        Binding("ctrl+s", "run_edited", "Run edited code", show=True),
-        Binding("escape", "leave", "Stop editing", show=True),
+        Binding("ctrl+s", "run_edited", "Run edited code", show=True, id="snippet_editor.run_edited"),
+        Binding("escape", "leave", "Stop editing", show=True, id="snippet_editor.leave"),
     ]
 
     async def _on_key(self, event) -> None:
@@ -58,9 +58,9 @@ class SnippetEditor(TextArea):
 
 class SnippetBlock(Vertical, can_focus=True):
     BINDINGS = [
-        Binding("enter,r", "run", "Run", show=True),
-        Binding("e", "edit", "Edit", show=True),
-        Binding("x", "reset", "Original code", show=True),
+        Binding("enter,r", "run", "Run", show=True, id="snippet.run"),
+        Binding("e", "edit", "Edit", show=True, id="snippet.edit"),
+        Binding("x", "reset", "Original code", show=True, id="snippet.reset"),
     ]
 
     state = reactive("idle")  # idle | running | done | failed | timeout | truncated

@@ -99,7 +99,7 @@ class QuestionView(Vertical):
 
 
 class ChoiceView(QuestionView):
-    BINDINGS = [Binding(str(i), f"pick({i - 1})", f"Option {i}", show=False) for i in range(1, 7)]
+    BINDINGS = [Binding(str(i), f"pick({i - 1})", f"Option {i}", show=False, id=f"choice.option_{i}") for i in range(1, 7)]
 
     def compose_answer(self) -> ComposeResult:
         yield OptionList(*[Option(f"{i}. {escape(o.text)}", id=str(i - 1))
@@ -283,7 +283,7 @@ class ExplainView(QuestionView):
 class Checklist(OptionList):
     """Tick the points you made: "[x]" / "[ ]" in the text, so it reads without colour."""
 
-    BINDINGS = [Binding("space", "toggle", "Tick / untick", show=False)]
+    BINDINGS = [Binding("space", "toggle", "Tick / untick", show=False, id="checklist.toggle")]
 
     def __init__(self, points: tuple[str, ...], **kwargs):
         super().__init__(**kwargs)

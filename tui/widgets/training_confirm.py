@@ -22,8 +22,8 @@ from tui.workers import Result, background, post_result
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    BINDINGS = [Binding("y", "answer(True)", "Yes", show=True),
-                Binding("n,escape", "answer(False)", "No", show=True)]
+    BINDINGS = [Binding("y", "answer(True)", "Yes", show=True, id="confirm.yes"),
+                Binding("n,escape", "answer(False)", "No", show=True, id="confirm.no")]
 
     def __init__(self, question: str):
         super().__init__()
@@ -135,8 +135,8 @@ class StartQuestion(ModalScreen[bool]):
 class StartRunScreen(StartQuestion):
     """What is about to start (model, budget, device, estimated time, measured here): y starts it."""
 
-    BINDINGS = [Binding("y", "answer(True)", "Start", show=True),
-                Binding("n,escape", "answer(False)", "Back to the form", show=True)]
+    BINDINGS = [Binding("y", "answer(True)", "Start", show=True, id="start_run.yes"),
+                Binding("n,escape", "answer(False)", "Back to the form", show=True, id="start_run.no")]
 
     def __init__(self, config: TrainConfig):
         super().__init__()
@@ -181,8 +181,8 @@ class StartSweepScreen(StartQuestion):
     """The same question before a sweep: its runs, their sizes, and the time of all of them,
     measured here a run at a time (a few steps each). y starts it; Back is focused first."""
 
-    BINDINGS = [Binding("y", "answer(True)", "Start", show=True),
-                Binding("n,escape", "answer(False)", "Back", show=True)]
+    BINDINGS = [Binding("y", "answer(True)", "Start", show=True, id="start_sweep.yes"),
+                Binding("n,escape", "answer(False)", "Back", show=True, id="start_sweep.no")]
 
     def __init__(self, title: str, budget: str, configs: list[TrainConfig], n_params: list[int]):
         super().__init__()
