@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, ScrollableContainer, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Footer, Input, Static
 
 from minigpt import paths
 from minigpt.errors import CheckpointError
@@ -41,6 +41,7 @@ from minigpt.teaching.trained_stepper import parse_name_layer, parse_shape
 from minigpt.text import markup_escape
 from tui import navigation
 from tui.widgets.checkpoint_picker import CheckpointPicker
+from tui.widgets.header import TutorHeader
 from tui.widgets.matrix_view import MatrixView
 from tui.workers import Result, background
 
@@ -92,7 +93,7 @@ class AttentionStepperScreen(Screen):
         self.model_text = "emma 1"
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         with Vertical(id="att-body"):
             yield Static(id="att-status")
             yield Static(id="att-path")

@@ -17,13 +17,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 
 from minigpt.experiments import groups as seed_groups
 from minigpt.runs import listing as runs
 from minigpt.runs.metrics import RunMetrics
 from minigpt.text import markup_escape as escape
 from minigpt.text import printable
+from tui.widgets.header import TutorHeader
 from tui.widgets.loss_chart import LossChart
 from tui.widgets.run_summary import (
     budget_cell,
@@ -106,7 +107,7 @@ class CompareRunsScreen(Screen):
         self._loading_bands = False
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         with Horizontal(id="compare-top"):
             yield LossChart("val loss (lower is better)", legend=False, id="compare-chart")
             yield Static(id="compare-legend")

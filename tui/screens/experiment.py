@@ -12,7 +12,7 @@ from pathlib import Path
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from minigpt import serving_policy
 from minigpt.errors import ConfigError
@@ -23,6 +23,7 @@ from minigpt.runs.metrics import RunMetrics
 from minigpt.text import markup_escape
 from tui import navigation
 from tui.widgets.experiment_plot import ExperimentPlot
+from tui.widgets.header import TutorHeader
 from tui.widgets.loss_chart import LossChart
 from tui.widgets.training_confirm import ConfirmScreen
 from tui.workers import background
@@ -56,7 +57,7 @@ class ExperimentScreen(Screen):
         self.error: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         yield Static(id="exp-summary")
         with TabbedContent(id="exp-tabs", initial="plot"):
             with TabPane("1 Runs", id="runs"):

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, OptionList, Static
+from textual.widgets import DataTable, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from minigpt import serving_policy
@@ -21,6 +21,7 @@ from minigpt.experiments import plots, presets, results, scheduler
 from minigpt.experiments.spec import Budget, data_info, plan_runs, value_text
 from minigpt.text import markup_escape
 from tui import navigation
+from tui.widgets.header import TutorHeader
 from tui.widgets.training_confirm import StartSweepScreen
 from tui.workers import background
 
@@ -53,7 +54,7 @@ class ExperimentsScreen(Screen):
         self._curves: dict[str, dict] = {}  # per experiment: its runs' metrics, read incrementally
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         with Horizontal(id="lab-top"):
             with Vertical(id="lab-left"):
                 yield OptionList(*[Option(self._label(i, key), id=key) for i, key in enumerate(self.order)],

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Label, Static
+from textual.widgets import Footer, Input, Label, Static
 
 from minigpt.teaching.explorers import layer_norm_steps, parse_vector, rms_norm_steps
 from minigpt.teaching.model_views import NORM_COLUMNS, NormView, norm_view
@@ -16,6 +16,7 @@ from minigpt.teaching.norms import batch_norm, layer_norm, rms_norm
 from minigpt.teaching.stepper import Panel
 from minigpt.text import markup_escape
 from tui.widgets.checkpoint_picker import LoadsCheckpoint
+from tui.widgets.header import TutorHeader
 from tui.widgets.matrix_view import MatrixView
 
 COURSE_VECTOR = "2 4 6 8"
@@ -32,7 +33,7 @@ class NormsExplorerScreen(LoadsCheckpoint, Screen):
     model: NormView | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         with VerticalScroll(classes="explorer-body"):
             yield Static("[b]Normalisation[/b]  LayerNorm: each row on its own · BatchNorm: each column "
                          "across the batch · RMSNorm: no mean", classes="explorer-text")

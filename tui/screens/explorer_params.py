@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Label, Static
+from textual.widgets import Checkbox, DataTable, Footer, Input, Label, Static
 
 from minigpt.errors import ConfigError
 from minigpt.models.config import GPTConfig
@@ -20,6 +20,7 @@ from minigpt.teaching.explorers import checkpoint_numbers, real_param_count
 from minigpt.teaching.params import gpt_breakdown, gpt_total, rule_of_thumb
 from minigpt.text import markup_escape
 from tui.widgets.checkpoint_picker import LoadsCheckpoint
+from tui.widgets.header import TutorHeader
 from tui.workers import Result, background
 
 FIELDS = (("d", "d_model", "64"), ("L", "n_layers", "4"), ("heads", "n_heads", "4"),
@@ -33,7 +34,7 @@ class ParamsExplorerScreen(LoadsCheckpoint, Screen):
                 Binding("ctrl+r", "count", "Recount", show=True, id="explorer_params.count")]
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         with Vertical(classes="explorer-body"):
             yield Static("[b]Parameter counter[/b]  edit a field (tab moves), the count updates at once",
                          classes="explorer-text")

@@ -9,13 +9,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Label, Static
+from textual.widgets import Footer, Input, Label, Static
 
 from minigpt.teaching.model_views import PositionView, position_view
 from minigpt.teaching.positions import rope_identity, sinusoidal_pe
 from minigpt.teaching.stepper import Panel, fmt
 from minigpt.text import markup_escape
 from tui.widgets.checkpoint_picker import LoadsCheckpoint
+from tui.widgets.header import TutorHeader
 from tui.widgets.matrix_view import MatrixView
 
 SINUSOIDAL_TITLE = ("[b]Sinusoidal positions[/b]  even column 2i: sin(pos · 10000^(−2i/d)); "
@@ -47,7 +48,7 @@ class PositionsExplorerScreen(LoadsCheckpoint, Screen):
     model: PositionView | None = None  # the loaded model's table; None: the sinusoidal one typed
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         with VerticalScroll(classes="explorer-body", id="pe-body"):
             yield Static(SINUSOIDAL_TITLE, id="pe-title", classes="explorer-text")
             with Horizontal(classes="explorer-row"):

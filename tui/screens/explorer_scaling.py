@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
 from minigpt.teaching.attention import scaling_demo
@@ -22,6 +22,7 @@ from minigpt.text import markup_escape
 from tui.widgets import plot_theme  # noqa: F401 - readable axes in the ANSI themes
 from tui.widgets.chart_axes import tick_labels, value_ticks
 from tui.widgets.checkpoint_picker import LoadsCheckpoint
+from tui.widgets.header import TutorHeader
 from tui.workers import Result, background
 
 D_KS = [2, 4, 8, 16, 32, 64, 128, 256, 512]
@@ -48,7 +49,7 @@ class ScalingExplorerScreen(LoadsCheckpoint, Screen):
         self.model: ScalingView | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         with Vertical(classes="explorer-body"):
             yield Static("[b]Why divide by √d_k?[/b]  q, k ~ N(0, 1): q·k has variance d_k, so large d_k "
                          "saturates the softmax. 8 keys, 2000 trials per d_k.", classes="explorer-text")

@@ -16,12 +16,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Label, Static
+from textual.widgets import Footer, Input, Label, Static
 
 from minigpt.teaching.bpe import BPE, UNKNOWN_ID, show_token, token_rows
 from minigpt.teaching.model_views import TokenView, encode_known, token_view
 from minigpt.text import printable
 from tui.widgets.checkpoint_picker import LoadsCheckpoint
+from tui.widgets.header import TutorHeader
 from tui.workers import Result, background
 
 SAMPLE = "The cache keeps keys and values."
@@ -44,7 +45,7 @@ class TokensExplorerScreen(LoadsCheckpoint, Screen):
         self.model: TokenView | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         with VerticalScroll(classes="explorer-body"):
             yield Static("[b]Tokens[/b]  BPE learned on the names and the lessons; each row a "
                          "bigger vocabulary", classes="explorer-text")

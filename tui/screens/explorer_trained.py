@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Label, Select, Static
+from textual.widgets import Footer, Input, Label, Select, Static
 
 from minigpt.playground.generation import find_checkpoints
 from minigpt.runs.snapshots import run_of_checkpoint, scrub_target, snapshot_path, snapshot_steps
@@ -23,6 +23,7 @@ from minigpt.teaching.explorers import name_ids
 from minigpt.teaching.stepper import Panel
 from minigpt.text import markup_escape
 from tui.widgets.attention_grid import AttentionGrid
+from tui.widgets.header import TutorHeader
 from tui.widgets.matrix_view import MatrixView
 from tui.workers import Result, background
 
@@ -78,7 +79,7 @@ class TrainedAttentionScreen(Screen):
         self.maps = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         with VerticalScroll(classes="explorer-body"):
             # Compact one-line controls: the long checkpoint labels are cut, not wrapped, and the
             # grid gets the rows.

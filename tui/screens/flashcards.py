@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Footer, Input, Static
 
 from minigpt import paths, serving_policy
 from minigpt.errors import CardImportError, DeckError, MissingExtraError, PolicyRefusal, UndoError
@@ -28,6 +28,7 @@ from minigpt.study.templates import fresh
 from minigpt.text import markup_escape as escape
 from tui import navigation
 from tui.saving import keeps_screen
+from tui.widgets.header import TutorHeader
 from tui.widgets.study_card import CardView, RatingBar
 from tui.workers import background
 
@@ -73,7 +74,7 @@ class FlashcardsScreen(Screen):
         self._wake = None  # the timer that shows the next card when it comes due (empty screen)
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         yield Static(id="fc-counts")
         yield CardView(id="fc-card")
         yield Static(id="fc-leech")

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from minigpt.text import markup_escape as escape
@@ -18,6 +18,7 @@ from tui import navigation
 from tui.areas import AREAS
 from tui.keymap import shown_key_of
 from tui.progress import Glance, glance
+from tui.widgets.header import TutorHeader
 from tui.workers import Result, background
 
 
@@ -31,7 +32,7 @@ class HomeScreen(Screen):
     ]
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         with Horizontal(id="home"):
             with Vertical(id="home-areas"):
                 yield Static("[b]Learn how GPT works by reading, computing, training and playing.[/b]",

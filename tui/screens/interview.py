@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Footer, Input, Static
 
 from minigpt import serving_policy
 from minigpt.errors import DeckError, KataError, StoreError
@@ -26,6 +26,7 @@ from minigpt.study.plan import plan_settings
 from minigpt.study.review import StudySession
 from minigpt.text import markup_escape as escape
 from tui import navigation
+from tui.widgets.header import TutorHeader
 from tui.widgets.interview_trend import InterviewTrendChart
 
 
@@ -65,7 +66,7 @@ class InterviewScreen(Screen):
         self.kata_passes = 0
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         yield Static(id="iv-status")
         yield VerticalScroll(id="iv-body")
         yield Footer()

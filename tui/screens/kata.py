@@ -24,7 +24,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Header, Static, TextArea
+from textual.widgets import Footer, Static, TextArea
 
 from minigpt import guarded, serving_policy, spawn
 from minigpt.errors import PolicyRefusal
@@ -33,6 +33,7 @@ from minigpt.katas.catalogue import Kata
 from minigpt.text import markup_escape as escape
 from minigpt.text import printable
 from tui.saving import keeps_screen
+from tui.widgets.header import TutorHeader
 from tui.workers import Result, background
 
 DRAFT_SAVE_S = 1.0  # the draft is saved once typing pauses this long
@@ -71,7 +72,7 @@ class KataScreen(Screen):
         self.extra_text = ""  # the solution or the diff shown below the results, as text
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         yield Static(id="kata-status")
         yield TextArea.code_editor("", language="python", id="kata-editor", soft_wrap=False)
         with VerticalScroll(id="kata-results"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from minigpt.errors import KataError
@@ -13,6 +13,7 @@ from minigpt.katas import progress
 from minigpt.katas.catalogue import load_katas
 from minigpt.text import markup_escape as escape
 from tui import navigation
+from tui.widgets.header import TutorHeader
 
 MARKS = {"passed": "[green]✓[/green]", "gave up": "[yellow]◌[/yellow]", "tried": "[red]✗[/red]", "new": "·"}
 
@@ -30,7 +31,7 @@ class KatasScreen(Screen):
         self.katas = []
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         yield Static(id="katas-summary")
         yield OptionList(id="kata-list")
         yield Static(id="kata-description")

@@ -20,11 +20,12 @@ from textual.containers import VerticalScroll
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widget import MountError
-from textual.widgets import Footer, Header, Markdown, Static
+from textual.widgets import Footer, Markdown, Static
 
 from minigpt.lessons import Lesson, load_lessons
 from tui import navigation
 from tui.lesson_reading import ReadingPosition
+from tui.widgets.header import TutorHeader
 from tui.widgets.lesson_blocks import FIRST_BLOCKS, ExampleBlock, LessonBody, split_first_screen
 from tui.widgets.snippet import SnippetBlock
 from tui.workers import Result, background
@@ -63,7 +64,7 @@ class LessonScreen(ReadingPosition, Screen):
         self._init_reading()
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         with LessonBody(id="lesson-body"):
             if not self.lesson.body.lstrip().startswith("# "):  # the body's own H1 is the title
                 yield Static(f"[b]{self.lesson.title}[/b]", classes="lesson-title")

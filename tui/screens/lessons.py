@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from minigpt.errors import LessonError
@@ -13,6 +13,7 @@ from minigpt.lessons import load_lessons
 from minigpt.text import markup_escape as escape
 from tui.keymap import shown_key_of
 from tui.progress import lesson_to_continue
+from tui.widgets.header import TutorHeader
 
 
 def _kata_counts(store) -> dict[str, tuple[int, int]]:
@@ -35,7 +36,7 @@ class LessonsScreen(Screen):
     ]
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         yield Static(id="lessons-summary")
         yield OptionList(id="lesson-list")
         yield Footer()

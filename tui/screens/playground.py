@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static
+from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 
 from minigpt import paths
 from minigpt.errors import CheckpointError, DatasetError, SamplingError
@@ -32,6 +32,7 @@ from minigpt.playground.inspection import refuse_text_model
 from minigpt.text import markup_escape, printable
 from tui import navigation
 from tui.widgets.dropdown import Dropdown
+from tui.widgets.header import TutorHeader
 from tui.workers import Result, background
 
 WHERE = {"train": "● train", "val": "◐ val", "test": "◑ test", "new": "★ new"}
@@ -132,7 +133,7 @@ class PlaygroundScreen(Screen):
     # -- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         s = self.settings
-        yield Header()
+        yield TutorHeader()
         with Horizontal(classes="pg-row"):
             yield Label("model", classes="pg-label")
             yield Dropdown([(markup_escape(c.label), i) for i, c in enumerate(self.choices)], prompt="no checkpoint",

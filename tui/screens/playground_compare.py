@@ -10,10 +10,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from minigpt.playground.inspection import MODEL_ORDER, compare_models
 from minigpt.text import markup_escape as escape
+from tui.widgets.header import TutorHeader
 from tui.workers import Result, background
 
 GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}
@@ -39,7 +40,7 @@ class CompareScreen(Screen):
         self.columns = []
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         yield Static("Loading the models…", id="pg-columns-note")
         with Horizontal(classes="pg-columns"):
             for slot in MODEL_ORDER + ("yours",):  # the learner's own model last, when they have one

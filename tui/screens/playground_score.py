@@ -7,11 +7,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Footer, Input, Static
 
 from minigpt.errors import SamplingError
 from minigpt.playground.inspection import score_name
 from minigpt.text import markup_escape as escape
+from tui.widgets.header import TutorHeader
 from tui.widgets.playground_bars import bar, prob_style, show_char
 
 WHERE = {"train": "● in train", "val": "◐ in val", "test": "◑ in test", "new": "★ new"}
@@ -31,7 +32,7 @@ class ScoreScreen(Screen):
         self.score = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         yield Input(self.word, placeholder="type a name, then enter", id="score-input")
         yield Static(id="score-total")
         yield DataTable(id="score-table", cursor_type="row")

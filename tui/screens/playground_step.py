@@ -13,11 +13,12 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from minigpt.errors import SamplingError
 from minigpt.playground.inspection import Stepper
 from minigpt.text import markup_escape as escape
+from tui.widgets.header import TutorHeader
 from tui.widgets.playground_bars import DistributionTable, show_char
 
 WHERE = {"train": "● in the training data", "val": "◐ in the validation split",
@@ -42,7 +43,7 @@ class StepScreen(Screen):
         self.last = ""  # what the last step did, in words
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         yield Static(id="step-name")
         yield DistributionTable(id="step-table")
         yield Static(id="step-status")

@@ -10,11 +10,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from minigpt.errors import SamplingError
 from minigpt.playground.generation import SWEEP_TEMPERATURES, temperature_sweep
 from minigpt.text import markup_escape as escape
+from tui.widgets.header import TutorHeader
 from tui.workers import Result, background
 
 GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}
@@ -36,7 +37,7 @@ class SweepScreen(Screen):
         self.columns = []
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         yield Static("Computing…", id="pg-columns-note")
         with Horizontal(classes="pg-columns"):
             for t in SWEEP_TEMPERATURES:

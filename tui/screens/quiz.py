@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from minigpt.errors import DeckError, UndoError
@@ -24,6 +24,7 @@ from minigpt.study.review import StudySession
 from minigpt.text import markup_escape as escape
 from tui import navigation
 from tui.saving import keeps_screen
+from tui.widgets.header import TutorHeader
 from tui.widgets.study_quiz import QuestionView, TypedView, view_for
 
 ROUND = 5
@@ -73,7 +74,7 @@ class QuizScreen(Screen):
         self.state = "pick"  # pick | lesson | question | answered | done
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         yield Static(id="quiz-status")
         yield VerticalScroll(id="quiz-body")
         yield Footer()

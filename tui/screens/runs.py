@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 
 from minigpt import paths, serving_policy
 from minigpt.control import workers as rc
@@ -22,6 +22,7 @@ from minigpt.runs.schema import RunState
 from minigpt.text import markup_escape as escape
 from minigpt.text import printable
 from tui import navigation
+from tui.widgets.header import TutorHeader
 from tui.widgets.run_summary import (
     budget_cell,
     loss_cell,
@@ -101,7 +102,7 @@ class RunsScreen(Screen):
         self._fast = None  # the quick refresh while a stop is pending
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         yield Static(id="runs-summary")
         yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="runs-detail")

@@ -12,11 +12,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Footer, Input, Static
 
 from minigpt.errors import DeckError, PlanError, StoreError
 from minigpt.study import plan as planning
 from minigpt.text import markup_escape as escape
+from tui.widgets.header import TutorHeader
 
 
 class StudyPlanScreen(Screen):
@@ -24,7 +25,7 @@ class StudyPlanScreen(Screen):
     PALETTE_PREFIX = "Interview plan"
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         with Horizontal(id="plan-form"):
             yield Input(placeholder="interview day YYYY-MM-DD (empty: no date)", id="plan-date")
             yield Input(placeholder="lessons, comma-separated (empty: all)", id="plan-lessons")

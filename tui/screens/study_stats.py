@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from minigpt.errors import DeckError, StoreError, StudySettingError
 from minigpt.study import scheduler as sch
@@ -19,6 +19,7 @@ from minigpt.study.days import local_date
 from minigpt.study.decks import cached_decks
 from minigpt.study.review import queue_counts
 from minigpt.text import markup_escape as escape
+from tui.widgets.header import TutorHeader
 from tui.widgets.study_card import card_title
 from tui.widgets.study_charts import ForecastChart, buttons_text, heatmap_text, retention_text, weakest_text
 from tui.workers import Result, background
@@ -59,7 +60,7 @@ class StudyStatsScreen(Screen):
     ]
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         with VerticalScroll(id="stats-body"):
             yield Static(id="stats-now")
             with Vertical(classes="stats-section", id="stats-forecast") as box:

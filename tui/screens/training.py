@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Header
+from textual.widgets import ContentSwitcher, Footer
 
 from minigpt import serving_policy
 from minigpt.control import form as run_form
@@ -24,6 +24,7 @@ from minigpt.runs.schema import RunState
 from minigpt.text import markup_escape
 from minigpt.training.options import TrainConfig
 from tui import navigation
+from tui.widgets.header import TutorHeader
 from tui.widgets.training_confirm import StartRunScreen
 from tui.widgets.training_form import TrainingForm
 from tui.widgets.training_panel import RunPanel
@@ -71,7 +72,7 @@ class TrainingScreen(Screen):
         self.mode = "panel" if self._run_dir is not None else "form"
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TutorHeader()
         with ContentSwitcher(initial=self.mode, id="training-switcher"):
             with Container(id="form"):
                 yield TrainingForm(self._settings, id="training-form")
