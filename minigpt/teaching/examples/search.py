@@ -103,7 +103,7 @@ def _widths() -> str:
               f"training names {fmt(B.mean_length(words), 1)}.")
 
 
-@example("beam.length_penalty", "The length penalty: ranking by log p / n^α (width 10)")
+@example("beam.length_penalty", "The length penalty: ranking by log p / n^β (width 10)")
 def _length_penalty() -> str:
     vocab, by_width, penalised, _, _ = _beams()
     raw = dict(by_width)[10]
@@ -112,8 +112,8 @@ def _length_penalty() -> str:
         a, b = raw[i], penalised[i]
         rows.append([i + 1, a.text(vocab), fmt(a.logprob, 2), b.text(vocab), fmt(b.logprob, 2),
                      fmt(b.score, 3)])
-    return (table(["rank", "α = 0", "log p", "α = 1", "log p", "log p / n"], rows)
-            + "\n\nn counts the letters and the end token. With α = 1 the ranking is the mean "
+    return (table(["rank", "β = 0", "log p", "β = 1", "log p", "log p / n"], rows)
+            + "\n\nn counts the letters and the end token. With β = 1 the ranking is the mean "
               "log-probability per letter, so a long name whose letters are each very likely "
               "can beat a short one. The search itself still keeps the likeliest partial names "
               "(the penalty only ranks the finished ones).")
