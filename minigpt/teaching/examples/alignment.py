@@ -81,7 +81,12 @@ def _grpo() -> str:
         right = fmt(adv[rewards.index(1)], 3)
         wrong = fmt(adv[rewards.index(0)], 3) if 0 in rewards else "–"
         rows.append([label, fmt(sum(rewards) / len(rewards), 3), right, wrong])
+    first = GRPO_GROUPS[0][1]
+    other = RL.group_advantages(first, unbiased=True)
     return (table(["group", "mean reward", "A of a right one", "A of a wrong one"], rows)
-            + "\n\nA = (r − mean) / std within the group (std with divisor n). A rare "
-              "success earns a large push; when most answers are right, the few wrong ones "
-              "are pushed down hard; a group all right (or all wrong) teaches nothing.")
+            + "\n\nA = (r − mean) / std within the group, here with divisor n. The divisor is "
+              "a convention: with n − 1 (torch.std's default) the first group gives "
+              f"{fmt(other[first.index(1)], 3)} and {fmt(other[first.index(0)], 3)}, the same "
+              "signs and order. A rare success earns a large push; when most answers are right, "
+              "the few wrong ones are pushed down hard; a group all right (or all wrong) "
+              "teaches nothing.")
