@@ -117,3 +117,22 @@ def _length_penalty() -> str:
               "log-probability per letter, so a long name whose letters are each very likely "
               "can beat a short one. The search itself still keeps the likeliest partial names "
               "(the penalty only ranks the finished ones).")
+
+
+WALLTIME_ALPHA = 0.8
+DRAFT_COSTS = (0.02, 0.1, 0.3)  # a draft step's cost in target steps: a head, a small model, a big one
+
+
+@example("speculative.walltime", f"Wall-time speed-up with the draft's cost (α = {WALLTIME_ALPHA})")
+def _walltime() -> str:
+    ks = (1, 2, 4, 8)
+    rows = [[f"c = {c}"] + [fmt(S.walltime_speedup(WALLTIME_ALPHA, k, c), 2) for k in ks]
+            for c in DRAFT_COSTS]
+    best = {c: max(range(1, 17), key=lambda k, c=c: S.walltime_speedup(WALLTIME_ALPHA, k, c))
+            for c in DRAFT_COSTS}
+    return (table(["draft cost"] + [f"k = {k}" for k in ks], rows)
+            + "\n\nspeed-up = (1 − α^(k+1)) / ((1 − α)(c·k + 1)): the tokens a round yields over "
+              "what the round costs, k draft steps at c each plus one target pass. The best k "
+              "(of 1 to 16): " + ", ".join(f"{best[c]} for c = {c}" for c in DRAFT_COSTS)
+            + ". A cheap draft, such as extra heads on the target itself, can afford long drafts; "
+              "a costly one wants short ones.")
