@@ -164,3 +164,12 @@ def test_length_penalty_cards_use_beta_not_the_acceptance_rates_alpha():
     for card_id in ("term.length-penalty", "q.beam-short-names"):
         card = _card(card_id)
         assert "n^α" not in _text(card) and "n^β" in _text(card)
+
+
+def test_the_training_lesson_states_the_one_warmup_convention():
+    from minigpt.lessons import load_lessons
+
+    body = " ".join(next(x.body for x in load_lessons() if x.id == "training").split())
+    assert "peak · (s + 1) / warmup" in body
+    cfg = TrainConfig(lr=1e-3, warmup=500)
+    assert lr_at(cfg, 0.0, 0, 5000) == 1e-3 / 500 and lr_at(cfg, 0.1, 499, 5000) == 1e-3
