@@ -7,7 +7,10 @@ until the block is full (cut mid-copy at the end)::
     . q x f b k q x f b k q x f b k q x …    (L = 5 here; drawn per row, 4 to half the block)
 
 Nothing in the first copy can be predicted: its letters are random. From the second letter of the
-second copy on, every letter can: it is the letter that followed the current one a copy earlier.
+second copy on, almost every letter can: it is the letter that followed the current one a copy
+earlier. Letters are drawn with replacement, so a chunk may hold a letter twice (most chunks of ten
+or more do); after such a letter two successors have been seen, and a plain induction head can only
+split its bet between them.
 A model that learns to look back for "where did my letter appear before, and what came next" (an
 induction head, fed by a previous-token head in the layer below) brings the loss on those positions
 close to zero while the first copy stays at ln 26. The chunk's length changes from row to row, so no

@@ -157,9 +157,9 @@ def test_more_sram_means_less_traffic_and_the_backward_trade():
     counts = [F.flash_hbm_accesses(4096, 64, kib * 512) for kib in (48, 96, 192, 384)]
     assert counts == sorted(counts, reverse=True)
     t = F.backward_trade(4096, 64)
-    assert (t.stored_standard, t.stored_flash) == (4096 ** 2, 4096)
+    assert (t.stored_standard, t.stored_flash, t.stored_flash2) == (4096 ** 2, 2 * 4096, 4096)
     assert t.recompute_flops == 2 * 4096 ** 2 * 64 == 2_147_483_648
-    assert "| 4,096 | 16,777,216 | 4,096 | 2.15 | 50% |" in render_example("flash.backward")
+    assert "| 4,096 | 16,777,216 | 8,192 / 4,096 | 2.15 | 50% |" in render_example("flash.backward")
 
 
 # --- rewards: Bradley-Terry, PPO's clip, GRPO ---------------------------------------------

@@ -32,7 +32,7 @@ def independent(generator: str, p: dict) -> float:
         e = [math.exp(x / p["temperature"]) for x in p["logits"]]
         return e[p["pick"]] / sum(e)
     if generator == "warmup_lr":
-        return p["peak"] * p["step"] / p["warmup"]
+        return p["peak"] * (p["step"] + 1) / p["warmup"]  # the trainer's count: step 0 gets peak/warmup
     if generator == "kv_numbers":
         return 2 * p["layers"] * p["tokens"] * p["d"]
     if generator == "attention_params":

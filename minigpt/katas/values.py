@@ -70,6 +70,15 @@ def _number(x: float) -> str:
     return str(x) if isinstance(x, int) else number_text(x, significant=6)
 
 
+def _expected_obtained(expected: float, obtained: float) -> str:
+    """Both numbers; when six digits print them alike, also how far apart they are, so the
+    feedback never reads "expected 0.63595, obtained 0.63595"."""
+    text = f"expected {_number(expected)}, obtained {_number(obtained)}"
+    if _number(expected) == _number(obtained):
+        text += f" (they differ by {abs(obtained - expected):.2g}, more than the tolerance)"
+    return text
+
+
 def show(value, limit: int = 6) -> str:
     """A short description: small tensors written out, larger ones by shape, dtype and a few numbers."""
     if _is_tensor(value):
@@ -114,7 +123,7 @@ def difference(expected, obtained, rtol: float | None = None, atol: float | None
         gap = torch.where(close, torch.zeros_like(e), (o - e).abs().nan_to_num(float("inf")))
         at = tuple(int(i) for i in torch.unravel_index(gap.reshape(-1).argmax(), e.shape)) if e.dim() else ()
         where = f"at {list(at)}: " if at else ""
-        return f"{where}expected {_number(e[at].item())}, obtained {_number(o[at].item())}"
+        return f"{where}{_expected_obtained(e[at].item(), o[at].item())}"
     if isinstance(expected, (tuple, list)):
         if not isinstance(obtained, (tuple, list)) or len(obtained) != len(expected):
             return f"expected {len(expected)} values {show(expected)}, obtained {show(obtained)}"
@@ -130,7 +139,7 @@ def difference(expected, obtained, rtol: float | None = None, atol: float | None
             return f"expected the number {_number(expected)}, obtained {show(obtained)}"
         if math.isclose(obtained, expected, rel_tol=rtol or 1e-9, abs_tol=atol or 1e-12):
             return None
-        return f"expected {_number(expected)}, obtained {_number(float(obtained))}"
+        return _expected_obtained(expected, float(obtained))
     if isinstance(expected, int) and not isinstance(expected, bool):
         if _is_tensor(obtained) and obtained.numel() == 1 and not obtained.dtype.is_floating_point:
             obtained = obtained.item()

@@ -242,10 +242,14 @@ def _dropout_scale(p: float) -> Generated:
 
 
 def _warmup_lr(peak: float, warmup: int, step: int) -> Generated:
-    value = peak * step / warmup
-    prompt = (f"The learning rate rises linearly from 0 to a peak of {peak:g} over {warmup:,} "
-              f"warmup steps. What is it at step {step:,}?")
-    sol = f"lr = peak × step / warmup = {peak:g} × {step:,} / {warmup:,} = {value:.4g}"
+    """The trainer's convention (minigpt.training.schedule.lr_at) and the lr-schedule kata's:
+    steps count from 0 and step s gets peak·(s + 1)/warmup, so step warmup − 1 reaches the peak."""
+    value = peak * (step + 1) / warmup
+    prompt = (f"Warmup raises the learning rate linearly to a peak of {peak:g} over {warmup:,} "
+              f"steps, counted from 0 as the trainer does: step s gets peak × (s + 1) / warmup, "
+              f"so step 0 already moves the weights. What is it at step {step:,}?")
+    sol = (f"lr = peak × (step + 1) / warmup = {peak:g} × {step + 1:,} / {warmup:,} "
+           f"= {value:.4g}")
     return prompt, value, f"{value:.4g}", sol
 
 
@@ -284,8 +288,10 @@ def _top_k(probs: list[float], k: int, pick: int = 0) -> Generated:
 def _kv_numbers(layers: int, tokens: int, d: int) -> Generated:
     total = 2 * layers * tokens * d
     prompt = (f"How many numbers does the KV cache hold for one sequence of {tokens:,} tokens in "
-              f"a model with {layers} layers of width d = {d}?")
-    sol = (f"K and V: 2 tensors per layer, each tokens × d\n2 × {layers} × {tokens:,} × {d} = "
+              f"a model with {layers} layers of width d = {d} and plain multi-head attention (as "
+              f"many key/value heads as query heads, no grouping)?")
+    sol = (f"K and V: 2 tensors per layer, each tokens × d (with grouped-query attention, "
+           f"d shrinks to n_kv_heads × head_dim)\n2 × {layers} × {tokens:,} × {d} = "
            f"{total:,} ({total * 2 / 2**20:,.1f} MiB at 2 bytes each)")
     return prompt, float(total), f"{total:,}", sol
 
@@ -349,11 +355,13 @@ def _pipeline_bubble(p: int, m: int) -> Generated:
     return prompt, value, f"{value:.3f}", sol
 
 
-# name → (function, default relative tolerance, default absolute tolerance)
+# name → (function, default relative tolerance, default absolute tolerance). An answer given to
+# three decimals gets 2% or half a unit of its last decimal, whichever is wider: an absolute
+# ±0.005 alone would accept "0" for a weight of 0.0049 and give 10–100% slack below 0.05.
 GENERATORS = {
     "block_params": (_block_params, 0.01, 0.0),
-    "softmax": (_softmax, 0.0, 0.005),
-    "sqrt_scale": (_sqrt_scale, 0.0, 0.01),
+    "softmax": (_softmax, 0.02, 0.0005),
+    "sqrt_scale": (_sqrt_scale, 0.01, 0.0005),
     "head_split": (_head_split, 0.0, 0.0),
     "head_width": (_head_width, 0.0, 0.0),
     "vector_matrix": (_vector_matrix, 0.0, 0.001),
@@ -372,9 +380,9 @@ GENERATORS = {
     "nats_to_bits": (_nats_to_bits, 0.0, 0.01),
     "dropout_scale": (_dropout_scale, 0.0, 0.01),
     "warmup_lr": (_warmup_lr, 0.01, 0.0),
-    "clip_factor": (_clip_factor, 0.0, 0.005),
-    "temperature": (_temperature, 0.0, 0.005),
-    "top_k": (_top_k, 0.0, 0.005),
+    "clip_factor": (_clip_factor, 0.02, 0.0005),
+    "temperature": (_temperature, 0.02, 0.0005),
+    "top_k": (_top_k, 0.02, 0.0005),
     "kv_numbers": (_kv_numbers, 0.01, 0.0),
     "recompute_rows": (_recompute_rows, 0.0, 0.0),
     "attention_entries": (_attention_entries, 0.01, 0.0),
@@ -382,5 +390,5 @@ GENERATORS = {
     "train_flops": (_train_flops, 0.05, 0.0),
     "power_law_factor": (_power_law_factor, 0.0, 0.005),
     "zero_memory": (_zero_memory, 0.01, 0.0),
-    "pipeline_bubble": (_pipeline_bubble, 0.0, 0.005),
+    "pipeline_bubble": (_pipeline_bubble, 0.02, 0.0005),
 }

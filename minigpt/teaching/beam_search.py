@@ -62,7 +62,7 @@ def beam_search(model, vocab: Vocab, width: int, *, alpha: float = 0.0, prefix: 
     if not 0 <= min_chars < model.config.block_size:
         raise SamplingError(f"min_chars must be between 0 and {model.config.block_size - 1}, got {min_chars}")
     if not alpha >= 0:
-        raise SamplingError(f"the length penalty α is ≥ 0, got {alpha}")
+        raise SamplingError(f"the length penalty β is ≥ 0, got {alpha}")
     if "." in prefix or vocab.unknown(prefix):
         raise SamplingError(f"prefix {prefix!r}: only characters of the model's vocabulary (not '.')")
     model.eval()

@@ -54,12 +54,14 @@ def flash_hbm_accesses(n: int, d: int, sram: int) -> int:
 @dataclass(frozen=True)
 class BackwardTrade:
     stored_standard: int   # numbers kept from the forward pass for the backward: P (N²)
-    stored_flash: int      # what FlashAttention keeps instead: one log-sum-exp per row (N)
+    stored_flash: int      # what FlashAttention keeps instead: each row's max m and sum ℓ (2N)
+    stored_flash2: int     # FlashAttention-2: their log-sum-exp m + log ℓ, one per row (N)
     recompute_flops: int   # S = Q·Kᵀ again, block by block: 2·N²·d
     forward_flops: int     # the attention forward's two products: 4·N²·d
 
 
 def backward_trade(n: int, d: int) -> BackwardTrade:
-    """FlashAttention saves only O and each row's log-sum-exp; the backward pass rebuilds S and P
-    in SRAM from Q and K, paying 2·N²·d FLOPs to avoid reading an N × N matrix."""
-    return BackwardTrade(n * n, n, 2 * n * n * d, 4 * n * n * d)
+    """FlashAttention saves only O and each row's softmax statistics (m and ℓ; one log-sum-exp
+    in FlashAttention-2); the backward pass rebuilds S and P in SRAM from Q and K, paying 2·N²·d
+    FLOPs to avoid reading an N × N matrix."""
+    return BackwardTrade(n * n, 2 * n, n, 2 * n * n * d, 4 * n * n * d)

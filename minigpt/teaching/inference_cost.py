@@ -4,7 +4,8 @@ time is limited by memory bandwidth rather than arithmetic.
 A forward pass does about 2 FLOPs per weight per token (one multiply, one add), so 2·N for N
 non-embedding parameters, plus the attention scores and mixing: 4·L·T·d for a token that attends
 to T positions (2·T·d for its scores, 2·T·d for its weighted sum, per layer). Kaplan et al. 2020
-(table 1) write 2·L·T·d: averaged over a causal context a position attends to about T/2. Prefill runs the whole prompt at once (big matrix
+(table 1) list 2·L·T·d without a reason; one reading is the average over a causal context, where a
+position attends to about T/2. Prefill runs the whole prompt at once (big matrix
 multiplies, compute-bound); decode produces one token per step and must read every weight from
 memory for it, so at batch 1 it does about 2 FLOPs per 2-byte weight read: one FLOP per byte,
 far below what a GPU can do per byte it loads.

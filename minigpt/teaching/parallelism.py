@@ -1,5 +1,6 @@
 """Training across many devices: memory per device under ZeRO/FSDP sharding, tensor-parallel
-communication per layer, and the pipeline bubble.
+communication per layer, the pipeline bubble (GPipe, 1F1B, interleaved), and what sequence,
+context and expert parallelism keep or send.
 
 Mixed-precision Adam keeps 16 bytes per parameter (``precision.TRAINING_BYTES["mixed bf16"]``):
 2 for the 16-bit weights, 2 for their gradients and 12 of optimizer state (a float32 master copy
@@ -110,3 +111,52 @@ def idle_share(schedule: list[str]) -> float:
     """The share of '.' slots in a schedule laid out by ``pipeline_schedule``."""
     cells = "".join(schedule)
     return cells.count(".") / len(cells)
+
+
+def interleaved_bubble_fraction(p: int, m: int, v: int = 1) -> float:
+    """Idle share when each device holds v chunks of layers spread through the pipeline (the
+    interleaved schedule, Narayanan et al. 2021): the fill and the drain last (p − 1)/v
+    micro-batch slots, so the share is (p − 1)/(v·m + p − 1). v = 1 is GPipe's and 1F1B's."""
+    return (p - 1) / (v * m + p - 1)
+
+
+def micro_batches_held(p: int, m: int, schedule: str) -> int:
+    """Micro-batches whose activations the first stage holds at its peak. GPipe runs every
+    forward pass before any backward, so all m; 1F1B starts a backward pass as soon as the first
+    micro-batch comes back, after p forwards, and from then on alternates one forward with one
+    backward, so never more than p."""
+    if schedule == "gpipe":
+        return m
+    if schedule == "1f1b":
+        return min(p, m)
+    raise ValueError(f"unknown schedule {schedule!r}: 'gpipe' or '1f1b'")
+
+
+# --- sequence, context and expert parallelism -------------------------------------------------
+
+
+def activation_bytes_per_layer(seq: int, batch: int, hidden: int, heads: int, t: int = 1,
+                               sequence_parallel: bool = False) -> float:
+    """Activation bytes one transformer layer keeps for backward on each device, in 16 bits with
+    dropout masks (Korthikanti et al. 2022, table 2): s·b·h·(34 + 5·a·s/h) alone;
+    s·b·h·(10 + 24/t + 5·a·s/(h·t)) with tensor parallelism over t, whose LayerNorms and dropouts
+    still see the whole sequence; s·b·h·(34 + 5·a·s/h)/t once sequence parallelism splits those
+    along the sequence too."""
+    sbh, scores = seq * batch * hidden, 5 * heads * seq / hidden
+    if sequence_parallel:
+        return sbh * (34 + scores) / t
+    return sbh * (10 + 24 / t + scores / t) if t > 1 else sbh * (34 + scores)
+
+
+def ring_kv_bytes_received(seq: int, kv_width: int, c: int, bytes_per_value: int = 2) -> float:
+    """Context parallelism with ring attention: each of c devices keeps seq/c tokens and receives
+    the other c − 1 blocks of keys and values in turn, per layer."""
+    return (c - 1) * 2 * (seq / c) * kv_width * bytes_per_value
+
+
+def expert_all_to_all_bytes(tokens: int, d_model: int, top_k: int, devices: int,
+                            bytes_per_value: int = 2) -> float:
+    """Bytes a device sends per MoE layer in the forward pass under expert parallelism: each token
+    goes to its top_k experts and comes back (two all-to-alls); with experts spread evenly and
+    routing balanced, a share (devices − 1)/devices of those copies leaves the device."""
+    return 2 * tokens * top_k * d_model * bytes_per_value * (devices - 1) / devices

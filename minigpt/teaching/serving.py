@@ -1,5 +1,6 @@
 """Serving many requests at once: KV memory reserved contiguously or in pages, static against
-continuous batching on a toy arrival schedule, and what a shared prompt prefix saves.
+continuous batching on a toy arrival schedule, what a shared prompt prefix saves, a roofline
+estimate of TTFT and TPOT, and the time to move a cache (disaggregation, preemption).
 
 PagedAttention (Kwon et al. 2023, the vLLM paper) stores a sequence's keys and values in fixed
 blocks of a few tokens, allocated as the sequence grows, instead of one slab reserved for the
@@ -130,3 +131,41 @@ def prefix_saving(shared: int, own: int, requests: int) -> PrefixSaving:
     without = requests * (shared + own)
     with_cache = shared + requests * own
     return PrefixSaving(without, with_cache, without, with_cache)
+
+
+# --- latency: time to first token, time per output token ---------------------------------------
+
+
+@dataclass(frozen=True)
+class Timing:
+    batch: int
+    ttft_s: float   # time to first token: the prompt's prefill
+    tpot_s: float   # time per output token: one decode step of the whole batch
+
+    def latency_s(self, output_tokens: int) -> float:
+        """End-to-end time of a request: the first token, then one step per further token."""
+        return self.ttft_s + (output_tokens - 1) * self.tpot_s
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Tokens the server produces per second over the whole batch (throughput)."""
+        return self.batch / self.tpot_s
+
+
+def timing(n_params: float, batch: int, prompt: int, context: int, kv_bytes_per_token: float,
+           flops_per_s: float, bytes_per_s: float, bytes_per_weight: int = 2) -> Timing:
+    """A roofline estimate. Prefill does 2·N FLOPs per prompt token (attention left out) and reads
+    the weights once; decode does 2·N per sequence and reads the weights once plus every
+    sequence's KV cache of ``context`` tokens. Each phase takes the longer of its arithmetic and
+    its reads."""
+    weights = n_params * bytes_per_weight
+    ttft = max(2 * n_params * prompt / flops_per_s, weights / bytes_per_s)
+    tpot = max(2 * n_params * batch / flops_per_s,
+               (weights + batch * context * kv_bytes_per_token) / bytes_per_s)
+    return Timing(batch, ttft, tpot)
+
+
+def transfer_s(n_bytes: float, bytes_per_s: float) -> float:
+    """Seconds to move ``n_bytes`` over a link: a prefilled KV cache sent to a decode server
+    (disaggregation), or a preempted request's cache swapped to host memory and back."""
+    return n_bytes / bytes_per_s

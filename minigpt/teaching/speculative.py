@@ -84,6 +84,13 @@ def expected_tokens_per_call(alpha: float, k: int) -> float:
     return float(k + 1) if alpha >= 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
 
 
+def walltime_speedup(alpha: float, k: int, cost_ratio: float) -> float:
+    """Expected wall-time speed-up over plain decoding when one draft step costs ``cost_ratio``
+    (c) times a target step (Leviathan et al. 2023, theorem 3.8): a round costs k·c + 1 target
+    steps and yields (1 − α^(k+1))/(1 − α) tokens, so (1 − α^(k+1)) / ((1 − α)(c·k + 1))."""
+    return expected_tokens_per_call(alpha, k) / (cost_ratio * k + 1)
+
+
 def _device(model) -> torch.device:
     for t in list(model.parameters()) + list(model.buffers()):
         return t.device

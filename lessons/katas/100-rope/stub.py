@@ -6,6 +6,7 @@ def rope(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
     angle t·θ_i, θ_i = base^(-2i/d), counterclockwise.
 
     x: (..., T, d), d even; positions are 0..T-1 along the second-to-last axis.
-    Returns the same shape and dtype.
+    Returns the same shape and dtype. The angles may be computed in float32 or float64:
+    float64 inputs are checked to about 1e-5, which both meet.
     """
     raise NotImplementedError("write rope")

@@ -77,8 +77,9 @@ def _attention_cases() -> list[Case]:
         Case("a batch of 2, T=5, d=3, causal, float32", _qkv(g, 2, 5, 3, dtype=F32), {"causal": True}),
         Case("B=2, H=3, T=4, d=6 (four axes), no mask", _qkv(g, 2, 3, 4, 6)),
         Case("a batch of 1, T=6, d=2, causal", _qkv(g, 1, 6, 2), {"causal": True}),
-        Case("T=1: one token attends to itself", _qkv(g, 1, 1, 5), {"causal": True}),
-        Case("large scores (q and k ×30), causal", tuple(t * s for t, s in zip(_qkv(g, 2, 4, 8), (30, 30, 1)))),
+        Case("T=1, causal: one token attends to itself", _qkv(g, 1, 1, 5), {"causal": True}),
+        Case("large scores (q and k ×30), causal", tuple(t * s for t, s in zip(_qkv(g, 2, 4, 8), (30, 30, 1))),
+             {"causal": True}),
     ]
 
 

@@ -63,7 +63,8 @@ def _filter(logits, temperature=1.0, top_k=None, top_p=None, *, temp_after=False
 SAMPLING_FILTER = Checker(_sampling_cases, (
     Mistake("top-p dropped the token that crosses p: keep a token when the mass BEFORE it is below p",
             lambda *a, **k: _filter(*a, **k, keep_crossing=False)),
-    Mistake("temperature was applied to the probabilities, after the softmax: divide the logits",
+    Mistake("the temperature was applied after top-k/top-p: apply it first, since it changes which "
+            "tokens top-p keeps",
             lambda *a, **k: _filter(*a, **k, temp_after=True) if (a[1:] or [1.0])[0] != 1.0 else None),
     Mistake("top-p ran before top-k: top-k first, then top-p on what is left",
             lambda *a, **k: _filter(*a, **k, order="p-then-k")),

@@ -81,7 +81,61 @@ def _grpo() -> str:
         right = fmt(adv[rewards.index(1)], 3)
         wrong = fmt(adv[rewards.index(0)], 3) if 0 in rewards else "–"
         rows.append([label, fmt(sum(rewards) / len(rewards), 3), right, wrong])
+    first = GRPO_GROUPS[0][1]
+    other = RL.group_advantages(first, unbiased=True)
     return (table(["group", "mean reward", "A of a right one", "A of a wrong one"], rows)
-            + "\n\nA = (r − mean) / std within the group (std with divisor n). A rare "
-              "success earns a large push; when most answers are right, the few wrong ones "
-              "are pushed down hard; a group all right (or all wrong) teaches nothing.")
+            + "\n\nA = (r − mean) / std within the group, here with divisor n. The divisor is "
+              "a convention: with n − 1 (torch.std's default) the first group gives "
+              f"{fmt(other[first.index(1)], 3)} and {fmt(other[first.index(0)], 3)}, the same "
+              "signs and order. A rare success earns a large push; when most answers are right, "
+              "the few wrong ones are pushed down hard; a group all right (or all wrong) "
+              "teaches nothing.")
+
+
+KL_POLICY = (0.6, 0.3, 0.1)     # the policy's next-token distribution over three tokens
+KL_REFERENCE = (0.5, 0.3, 0.2)  # the reference model's
+
+
+@example("rl.kl_estimators", "Three estimates of KL(π ‖ π_ref), one sampled token at a time")
+def _kl_estimators() -> str:
+    est = RL.kl_estimates(list(KL_POLICY), list(KL_REFERENCE))
+    rows = [[f"token {i + 1}", fmt(p, 1), fmt(ref, 1)] + [fmt(v, 4) for v in ks]
+            for i, (p, ref, ks) in enumerate(zip(KL_POLICY, KL_REFERENCE, est, strict=True))]
+    means = [sum(p * ks[j] for p, ks in zip(KL_POLICY, est, strict=True)) for j in range(3)]
+    rows.append(["mean under π", "", ""] + [fmt(m, 4) for m in means])
+    exact = RL.kl_divergence(list(KL_POLICY), list(KL_REFERENCE))
+    return (table(["sampled", "π", "π_ref", "k1", "k2", "k3"], rows)
+            + f"\n\nThe exact KL is {fmt(exact, 4)}. k1 = −log r and k3 = (r − 1) − log r, "
+              "with r = π_ref/π, both average to it; k1 goes negative on a token the policy "
+              "likes less than the reference does, k3 never does. k2 = (log r)²/2 is biased "
+              "(its mean differs) but varies less. The estimate needs only the sampled "
+              "token's two log-probabilities, which is why the reference model must run "
+              "on every sampled answer.")
+
+
+@example("rl.memory", "Models held in memory while tuning a 7B policy")
+def _rl_memory() -> str:
+    n = 7e9
+    rows = [[method, ", ".join(RL.RL_MODELS[method]), f"{RL.rl_memory_bytes(n, method) / 1e9:,.0f}"]
+            for method in RL.RL_MODELS]
+    return (table(["method", "models", "GB (weights + training state)"], rows)
+            + f"\n\nA trained model keeps {RL.TRAINED_BYTES} bytes per parameter (mixed-precision "
+              f"Adam), a frozen one {RL.FROZEN_BYTES}; activations come on top. PPO trains a value "
+              "model beside the policy and runs a reward model and the reference; GRPO with a "
+              "checkable reward keeps only the policy and the reference. DPO may even drop its "
+              "reference: its log-probabilities on the fixed pairs can be computed once, "
+              "before training.")
+
+
+@example("dpo.implicit_reward", "DPO's implicit rewards, β = 0.1")
+def _implicit_reward() -> str:
+    rows = []
+    for label, pc, pr, rc, rr in CASES:
+        chosen, rejected = RL.implicit_reward(pc, rc, BETA), RL.implicit_reward(pr, rr, BETA)
+        rows.append([label, fmt(chosen, 2), fmt(rejected, 2),
+                     fmt(RL.preference_probability(chosen, rejected), 3)])
+    return (table(["policy", "reward chosen", "reward rejected", "σ(gap)"], rows)
+            + "\n\nr(y) = β · (log π(y) − log π_ref(y)): the policy itself defines the reward, "
+              "and the DPO loss is the Bradley-Terry loss −log σ(r_chosen − r_rejected) on it. "
+              "DPO learns offline from a fixed set of pairs; it never samples new answers "
+              "during training.")

@@ -129,3 +129,75 @@ def _checkpointing_lab() -> str:
               f"{peak['off'] / peak['on']:.1f}× smaller, the step {sec['on'] / sec['off']:.2f}× "
               f"as long. Gradients differ by at most {result['max_gradient_difference']:.1e}. "
               f"Load average {result['load_average']:.1f}.")
+
+
+# --- beyond round-to-nearest: QLoRA, GPTQ, SmoothQuant, a quantized KV cache ---------------------
+
+
+@example("quantization.qlora", "QLoRA: a 7B base model's weights in NF4")
+def _qlora() -> str:
+    from minigpt.teaching import ptq
+
+    n = 7e9
+    rows = [[label, fmt(bits, 3), f"{n * bits / 8 / 1e9:.2f}"]
+            for label, bits in (("16-bit", 16.0),
+                                (f"NF4, float32 absmax per {ptq.NF4_BLOCK}",
+                                 ptq.qlora_bits_per_weight(double_quant=False)),
+                                ("NF4, double-quantized absmax", ptq.qlora_bits_per_weight()))]
+    return (table(["storage", "bits per weight", "GB for 7B"], rows)
+            + "\n\nThe frozen base is stored in 4 bits and dequantized to 16 bits block by block "
+              "as each layer runs; only the LoRA adapters, in 16 bits, get gradients and Adam "
+              "state. Paged optimizers move that state to CPU memory when a long batch would "
+              "otherwise run the GPU out of memory.")
+
+
+def gptq_example():
+    """A row of four weights whose inputs move together (one shared signal plus a little noise
+    each), rounded to a grid of 0.5 by plain rounding and by GPTQ."""
+    from minigpt.teaching import ptq
+
+    g = torch.Generator().manual_seed(0)
+    shared = torch.randn(256, 1, generator=g, dtype=torch.float64)
+    x = torch.cat([shared + 0.1 * torch.randn(256, 1, generator=g, dtype=torch.float64)
+                   for _ in range(4)], dim=1)
+    w = torch.tensor([0.3, 0.3, -0.2, 0.45], dtype=torch.float64)
+    return w, x, ptq.round_to_grid(w, 0.5), ptq.gptq_row(w, x, 0.5)
+
+
+@example("quantization.gptq_smoothquant", "Error feedback (GPTQ) and scale migration (SmoothQuant)")
+def _gptq_smoothquant() -> str:
+    from minigpt.teaching import ptq
+
+    w, x, rtn, gptq = gptq_example()
+    rows = [[label, ", ".join(fmt(v, 2) for v in q.tolist()), f"{ptq.output_error(w, q, x):.3f}"]
+            for label, q in (("weights", w), ("round to nearest", rtn), ("GPTQ", gptq))]
+    act, weight = 60.0, 0.5
+    s = ptq.smoothquant_scale(act, weight)
+    return (table(["row (grid 0.5)", "values", "output error"], rows)
+            + "\n\nThe four inputs move together, so what matters is the sum of the weights: "
+              "rounding each one alone overshoots it, while GPTQ rounds the first and moves its "
+              "error onto the ones still to come. SmoothQuant, α = 0.5: an input channel whose "
+              f"activations reach {fmt(act, 0)} and whose weights reach {fmt(weight, 1)} gets "
+              f"s = √({fmt(act, 0)}/{fmt(weight, 1)}) = {fmt(s, 2)}; after dividing the "
+              f"activations and multiplying the weights by s both reach {fmt(act / s, 2)}, and "
+              f"the activations' int8 step falls from {fmt(act / 127, 3)} to "
+              f"{fmt(act / s / 127, 3)}.")
+
+
+@example("quantization.kv_cache", "A quantized KV cache: LLaMA-2 7B, 40 GiB for the cache")
+def _kv_cache() -> str:
+    from minigpt.teaching import kv_memory as KV
+    from minigpt.teaching import ptq
+
+    shape = next(s for s in KV.MODELS if s.name == "LLaMA-2 7B")
+    per_token_16 = KV.shape_bytes_per_token(shape)
+    budget = 40 * 2**30
+    rows = []
+    for label, bits in (("16-bit", ptq.kv_bits_per_value(16)), ("int8 / fp8", ptq.kv_bits_per_value(8)),
+                        ("int4, a 16-bit scale per 64", ptq.kv_bits_per_value(4, 64))):
+        per_token = per_token_16 * bits / 16
+        rows.append([label, fmt(bits, 2), KV.human_bytes(per_token), count(int(budget // per_token))])
+    return (table(["cache values", "bits", "per token", "tokens in 40 GiB"], rows)
+            + "\n\nKeys and values are activations, so their scales are set as they are written; "
+              "halving the bits doubles the tokens (users, or context) the same memory holds, "
+              "and halves what each decode step reads.")

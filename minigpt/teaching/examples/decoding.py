@@ -32,16 +32,22 @@ def _repetition() -> str:
 
 @example("decoding.min_p", f"How many characters min-p = {MIN_P} and top-p = {TOP_P} keep")
 def _min_p() -> str:
-    rows = []
+    rows, more = [], []
     for context in ("kri", "ann", "mar"):
         logits, _, _ = D.shipped_distribution(context)
         for temperature in (1.0, 2.0):
             probs = torch.softmax(logits / temperature, -1)
+            by_min_p, by_top_p = int(D.min_p_keep(probs, MIN_P).sum()), D.top_p_count(probs, TOP_P)
             rows.append([context, fmt(temperature, 1), fmt(probs.max().item(), 3),
-                         fmt(MIN_P * probs.max().item(), 3),
-                         int(D.min_p_keep(probs, MIN_P).sum()), D.top_p_count(probs, TOP_P)])
+                         fmt(MIN_P * probs.max().item(), 3), by_min_p, by_top_p])
+            if by_min_p > by_top_p:
+                more.append(f"after “{context}” at T = {fmt(temperature, 1)} ({by_min_p} "
+                            f"against {by_top_p})")
+    reversal = (" and ".join(more) + ", where no character stands out and the bar falls "
+                "below almost all of them" if more else "in none of these rows")
     return (table(["after", "T", "top p", "min-p bar", "min-p keeps", "top-p keeps"], rows)
             + "\n\nThe bar is min_p times the top probability, so it falls when the model is "
-              "unsure and rises when it is sure. At T = 2 the flattened tail fills top-p's "
-              "nucleus with many unlikely characters, while min-p still keeps only those "
-              "within a factor of ten of the best.")
+              "unsure and rises when it is sure. When one character still leads at T = 2, "
+              "min-p keeps only those within a factor of ten of it while the flattened tail "
+              "fills top-p's nucleus. On a flat distribution it goes the other way: min-p "
+              f"keeps more than top-p {reversal}.")

@@ -48,12 +48,14 @@ def _backward() -> str:
     rows = []
     for n in (4096, 16384):
         t = F.backward_trade(n, 64)
-        rows.append([count(n), count(t.stored_standard), count(t.stored_flash),
+        rows.append([count(n), count(t.stored_standard),
+                     f"{count(t.stored_flash)} / {count(t.stored_flash2)}",
                      f"{t.recompute_flops / 1e9:,.2f}",
                      f"{t.recompute_flops / t.forward_flops:.0%}"])
-    return (table(["N", "P kept (std)", "kept (flash)", "recompute GFLOP", "of fwd"], rows)
+    return (table(["N", "P kept (std)", "kept (FA / FA-2)", "recompute GFLOP", "of fwd"], rows)
             + "\n\nStandard attention keeps P, N² numbers per head, for the backward pass. "
-              "FlashAttention keeps O and one log-sum-exp per row and rebuilds S = Q·Kᵀ "
+              "FlashAttention keeps O and two numbers per row, the maximum m and the sum ℓ "
+              "(FlashAttention-2 keeps one, their log-sum-exp), and rebuilds S = Q·Kᵀ "
               "and P block by block in SRAM: 2·N²·d extra FLOPs, half the forward's "
               "4·N²·d, to avoid reading an N × N matrix back from HBM.")
 

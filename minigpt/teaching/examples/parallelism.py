@@ -59,3 +59,41 @@ def _bubble() -> str:
             + table(["m", "(p−1)/(m+p−1)", "formula", "counted in the schedule"], rows)
             + "\n\nMore micro-batches shrink the bubble; each one must still be big enough "
               "to keep a stage busy.")
+
+
+@example("parallel.schedules", "GPipe, 1F1B and interleaved schedules: p = 4 stages")
+def _schedules() -> str:
+    p, rows = 4, []
+    for m in (4, 8, 16):
+        rows.append([m, f"{PA.bubble_fraction(p, m):.3f}",
+                     f"{PA.interleaved_bubble_fraction(p, m, 2):.3f}",
+                     f"{PA.interleaved_bubble_fraction(p, m, 4):.3f}",
+                     PA.micro_batches_held(p, m, "gpipe"), PA.micro_batches_held(p, m, "1f1b")])
+    return (table(["m", "bubble v=1", "v=2", "v=4", "held: GPipe", "held: 1F1B"], rows)
+            + "\n\nThe bubble is (p − 1)/(v·m + p − 1): 1F1B leaves it as GPipe's (v = 1) but "
+              "caps the micro-batches whose activations the first stage holds at p instead of "
+              "m. Interleaving v chunks of layers per GPU divides the fill and drain by v, at "
+              "the price of v times as many sends between stages.")
+
+
+@example("parallel.sequence_expert",
+         "Sequence, context and expert parallelism: what each one saves or sends")
+def _sequence_expert() -> str:
+    s, b, h, a, t = 2048, 1, 12288, 96, 8  # a GPT-3 175B layer, as Korthikanti et al. use
+    rows = [[label, f"{PA.activation_bytes_per_layer(s, b, h, a, tt, sp) / 2**30:.2f}"]
+            for label, tt, sp in (("no model parallelism", 1, False),
+                                  (f"tensor parallel, t = {t}", t, False),
+                                  (f"tensor + sequence parallel, t = {t}", t, True))]
+    seq, c, kv = 131072, 8, 8 * 128  # 8 key/value heads of 128
+    ring = PA.ring_kv_bytes_received(seq, kv, c)
+    tokens, d, k, gpus = 4096, 4096, 2, 8
+    sent = PA.expert_all_to_all_bytes(tokens, d, k, gpus)
+    return (table(["layer of width 12,288, 2,048 tokens", "activations GiB per GPU"], rows)
+            + "\n\nTensor parallelism alone leaves the LayerNorms' and dropouts' activations "
+              "whole on every GPU; splitting them along the sequence brings the total to "
+              "1/t of it. Context parallelism with ring attention at "
+              f"{seq:,} tokens over {c} GPUs: each keeps {seq // c:,} tokens and receives "
+              f"{ring / 2**20:,.0f} MiB of other blocks' keys and values per layer "
+              f"({kv} key/value numbers a token, 16 bits). Expert parallelism, {tokens:,} "
+              f"tokens per GPU, width {d:,}, top-{k} routing over {gpus} GPUs: the two "
+              f"all-to-alls send {sent / 2**20:,.0f} MiB per MoE layer from each GPU.")

@@ -103,7 +103,7 @@ def _widths() -> str:
               f"training names {fmt(B.mean_length(words), 1)}.")
 
 
-@example("beam.length_penalty", "The length penalty: ranking by log p / n^α (width 10)")
+@example("beam.length_penalty", "The length penalty: ranking by log p / n^β (width 10)")
 def _length_penalty() -> str:
     vocab, by_width, penalised, _, _ = _beams()
     raw = dict(by_width)[10]
@@ -112,8 +112,27 @@ def _length_penalty() -> str:
         a, b = raw[i], penalised[i]
         rows.append([i + 1, a.text(vocab), fmt(a.logprob, 2), b.text(vocab), fmt(b.logprob, 2),
                      fmt(b.score, 3)])
-    return (table(["rank", "α = 0", "log p", "α = 1", "log p", "log p / n"], rows)
-            + "\n\nn counts the letters and the end token. With α = 1 the ranking is the mean "
+    return (table(["rank", "β = 0", "log p", "β = 1", "log p", "log p / n"], rows)
+            + "\n\nn counts the letters and the end token. With β = 1 the ranking is the mean "
               "log-probability per letter, so a long name whose letters are each very likely "
               "can beat a short one. The search itself still keeps the likeliest partial names "
               "(the penalty only ranks the finished ones).")
+
+
+WALLTIME_ALPHA = 0.8
+DRAFT_COSTS = (0.02, 0.1, 0.3)  # a draft step's cost in target steps: a head, a small model, a big one
+
+
+@example("speculative.walltime", f"Wall-time speed-up with the draft's cost (α = {WALLTIME_ALPHA})")
+def _walltime() -> str:
+    ks = (1, 2, 4, 8)
+    rows = [[f"c = {c}"] + [fmt(S.walltime_speedup(WALLTIME_ALPHA, k, c), 2) for k in ks]
+            for c in DRAFT_COSTS]
+    best = {c: max(range(1, 17), key=lambda k, c=c: S.walltime_speedup(WALLTIME_ALPHA, k, c))
+            for c in DRAFT_COSTS}
+    return (table(["draft cost"] + [f"k = {k}" for k in ks], rows)
+            + "\n\nspeed-up = (1 − α^(k+1)) / ((1 − α)(c·k + 1)): the tokens a round yields over "
+              "what the round costs, k draft steps at c each plus one target pass. The best k "
+              "(of 1 to 16): " + ", ".join(f"{best[c]} for c = {c}" for c in DRAFT_COSTS)
+            + ". A cheap draft, such as extra heads on the target itself, can afford long drafts; "
+              "a costly one wants short ones.")

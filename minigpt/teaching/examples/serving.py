@@ -59,3 +59,53 @@ def _prefix() -> str:
             + f"\n\nThe shared prefix is computed and stored once: "
               f"{saving.prefill_saved:.1%} of the prefill work is saved, and the prompts' cache "
               f"shrinks by the same share.")
+
+
+PROMPT, ANSWER, CONTEXT = 1000, 500, 1500  # tokens: a chat request's prompt, answer, mean cache
+
+
+def _llama_timing(batch: int) -> S.Timing:
+    from minigpt.teaching import inference_cost as IC
+    from minigpt.teaching import params
+
+    llama = params.llama2_7b_params()
+    n = llama["total"] - llama["vocab"] * llama["d_model"]  # the lookup table does no multiply
+    gpu = IC.ILLUSTRATIVE_GPU
+    return S.timing(n, batch, PROMPT, CONTEXT, KV.shape_bytes_per_token(LLAMA2_7B),
+                    gpu.flops_per_s, gpu.bytes_per_s)
+
+
+@example("serving.latency", "TTFT, TPOT and throughput: LLaMA-2 7B on one GPU, by batch size")
+def _latency() -> str:
+    rows = []
+    for batch in (1, 8, 32, 64):
+        t = _llama_timing(batch)
+        rows.append([batch, f"{t.ttft_s * 1e3:.1f}", f"{t.tpot_s * 1e3:.1f}",
+                     f"{1 / t.tpot_s:,.0f}", f"{t.tokens_per_s:,.0f}",
+                     f"{t.latency_s(ANSWER):.2f}"])
+    return (table(["batch", "TTFT ms", "TPOT ms", "tok/s a user", "tok/s total",
+                   f"{ANSWER} tokens, s"], rows)
+            + f"\n\nA {PROMPT:,}-token prompt; every sequence's cache holds {CONTEXT:,} tokens "
+              f"({KV.human_bytes(KV.shape_bytes_per_token(LLAMA2_7B))} each), read at every "
+              "decode step. TTFT here is the prefill alone; a busy server adds the time a "
+              "request waits in the queue. A request takes TTFT + (n − 1)·TPOT. A bigger batch raises the "
+              "server's throughput but, once the caches' reads dominate, slows every user: "
+              "the operator picks a point on that curve.")
+
+
+LINK_BYTES_PER_S = 50e9   # a fast network between servers (400 Gb/s)
+HOST_BYTES_PER_S = 25e9   # PCIe to host memory
+
+
+@example("serving.disaggregation", "Moving a prefilled cache: disaggregation and preemption")
+def _disaggregation() -> str:
+    cache = PROMPT * KV.shape_bytes_per_token(LLAMA2_7B)
+    prefill = _llama_timing(1).ttft_s
+    send = S.transfer_s(cache, LINK_BYTES_PER_S)
+    swap = 2 * S.transfer_s(cache, HOST_BYTES_PER_S)
+    return (f"The cache of a {PROMPT:,}-token prompt is {KV.human_bytes(cache)}. Sent from a "
+            f"prefill server to a decode server at {LINK_BYTES_PER_S / 1e9:.0f} GB/s it takes "
+            f"{send * 1e3:.1f} ms, against {prefill * 1e3:.1f} ms to prefill it. Swapped out "
+            f"to host memory and back at {HOST_BYTES_PER_S / 1e9:.0f} GB/s when the request is "
+            f"preempted: {swap * 1e3:.1f} ms; recomputing it instead costs one prefill, "
+            f"{prefill * 1e3:.1f} ms of a GPU that had no spare room.")
