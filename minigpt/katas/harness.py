@@ -120,8 +120,9 @@ def run_job(job: dict) -> dict:
 
 
 def main(job_path: str) -> None:
-    with open(job_path, encoding="utf-8") as f:
-        job = json.load(f)
+    from minigpt import guarded
+
+    job = json.loads(guarded.read_text(job_path, guarded.TEXT_FILE_BYTES))
     os.unlink(job_path)  # what the learner's code may look for on disk: nothing
     result = {"token": job["token"], **run_job(job)}
     tmp = f"{job['out']}.tmp"
