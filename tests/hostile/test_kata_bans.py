@@ -39,6 +39,9 @@ SPELLINGS = {
                                "    return getattr(torch._C._VariableFunctions, 'soft' + 'max')(x, dim)\n"),
         ("exp of log_softmax", "import torch\n\ndef softmax(x, dim=-1):\n"
                                "    return torch.ops.aten._log_softmax(x, dim, False).exp()\n"),
+        ("outside the dispatch mode", "import torch\nfrom torch.utils._python_dispatch import _disable_current_modes\n\n"
+                                      "def softmax(x, dim=-1):\n    with _disable_current_modes():\n"
+                                      "        return torch._softmax(x, dim, False)\n"),
         ("caught and retried", "import torch\n\ndef softmax(x, dim=-1):\n    try:\n"
                                "        return torch.ops.aten._softmax(x, dim, False)\n    except Exception:\n"
                                "        e = (x - x.amax(dim, keepdim=True)).exp()\n"
@@ -49,6 +52,10 @@ SPELLINGS = {
          "    return torch.ops.aten.scaled_dot_product_attention(q, k, v, is_causal=causal)\n"),
         ("the math fallback", "import torch\n\ndef attention(q, k, v, causal=False):\n"
          "    return torch.ops.aten._scaled_dot_product_attention_math(q, k, v, is_causal=causal)[0]\n"),
+        ("the math fallback outside the dispatch mode", "import torch\n"
+         "from torch.utils._python_dispatch import _disable_current_modes\n\ndef attention(q, k, v, causal=False):\n"
+         "    with _disable_current_modes():\n"
+         "        return torch.ops.aten._scaled_dot_product_attention_math(q, k, v, is_causal=causal)[0]\n"),
         ("the CPU kernel", "import torch\n\ndef attention(q, k, v, causal=False):\n"
          "    return torch._scaled_dot_product_flash_attention_for_cpu(q, k, v, is_causal=causal)[0]\n"),
         ("import-time capture", "import torch.nn.functional as F\n_s = getattr(F, 'scaled_dot_product_' + 'attention')\n\n"

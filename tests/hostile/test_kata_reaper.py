@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from minigpt import spawn
+from minigpt.katas.catalogue import load_katas
 from tests.helpers.hostile import REPO
 
 
@@ -265,3 +266,15 @@ def test_the_cli_refuses_code_that_signals_its_parent_and_says_so(tmp_path):
                           env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"})
     assert done.returncode == 1 and "your code tried os.kill" in done.stdout, (done.stdout, done.stderr)
     assert _wait_gone(int((tmp_path / "pid").read_text()))  # the harness ran the draft, then ended
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("kata_name", [k.name for k in load_katas()])
+def test_every_reference_passes_the_real_grader_under_its_guards(kata_name):
+    """The audit hook and the ban in the child refuse nothing a correct solution needs."""
+    from minigpt.katas.catalogue import kata_by_name
+    from minigpt.katas.sandbox import grade_source
+
+    kata = kata_by_name(kata_name)
+    report = grade_source(kata, kata.solution)
+    assert report.passed, report.summary()
