@@ -256,8 +256,9 @@ def _kill_live_trees() -> None:
         _end(tree)
 
 
-def _start_options(tree: spawn.ProcessTree, memory_limit: int | None = MEMORY_LIMIT) -> dict:
-    return dict(env=snippet_env(), cwd=_IMPORT_ROOT, new_session=True, tree=tree, memory_limit=memory_limit)
+def _start_options(tree: spawn.ProcessTree, memory_limit: int | None = MEMORY_LIMIT, cwd=None) -> dict:
+    return dict(env=snippet_env(), cwd=_IMPORT_ROOT if cwd is None else cwd, new_session=True, tree=tree,
+                memory_limit=memory_limit)
 
 
 def _text(data: bytes | bytearray) -> str:
@@ -271,10 +272,17 @@ def run_snippet(code: str, timeout: float = TIME_LIMIT_S, limit: int = OUTPUT_LI
     From a worker thread, pass ``stop`` and set it when the run is no longer wanted (the learner
     left the lesson): the snippet's group is killed within a tenth of a second.
     """
+    return run_bounded(snippet_command(code), timeout, limit, stop, memory_limit)
+
+
+def run_bounded(argv: list[str], timeout: float = TIME_LIMIT_S, limit: int = OUTPUT_LIMIT,
+                stop: threading.Event | None = None, memory_limit: int | None = MEMORY_LIMIT,
+                cwd: Path | str | None = None) -> SnippetResult:
+    """:func:`run_snippet` for any command (the kata grader's reaper and harness), run in ``cwd``."""
     start = time.monotonic()
     tree = spawn.ProcessTree(USE_CGROUP)
-    proc = spawn.popen(snippet_command(code), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       **_start_options(tree, memory_limit))
+    proc = spawn.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       **_start_options(tree, memory_limit, cwd))
     _live_trees.add(tree)
     buffers = {proc.stdout: bytearray(), proc.stderr: bytearray()}
     timed_out = truncated = stopped = False

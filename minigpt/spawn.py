@@ -49,6 +49,29 @@ _LAUNCHER = ("import os,sys\n"
              "os.execv(sys.argv[4],sys.argv[4:])\n")
 
 
+# The reaper: a small process between the caller and code it does not trust. It starts its argv as
+# its child, tied to its own life (PR_SET_PDEATHSIG, Linux: the child is killed the moment the reaper
+# dies, and a child that finds it was orphaned before the tie took hold exits at once), waits, and
+# exits with the child's status (128 + N when signal N ended it). Code that kills its parent kills
+# the reaper only: the caller sees a status below zero (the reaper itself died by a signal).
+_REAPER = ("import os,signal,subprocess,sys\n"
+           "me=os.getpid()\n"
+           "try:\n"
+           "  import ctypes; prctl=ctypes.CDLL(None).prctl\n"
+           "except Exception: prctl=None\n"
+           "def tie():\n"
+           "  if prctl is not None: prctl(1,int(signal.SIGKILL),0,0,0)\n"
+           "  if os.getppid()!=me: os._exit(137)\n"
+           "r=subprocess.Popen(sys.argv[1:],preexec_fn=tie).wait()\n"
+           "sys.exit(128-r if r<0 else r)\n")
+
+
+def behind_reaper(argv: list[str]) -> list[str]:
+    """``argv`` run under a reaper (see ``_REAPER``): what the caller starts is the reaper, so the
+    child's parent is never the caller. A status below zero then means the reaper itself was killed."""
+    return [sys.executable, "-I", "-S", "-c", _REAPER, *argv]
+
+
 def child_env(*, import_root: Path | str | None = None, threads: int | None = None, unbuffered: bool = True,
               extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a child: ``base`` (this process's by default) with ``import_root`` first on

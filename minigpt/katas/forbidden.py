@@ -5,7 +5,9 @@ aliases (``import torch.nn.functional as F`` then ``F.softmax``, ``from torch im
 and, for a ``Tensor.name`` rule, any method call ``.name(…)``. What it cannot see
 (``getattr(torch, "soft" + "max")``) is caught while the code runs: :func:`guard` replaces each
 forbidden callable by one that records the call and raises, and the grader fails every case once a
-call was recorded, even if the learner's code caught the exception.
+call was recorded, even if the learner's code caught the exception. Names are only one way in: the
+operators behind them are refused at torch's dispatcher by :mod:`minigpt.katas.ban`, whatever the
+spelling, and the bounded runner's harness replaces the names before the learner's code is loaded.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 :func:`judge` is the one verdict, used both when the learner's code ran in this process (the
 tests' wrong solutions, :func:`grade_function`) and when it ran in the bounded runner
 (:mod:`minigpt.katas.sandbox`, which hands the outputs over). The expected values are always
-computed here, in the grading process, from the kata's ``solution.py``.
+computed here, in the grading process, from the kata's ``solution.py``: the bounded runner's
+harness never imports this module.
 """
 
 from __future__ import annotations
@@ -137,20 +138,25 @@ def judge(kata: Kata, outcomes: list, forbidden_calls: list[str] | None = None) 
 
 
 def call_cases(kata: Kata, function: Callable) -> tuple[list, list[str]]:
-    """Run ``function`` on every case under the forbidden-call guard: (outcomes, forbidden calls)."""
+    """Run ``function`` on every case with the kata's operators banned at torch's dispatcher and its
+    forbidden names replaced: (outcomes, forbidden calls). (The bounded runner's harness does the
+    same in its own process, from the cases it is sent.)"""
+    from minigpt.katas.ban import Ban, banned_ops
     from minigpt.katas.checkers import checker as checker_for
     from minigpt.katas.checkers.base import clone
 
     outcomes, calls = [], []
-    for case in checker_for(kata.name).cases():
-        args, kwargs = clone(case.args), clone(case.kwargs)
-        try:
-            with guard(kata.forbidden, calls):
-                outcomes.append(("value", function(*args, **kwargs)))
-        except KeyboardInterrupt:
-            raise
-        except BaseException as e:  # SystemExit included: exiting is not an answer
-            outcomes.append(("error", f"{type(e).__name__}: {e}".strip()[:300]))
+    cases = checker_for(kata.name).cases()
+    with Ban(banned_ops(kata.forbidden), calls):
+        for case in cases:
+            args, kwargs = clone(case.args), clone(case.kwargs)
+            try:
+                with guard(kata.forbidden, calls):
+                    outcomes.append(("value", function(*args, **kwargs)))
+            except KeyboardInterrupt:
+                raise
+            except BaseException as e:  # SystemExit included: exiting is not an answer
+                outcomes.append(("error", f"{type(e).__name__}: {e}".strip()[:300]))
     return outcomes, calls
 
 

@@ -36,7 +36,7 @@ def encode(value):
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if type(value).__module__ == "torch" and type(value).__name__ == "dtype":
-        return {"dtype": dtype_name(value)}
+        return {"dtype": str(value).removeprefix("torch.")}
     return {"unsupported": type(value).__name__}
 
 

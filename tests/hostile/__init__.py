@@ -43,7 +43,12 @@ Input classes and where they are tested (add a file here for a new class, and a 
 - full disks: training, the progress database and exports on a 2 MB tmpfs (``test_disk_full.py``);
 - runaway sweeps: grids counted and capped before they are built (``test_sweep_sizes.py``);
 - distributed misconfiguration: rendezvous options and a node that never comes
-  (``test_distributed_options.py``).
+  (``test_distributed_options.py``);
+- kata bans: a banned operator captured at import, spelled privately, through ``torch.ops.aten``, a
+  ``TensorBase`` method or a math fallback, and the correct solutions that must still pass
+  (``test_kata_bans.py``);
+- learner code against the grader: killing its parent, signalling or starting processes, reading
+  the reference from disk, a link, the catalogue or the call stack (``test_kata_reaper.py``).
 
 ``conftest.py`` holds the shared pieces: the escape sequences, an assertion that text is free of
 control characters, the CLI run in a real subprocess, the app's rendered screen as text, and the
