@@ -24,14 +24,13 @@ from pathlib import Path
 
 import pytest
 
-from minigpt import spawn
+from minigpt import processes, spawn
 from minigpt.katas.catalogue import load_katas
 from tests.helpers.hostile import REPO
 
 
 def _gone(pid: int) -> bool:
-    fields = spawn._stat_fields(pid)
-    return fields is None or fields[0] in ("Z", "X")
+    return processes.start_time(pid) is None or processes.is_zombie(pid)
 
 
 def _wait_gone(pid: int, seconds: float = 5.0) -> bool:
