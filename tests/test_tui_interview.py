@@ -28,8 +28,8 @@ async def test_a_short_interview_from_home_to_report(tmp_path, make_app):
             kinds.append(q.kind)
             if q.kind == "kata":
                 await pilot.press("ctrl+n")
-            else:
-                await pilot.press(*"12", "enter")
+            else:  # an explanation gets a multi-line box: enter is a new line there, ctrl+s reveals
+                await pilot.press(*"12", "ctrl+s" if q.kind == "explain" else "enter")
                 await until(pilot, lambda: screen.state == "revealed")
                 if q.kind == "define":
                     await pilot.press("y")
@@ -49,7 +49,10 @@ async def test_a_short_interview_from_home_to_report(tmp_path, make_app):
     assert after["causal-masking"] > before["causal-masking"]  # its cards now have a memory
 
 
-async def test_escape_mid_interview_keeps_what_was_answered(tmp_path, make_app):
+async def test_escape_asks_and_an_interview_ended_early_stays_out_of_the_trend_unless_kept(tmp_path, make_app):
+    from minigpt.study import interview_trend
+    from tui.screens.interview_end import EndInterviewQuestion
+
     store = Store(tmp_path / "p.sqlite3")
     app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -60,9 +63,21 @@ async def test_escape_mid_interview_keeps_what_was_answered(tmp_path, make_app):
         await until(pilot, lambda: screen.state == "asking")
         assert len(screen.questions) == 12  # 30 minutes, 2.5 each
         await pilot.press("ctrl+n")  # skip one
-        await pilot.press("escape")  # leave: the report comes first
+        await pilot.press("escape")  # before: it ended at once; now it asks
+        await until(pilot, lambda: isinstance(app.screen, EndInterviewQuestion))
+        assert screen.state == "asking"
+        await pilot.press("enter")  # "Keep going" is focused: a stray enter changes nothing
+        await until(pilot, lambda: app.screen is screen)
+        assert screen.state == "asking" and len(screen.report.answers) == 1
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, EndInterviewQuestion))
+        await pilot.press("e")  # end now
         await until(pilot, lambda: screen.state == "report")
-    assert store.conn.execute("SELECT questions FROM interview").fetchone()[0] == 1
+        assert "k keeps it in your trend" in str(screen.query_one("#iv-status").render())
+        assert interview_trend.points(store) == []  # ended early: not a point on the trend
+        await pilot.press("k")
+        await until(pilot, lambda: len(interview_trend.points(store)) == 1)
+    assert tuple(store.conn.execute("SELECT questions, partial, in_trend FROM interview").fetchone()) == (1, 1, 1)
 
 
 def _keep(store, *scores):
