@@ -6,7 +6,7 @@ is Again), and the finished report is kept in the progress database; the setup a
 chart the past interviews (score, and the readiness each started from) over time.
 
 As on interview-practice sites: escape asks (end now, pause, skip, keep going:
-``tui.screens.interview_end``); a paused interview is kept (``minigpt.study.interview_pause``) and
+``tui.widgets.interview_end``); a paused interview is kept (``minigpt.study.interview_pause``) and
 the setup offers to resume it with its time left; one ended early is partial, out of the trend
 unless kept (k on the report). What the learner typed stays on screen beside the model answer or
 rubric; explain answers get a multi-line box; a notice comes at one minute left, and when time is
@@ -18,38 +18,34 @@ that copy scores.
 from __future__ import annotations
 
 import time
-from datetime import UTC, date, datetime
+from datetime import date
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Static, TextArea
 
 from minigpt import serving_policy
 from minigpt.errors import DeckError, KataError, StoreError
 from minigpt.study import interview as iv
-from minigpt.study import interview_pause, interview_trend
+from minigpt.study import interview_pause
 from minigpt.study.decks import cached_decks
 from minigpt.study.plan import plan_settings
 from minigpt.study.review import StudySession
 from minigpt.text import markup_escape as escape
 from tui import navigation
-from tui.screens.interview_end import EndInterviewQuestion
-from tui.widgets.interview_trend import InterviewTrendChart
+from tui.widgets import interview_views as views
+from tui.widgets.interview_end import EndInterviewQuestion, EndOrPause, now_text
 
 WARN_AT_S = 60  # the "1 minute left" notice
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-class InterviewScreen(Screen):
+class InterviewScreen(EndOrPause, Screen):
     BINDINGS = [
         Binding("escape", "ask_end", "End or pause"),   # while asking: a question, never at once
         Binding("escape", "back", "Back"),               # the setup and the report
@@ -116,15 +112,6 @@ class InterviewScreen(Screen):
         body.mount_all(widgets)
         body.scroll_home(animate=False)
 
-    def trend_widgets(self) -> list:
-        """A line on the past interviews and their chart; a line only before the first."""
-        past = interview_trend.points(self.app.store)
-        if not past:
-            return [Static("No interview in your trend yet: the chart of your scores starts with the first.")]
-        chart = InterviewTrendChart(interview_trend.headline(past), classes="iv-trend")
-        chart.set_points(past)
-        return [chart]
-
     def show_setup(self) -> None:
         self.state = "setup"
         day, scope = plan_settings(self.app.store)
@@ -133,18 +120,9 @@ class InterviewScreen(Screen):
         else:
             self.set_status("[b]Mock interview[/b] · questions from the lessons you read, weakest first")
         planned = " Only your plan's lessons are asked (minigpt plan)." if day and scope else ""
-        paused = interview_pause.paused(self.app.store)
-        resume = []
-        if paused is not None:  # focused first: enter resumes it
-            resume = [Static(f"A paused interview: {escape(paused.line())}. Starting a new one replaces it."),
-                      Button(f"Resume ({escape(paused.line().split(' · ')[0])})", id="iv-resume")]
-        self._fill(*resume,
-                   Static("How many minutes? (enter starts; 30 is an interview's usual length)"),
-                   minutes := Input(placeholder=f"{iv.DEFAULT_MINUTES} (type another length, or just enter)"),
-                   Static("Define a term, explain a concept (tick the rubric's points you made), "
-                          f"compute with new numbers, one kata where code may run. escape: end or pause.{planned}"),
-                   *self.trend_widgets())
-        self.call_after_refresh((resume[1] if resume else minutes).focus)
+        widgets, focus = views.setup_widgets(self.app.store, interview_pause.paused(self.app.store), planned)
+        self._fill(*widgets)
+        self.call_after_refresh(focus.focus)
 
     def seconds_left(self) -> float:
         return self.minutes * 60 - (time.monotonic() - self.started)
@@ -187,44 +165,8 @@ class InterviewScreen(Screen):
         self._forget_pause()  # one paused interview at a time: a new one replaces it
         self.minutes, self.index = minutes, 0
         self.report = iv.Report(minutes, titles=self.titles, readiness=r.overall)
-        self.started, self.started_at = time.monotonic(), _now()
+        self.started, self.started_at = time.monotonic(), now_text()
         self.ask()
-
-    def resume(self) -> None:
-        try:
-            paused = interview_pause.resume(self.app.store)
-        except StoreError as e:
-            self.notify(escape(str(e)), title="Not resumed", severity="warning")
-            return
-        if paused is None:
-            self.notify("The paused interview could not be read back.", severity="warning")
-            self.show_setup()
-            return
-        self.questions, self.index, self.report = paused.questions, paused.index, paused.report
-        self.minutes, self.titles, self.started_at = paused.report.minutes, paused.report.titles, paused.started_at
-        self.started = time.monotonic() - (self.minutes * 60 - paused.seconds_left)  # the time it had left
-        self.kata_code = paused.draft if self.questions[self.index].kind == "kata" else ""
-        self.ask(draft=paused.draft)
-
-    def _forget_pause(self) -> None:
-        try:
-            interview_pause.discard(self.app.store)
-        except StoreError as e:
-            self.notify(escape(str(e)), title="Not saved", severity="warning")
-
-    def pause(self) -> None:
-        """Keep the interview to resume later, with its time left, and leave."""
-        paused = interview_pause.Paused(self.started_at, _now(), self.seconds_left(), self.report,
-                                        self.questions, self.index, self.current_text())
-        try:
-            interview_pause.pause(self.app.store, paused)
-        except StoreError as e:
-            self.notify(escape(str(e)), title="Not paused", severity="warning")
-            return
-        self.state = "paused"
-        self.notify(f"Paused with {paused.line().split(' · ')[0]}: the mock interview (i on home) resumes it.",
-                    timeout=6)
-        self.app.pop_screen()
 
     def _katas(self) -> tuple[dict[str, list[str]], dict[str, tuple[int, int]]]:
         """Kata names per lesson, and (passed, katas) per lesson for readiness."""
@@ -245,24 +187,9 @@ class InterviewScreen(Screen):
         q = self.questions[self.index]
         self.state, self.ticked, self.asked_at, self.typed = "asking", set(), time.monotonic(), ""
         self.update_status()
-        widgets = [Static(escape(q.prompt), classes="iv-prompt")]
-        answer = None
         if q.kind == "kata":
             self.kata_screen, self.kata_passed = None, False
-            widgets = [Static(self._kata_prompt(q.kata), classes="iv-prompt"),
-                       Static("o opens the kata in a scratch copy from its stub (your practice draft is "
-                              "untouched); pass it there, come back and press enter to record it.")]
-        elif q.kind == "explain":  # room for an explanation: several lines, ctrl+s reveals
-            widgets += [answer := TextArea(draft, classes="iv-answer iv-explain"),
-                        Static("[dim]Type your explanation; ctrl+s shows the rubric.[/dim]")]
-        else:
-            shape = q.note == "exact shape"
-            hint = {"compute": "Type the shape, e.g. (2, 4, 8), enter to check." if shape
-                    else "Type the number (7.09M, 1/4, 3e-4 …), enter to check.",
-                    "define": "Say or type your answer, enter to see the definition."}[q.kind]
-            if q.note:
-                widgets.append(Static(f"[dim]{escape(q.note[:1].upper() + q.note[1:])}[/dim]", classes="iv-note"))
-            widgets.append(answer := Input(draft, placeholder=hint, classes="iv-answer"))
+        widgets, answer = views.question_widgets(q, draft)
         self._fill(*widgets)  # no ids in the body: the old children leave after the new arrive
         if answer is not None:
             self.call_after_refresh(answer.focus)
@@ -297,10 +224,6 @@ class InterviewScreen(Screen):
             event.stop()
             self.resume()
 
-    def _yours(self, typed: str) -> Static:
-        return Static(f"[b]Your answer[/b]\n{escape(typed.strip()) or '[dim](nothing typed)[/dim]'}",
-                      classes="iv-yours")
-
     def reveal(self, typed: str) -> None:
         """The model answer (or the check) with what was typed beside it, to grade with both in view."""
         q = self.questions[self.index]
@@ -313,27 +236,18 @@ class InterviewScreen(Screen):
             self.state = "revealed"
             self.record(1.0 if result.correct else 0.0)
             mark = "✓ right" if result.correct else f"✗ {escape(result.message)}"
-            self._fill(Static(escape(q.prompt)), Static(f"You typed {escape(typed.strip()) or '(nothing)'} · {mark}"),
-                       Static(escape(q.answer)), Static("[dim]enter: next[/dim]"))
+            self._fill(*views.compute_widgets(q, typed, mark))
         else:
             self.state = "revealed"
-            title, tail = ("Definition", [Static("[dim]y: I had it · n: I missed it[/dim]")]) \
-                if q.kind == "define" else ("Model answer", [rubric := Static()])
-            self._fill(Static(escape(q.prompt)),
-                       Horizontal(self._yours(typed), Static(f"[b]{title}[/b]\n{escape(q.answer)}",
-                                                             classes="iv-model"), classes="iv-side"),
-                       *tail)
-            if q.kind == "explain":
-                self.rubric_view = rubric
+            widgets, self.rubric_view = views.revealed_widgets(q, typed)
+            self._fill(*widgets)
+            if self.rubric_view is not None:
                 self.draw_rubric()
         self.set_focus(None)
         self.refresh_bindings()
 
     def draw_rubric(self) -> None:
-        q = self.questions[self.index]
-        lines = [f"{'☑' if i in self.ticked else '☐'} {i} {escape(p)}" for i, p in enumerate(q.rubric, 1)]
-        self.rubric_view.update(
-            "[b]Rubric[/b] (press a point's number for each you made, enter to record)\n" + "\n".join(lines))
+        self.rubric_view.update(views.rubric_text(self.questions[self.index], self.ticked))
 
     def record(self, score: float, *, skipped: bool = False, missed: tuple[str, ...] = ()) -> None:
         q = self.questions[self.index]
@@ -376,7 +290,7 @@ class InterviewScreen(Screen):
         self.report.partial = partial and not (timed_out or self.time_up)  # the clock ended it: whole
         if self.report.answers:
             try:
-                self.saved_id = iv.save(self.app.store, self.report, self.started_at, _now())
+                self.saved_id = iv.save(self.app.store, self.report, self.started_at, now_text())
             except StoreError as e:
                 self.notify(escape(str(e)), title="Report not saved", severity="warning")
         head = "Time is up." if timed_out else "Ended early." if partial else "Interview over."
@@ -385,18 +299,9 @@ class InterviewScreen(Screen):
         text = self.report.text() if self.report.answers else "No question answered."
         if self.report.partial and self.saved_id:
             text += "\n\nEnded early: kept, but out of your trend (k keeps it in)."
-        self._fill(Static(escape(text), classes="iv-report"), *self.trend_widgets())
+        self._fill(Static(escape(text), classes="iv-report"), *views.trend_widgets(self.app.store))
         self.query_one("#iv-body", VerticalScroll).focus()  # the report scrolls with the keys
         self.refresh_bindings()
-
-    def _kata_prompt(self, name: str) -> str:
-        from minigpt.katas.catalogue import kata_by_name
-
-        try:
-            kata = kata_by_name(name)
-        except KataError:
-            return f"Write the kata {escape(name)!r}."
-        return f"[b]{escape(kata.title)}[/b]\n{escape(kata.signature)}\n{escape(kata.docstring)}"
 
     # -- actions ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple) -> bool | None:
@@ -458,36 +363,6 @@ class InterviewScreen(Screen):
 
     def action_finish(self) -> None:
         self.finish(partial=True)
-
-    def action_keep(self) -> None:
-        try:
-            iv.keep_in_trend(self.app.store, self.saved_id)
-        except StoreError as e:
-            self.notify(escape(str(e)), title="Not saved", severity="warning")
-            return
-        self.report.partial = False  # in the trend now: k has nothing more to do
-        self.notify("Kept in your trend.")
-        self._fill(Static(escape(self.report.text()), classes="iv-report"), *self.trend_widgets())
-        self.set_status(f"[b]Ended early, kept in your trend.[/b] · score {round(100 * self.report.score)}% · "
-                        "escape: back")
-        self.refresh_bindings()
-
-    def action_ask_end(self) -> None:
-        answered = len(self.report.answers) if self.report else 0
-        self.app.push_screen(EndInterviewQuestion(self.seconds_left(), answered), self._ended)
-
-    def _ended(self, choice: str | None) -> None:
-        if self.state not in ("asking", "revealed"):
-            return
-        if choice == "end":
-            self.finish(partial=True)
-        elif choice == "pause":
-            self.pause()
-        elif choice == "skip" and not self.time_up:
-            self.action_skip()
-        elif self.state == "asking":  # keep going: back in the answer box
-            for field in self.query(".iv-answer"):
-                field.focus()
 
     def action_open_kata(self) -> None:
         from minigpt.katas.catalogue import kata_by_name
