@@ -190,7 +190,7 @@ class Report:
         lines += [f"  {round(100 * s):3d}% {self.titles.get(k, k)}" for k, s in self.per_lesson.items()]
         lines += ["", "Time per question"]
         lines += [f"  {i:2d}. {KINDS[a.question.kind].title:<8} {a.seconds:5.0f}s "
-                  f"{'skipped' if a.skipped else f'{round(100 * a.score)}%'}"
+                  f"{'skipped' if a.skipped else f'{round(100 * a.score)}%':>4}"
                   for i, a in enumerate(self.answers, 1)]
         if self.missed_points:
             lines += ["", "Missed rubric points", *(f"  - {p}" for p in self.missed_points)]

@@ -134,7 +134,7 @@ class InterviewScreen(EndOrPause, Screen):
         if left <= 0:
             self.times_up()
             return
-        if left <= WARN_AT_S and not self.warned:
+        if left <= WARN_AT_S and not self.warned and self.minutes * 60 > 2 * WARN_AT_S:  # not in a 2-minute one
             self.warned = True
             self.notify("1 minute left: finish this answer.", title="Mock interview", severity="warning", timeout=8)
         self.update_status(left)
@@ -143,8 +143,10 @@ class InterviewScreen(EndOrPause, Screen):
         left = self.seconds_left() if left is None else left
         q = self.questions[self.index]
         m, s = divmod(max(0, int(left)), 60)
-        clock = "[b]Time is up[/b] · last answer" if self.time_up else f"[b]⏱ {m:02d}:{s:02d}[/b]"
-        self.set_status(f"{clock} · question {self.index + 1}/{len(self.questions)} · "
+        if self.time_up:  # one line at 80 columns
+            self.set_status(f"[b]Time is up[/b] · grade your last answer (question {self.index + 1}), then the report")
+            return
+        self.set_status(f"[b]⏱ {m:02d}:{s:02d}[/b] · question {self.index + 1}/{len(self.questions)} · "
                         f"{iv.KINDS[q.kind].title} · {escape(_clip(self.titles.get(q.lesson, q.lesson), 34))}")
 
     # -- the round ----------------------------------------------------------------------------
@@ -243,7 +245,7 @@ class InterviewScreen(EndOrPause, Screen):
             self._fill(*widgets)
             if self.rubric_view is not None:
                 self.draw_rubric()
-        self.set_focus(None)
+        self.query_one("#iv-body", VerticalScroll).focus()  # the arrows scroll; the letters still grade
         self.refresh_bindings()
 
     def draw_rubric(self) -> None:

@@ -77,18 +77,20 @@ def compute_widgets(q: iv.Question, typed: str, mark: str) -> list:
 
 
 def revealed_widgets(q: iv.Question, typed: str) -> tuple[list, Static | None]:
-    """A define or explain question revealed: what was typed beside the definition or model answer
-    (graded with both in view), then the y/n line or the rubric (returned, to redraw its ticks)."""
+    """A define or explain question revealed, graded with what was typed in view: beside the
+    definition (then the y/n line), or beside the rubric (returned, to redraw its ticks) with the
+    model answer below, so the points to tick sit next to the answer they are ticked from."""
     yours = Static(f"[b]Your answer[/b]\n{escape(typed.strip()) or '[dim](nothing typed)[/dim]'}",
                    classes="iv-yours")
-    title = "Definition" if q.kind == "define" else "Model answer"
-    side = Horizontal(yours, Static(f"[b]{title}[/b]\n{escape(q.answer)}", classes="iv-model"), classes="iv-side")
     if q.kind == "define":
+        side = Horizontal(yours, Static(f"[b]Definition[/b]\n{escape(q.answer)}", classes="iv-model"),
+                          classes="iv-side")
         return [Static(escape(q.prompt)), side, Static("[dim]y: I had it · n: I missed it[/dim]")], None
-    rubric = Static(classes="iv-rubric")
-    return [Static(escape(q.prompt)), side, rubric], rubric
+    rubric = Static(classes="iv-model iv-rubric")
+    return [Static(escape(q.prompt)), Horizontal(yours, rubric, classes="iv-side"),
+            Static(f"[b]Model answer[/b]\n{escape(q.answer)}")], rubric
 
 
 def rubric_text(q: iv.Question, ticked: set[int]) -> str:
     lines = [f"{'☑' if i in ticked else '☐'} {i} {escape(p)}" for i, p in enumerate(q.rubric, 1)]
-    return "[b]Rubric[/b] (press a point's number for each you made, enter to record)\n" + "\n".join(lines)
+    return "[b]Rubric[/b]: each point you made, by its number; enter records\n" + "\n".join(lines)
