@@ -219,6 +219,8 @@ async def test_the_typed_answer_stays_beside_the_model_answer_and_explain_gets_l
 
 
 async def test_a_paused_interview_resumes_with_its_time_left_and_the_answer_typed(tmp_path, make_app):
+    from dataclasses import replace
+
     from textual.widgets import Button, Input
 
     from minigpt.study import interview_pause
@@ -244,7 +246,18 @@ async def test_a_paused_interview_resumes_with_its_time_left_and_the_answer_type
         assert again.query_one(".iv-answer", Input).value == "half"
         assert again.questions == screen.questions and again.started_at == screen.started_at
         assert paused.seconds_left - 5 < again.seconds_left() <= paused.seconds_left
-    assert interview_pause.paused(store) is None  # resumed once
+        assert interview_pause.paused(store) is None  # resumed once
+        gone = interview_pause.Paused("s", "p", 100.0, again.report,
+                                      [replace(q, card_id="term.gone") for q in again.questions])
+        interview_pause.pause(store, gone)  # a card a deck no longer has: refused, never a crash
+        await pilot.press("escape", "e", "escape")
+        await until(pilot, lambda: not isinstance(app.screen, InterviewScreen))
+        navigation.open_screen(app, "interview")
+        third = app.screen
+        await until(pilot, lambda: isinstance(app.focused, Button))
+        await pilot.press("enter")
+        await until(pilot, lambda: any("no longer in the decks" in n.message for n in app._notifications))
+        assert third.state == "setup"
 
 
 async def test_time_up_reveals_the_answer_in_progress_after_a_one_minute_notice(tmp_path, make_app):

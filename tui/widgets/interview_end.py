@@ -78,8 +78,12 @@ class EndOrPause:
         except StoreError as e:
             self.notify(escape(str(e)), title="Not resumed", severity="warning")
             return
-        if paused is None:
-            self.notify("The paused interview could not be read back.", severity="warning")
+        gone = paused is not None and any(q.card_id and self.session.deck.get(q.card_id) is None
+                                          for q in paused.questions)  # a deck changed since
+        if paused is None or gone:
+            self.notify("The paused interview could not be read back"
+                        f"{' (a card it asks is no longer in the decks)' if gone else ''}: start a new one.",
+                        severity="warning")
             self.show_setup()
             return
         self.questions, self.index, self.report = paused.questions, paused.index, paused.report
