@@ -77,6 +77,7 @@ async def test_escape_asks_and_an_interview_ended_early_stays_out_of_the_trend_u
         assert interview_trend.points(store) == []  # ended early: not a point on the trend
         await pilot.press("k")
         await until(pilot, lambda: len(interview_trend.points(store)) == 1)
+        assert not screen.check_action("keep", ()) and "(ended early)" in screen.report.text()
     assert tuple(store.conn.execute("SELECT questions, partial, in_trend FROM interview").fetchone()) == (1, 1, 1)
 
 

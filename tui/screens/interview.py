@@ -82,6 +82,7 @@ class InterviewScreen(EndOrPause, Screen):
         self.kata_code = ""          # its code so far (kept across reopening, pausing, resuming)
         self.kata_passed = False     # passed in a scratch copy opened earlier for this question
         self.saved_id: int | None = None  # the report's row (k keeps a partial one in the trend)
+        self.kept = False            # k was pressed: the partial report is in the trend
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -321,7 +322,7 @@ class InterviewScreen(EndOrPause, Screen):
         if action == "submit_text":
             return self.state == "asking" and kind == "explain"
         if action == "keep":
-            return self.state == "report" and self.report is not None and self.report.partial \
+            return self.state == "report" and self.report is not None and self.report.partial and not self.kept \
                 and self.saved_id is not None
         if action == "ask_end":
             return live

@@ -118,7 +118,7 @@ class EndOrPause:
         except StoreError as e:
             self.notify(escape(str(e)), title="Not saved", severity="warning")
             return
-        self.report.partial = False  # in the trend now: k has nothing more to do
+        self.kept = True  # in the trend now (still ended early): k has nothing more to do
         self.notify("Kept in your trend.")
         self._fill(Static(escape(self.report.text()), classes="iv-report"), *views.trend_widgets(self.app.store))
         self.set_status(f"[b]Ended early, kept in your trend.[/b] · score {round(100 * self.report.score)}% · "
