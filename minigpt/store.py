@@ -132,6 +132,27 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX interview_time ON interview(started_at);
     """,
+    # 6: interviews ended early (partial: out of the trend unless the learner keeps it), what the
+    # learner typed for each question, and the one interview paused to resume with its time left
+    """
+    ALTER TABLE interview ADD COLUMN partial INTEGER NOT NULL DEFAULT 0;   -- ended before its end
+    ALTER TABLE interview ADD COLUMN in_trend INTEGER NOT NULL DEFAULT 1;  -- charted and summed up
+    CREATE TABLE interview_answer (
+        interview_id  INTEGER NOT NULL REFERENCES interview(id) ON DELETE CASCADE,
+        number        INTEGER NOT NULL,          -- 1 for the first question asked
+        card_id       TEXT NOT NULL DEFAULT '',  -- the card asked ('' for a kata)
+        kata          TEXT NOT NULL DEFAULT '',
+        typed         TEXT NOT NULL,             -- the learner's answer as typed (code for a kata)
+        PRIMARY KEY (interview_id, number)
+    );
+    CREATE TABLE interview_pause (
+        id            INTEGER PRIMARY KEY CHECK (id = 1),  -- one paused interview at a time
+        started_at    TEXT NOT NULL,
+        paused_at     TEXT NOT NULL,
+        seconds_left  REAL NOT NULL,
+        state         TEXT NOT NULL              -- minigpt.study.interview_pause's JSON
+    );
+    """,
 ]
 
 

@@ -28,8 +28,8 @@ async def test_a_short_interview_from_home_to_report(tmp_path, make_app):
             kinds.append(q.kind)
             if q.kind == "kata":
                 await pilot.press("ctrl+n")
-            else:
-                await pilot.press(*"12", "enter")
+            else:  # an explanation gets a multi-line box: enter is a new line there, ctrl+s reveals
+                await pilot.press(*"12", "ctrl+s" if q.kind == "explain" else "enter")
                 await until(pilot, lambda: screen.state == "revealed")
                 if q.kind == "define":
                     await pilot.press("y")
@@ -49,7 +49,10 @@ async def test_a_short_interview_from_home_to_report(tmp_path, make_app):
     assert after["causal-masking"] > before["causal-masking"]  # its cards now have a memory
 
 
-async def test_escape_mid_interview_keeps_what_was_answered(tmp_path, make_app):
+async def test_escape_asks_and_an_interview_ended_early_stays_out_of_the_trend_unless_kept(tmp_path, make_app):
+    from minigpt.study import interview_trend
+    from tui.widgets.interview_end import EndInterviewQuestion
+
     store = Store(tmp_path / "p.sqlite3")
     app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -60,9 +63,22 @@ async def test_escape_mid_interview_keeps_what_was_answered(tmp_path, make_app):
         await until(pilot, lambda: screen.state == "asking")
         assert len(screen.questions) == 12  # 30 minutes, 2.5 each
         await pilot.press("ctrl+n")  # skip one
-        await pilot.press("escape")  # leave: the report comes first
+        await pilot.press("escape")  # before: it ended at once; now it asks
+        await until(pilot, lambda: isinstance(app.screen, EndInterviewQuestion))
+        assert screen.state == "asking"
+        await pilot.press("enter")  # "Keep going" is focused: a stray enter changes nothing
+        await until(pilot, lambda: app.screen is screen)
+        assert screen.state == "asking" and len(screen.report.answers) == 1
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, EndInterviewQuestion))
+        await pilot.press("e")  # end now
         await until(pilot, lambda: screen.state == "report")
-    assert store.conn.execute("SELECT questions FROM interview").fetchone()[0] == 1
+        assert "k keeps it in your trend" in str(screen.query_one("#iv-status").render())
+        assert interview_trend.points(store) == []  # ended early: not a point on the trend
+        await pilot.press("k")
+        await until(pilot, lambda: len(interview_trend.points(store)) == 1)
+        assert not screen.check_action("keep", ()) and "(ended early)" in screen.report.text()
+    assert tuple(store.conn.execute("SELECT questions, partial, in_trend FROM interview").fetchone()) == (1, 1, 1)
 
 
 def _keep(store, *scores):
@@ -150,3 +166,151 @@ async def test_an_unreadable_compute_answer_is_said_and_not_graded(tmp_path, mak
             assert screen.state == "asking" and screen.report.answers == [] and field.value == typed
         note = str(screen.query_one(".iv-note").render())
         assert note.startswith(("Exact", "Within"))  # how exact to be, said with the question
+
+
+async def _interview(pilot, app, store, minutes=10, seed=0):
+    """An interview on causal-masking (seed 0: define, explain, kata, define), its screen asking."""
+    from tui import navigation
+
+    navigation.open_screen(app, "interview", minutes, seed=seed)
+    screen = app.screen
+    await until(pilot, lambda: screen.state == "asking" and bool(screen.query(".iv-answer")))
+    assert [q.kind for q in screen.questions] == ["define", "explain", "kata", "define"]
+    return screen
+
+
+def _read_causal_masking(tmp_path) -> Store:
+    store = Store(tmp_path / "p.sqlite3")
+    store.save_lesson_position("causal-masking", 1.0, reached_end=True)
+    return store
+
+
+async def test_the_typed_answer_stays_beside_the_model_answer_and_explain_gets_lines(tmp_path, make_app):
+    from textual.widgets import TextArea
+
+    from minigpt.study import interview as iv
+    from tui.widgets.interview_end import EndInterviewQuestion
+
+    store = _read_causal_masking(tmp_path)
+    app = make_app(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _interview(pilot, app, store)
+        await pilot.press(*"a mask", "enter")
+        await until(pilot, lambda: screen.state == "revealed")
+        assert "a mask" in str(screen.query_one(".iv-yours").render())  # before: thrown away
+        assert "Definition" in str(screen.query_one(".iv-model").render())
+        await pilot.press("y")
+        await until(pilot, lambda: bool(screen.query(TextArea)))
+        await pilot.press("a", "enter", "b")  # enter is a new line in the explanation box
+        await until(pilot, lambda: screen.query_one(TextArea).text == "a\nb")
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: screen.state == "revealed")
+        yours, rubric = (str(w.render()) for w in screen.query_one(".iv-side").children)
+        assert "a\nb" in yours and "Rubric" in rubric  # the points ticked beside the answer typed
+        await pilot.press("1", "enter")
+        await until(pilot, lambda: screen.index == 2)
+        await pilot.press("s")  # a plain key skips (ctrl+n is kept by browsers)
+        await until(pilot, lambda: screen.index == 3)
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, EndInterviewQuestion))
+        await pilot.press("e")
+        await until(pilot, lambda: screen.state == "report")
+    assert [a.skipped for a in screen.report.answers] == [False, False, True]
+    assert iv.typed_answers(store, screen.saved_id) == {1: "a mask", 2: "a\nb"}
+
+
+async def test_a_paused_interview_resumes_with_its_time_left_and_the_answer_typed(tmp_path, make_app):
+    from dataclasses import replace
+
+    from textual.widgets import Button, Input
+
+    from minigpt.study import interview_pause
+    from tui import navigation
+    from tui.screens.interview import InterviewScreen
+
+    store = _read_causal_masking(tmp_path)
+    app = make_app(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _interview(pilot, app, store)
+        await pilot.press("h", "a", "l", "f", "escape")
+        await until(pilot, lambda: app.screen is not screen)
+        await pilot.press("p")
+        await until(pilot, lambda: not isinstance(app.screen, InterviewScreen))
+        paused = interview_pause.paused(store)
+        assert paused.draft == "half" and paused.index == 0 and 590 < paused.seconds_left <= 600
+        navigation.open_screen(app, "interview")
+        again = app.screen
+        await until(pilot, lambda: isinstance(app.focused, Button))
+        assert "Resume (" in str(app.focused.label)
+        await pilot.press("enter")
+        await until(pilot, lambda: again.state == "asking" and bool(again.query(".iv-answer")))
+        assert again.query_one(".iv-answer", Input).value == "half"
+        assert again.questions == screen.questions and again.started_at == screen.started_at
+        assert paused.seconds_left - 5 < again.seconds_left() <= paused.seconds_left
+        assert interview_pause.paused(store) is None  # resumed once
+        gone = interview_pause.Paused("s", "p", 100.0, again.report,
+                                      [replace(q, card_id="term.gone") for q in again.questions])
+        interview_pause.pause(store, gone)  # a card a deck no longer has: refused, never a crash
+        await pilot.press("escape", "e", "escape")
+        await until(pilot, lambda: not isinstance(app.screen, InterviewScreen))
+        navigation.open_screen(app, "interview")
+        third = app.screen
+        await until(pilot, lambda: isinstance(app.focused, Button))
+        await pilot.press("enter")
+        await until(pilot, lambda: any("no longer in the decks" in n.message for n in app._notifications))
+        assert third.state == "setup"
+
+
+async def test_time_up_reveals_the_answer_in_progress_after_a_one_minute_notice(tmp_path, make_app):
+    import time
+
+    from minigpt.study import interview_trend
+
+    store = _read_causal_masking(tmp_path)
+    app = make_app(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _interview(pilot, app, store)
+        await pilot.press(*"a mask on")
+        screen.started = time.monotonic() - (600 - 50)  # 50 s left
+        screen.tick_clock()
+        assert screen.warned
+        await until(pilot, lambda: any("1 minute left" in n.message for n in app._notifications))
+        screen.started = time.monotonic() - 601
+        screen.tick_clock()
+        await until(pilot, lambda: screen.state == "revealed")  # before: "No question answered."
+        assert "a mask on" in str(screen.query_one(".iv-yours").render())
+        await pilot.press("n")
+        await until(pilot, lambda: screen.state == "report")
+        assert "Time is up" in str(screen.query_one("#iv-status").render())
+    assert [(a.typed, a.score) for a in screen.report.answers] == [("a mask on", 0.0)]
+    assert len(interview_trend.points(store)) == 1  # the clock ended it: a whole interview
+
+
+async def test_a_kata_in_an_interview_starts_from_the_stub_and_leaves_the_draft(tmp_path, make_app):
+    from textual.widgets import TextArea
+
+    from minigpt.katas import progress
+    from minigpt.katas.catalogue import kata_by_name
+
+    store = _read_causal_masking(tmp_path)
+    progress.save_draft(store, "attention", "# my passing practice code")
+    progress.record_attempt(store, "attention", passed=True, cases_failed=0, cases_total=5)
+    app = make_app(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _interview(pilot, app, store)
+        screen.index = 2
+        screen.ask()
+        await until(pilot, lambda: screen.check_action("open_kata", ()))
+        await pilot.press("o")
+        await until(pilot, lambda: type(app.screen).__name__ == "KataScreen")
+        kata = app.screen
+        await until(pilot, lambda: kata.query_one(TextArea).text == kata_by_name("attention").stub)
+        await pilot.press("x")
+        kata._save_draft()
+        await pilot.press("escape", "escape")
+        await until(pilot, lambda: app.screen is screen)
+        await pilot.press("enter")  # before: the old passing draft, ctrl+r, a free point
+        await until(pilot, lambda: screen.index == 3)
+    assert progress.record(store, "attention").draft == "# my passing practice code"
+    kata_answer = screen.report.answers[-1]
+    assert kata_answer.score == 0.0 and kata_answer.typed.startswith("x")

@@ -13,23 +13,32 @@ Kinds of question, as an interviewer asks them:
 :func:`plan` picks the questions: each draws a lesson among those read with weight
 ``1 - readiness + FLOOR`` (the weakest come up most, none never), then a kind that lesson can be
 asked in (each kind is one ``Kind`` entry of ``KINDS``: the cards it asks about and how it asks),
-turning the kinds round so a session mixes them. The question count fits the length
-(``MINUTES_PER_QUESTION``). :class:`Report` sums a finished session up: score per lesson and per
-kind, time per question, the missed rubric points and what to do next. Reports are kept in the
-``interview`` table (migration 5; their trend over time: ``minigpt.study.interview_trend``), and
+turning the kinds round so a session mixes them, never one concept twice in any form
+(:func:`same_concept`) nor a lesson past its :func:`fair_share` while others have questions left.
+The question count fits the length (``MINUTES_PER_QUESTION``). :class:`Report` sums a session up:
+score per lesson and per kind, time per question, the missed rubric points and what to do next.
+Reports are kept in the ``interview`` table (migration 5; their trend over time:
+``minigpt.study.interview_trend``), with what was typed (``interview_answer``, migration 6); one
+ended early is ``partial`` and out of the trend unless the learner keeps it; a paused one waits in
+``minigpt.study.interview_pause``; and
 every answer is rated through the study session (a miss is Again), so the flashcard schedule
 learns from it.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import random
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from minigpt.store import Store
 from minigpt.study.formats import QUIZ_MODES
+from minigpt.study.matching import normalize
+from minigpt.study.options import is_related
 
 DEFAULT_MINUTES = 30
 MINUTES_PER_QUESTION = 2.5   # an interviewer's pace: 30 minutes is twelve questions
@@ -93,6 +102,32 @@ def _key(item) -> str:
     return item if isinstance(item, str) else item.id
 
 
+_normal = functools.lru_cache(maxsize=8192)(normalize)  # a plan compares each card many times
+
+
+def _names(card) -> set[str]:
+    """The normalised names a term or reverse card gives its concept (term and aliases)."""
+    if card.kind not in ("term", "reverse") or not card.term:
+        return set()
+    return {_normal(name) for name in (card.term, *card.aliases) if name.strip()}
+
+
+def same_concept(a, b) -> bool:
+    """Two cards that ask about one concept: siblings (one note), declared related, one term
+    under two cards, or a card whose question names the other's term ("What did the 2017 paper
+    “Attention Is All You Need” contribute?" and "Define “Attention Is All You Need”")."""
+    if a.note_id == b.note_id or is_related(a, b):
+        return True
+    for term_card, other in ((a, b), (b, a)):
+        names = _names(term_card)
+        if names & _names(other):
+            return True
+        words = f" {_normal(other.front)} "
+        if any(f" {name} " in words for name in names):
+            return True
+    return False
+
+
 @dataclass
 class Answer:
     question: Question
@@ -100,6 +135,7 @@ class Answer:
     seconds: float
     skipped: bool = False
     missed: tuple[str, ...] = ()  # rubric points not made (explain)
+    typed: str = ""              # what the learner typed (kept in the interview_answer table)
 
 
 @dataclass
@@ -108,6 +144,7 @@ class Report:
     answers: list[Answer] = field(default_factory=list)
     titles: dict[str, str] = field(default_factory=dict)
     readiness: float | None = None  # the overall readiness it started from (the trend shows both)
+    partial: bool = False        # ended early by the learner: out of the trend unless kept
 
     @property
     def score(self) -> float:
@@ -147,13 +184,13 @@ class Report:
         """The report as plain lines (the screen shows it; markup-free)."""
         n = len(self.answers)
         lines = [f"Score {round(100 * self.score)}% on {n} question{'s' * (n != 1)} "
-                 f"in a {self.minutes:g}-minute interview", "", "By kind"]
+                 f"in a {self.minutes:g}-minute interview{' (ended early)' * self.partial}", "", "By kind"]
         lines += [f"  {KINDS[k].title:<8} {round(100 * s):3d}%" for k, s in self.per_kind.items()]
         lines += ["", "By lesson"]
         lines += [f"  {round(100 * s):3d}% {self.titles.get(k, k)}" for k, s in self.per_lesson.items()]
         lines += ["", "Time per question"]
-        lines += [f"  {i}. {KINDS[a.question.kind].title:<8} {a.seconds:5.0f}s "
-                  f"{'skipped' if a.skipped else f'{round(100 * a.score)}%'}"
+        lines += [f"  {i:2d}. {KINDS[a.question.kind].title:<8} {a.seconds:5.0f}s "
+                  f"{'skipped' if a.skipped else f'{round(100 * a.score)}%':>4}"
                   for i, a in enumerate(self.answers, 1)]
         if self.missed_points:
             lines += ["", "Missed rubric points", *(f"  - {p}" for p in self.missed_points)]
@@ -163,7 +200,9 @@ class Report:
     def to_json(self) -> str:
         return json.dumps({"minutes": self.minutes, "score": self.score, "readiness": self.readiness,
                            "per_lesson": self.per_lesson, "per_kind": self.per_kind,
-                           "answers": [asdict(a) for a in self.answers]})
+                           "partial": self.partial,
+                           "answers": [{k: v for k, v in asdict(a).items() if k != "typed"}
+                                       for a in self.answers]})  # typed: interview_answer
 
 
 def question_count(minutes: float) -> int:
@@ -214,36 +253,61 @@ def lesson_weights(lessons: list[str], figures: dict[str, float]) -> dict[str, f
     return {lesson: 1.0 - figures.get(lesson, 0.0) + FLOOR for lesson in lessons}
 
 
+def fair_share(questions: int, lessons: int) -> int:
+    """The most questions one lesson may take while others in scope still have some to ask:
+    an even share and one more (so the weakest still come up most), never over half."""
+    if lessons <= 1:
+        return questions
+    return max(1, min(math.ceil(questions / lessons) + 1, math.ceil(questions / 2)))
+
+
 def plan(deck, lessons: list[str], figures: dict[str, float], *, minutes: float = DEFAULT_MINUTES,
          katas_by_lesson: dict[str, list[str]] | None = None, allow_code: bool = False,
          seed: int | None = None) -> list[Question]:
-    """The interview's questions: lessons drawn by weakness, kinds turned round, no card twice,
-    one kata at most. ``lessons``: the lessons read (course order); ``figures``: readiness."""
+    """The interview's questions: lessons drawn by weakness, kinds turned round, no concept twice
+    (:func:`same_concept`), no lesson past its :func:`fair_share` while the others have questions
+    left, one kata at most. ``lessons``: the lessons read (course order); ``figures``: readiness."""
     rng = random.Random(seed)
     pool = candidates(deck, lessons, katas_by_lesson or {}, allow_code)
     order = list(KINDS)
     usable = [lesson for lesson in lessons if any((lesson, k) in pool for k in KINDS)]
     if not usable:
         return []
+    count = question_count(minutes)
+    share = fair_share(count, len(usable))
     weights = lesson_weights(usable, figures)
     used: set[str] = set()
+    asked_cards: list = []
     out: list[Question] = []
     turn = 0
-    for _ in range(question_count(minutes) * 4):  # draws that find nothing left are retried
-        if len(out) == question_count(minutes):
-            break
-        lesson = rng.choices(usable, weights=[weights[x] for x in usable])[0]
-        kinds = [k for k in KINDS if pool.get((lesson, k))]
-        kinds = [k for k in kinds if not (KINDS[k].once and any(q.kind == k for q in out))]
-        left = {k: [c for c in pool[(lesson, k)] if _key(c) not in used] for k in kinds}
-        kinds = [k for k in kinds if left[k]]
-        if not kinds:
-            continue
-        kind = min(kinds, key=lambda k: ((order.index(k) - turn) % len(order), k))
-        turn += 1
-        choice = rng.choice(left[kind])
-        used.add(_key(choice))
-        out.append(KINDS[kind].ask(deck, lesson, choice, rng))
+
+    def left_for(lesson: str) -> dict[str, list]:
+        kinds = [k for k in KINDS if pool.get((lesson, k))
+                 and not (KINDS[k].once and any(q.kind == k for q in out))]
+        left = {k: [c for c in pool[(lesson, k)] if _key(c) not in used
+                    and (isinstance(c, str) or not any(same_concept(c, a) for a in asked_cards))]
+                for k in kinds}
+        return {k: v for k, v in left.items() if v}
+
+    dry: set[str] = set()  # lessons with nothing left to ask (asking more never refills one)
+    for capped in (True, False):  # past the fair share only when the other lessons run dry
+        while len(out) < count:
+            asked = Counter(q.lesson for q in out)
+            drawable = [x for x in usable if x not in dry and not (capped and asked[x] >= share)]
+            if not drawable:
+                break
+            lesson = rng.choices(drawable, weights=[weights[x] for x in drawable])[0]
+            left = left_for(lesson)
+            if not left:
+                dry.add(lesson)
+                continue
+            kind = min(left, key=lambda k: ((order.index(k) - turn) % len(order), k))
+            turn += 1
+            choice = rng.choice(left[kind])
+            used.add(_key(choice))
+            if not isinstance(choice, str):
+                asked_cards.append(choice)
+            out.append(KINDS[kind].ask(deck, lesson, choice, rng))
     return out
 
 
@@ -272,10 +336,31 @@ def feed_schedule(session, answer: Answer) -> None:
     session.rate(answer.question.card_id, rating, duration_ms=int(answer.seconds * 1000), mode="interview")
 
 
-def save(store: Store, report: Report, started_at: str, finished_at: str) -> int:
+def save(store: Store, report: Report, started_at: str, finished_at: str, *,
+         in_trend: bool | None = None) -> int:
+    """Keep a finished interview, and what was typed for each question (migration 6). A partial
+    one (ended early) stays out of the trend unless ``in_trend`` says to keep it there."""
+    keep = not report.partial if in_trend is None else in_trend
     with store.transaction() as conn:
-        cur = conn.execute("INSERT INTO interview(started_at, finished_at, minutes, questions, score, report)"
-                           " VALUES (?, ?, ?, ?, ?, ?)",
+        cur = conn.execute("INSERT INTO interview(started_at, finished_at, minutes, questions, score, report,"
+                           " partial, in_trend) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                            (started_at, finished_at, report.minutes, len(report.answers), report.score,
-                            report.to_json()))
+                            report.to_json(), int(report.partial), int(keep)))
+        conn.executemany("INSERT INTO interview_answer(interview_id, number, card_id, kata, typed)"
+                         " VALUES (?, ?, ?, ?, ?)",
+                         [(cur.lastrowid, n, a.question.card_id, a.question.kata, a.typed)
+                          for n, a in enumerate(report.answers, 1) if a.typed])
     return cur.lastrowid
+
+
+def keep_in_trend(store: Store, interview_id: int, keep: bool = True) -> None:
+    """Put an interview ended early into the trend after all (or take it out)."""
+    with store.transaction() as conn:
+        conn.execute("UPDATE interview SET in_trend = ? WHERE id = ?", (int(keep), interview_id))
+
+
+def typed_answers(store: Store, interview_id: int) -> dict[int, str]:
+    """Question number → what the learner typed for it, in one kept interview."""
+    rows = store.conn.execute("SELECT number, typed FROM interview_answer WHERE interview_id = ?",
+                              (interview_id,))
+    return {int(n): typed for n, typed in rows}

@@ -1,8 +1,9 @@
 """The interview trend: past interviews' scores and the readiness each started from, over time.
 
-:func:`points` reads the ``interview`` table (migration 5), oldest first; the readiness an
-interview started from is in its report's JSON (``readiness``, absent from reports kept before it
-was recorded). :func:`chart_text` draws them as plain text for ``minigpt progress`` (the app draws
+:func:`points` reads the ``interview`` table (migration 5), oldest first, leaving out those ended
+early that the learner did not keep (``in_trend``, migration 6); the readiness an interview
+started from is in its report's JSON (``readiness``, absent from reports kept before it was
+recorded). :func:`chart_text` draws them as plain text for ``minigpt progress`` (the app draws
 the same points with plotext, ``tui.widgets.interview_trend``): percent up the side, one column
 per interview in the order they were taken, the first and last dates under the axis. Markers tell
 the two series apart without colour: ``●`` score, ``○`` readiness, ``◉`` both in one cell.
@@ -34,8 +35,9 @@ class TrendPoint:
 
 
 def points(store: Store, limit: int = 20) -> list[TrendPoint]:
-    """The last ``limit`` interviews, oldest first."""
-    rows = store.conn.execute("SELECT started_at, score, questions, report FROM interview "
+    """The last ``limit`` interviews in the trend, oldest first (one ended early is left out
+    unless the learner kept it: ``in_trend``, migration 6)."""
+    rows = store.conn.execute("SELECT started_at, score, questions, report FROM interview WHERE in_trend "
                               "ORDER BY started_at DESC, id DESC LIMIT ?", (limit,)).fetchall()
     out = []
     for row in reversed(rows):

@@ -4,48 +4,60 @@ The questions, their grading and the report come from minigpt.study.interview; t
 asks, keeps the clock and draws. Every answer is rated through the study session at once (a miss
 is Again), and the finished report is kept in the progress database; the setup and the report
 chart the past interviews (score, and the readiness each started from) over time.
+
+As on interview-practice sites: escape asks (end now, pause, skip, keep going:
+``tui.widgets.interview_end``); a paused interview is kept (``minigpt.study.interview_pause``) and
+the setup offers to resume it with its time left; one ended early is partial, out of the trend
+unless kept (k on the report). What the learner typed stays on screen beside the model answer or
+rubric; explain answers get a multi-line box; a notice comes at one minute left, and when time is
+up the answer being typed is still revealed and recorded. A kata is written in a scratch copy
+from its stub (``KataScreen(scratch=…)``): the practice draft is untouched, and only a pass in
+that copy scores.
 """
 
 from __future__ import annotations
 
 import time
-from datetime import UTC, date, datetime
+from datetime import date
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Button, Footer, Input, Static, TextArea
 
 from minigpt import serving_policy
 from minigpt.errors import DeckError, KataError, StoreError
 from minigpt.study import interview as iv
-from minigpt.study import interview_trend
+from minigpt.study import interview_pause
 from minigpt.study.decks import cached_decks
 from minigpt.study.plan import plan_settings
 from minigpt.study.review import StudySession
 from minigpt.text import markup_escape as escape
 from tui import navigation
+from tui.widgets import interview_views as views
 from tui.widgets.header import TutorHeader
-from tui.widgets.interview_trend import InterviewTrendChart
+from tui.widgets.interview_end import EndInterviewQuestion, EndOrPause, now_text
 
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+WARN_AT_S = 60  # the "1 minute left" notice
 
 
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-class InterviewScreen(Screen):
+class InterviewScreen(EndOrPause, Screen):
     BINDINGS = [
-        Binding("escape", "back", "Back", id="interview.back"),
+        Binding("escape", "ask_end", "End or pause", id="interview.ask_end"),  # while asking: a question, never at once
+        Binding("escape", "back", "Back", id="interview.back"),                # the setup and the report
         Binding("ctrl+n", "skip", "Skip", show=True, priority=True, id="interview.skip"),
+        Binding("s", "skip", "Skip", show=False, id="interview.skip_plain"),  # a plain key (a browser keeps ctrl+n)
         Binding("ctrl+g", "finish", "End now", show=True, priority=True, id="interview.finish"),
+        Binding("ctrl+s", "submit_text", "Show answer", show=True, priority=True, id="interview.submit_text"),
         Binding("y", "self_grade(1)", "Got it", show=True, id="interview.got_it"),
         Binding("n", "self_grade(0)", "Missed", show=True, id="interview.missed"),
         Binding("o", "open_kata", "Open kata", show=True, id="interview.open_kata"),
+        Binding("k", "keep", "Keep in trend", show=True, id="interview.keep"),
         Binding("enter", "confirm", "Next", show=True, id="interview.confirm"),
         *[Binding(str(i), f"tick({i})", f"Point {i}", show=False, id=f"interview.point_{i}") for i in range(1, 10)],
     ]
@@ -63,7 +75,15 @@ class InterviewScreen(Screen):
         self.started = 0.0
         self.asked_at = 0.0
         self.started_at = ""
-        self.kata_passes = 0
+        self.titles: dict[str, str] = {}
+        self.typed = ""              # the answer as typed for the question revealed
+        self.time_up = False         # the clock ran out: the question on screen is the last
+        self.warned = False          # the one-minute notice was given
+        self.kata_screen = None      # the scratch kata editor opened for this question
+        self.kata_code = ""          # its code so far (kept across reopening, pausing, resuming)
+        self.kata_passed = False     # passed in a scratch copy opened earlier for this question
+        self.saved_id: int | None = None  # the report's row (k keeps a partial one in the trend)
+        self.kept = False            # k was pressed: the partial report is in the trend
 
     def compose(self) -> ComposeResult:
         yield TutorHeader()
@@ -94,15 +114,6 @@ class InterviewScreen(Screen):
         body.mount_all(widgets)
         body.scroll_home(animate=False)
 
-    def trend_widgets(self) -> list:
-        """A line on the past interviews and their chart; a line only before the first."""
-        past = interview_trend.points(self.app.store)
-        if not past:
-            return [Static("No interview taken yet: the chart of your scores starts with the first.")]
-        chart = InterviewTrendChart(interview_trend.headline(past), classes="iv-trend")
-        chart.set_points(past)
-        return [chart]
-
     def show_setup(self) -> None:
         self.state = "setup"
         day, scope = plan_settings(self.app.store)
@@ -111,26 +122,32 @@ class InterviewScreen(Screen):
         else:
             self.set_status("[b]Mock interview[/b] · questions from the lessons you read, weakest first")
         planned = " Only your plan's lessons are asked (minigpt plan)." if day and scope else ""
-        self._fill(Static("How many minutes? (enter starts; 30 is an interview's usual length)"),
-                   minutes := Input(placeholder=f"{iv.DEFAULT_MINUTES} (type another length, or just enter)"),
-                   Static("Define a term, explain a concept (tick the rubric's points you made), "
-                          f"compute with new numbers, one kata where code may run. ctrl+n skips.{planned}"),
-                   *self.trend_widgets())
-        self.call_after_refresh(minutes.focus)
+        widgets, focus = views.setup_widgets(self.app.store, interview_pause.paused(self.app.store), planned)
+        self._fill(*widgets)
+        self.call_after_refresh(focus.focus)
+
+    def seconds_left(self) -> float:
+        return self.minutes * 60 - (time.monotonic() - self.started)
 
     def tick_clock(self) -> None:
-        if self.state in ("asking", "revealed"):
-            left = self.minutes * 60 - (time.monotonic() - self.started)
-            if left <= 0:
-                self.finish(timed_out=True)
-                return
-            self.update_status(left)
+        if self.state not in ("asking", "revealed") or self.time_up or isinstance(self.app.screen, EndInterviewQuestion):
+            return
+        left = self.seconds_left()
+        if left <= 0:
+            self.times_up()
+            return
+        if left <= WARN_AT_S and not self.warned and self.minutes * 60 > 2 * WARN_AT_S:  # not in a 2-minute one
+            self.warned = True
+            self.notify("1 minute left: finish this answer.", title="Mock interview", severity="warning", timeout=8)
+        self.update_status(left)
 
     def update_status(self, left: float | None = None) -> None:
-        if left is None:
-            left = self.minutes * 60 - (time.monotonic() - self.started)
+        left = self.seconds_left() if left is None else left
         q = self.questions[self.index]
         m, s = divmod(max(0, int(left)), 60)
+        if self.time_up:  # one line at 80 columns
+            self.set_status(f"[b]Time is up[/b] · grade your last answer (question {self.index + 1}), then the report")
+            return
         self.set_status(f"[b]⏱ {m:02d}:{s:02d}[/b] · question {self.index + 1}/{len(self.questions)} · "
                         f"{iv.KINDS[q.kind].title} · {escape(_clip(self.titles.get(q.lesson, q.lesson), 34))}")
 
@@ -149,9 +166,10 @@ class InterviewScreen(Screen):
         if not self.questions:
             self.set_status("Nothing to ask yet: read a lesson first.")
             return
+        self._forget_pause()  # one paused interview at a time: a new one replaces it
         self.minutes, self.index = minutes, 0
         self.report = iv.Report(minutes, titles=self.titles, readiness=r.overall)
-        self.started, self.started_at = time.monotonic(), _now()
+        self.started, self.started_at = time.monotonic(), now_text()
         self.ask()
 
     def _katas(self) -> tuple[dict[str, list[str]], dict[str, tuple[int, int]]]:
@@ -169,28 +187,27 @@ class InterviewScreen(Screen):
                 out.setdefault(lesson, []).append(k.name)
         return out, lesson_katas(self.app.store, katas)
 
-    def ask(self) -> None:
+    def ask(self, draft: str = "") -> None:
         q = self.questions[self.index]
-        self.state, self.ticked, self.asked_at = "asking", set(), time.monotonic()
+        self.state, self.ticked, self.asked_at, self.typed = "asking", set(), time.monotonic(), ""
         self.update_status()
-        widgets = [Static(escape(q.prompt), classes="iv-prompt")]
         if q.kind == "kata":
-            self.kata_passes = self._passes(q.kata)
-            widgets = [Static(self._kata_prompt(q.kata), classes="iv-prompt")]
-            widgets.append(Static("o opens the kata's editor; come back and press enter to record it."))
-        else:
-            shape = q.note == "exact shape"
-            hint = {"compute": "Type the shape, e.g. (2, 4, 8), enter to check." if shape
-                    else "Type the number (7.09M, 1/4, 3e-4 …), enter to check.",
-                    "define": "Say or type your answer, enter to see the definition.",
-                    "explain": "Say or type your explanation, enter to see the rubric."}[q.kind]
-            if q.note:
-                widgets.append(Static(f"[dim]{escape(q.note[:1].upper() + q.note[1:])}[/dim]", classes="iv-note"))
-            widgets.append(answer := Input(placeholder=hint, classes="iv-answer"))
+            self.kata_screen, self.kata_passed = None, False
+        widgets, answer = views.question_widgets(q, draft)
         self._fill(*widgets)  # no ids in the body: the old children leave after the new arrive
-        if q.kind != "kata":
+        if answer is not None:
             self.call_after_refresh(answer.focus)
         self.refresh_bindings()
+
+    def current_text(self) -> str:
+        """What is typed for the question on screen (the scratch code for a kata)."""
+        if self.state == "revealed":
+            return self.typed
+        if self.questions and self.questions[self.index].kind == "kata":
+            return self.kata_screen.latest_code if self.kata_screen is not None else self.kata_code
+        for field in self.query(".iv-answer"):
+            return field.text if isinstance(field, TextArea) else field.value
+        return ""
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -206,40 +223,40 @@ class InterviewScreen(Screen):
         elif self.state == "asking":
             self.reveal(event.value)
 
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "iv-resume":
+            event.stop()
+            self.resume()
+
     def reveal(self, typed: str) -> None:
+        """The model answer (or the check) with what was typed beside it, to grade with both in view."""
         q = self.questions[self.index]
+        self.typed = typed
         if q.kind == "compute":
             result = iv.grade_compute(self.session.deck, q, typed)
-            if result.parsed is None:  # empty or unreadable: said, nothing graded, the text kept
+            if result.parsed is None and not self.time_up:  # empty or unreadable: said, the text kept
                 self.notify(f"✗ {escape(result.message)}", severity="warning")
                 return
             self.state = "revealed"
             self.record(1.0 if result.correct else 0.0)
             mark = "✓ right" if result.correct else f"✗ {escape(result.message)}"
-            self._fill(Static(escape(q.prompt)), Static(mark), Static(escape(q.answer)),
-                       Static("[dim]enter: next question[/dim]"))
-        elif q.kind == "define":
-            self.state = "revealed"
-            self._fill(Static(escape(q.prompt)), Static(f"[b]Definition[/b]\n{escape(q.answer)}"),
-                       Static("[dim]y: I had it · n: I missed it[/dim]"))
+            self._fill(*views.compute_widgets(q, typed, mark))
         else:
             self.state = "revealed"
-            self._fill(Static(escape(q.prompt)), Static(f"[b]Model answer[/b]\n{escape(q.answer)}"),
-                       rubric := Static())
-            self.rubric_view = rubric
-            self.draw_rubric()
-        self.set_focus(None)
+            widgets, self.rubric_view = views.revealed_widgets(q, typed)
+            self._fill(*widgets)
+            if self.rubric_view is not None:
+                self.draw_rubric()
+        self.query_one("#iv-body", VerticalScroll).focus()  # the arrows scroll; the letters still grade
         self.refresh_bindings()
 
     def draw_rubric(self) -> None:
-        q = self.questions[self.index]
-        lines = [f"{'☑' if i in self.ticked else '☐'} {i} {escape(p)}" for i, p in enumerate(q.rubric, 1)]
-        self.rubric_view.update(
-            "[b]Rubric[/b] (press a point's number for each you made, enter to record)\n" + "\n".join(lines))
+        self.rubric_view.update(views.rubric_text(self.questions[self.index], self.ticked))
 
     def record(self, score: float, *, skipped: bool = False, missed: tuple[str, ...] = ()) -> None:
         q = self.questions[self.index]
-        answer = iv.Answer(q, score, round(time.monotonic() - self.asked_at, 1), skipped, missed)
+        answer = iv.Answer(q, score, round(time.monotonic() - self.asked_at, 1), skipped, missed,
+                           typed=self.typed)
         self.report.answers.append(answer)
         try:
             iv.feed_schedule(self.session, answer)
@@ -248,45 +265,52 @@ class InterviewScreen(Screen):
 
     def next_question(self) -> None:
         self.index += 1
-        if self.index >= len(self.questions):
-            self.finish()
+        if self.time_up or self.index >= len(self.questions):
+            self.finish(timed_out=self.time_up)
         else:
             self.ask()
 
-    def finish(self, *, timed_out: bool = False) -> None:
-        if self.report is None or self.state == "report":
+    def times_up(self) -> None:
+        """The answer in progress is revealed and recorded (graded as usual), then the report."""
+        self.time_up = True
+        q = self.questions[self.index]
+        if self.state == "asking" and q.kind == "kata" and (self.kata_screen is not None or self.kata_code):
+            self.typed = self.current_text()
+            self.action_confirm()
+        elif self.state == "asking" and q.kind != "kata" and self.current_text().strip():
+            self.reveal(self.current_text())
+            self.notify("Time is up: grade this last answer, then the report.", severity="warning")
+            if self.state == "revealed":
+                self.update_status()
+        elif self.state != "revealed":
+            self.finish(timed_out=True)
+        else:
+            self.update_status()
+
+    def finish(self, *, timed_out: bool = False, partial: bool = False) -> None:
+        if self.report is None or self.state in ("report", "paused"):
             return
         self.state = "report"
+        self.report.partial = partial and not (timed_out or self.time_up)  # the clock ended it: whole
         if self.report.answers:
             try:
-                iv.save(self.app.store, self.report, self.started_at, _now())
+                self.saved_id = iv.save(self.app.store, self.report, self.started_at, now_text())
             except StoreError as e:
                 self.notify(escape(str(e)), title="Report not saved", severity="warning")
-        head = "Time is up." if timed_out else "Interview over."
-        self.set_status(f"[b]{head}[/b] · score {round(100 * self.report.score)}% · "
-                        f"the trend chart is at the end · escape: back")
+        head = "Time is up." if timed_out else "Ended early." if partial else "Interview over."
+        keep = " · k keeps it in your trend" if self.report.partial and self.saved_id else ""
+        self.set_status(f"[b]{head}[/b] · score {round(100 * self.report.score)}%{keep} · escape: back")
         text = self.report.text() if self.report.answers else "No question answered."
-        self._fill(Static(escape(text)), *self.trend_widgets())
+        if self.report.partial and self.saved_id:
+            text += "\n\nEnded early: kept, but out of your trend (k keeps it in)."
+        self._fill(Static(escape(text), classes="iv-report"), *views.trend_widgets(self.app.store))
         self.query_one("#iv-body", VerticalScroll).focus()  # the report scrolls with the keys
         self.refresh_bindings()
-
-    def _kata_prompt(self, name: str) -> str:
-        from minigpt.katas.catalogue import kata_by_name
-
-        try:
-            kata = kata_by_name(name)
-        except KataError:
-            return f"Write the kata {escape(name)!r}."
-        return f"[b]{escape(kata.title)}[/b]\n{escape(kata.signature)}\n{escape(kata.docstring)}"
-
-    def _passes(self, kata: str) -> int:
-        from minigpt.katas.progress import record
-
-        return record(self.app.store, kata).passes
 
     # -- actions ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         kind = self.questions[self.index].kind if self.questions and self.index < len(self.questions) else ""
+        live = self.state in ("asking", "revealed")
         if action == "self_grade":
             return self.state == "revealed" and kind == "define"
         if action == "tick":
@@ -296,9 +320,21 @@ class InterviewScreen(Screen):
         if action == "confirm":
             return (self.state == "revealed" and kind in ("compute", "explain")) or \
                 (self.state == "asking" and kind == "kata")
+        if action == "submit_text":
+            return self.state == "asking" and kind == "explain"
+        if action == "keep":
+            return self.state == "report" and self.report is not None and self.report.partial and not self.kept \
+                and self.saved_id is not None
+        if action == "ask_end":
+            return live
+        if action == "back":
+            return not live
         if action in ("skip", "finish"):
-            return self.state in ("asking", "revealed")
+            return live and not self.time_up
         return True
+
+    def action_submit_text(self) -> None:
+        self.reveal(self.current_text())
 
     def action_confirm(self) -> None:
         q = self.questions[self.index]
@@ -306,8 +342,10 @@ class InterviewScreen(Screen):
             made = len(self.ticked)
             missed = tuple(p for i, p in enumerate(q.rubric, 1) if i not in self.ticked)
             self.record(made / len(q.rubric) if q.rubric else 0.0, missed=missed)
-        elif q.kind == "kata":
-            self.record(1.0 if self._passes(q.kata) > self.kata_passes else 0.0)
+        elif q.kind == "kata":  # only a pass in this interview's scratch copy scores
+            self.typed = self.current_text()
+            passed = self.kata_passed or (self.kata_screen is not None and self.kata_screen.passed)
+            self.record(1.0 if passed else 0.0)
         self.next_question()
 
     def action_self_grade(self, got: int) -> None:
@@ -323,11 +361,12 @@ class InterviewScreen(Screen):
         q = self.questions[self.index]
         answered = self.state == "revealed" and q.kind == "compute"  # already recorded
         if not answered:
+            self.typed = self.current_text()
             self.record(0.0, skipped=True, missed=q.rubric)
         self.next_question()
 
     def action_finish(self) -> None:
-        self.finish()
+        self.finish(partial=True)
 
     def action_open_kata(self) -> None:
         from minigpt.katas.catalogue import kata_by_name
@@ -337,10 +376,9 @@ class InterviewScreen(Screen):
         except KataError as e:
             self.notify(escape(str(e)), severity="error")
             return
-        navigation.open_screen(self.app, "kata", kata)
+        if self.kata_screen is not None:  # reopened: the code written so far in this question
+            self.kata_code, self.kata_passed = self.kata_screen.latest_code, self.kata_passed or self.kata_screen.passed
+        self.kata_screen = navigation.open_screen(self.app, "kata", kata, scratch=self.kata_code or kata.stub)
 
     def action_back(self) -> None:
-        if self.state in ("asking", "revealed"):
-            self.finish()  # what was answered is kept; the report shows first
-            return
         self.app.pop_screen()

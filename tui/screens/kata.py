@@ -4,6 +4,10 @@ The code runs in the bounded runner (minigpt.katas.sandbox: time, output and mem
 is judged by this process against the reference; a served session runs it only with
 ``--allow-code``. The draft is saved as the learner types, so leaving loses nothing. The solution
 and the diff against it appear after a pass, or after giving up (recorded as such).
+
+A mock interview opens a kata in a scratch buffer (``scratch``): it starts from the stub (or the
+code written for that question so far), the practice draft is neither shown nor saved, only a pass
+in this buffer counts (``passed``), hints are not recorded, and the solution waits for a pass.
 """
 
 from __future__ import annotations
@@ -58,9 +62,12 @@ class KataScreen(Screen):
         Binding("i", "edit", "Edit", show=False, id="kata.edit"),
     ]
 
-    def __init__(self, kata: Kata):
+    def __init__(self, kata: Kata, *, scratch: str | None = None):
         super().__init__()
         self.kata = kata
+        self.scratch = scratch is not None  # a mock interview's buffer: see the module docstring
+        self.start_text = scratch or kata.stub
+        self.latest_code = self.start_text  # the code as last typed (read once the screen is gone)
         self.hints_shown = 0
         self.passed = False
         self.solution_shown = False
@@ -83,18 +90,22 @@ class KataScreen(Screen):
 
     @keeps_screen
     def on_mount(self) -> None:
-        self.sub_title = f"Kata: {self.kata.name}"
-        store = self.app.store
-        record = progress.record(store, self.kata.name)
-        self.passed, self.hints_shown = record.passed, min(record.hints_used, len(self.kata.hints))
-        self.solution_shown = record.gave_up
         editor = self.query_one(TextArea)
-        editor.load_text(record.draft or self.kata.stub)
+        if self.scratch:  # an interview: from the stub, with nothing carried over from practice
+            self.sub_title = f"Kata: {self.kata.name} (interview, scratch copy)"
+            editor.load_text(self.start_text)
+        else:
+            self.sub_title = f"Kata: {self.kata.name}"
+            record = progress.record(self.app.store, self.kata.name)
+            self.passed, self.hints_shown = record.passed, min(record.hints_used, len(self.kata.hints))
+            self.solution_shown = record.gave_up
+            editor.load_text(record.draft or self.kata.stub)
         editor.focus()
         self.query_one("#kata-result", Static).update(self._intro())
         self._show_hints()
         self._draw_status()
-        progress.mark_opened(store, self.kata.name)
+        if not self.scratch:
+            progress.mark_opened(self.app.store, self.kata.name)
 
     def _intro(self) -> Text:
         edges = "\n".join(f"  • {e}" for e in self.kata.edge_cases)
@@ -116,6 +127,7 @@ class KataScreen(Screen):
         return self.query_one(TextArea).text
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self.latest_code = event.text_area.text
         if self._save_timer is not None:
             self._save_timer.stop()
         self._save_timer = self.set_timer(DRAFT_SAVE_S, self._save_draft)
@@ -123,7 +135,9 @@ class KataScreen(Screen):
     @keeps_screen
     def _save_draft(self) -> None:
         self._save_timer = None
-        progress.save_draft(self.app.store, self.kata.name, self.code)
+        self.latest_code = self.code
+        if not self.scratch:  # the interview keeps its scratch code itself; the draft is practice's
+            progress.save_draft(self.app.store, self.kata.name, self.code)
 
     def on_unmount(self) -> None:
         self._stop.set()  # a grading run still going is stopped
@@ -148,6 +162,8 @@ class KataScreen(Screen):
             return self.passed or self.solution_shown
         if action == "hint":
             return self.hints_shown < len(self.kata.hints) or None
+        if action == "solution" and self.scratch:  # no giving up mid-interview: after a pass only
+            return self.passed
         return True
 
     # -- grading --------------------------------------------------------------------------------
@@ -217,7 +233,8 @@ class KataScreen(Screen):
         if report.error and report.total == 0 and "no result" in report.error and self._stop.is_set():
             return  # stopped because the learner left: not an attempt
         progress.record_attempt(self.app.store, self.kata.name, passed=report.passed,
-                                cases_failed=len(report.failures), cases_total=report.total, source=source)
+                                cases_failed=len(report.failures), cases_total=report.total,
+                                source="interview" if self.scratch else source)
 
     # -- hints, solution, diff ------------------------------------------------------------------
     def _show_hints(self) -> None:
@@ -231,7 +248,8 @@ class KataScreen(Screen):
             self.notify("No more hints: ctrl+g (or s) shows the solution")
             return
         self.hints_shown += 1
-        progress.record_hints(self.app.store, self.kata.name, self.hints_shown)
+        if not self.scratch:
+            progress.record_hints(self.app.store, self.kata.name, self.hints_shown)
         self._show_hints()
         self.query_one("#kata-hints").scroll_visible(animate=False)
         self._draw_status()
