@@ -36,7 +36,7 @@ from minigpt.store import Store
 from minigpt.study import scheduler as sch
 from minigpt.study.days import at_local, local_date, start_of_local_day
 from minigpt.study.decks import Deck
-from minigpt.study.flags import flagged_ids
+from minigpt.study.flags import left_out
 from minigpt.study.order import new_card_order
 
 TARGET = 0.9            # the retrievability every card in scope must have on the day
@@ -172,10 +172,9 @@ def make_plan(store: Store, deck: Deck, interview: date, *, lessons: tuple[str, 
     unknown = [x for x in lessons if x not in known]
     if unknown:
         raise PlanError(f"no cards of lesson {', '.join(unknown)} (lesson ids: {', '.join(sorted(filter(None, known)))})")
-    flagged = flagged_ids(store)
+    out = left_out(store)
     rows = {r["card_id"]: dict(r) for r in store.conn.execute("SELECT * FROM card_state")}
-    scope = [c.id for c in deck if (not lessons or c.lesson in lessons) and c.id not in flagged
-             and not (rows.get(c.id) or {}).get("suspended")]
+    scope = [c.id for c in deck if (not lessons or c.lesson in lessons) and c.id not in out]
     cards: dict[str, Card] = {}
     new: list[str] = []
     for cid in scope:
