@@ -98,13 +98,19 @@ async def test_home_shows_the_interview_plan_only_when_a_date_is_set(tmp_path, m
     planning.set_plan(store, date.today() + timedelta(days=14), ("training", "layer-norm"))
     g = glance(store)
     share = -(-sum(1 for c in cached_decks() if c.lesson in ("training", "layer-norm")) // 13)  # 13 days, the eve for reviews
-    assert g.plan == ["Interview  14d [green]on track[/green]", f"New today  0/{share}"]
+    reviews = g.plan[2].rsplit(" + ", 1)[1]
+    assert g.plan == ["Interview in 14 d", "[green]on pace[/green]", f"today: {share} new + {reviews}"]
+    planning.set_plan(store, date.today() + timedelta(days=3), ())  # every lesson in three days: off pace
+    off = glance(store).plan
+    assert off[0] == "Interview in 3 d" and off[1].startswith("[red]off pace: ")
+    assert off[1].endswith(" new a day needed (now 20)[/red]") and "behind" not in " ".join(off)
+    planning.set_plan(store, date.today() + timedelta(days=14), ("training", "layer-norm"))
     app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         glance_box = app.screen.query_one("#glance")
-        await until(pilot, lambda: f"New today  0/{share}" in str(glance_box.render()), 60, 'f"New today  0/{share}" in str(glance_box.render())')
+        await until(pilot, lambda: f"today: {share} new" in str(glance_box.render()), 60, "today's work on home")
         text = str(glance_box.render())
-        assert "Interview  14d on track" in text and f"New today  0/{share}" in text
+        assert "Interview in 14 d" in text and "on pace" in text
 
 
 async def test_readiness_block_and_w_opens_the_weakest_lessons_next_step(tmp_path, make_app):

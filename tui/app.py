@@ -47,6 +47,8 @@ class TutorApp(App):
     CSS_PATH = [STYLES / "app.tcss"] + sorted(p for p in STYLES.glob("*.tcss") if p.name != "app.tcss")
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?"),
+        # F1 opens the keys from a text field too, where "?" is a character of the answer.
+        Binding("f1", "help", "Help (also from a text field)", show=False, priority=True),
         Binding("ctrl+t", "change_theme", "Theme", show=False),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
     ]
