@@ -22,7 +22,7 @@ from minigpt.errors import StoreError, TutorError
 from minigpt.store import Store
 from minigpt.text import markup_escape, printable
 from tui import navigation
-from tui.areas import AREAS
+from tui.areas import AREAS, PLACES
 from tui.terminal_input import tolerate_non_utf8_input
 from tui.widgets.screen_commands import ScreenCommands
 from tui.workers import Result, background
@@ -249,6 +249,9 @@ class TutorApp(App):
         yield SystemCommand("Help: keys", "Every key of this screen and the app", self.action_help)
         for a in AREAS:
             yield SystemCommand(f"Open {a.title}", a.description, lambda a=a: self.open_area(a.id))
+        for p in PLACES:
+            yield SystemCommand(p.title, p.description,
+                                lambda p=p: navigation.open_screen(self, p.screen, **dict(p.options)))
         for e in navigation.EXPLORERS:
             yield SystemCommand(f"Explorer: {e.title}", e.description,
                                 lambda e=e: navigation.open_explorer(self, e.id))
@@ -267,12 +270,27 @@ class TutorApp(App):
         for kata in katas:
             yield SystemCommand(f"Kata: {kata.name}", kata.title,
                                 lambda kata=kata: navigation.open_screen(self, "kata", kata))
+        yield from self._lab_job_commands(lessons)
         for number, lesson in enumerate(lessons, start=1):
             yield SystemCommand(
                 f"Lesson {number}: {lesson.title}",
                 ", ".join(lesson.objectives[:2]) or "Open this lesson",
                 lambda lid=lesson.id: self.open_lesson(lid),
             )
+
+
+    def _lab_job_commands(self, lessons) -> Iterable[SystemCommand]:
+        """Each lab job by its title: it opens the lesson that runs it (x there starts it, and its
+        result shows in that lesson)."""
+        from minigpt.runs.lab import JOBS
+
+        for lesson in lessons:
+            jobs = lesson.extra.get("lab", [])
+            for job in [jobs] if isinstance(jobs, str) else jobs:
+                if job in JOBS:
+                    yield SystemCommand(f"Lab job: {JOBS[job].title}",
+                                        f"In “{lesson.title}”: x starts it, its result shows there",
+                                        lambda lid=lesson.id: self.open_lesson(lid))
 
 
 def background_runs_message() -> str:
