@@ -72,3 +72,5 @@ async def test_new_cards_a_day_help_and_a_scope_change_on_the_plan_screen(make_a
         assert settings.get(app.store, settings.NEW_PER_DAY) == 7                # nothing lost
         await pilot.press("f1")
         await until(pilot, lambda: navigation.is_screen(app.screen, "help"))
+        assert "F1             these keys, also from a text field" in str(
+            app.screen.query_one("#help-body Static", Static).render())

@@ -111,6 +111,7 @@ class HelpScreen(ModalScreen):
             "  [b]↑ ↓ PgUp PgDn[/b]  move and scroll",
             "  [b]tab / shift+tab[/b] next / previous control",
             "  [b]escape[/b]         back",
+            "  [b]F1[/b]             these keys, also from a text field (where ? is typed)",
             "",
             "[b u]Command palette[/b u]",
             "  ctrl+p, then type: a lesson's title, an area, 'theme', 'home', 'keys'.",
