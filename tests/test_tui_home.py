@@ -198,3 +198,21 @@ def test_the_heap_is_frozen_once_imports_and_decks_are_in(monkeypatch, make_app)
     assert frozen == []  # the decks are not in yet
     app._warmed("decks")
     assert frozen == [True]
+
+
+async def test_home_counts_again_after_another_app_instance_passed_a_kata(tmp_path, make_app):
+    """A kata passed in a second app instance (another connection to the same file) changes what
+    home depends on, so returning to home recounts "Katas passed"."""
+    from minigpt.katas import progress
+    from minigpt.store import Store
+
+    app = make_app(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        home = app.screen
+        before = home._glance_key()
+        other = Store(tmp_path / "p.sqlite3")
+        progress.record_attempt(other, "softmax", passed=True, cases_failed=0, cases_total=5)
+        other.close()
+        after = home._glance_key()
+        assert after[1] != before[1] and after[0] == before[0]  # not this app's write: another's
