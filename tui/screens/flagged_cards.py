@@ -7,6 +7,8 @@ highlighted, so it counts again everywhere (minigpt.study.flags.left_out), as ``
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -89,7 +91,7 @@ class FlaggedCardsScreen(Screen):
         lines = [f"[b]Note[/b] {escape(f.note or '(none)')} · flagged {escape(f.flagged_at[:10])}"]
         if card is not None:
             lines += [f"[b]Answer[/b] {escape(_one_line(card.back, 200))}",
-                      f"[dim]lesson {escape(card.lesson or '-')} · {escape(str(card.source))}[/dim]"]
+                      f"[dim]lesson {escape(card.lesson or '-')} · deck file {escape(Path(str(card.source)).name)}[/dim]"]
         detail.update("\n".join(lines))
 
     @keeps_screen
