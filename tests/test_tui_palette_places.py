@@ -39,6 +39,11 @@ async def test_home_palette_lists_the_plan_runs_groups_lab_jobs_and_flags_in_wor
                        *(f"Lab job: {job.title}" for job in JOBS.values())):
             assert wanted in titles, wanted
         assert not [t for t in titles if _class_names_in(t)]
+        from minigpt.lessons import load_lessons
+
+        lesson = next(x for x in load_lessons() if len(x.objectives) >= 2)  # two sentences, not one run-on
+        helps = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        assert helps[f"Lesson {load_lessons().index(lesson) + 1}: {lesson.title}"] == " · ".join(lesson.objectives[:2])
 
 
 async def _palette(app, pilot, words: str) -> None:
@@ -56,11 +61,12 @@ async def test_seed_groups_and_flagged_cards_open_from_the_palette(app):
     flags.flag_card(app.store, b)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        await _palette(app, pilot, "seed groups")
+        seed_groups = next(c for c in app.get_system_commands(app.screen) if c.title == "Seed groups")
+        seed_groups.callback()
         await until(pilot, lambda: navigation.is_screen(app.screen, "compare_runs"), 30, "compare runs")
         assert app.screen.group_mode
         app.go_home()
-        await _palette(app, pilot, "flagged cards")
+        await _palette(app, pilot, "flagged cards")  # typed, as a learner finds it
         await until(pilot, lambda: navigation.is_screen(app.screen, "flagged_cards"), 30, "the flagged cards")
         screen = app.screen
         assert "2 cards flagged as wrong" in str(screen.query_one("#flagged-summary", Static).render())

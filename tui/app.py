@@ -274,7 +274,7 @@ class TutorApp(App):
         for number, lesson in enumerate(lessons, start=1):
             yield SystemCommand(
                 f"Lesson {number}: {lesson.title}",
-                ", ".join(lesson.objectives[:2]) or "Open this lesson",
+                " · ".join(lesson.objectives[:2]) or "Open this lesson",  # each objective a sentence
                 lambda lid=lesson.id: self.open_lesson(lid),
             )
 
