@@ -57,6 +57,22 @@ def test_a_flagged_card_is_not_crammed_nor_counted_as_due(tmp_path):
     assert card not in session.queue(NOW, lesson=LESSON) and session.next_due(NOW) is None
 
 
+def test_the_due_forecast_does_not_count_a_flagged_card(tmp_path):
+    from datetime import timedelta
+
+    from minigpt.study import stats
+
+    session = _session(tmp_path)
+    a, b = [c.id for c in session.deck.by_lesson(LESSON)][:2]
+    for card_id in (a, b):
+        session.rate(card_id, 3, now=NOW)
+        session.rate(card_id, 3, now=NOW + timedelta(minutes=10))
+    later = NOW + timedelta(days=30)  # both overdue by then: counted for that day
+    assert stats.due_forecast(session.store, days=3, now=later)[0][1] == 2
+    flags.flag_card(session.store, a)
+    assert stats.due_forecast(session.store, days=3, now=later)[0][1] == 1
+
+
 def test_the_chapter_quiz_asks_no_flagged_card(tmp_path):
     session = _session(tmp_path)
     flagged, kept = _flag_all_but_one_note(session, LESSON)
