@@ -113,3 +113,16 @@ def test_the_plan_leaves_a_flagged_card_out_of_scope(tmp_path):
     made = planning.make_plan(session.store, session.deck, date(2026, 3, 20), lessons=(LESSON,), now=NOW,
                               new_per_day=20, scheduler=session.scheduler, lesson_order=session.lesson_order)
     assert made.in_scope == len(kept) and set(made.retrievability) == kept
+
+
+def test_the_workload_forecast_does_not_study_a_flagged_card(tmp_path):
+    from minigpt.study import workload
+    from minigpt.study.decks import Deck
+
+    session = _session(tmp_path)
+    deck = Deck({c.id: c for c in session.deck.by_lesson(LESSON)})
+    before = workload.simulate(session.store, deck, 0.9, new_per_day=20, days=5, now=NOW)
+    for card in deck:
+        flags.flag_card(session.store, card.id)
+    after = workload.simulate(session.store, deck, 0.9, new_per_day=20, days=5, now=NOW)
+    assert before.reviews_per_day > 0 == after.reviews_per_day
