@@ -29,6 +29,9 @@ def test_lists_and_exports_flagged_cards(tmp_path):
     assert out.exit_code == 0 and "Resolved" in out.output
     out = runner.invoke(main, ["--data-dir", str(tmp_path), "cards", "--flagged"])
     assert "term.query" not in out.output and "num.block-params" in out.output
+    out = runner.invoke(main, ["--data-dir", str(tmp_path), "cards"])  # a bare command lists them
+    assert out.exit_code == 0 and out.output.startswith("num.block-params (")
+    assert out.output.splitlines()[1].startswith("  Q: ") and "minigpt cards --resolve CARD_ID" in out.output
     out = runner.invoke(main, ["--data-dir", str(tmp_path), "cards", "--resolve", "nope"])
     assert out.exit_code == 2 and "no open flag" in out.output
 

@@ -186,3 +186,31 @@ def test_the_dashboard_counts_the_learner_s_days(store, deck):
     assert activity.per_day == {date(2026, 12, 1): 4} and activity.streak == 1
     forecast = stats.due_forecast(store, days=3, now=evening, tz=new_york)
     assert forecast[0][0] == date(2026, 12, 1) and sum(n for _, n in forecast) == 4
+
+
+def test_the_headline_says_the_day_the_pace_needed_and_today_s_work(store, deck):
+    now = datetime(2026, 12, 1, 9, tzinfo=UTC)
+    kw = dict(tz=BERLIN, scheduler=Scheduler(enable_fuzzing=False), lesson_order={}, now=now)
+    plan = planning.make_plan(store, deck, date(2026, 12, 15), new_per_day=20, **kw)
+    needed = -(-len(deck.cards) // 13)  # 13 days for new cards: the eve is for reviews
+    assert plan.needed_per_day == needed and plan.new_per_day == 20
+    assert planning.headline(plan) == ["Interview in 14 d", f"off pace: {needed} new a day needed (now 20)",
+                                       f"today: 20 new + {plan.days[0].reviews} reviews"]
+    plan = planning.make_plan(store, deck, date(2026, 12, 15), new_per_day=needed, **kw)
+    assert planning.headline(plan)[1] == "on pace"
+
+
+def test_the_ahead_column_shows_only_when_a_day_has_reviews_brought_forward(store, deck):
+    now = datetime(2026, 12, 1, 9, tzinfo=UTC)
+    plan = planning.make_plan(store, deck, date(2026, 12, 4), lessons=SCOPE, new_per_day=99, tz=BERLIN,
+                              scheduler=Scheduler(enable_fuzzing=False), lesson_order={}, now=now)
+    table = "\n".join(planning.describe(plan))
+    assert ("(ahead)" in table) == any(d.ahead for d in plan.days)
+    plan.days = [planning.PlanDay(d.day, d.new, d.reviews, 0) for d in plan.days]
+    assert "(ahead)" not in "\n".join(planning.describe(plan))  # nothing brought forward: no column
+    plan.days[1] = planning.PlanDay(plan.days[1].day, 0, 5, 2)
+    lines = planning.describe(plan)
+    assert lines[3].split() == ["day", "new", "reviews", "(ahead)", "total"]
+    assert lines[5].split()[-2:] == ["(2)", "5"] and any(line.startswith("(ahead): ") for line in lines)
+    assert planning.scope_change(("training",), ()) == "Lessons in scope: every lesson (replacing training)"
+    assert planning.scope_change(SCOPE, SCOPE) == ""

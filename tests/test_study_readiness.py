@@ -30,7 +30,7 @@ def _fixture(store: Store) -> rd.Readiness:
             conn.execute("INSERT INTO review_log(card_id, rating, mode, reviewed_at) VALUES (?, ?, ?, ?)",
                          (card_id, rating, mode, when))
     return rd.readiness(store, [("a", "Lesson A"), ("b", "Lesson B")], {"a": ["a1", "a2"]},
-                        {"b": (1, 2)}, now=TODAY)
+                        {"b": (1, 2)}, now=TODAY, on=TODAY)  # recall judged today: 0.9 by definition
 
 
 def test_readiness_worked_by_hand(tmp_path):
@@ -40,9 +40,9 @@ def test_readiness_worked_by_hand(tmp_path):
     assert b.parts == {"read": 0.0, "quiz": None, "recall": None, "katas": 0.5}
     # a: (0.2·1 + 0.3·0.5 + 0.35·0.45) / (0.2 + 0.3 + 0.35) = 0.5075 / 0.85
     assert a.figure == pytest.approx(0.5075 / 0.85)
-    # b: (0.2·0 + 0.15·0.5) / (0.2 + 0.15) = 0.075 / 0.35
-    assert b.figure == pytest.approx(0.075 / 0.35)
-    assert r.overall == pytest.approx((0.5075 / 0.85 + 0.075 / 0.35) / 2)
+    # b: (0.2·0 + 0.15·0.5) / (0.2 + 0.15) = 0.075 / 0.35, and unread: a fifth of that
+    assert b.figure == pytest.approx(0.2 * 0.075 / 0.35)
+    assert r.overall == pytest.approx((0.5075 / 0.85 + 0.2 * 0.075 / 0.35) / 2)
     assert [x.lesson for x in r.weakest()] == ["b", "a"]
     # b lags most on reading (gap 0.2 > katas' 0.075); a on recall (0.35·0.55 > quiz's 0.3·0.5)
     assert (b.next_step, a.next_step) == ("read", "recall")
@@ -51,10 +51,10 @@ def test_readiness_worked_by_hand(tmp_path):
 def test_table_and_json_agree(tmp_path):
     r = _fixture(Store(tmp_path / "p.sqlite3"))
     text = rd.table(r)
-    assert "Lesson A" in text and " 60%" in text and "overall 41%" in text
-    assert "Lesson B (21%): read the lesson" in text
+    assert "Lesson A" in text and " 60%" in text and "overall 32%" in text
+    assert "Lesson B (4%): read the lesson" in text
     data = r.as_dict()
-    assert data["weakest"] == ["b", "a"] and data["overall"] == pytest.approx(0.4057, abs=1e-4)
+    assert data["weakest"] == ["b", "a"] and data["overall"] == pytest.approx(0.32, abs=1e-4)
     assert all(len(line) <= 80 for line in text.splitlines())
 
 
@@ -66,6 +66,8 @@ def test_progress_command_prints_the_table_and_json():
     assert "overall   0%" not in out.output and "overall 0%" in out.output and "weakest:" in out.output
     assert "Mock interviews" not in out.output  # none taken: no empty chart
     assert "No interview day set: `minigpt plan --date YYYY-MM-DD`" in out.output
+    for part, meaning in rd.MEANING.items():  # one line says what each column means
+        assert f"{part:<7}{meaning}" in out.output
     data = json.loads(CliRunner().invoke(main, ["progress", "--json"]).output)
     assert data["overall"] == 0 and len(data["weakest"]) == 3 and data["lessons"][0]["parts"]["read"] == 0
     assert data["interviews"] == []

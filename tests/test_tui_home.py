@@ -98,13 +98,19 @@ async def test_home_shows_the_interview_plan_only_when_a_date_is_set(tmp_path, m
     planning.set_plan(store, date.today() + timedelta(days=14), ("training", "layer-norm"))
     g = glance(store)
     share = -(-sum(1 for c in cached_decks() if c.lesson in ("training", "layer-norm")) // 13)  # 13 days, the eve for reviews
-    assert g.plan == ["Interview  14d [green]on track[/green]", f"New today  0/{share}"]
+    reviews = g.plan[2].rsplit(" + ", 1)[1]
+    assert g.plan == ["Interview in 14 d", "[green]on pace[/green]", f"today: {share} new + {reviews}"]
+    planning.set_plan(store, date.today() + timedelta(days=3), ())  # every lesson in three days: off pace
+    off = glance(store).plan
+    assert off[0] == "Interview in 3 d" and off[1].startswith("[red]off pace: ")
+    assert off[1].endswith(" new a day needed (now 20)[/red]") and "behind" not in " ".join(off)
+    planning.set_plan(store, date.today() + timedelta(days=14), ("training", "layer-norm"))
     app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         glance_box = app.screen.query_one("#glance")
-        await until(pilot, lambda: f"New today  0/{share}" in str(glance_box.render()), 60, 'f"New today  0/{share}" in str(glance_box.render())')
+        await until(pilot, lambda: f"today: {share} new" in str(glance_box.render()), 60, "today's work on home")
         text = str(glance_box.render())
-        assert "Interview  14d on track" in text and f"New today  0/{share}" in text
+        assert "Interview in 14 d" in text and "on pace" in text
 
 
 async def test_readiness_block_and_w_opens_the_weakest_lessons_next_step(tmp_path, make_app):
@@ -192,3 +198,21 @@ def test_the_heap_is_frozen_once_imports_and_decks_are_in(monkeypatch, make_app)
     assert frozen == []  # the decks are not in yet
     app._warmed("decks")
     assert frozen == [True]
+
+
+async def test_home_counts_again_after_another_app_instance_passed_a_kata(tmp_path, make_app):
+    """A kata passed in a second app instance (another connection to the same file) changes what
+    home depends on, so returning to home recounts "Katas passed"."""
+    from minigpt.katas import progress
+    from minigpt.store import Store
+
+    app = make_app(store=Store(tmp_path / "p.sqlite3"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        home = app.screen
+        before = home._glance_key()
+        other = Store(tmp_path / "p.sqlite3")
+        progress.record_attempt(other, "softmax", passed=True, cases_failed=0, cases_total=5)
+        other.close()
+        after = home._glance_key()
+        assert after[1] != before[1] and after[0] == before[0]  # not this app's write: another's

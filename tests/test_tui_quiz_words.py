@@ -8,6 +8,7 @@ from textual.widgets import Input, OptionList, Static
 
 from minigpt.study import flags
 from minigpt.study.formats import FORMATS, QUIZ_MODES
+from minigpt.study.quiz import formats_for
 from minigpt.study.review import history
 from tui.screens.quiz import QuizScreen
 from tui.widgets.study_quiz import VIEWS, TypedView
@@ -144,3 +145,21 @@ async def test_flashcards_flag_key_takes_the_card_out_of_the_queue(tmp_path, mak
         assert app.screen is cards and cards.current != first
         assert [f.card_id for f in flags.flags(app.store)] == [first]
         assert first not in cards.session.queue()
+
+
+async def test_a_round_asks_no_flagged_card(tmp_path, make_app):
+    """The number format's generative draws and the chapter quiz alike come from the cards left in
+    play: with every number card but one flagged, a round asks that one alone."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open_quiz(app, pilot)
+        numeric = [c.id for c in screen.session.deck if "numeric" in formats_for(c)]
+        for card_id in numeric[1:]:
+            flags.flag_card(app.store, card_id)
+        screen.start_mode("numeric")
+        await pilot.pause()
+        assert [x.card_id for x in screen.questions] == numeric[:1]
+        lesson = screen.session.deck[numeric[1]].lesson
+        screen.start_chapter(lesson)
+        await pilot.pause()
+        assert not {x.card_id for x in screen.questions} & set(numeric[1:])

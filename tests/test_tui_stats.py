@@ -48,7 +48,8 @@ async def test_stats_screen_shows_the_library_numbers(tmp_path, make_app):
         assert isinstance(screen, StudyStatsScreen)
         forecast = stats.due_forecast(store, days=14)
         assert screen.query_one(ForecastChart).drawn == forecast
-        assert f"Next 14 days: {sum(n for _, n in forecast)} cards due" in _text(screen, "forecast-text")
+        assert f"Next 14 days: {sum(n for _, n in forecast)} reviews due" in _text(screen, "forecast-text")
+        assert "new cards are not forecast" in _text(screen, "forecast-text")  # beside "To study now"
         activity = stats.reviews_per_day(store)
         assert activity.streak == 5
         heat = _text(screen, "activity")

@@ -22,7 +22,7 @@ from minigpt.errors import StoreError, TutorError
 from minigpt.store import Store
 from minigpt.text import markup_escape, printable
 from tui import keymap, navigation
-from tui.areas import AREAS
+from tui.areas import AREAS, PLACES
 from tui.terminal_input import tolerate_non_utf8_input
 from tui.widgets.screen_commands import ScreenCommands
 from tui.workers import Result, background
@@ -47,6 +47,8 @@ class TutorApp(App):
     CSS_PATH = [STYLES / "app.tcss"] + sorted(p for p in STYLES.glob("*.tcss") if p.name != "app.tcss")
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
+        # F1 opens the keys from a text field too, where "?" is a character of the answer.
+        Binding("f1", "help", "Help (also from a text field)", show=False, priority=True, id="app.help_anywhere"),
         Binding("ctrl+t", "change_theme", "Theme", show=False, id="app.theme"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit"),
         # Declared here (Textual adds one without an id otherwise) so the palette's key can be remapped.
@@ -296,6 +298,9 @@ class TutorApp(App):
         yield SystemCommand("Help: keys", "Every key of this screen and the app", self.action_help)
         for a in AREAS:
             yield SystemCommand(f"Open {a.title}", a.description, lambda a=a: self.open_area(a.id))
+        for p in PLACES:
+            yield SystemCommand(p.title, p.description,
+                                lambda p=p: navigation.open_screen(self, p.screen, **dict(p.options)))
         for e in navigation.EXPLORERS:
             yield SystemCommand(f"Explorer: {e.title}", e.description,
                                 lambda e=e: navigation.open_explorer(self, e.id))
@@ -314,12 +319,27 @@ class TutorApp(App):
         for kata in katas:
             yield SystemCommand(f"Kata: {kata.name}", kata.title,
                                 lambda kata=kata: navigation.open_screen(self, "kata", kata))
+        yield from self._lab_job_commands(lessons)
         for number, lesson in enumerate(lessons, start=1):
             yield SystemCommand(
                 f"Lesson {number}: {lesson.title}",
-                ", ".join(lesson.objectives[:2]) or "Open this lesson",
+                " · ".join(lesson.objectives[:2]) or "Open this lesson",  # each objective a sentence
                 lambda lid=lesson.id: self.open_lesson(lid),
             )
+
+
+    def _lab_job_commands(self, lessons) -> Iterable[SystemCommand]:
+        """Each lab job by its title: it opens the lesson that runs it (x there starts it, and its
+        result shows in that lesson)."""
+        from minigpt.runs.lab import JOBS
+
+        for lesson in lessons:
+            jobs = lesson.extra.get("lab", [])
+            for job in [jobs] if isinstance(jobs, str) else jobs:
+                if job in JOBS:
+                    yield SystemCommand(f"Lab job: {JOBS[job].title}",
+                                        f"In “{lesson.title}”: x starts it, its result shows there",
+                                        lambda lid=lesson.id: self.open_lesson(lid))
 
 
 def background_runs_message() -> str:

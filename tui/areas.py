@@ -2,7 +2,8 @@
 
 An area appears here only once its screen exists (no placeholders). To add one, append an
 ``Area`` naming a screen of ``tui.navigation.SCREENS``; the home screen, the command palette and
-the help screen pick it up.
+the help screen pick it up. ``PLACES`` are the screens inside areas that the command palette
+reaches from anywhere by plain words (the plan, compare runs, seed groups, flagged cards…).
 """
 
 from __future__ import annotations
@@ -37,6 +38,27 @@ AREAS: list[Area] = [
          "playground"),
     Area("experiments", "Experiments", "e",
          "The course's experiments as background sweeps: scaling law, dropout, positions, lr", "experiments"),
+]
+
+
+@dataclass(frozen=True)
+class Place:
+    """A screen inside an area, found in the command palette by its plain name."""
+
+    title: str
+    description: str
+    screen: str  # a name in tui.navigation.SCREENS
+    options: tuple[tuple[str, object], ...] = ()  # keyword arguments of the screen
+
+
+PLACES: list[Place] = [
+    Place("Interview plan", "Set the interview day and new cards a day; what to study each day", "study_plan"),
+    Place("Flagged cards", "Cards you flagged as wrong: read and resolve them", "flagged_cards"),
+    Place("Runs", "Every training run: open, watch, resume, stop", "runs"),
+    Place("Compare runs", "Loss curves of your runs side by side", "compare_runs"),
+    Place("Seed groups", "Runs trained with --seeds as bands; the first two compared", "compare_runs",
+          (("groups", True),)),
+    Place("Explorers", "The maths explorers, one key each", "explorer_menu"),
 ]
 
 

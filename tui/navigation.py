@@ -21,6 +21,7 @@ SCREENS: dict[str, str] = {
     "quiz": "tui.screens.quiz:QuizScreen",
     "interview": "tui.screens.interview:InterviewScreen",
     "flag_note": "tui.screens.flag_note:FlagNoteScreen",
+    "flagged_cards": "tui.screens.flagged_cards:FlaggedCardsScreen",
     "stats": "tui.screens.study_stats:StudyStatsScreen",
     "study_plan": "tui.screens.study_plan:StudyPlanScreen",
     "attention": "tui.screens.attention_stepper:AttentionStepperScreen",

@@ -24,9 +24,14 @@ class Glance:
 
 
 def plan_text(plan) -> list[str]:
-    """The home screen's word on the plan to an interview: the day, today's share, on track."""
-    state = "[green]on track[/green]" if plan.feasible else "[red]behind[/red]"
-    return [f"Interview  {plan.days_left}d {state}", f"New today  {plan.new_done_today}/{plan.new_share_today}"]
+    """The home screen's word on the plan to an interview (minigpt.study.plan.headline): the day,
+    on pace or the pace it needs, today's work; a line each, the pace coloured."""
+    from minigpt.study.plan import headline
+    from minigpt.text import markup_escape
+
+    when, pace, *today = headline(plan)
+    colour = "green" if plan.feasible else "red"
+    return [when, f"[{colour}]{markup_escape(pace)}[/{colour}]", *today]
 
 
 def _cards_due(store: Store) -> tuple[int | None, list[str] | None]:

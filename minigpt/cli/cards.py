@@ -1,4 +1,5 @@
-"""``minigpt cards --flagged``: the cards learners flagged as wrong, listed or written as Markdown.
+"""``minigpt cards --flagged``: the cards learners flagged as wrong, listed (the default) or written
+as Markdown; each listed with its question and how to resolve it.
 
 Torch-free: it reads the progress database and the decks only.
 """
@@ -14,7 +15,7 @@ from minigpt.errors import TutorError
 
 
 @click.command("cards")
-@click.option("--flagged", is_flag=True, help="List the cards flagged as wrong (open flags).")
+@click.option("--flagged", is_flag=True, help="List the cards flagged as wrong (open flags; the default).")
 @click.option("--export", "export", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the flagged cards as a Markdown report to this file.")
 @click.option("--resolve", "resolve", metavar="CARD_ID", default=None,
@@ -26,8 +27,7 @@ def cards(flagged: bool, export: Path | None, resolve: str | None) -> None:
     from minigpt.study import flags
     from minigpt.study.decks import load_decks
 
-    if not (flagged or export or resolve):
-        raise UserError("say what to do: --flagged, --export FILE or --resolve CARD_ID")
+    flagged = flagged or not (export or resolve)  # the listing is what a bare `minigpt cards` asks
     try:
         store = Store(paths.database_path())
         try:
@@ -48,6 +48,12 @@ def cards(flagged: bool, export: Path | None, resolve: str | None) -> None:
             card = deck.get(f.card_id)
             where = f" ({card.lesson})" if card is not None else " (no longer in the decks)"
             click.echo(f"{f.card_id}{where} · {f.flagged_at[:10]}" + (f" · {f.note}" if f.note else ""))
+            if card is not None:
+                question = " ".join(card.front.split())
+                click.echo(f"  Q: {question if len(question) <= 74 else question[:73] + '…'}")
+        if found:
+            click.echo("Resolve one (it counts again): minigpt cards --resolve CARD_ID, "
+                       "or r on the Flagged cards screen (ctrl+p)")
     if export:
         try:
             export.write_text(flags.markdown_report(found, deck) + "\n", encoding="utf-8")

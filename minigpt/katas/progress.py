@@ -3,7 +3,8 @@
 Attempts and passes, the hints used (they come one at a time, so the count is how far the
 learner went), the time from first opening a kata to its first pass, whether the solution was
 shown before any pass (gave up), and the draft as last left. A kata counts toward each lesson it
-practises once passed (:func:`lesson_katas`).
+practises once passed, and toward readiness once passed after the lesson was read
+(:func:`lesson_katas`).
 """
 
 from __future__ import annotations
@@ -129,14 +130,24 @@ def totals(store: Store, katas: list[Kata]) -> KataTotals:
                       sum(r.hints_used for r in rows), sum(r.gave_up and not r.passed for r in rows), median)
 
 
-def lesson_katas(store: Store, katas: list[Kata]) -> dict[str, tuple[int, int]]:
-    """For each lesson a kata practises: (katas passed, katas) — a passed kata counts toward it."""
+def lesson_katas(store: Store, katas: list[Kata], *, after_reading: bool = True) -> dict[str, tuple[int, int]]:
+    """For each lesson a kata practises: (katas passed, katas). With ``after_reading`` (readiness's
+    credit) a kata counts toward a lesson only when it passed at or after the learner read that
+    lesson: a kata passed before, or for another lesson, is not evidence of this one."""
     mine = records(store)
+    read_at = {r[0]: r[1] for r in store.conn.execute(
+        "SELECT lesson_id, read_at FROM lesson_progress WHERE read_at IS NOT NULL")}
+    last_pass = {r[0]: r[1] for r in store.conn.execute(
+        "SELECT kata, MAX(attempted_at) FROM kata_attempts WHERE passed = 1 GROUP BY kata")}
     out: dict[str, list[int]] = {}
     for kata in katas:
         for lesson in kata.lessons:
             entry = out.setdefault(lesson, [0, 0])
-            entry[0] += int(mine.get(kata.name, KataRecord(kata.name)).passed)
+            if after_reading:
+                passed = lesson in read_at and last_pass.get(kata.name, "") >= read_at[lesson]
+            else:
+                passed = mine.get(kata.name, KataRecord(kata.name)).passed
+            entry[0] += int(passed)
             entry[1] += 1
     return {lesson: (a, b) for lesson, (a, b) in out.items()}
 

@@ -149,6 +149,10 @@ class Deck:
     def lessons(self) -> set[str]:
         return {c.lesson for c in self.cards.values()}
 
+    def without(self, card_ids: set[str]) -> Deck:
+        """The deck less these cards (the files it came from are the same)."""
+        return Deck({k: c for k, c in self.cards.items() if k not in card_ids}, self.files)
+
     def add(self, card: StudyCard) -> None:
         if card.id in self.cards:
             other = self.cards[card.id].source

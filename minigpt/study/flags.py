@@ -1,8 +1,12 @@
 """"This question is wrong": a learner flags a card, with an optional note, until it is reviewed.
 
-A flagged card leaves the scores until its flag is resolved: it is not queued for study, a quiz
-does not count it, and ``minigpt cards --flagged`` lists it (and writes a Markdown report) for
-whoever fixes the deck. Flags live in the progress database (table ``card_flag``, migration 3).
+A flagged card leaves the scores until its flag is resolved, and ``minigpt cards --flagged`` lists
+it (and writes a Markdown report) for whoever fixes the deck. Flags live in the progress database
+(table ``card_flag``, migration 3).
+
+:func:`left_out` is the one notion of a card taken out: flagged (until resolved) or suspended. Every
+place that asks or counts cards reads it: the study queue and cram, chapter and format quizzes
+(their generative draws included), mock interviews, readiness and the plan to an interview day.
 """
 
 from __future__ import annotations
@@ -56,6 +60,13 @@ def flagged_ids(store: Store) -> set[str]:
     """Cards with an open flag: left out of queues and scores."""
     return {r[0] for r in store.conn.execute(
         "SELECT card_id FROM card_flag WHERE resolved_at IS NULL")}
+
+
+def left_out(store: Store) -> set[str]:
+    """Cards no question, queue or score may use: an open flag ("this question is wrong") or a
+    suspension. Resolving the flag or unsuspending the card brings it back everywhere at once."""
+    return flagged_ids(store) | {r[0] for r in store.conn.execute(
+        "SELECT card_id FROM card_state WHERE suspended = 1")}
 
 
 def markdown_report(found: list[Flag], deck) -> str:

@@ -36,7 +36,7 @@ from minigpt.store import Store
 from minigpt.study import scheduler as sch
 from minigpt.study.days import at_local, local_date, start_of_local_day
 from minigpt.study.decks import Deck
-from minigpt.study.flags import flagged_ids
+from minigpt.study.flags import left_out
 from minigpt.study.order import new_card_order
 
 TARGET = 0.9            # the retrievability every card in scope must have on the day
@@ -71,6 +71,8 @@ class Plan:
     retrievability: dict[str, float]   # each card's predicted retrievability on the day
     answers: list[tuple[str, datetime]] = field(default_factory=list)  # the simulated Goods, in order
     problems: list[str] = field(default_factory=list)
+    new_per_day: int = 0            # the learner's new-cards-a-day setting the plan kept to
+    needed_per_day: int = 0         # new cards a day the scope needs to be introduced in time
 
     @property
     def feasible(self) -> bool:
@@ -172,10 +174,9 @@ def make_plan(store: Store, deck: Deck, interview: date, *, lessons: tuple[str, 
     unknown = [x for x in lessons if x not in known]
     if unknown:
         raise PlanError(f"no cards of lesson {', '.join(unknown)} (lesson ids: {', '.join(sorted(filter(None, known)))})")
-    flagged = flagged_ids(store)
+    out = left_out(store)
     rows = {r["card_id"]: dict(r) for r in store.conn.execute("SELECT * FROM card_state")}
-    scope = [c.id for c in deck if (not lessons or c.lesson in lessons) and c.id not in flagged
-             and not (rows.get(c.id) or {}).get("suspended")]
+    scope = [c.id for c in deck if (not lessons or c.lesson in lessons) and c.id not in out]
     cards: dict[str, Card] = {}
     new: list[str] = []
     for cid in scope:
@@ -203,8 +204,9 @@ def make_plan(store: Store, deck: Deck, interview: date, *, lessons: tuple[str, 
     shares = ([left_today] + even_split(len(new) - left_today, window - 1, cap)) if shares else []
     shares += [0] * (n - len(shares))
     unseen = len(new) - sum(shares)
+    total = len(new) + len(done_ids)
+    needed = math.ceil(total / window) if window else 0
     if unseen > 0 and n:
-        total = len(new) + len(done_ids)
         if cap == 0:
             problems.append(f"{len(new)} new cards and new cards a day is 0: raise it to introduce them")
         else:
@@ -212,7 +214,7 @@ def make_plan(store: Store, deck: Deck, interview: date, *, lessons: tuple[str, 
             problems.append(
                 f"{total} new cards at {cap} a day take {need} days to introduce; there "
                 f"{'is' if window == 1 else 'are'} {window} before the interview (the eve is for reviews): "
-                f"{unseen} stay unseen. Raise new cards a day to {math.ceil(total / max(1, window))}, "
+                f"{unseen} stay unseen. Raise new cards a day to {needed}, "
                 f"or move the date to {(today + timedelta(days=need + 1)).isoformat()} or later")
 
     load = list(shares)            # cards planned per day so far, for placing top-ups
@@ -279,7 +281,32 @@ def make_plan(store: Store, deck: Deck, interview: date, *, lessons: tuple[str, 
         problems.append("the interview is today: nothing is left to plan")
     plan_days = [PlanDay(d, shares[i], reviews[i], ahead[i]) for i, d in enumerate(days)]
     return Plan(interview, today, tuple(lessons), len(scope), plan_days, today_share,
-                len(done_ids), new_today, ahead_today, final, answers, problems)
+                len(done_ids), new_today, ahead_today, final, answers, problems, cap, needed)
+
+
+def headline(plan: Plan) -> list[str]:
+    """The plan in three short parts for the home screen: when, on pace or what pace it needs,
+    and today's work ("Interview in 14 d", "off pace: 39 new a day needed (now 20)",
+    "today: 6 new + 25 reviews")."""
+    when = "Interview today" if plan.days_left == 0 else f"Interview in {plan.days_left} d"
+    if plan.feasible:
+        pace = "on pace"
+    elif plan.needed_per_day > plan.new_per_day:
+        pace = f"off pace: {plan.needed_per_day} new a day needed (now {plan.new_per_day})"
+    else:
+        weak = len(plan.below_target)
+        pace = f"off pace: {weak} card{'s' * (weak != 1)} below {TARGET:.0%} on the day"
+    if not plan.days:
+        return [when, pace]
+    return [when, pace, f"today: {plan.new_left_today} new + {plan.days[0].reviews} reviews"]
+
+
+def scope_change(before: tuple[str, ...], after: tuple[str, ...]) -> str:
+    """What a new scope replaced, in words ("" when it is the same)."""
+    if tuple(before) == tuple(after):
+        return ""
+    words = lambda lessons: ", ".join(lessons) if lessons else "every lesson"  # noqa: E731
+    return f"Lessons in scope: {words(after)} (replacing {words(before)})"
 
 
 def describe(plan: Plan) -> list[str]:
@@ -290,11 +317,17 @@ def describe(plan: Plan) -> list[str]:
              "On track: every card ≥ 90% on the day, if you study each day's share." if plan.feasible
              else "Not on track: " + " ".join(plan.problems)]
     if plan.days:
-        lines += ["", f"{'day':<15} {'new':>4} {'reviews':>8} {'(ahead)':>8} {'total':>6}"]
+        # The (ahead) column only when some day has reviews brought forward: empty, it read as broken.
+        shows_ahead = any(d.ahead for d in plan.days)
+        ahead_head = f" {'(ahead)':>8}" if shows_ahead else ""
+        lines += ["", f"{'day':<15} {'new':>4} {'reviews':>8}{ahead_head} {'total':>6}"]
         for i, d in enumerate(plan.days):
             label = "today" if i == 0 else f"{d.day:%a %Y-%m-%d}"
-            ahead = f"({d.ahead})" if d.ahead else ""
-            lines.append(f"{label:<15} {d.new:>4} {d.reviews:>8} {ahead:>8} {d.load:>6}")
-        lines += ["", "ahead: reviews brought forward so the card is fresh on the day; new today "
-                      f"{plan.new_done_today} of {plan.new_share_today} done"]
+            ahead = f" {f'({d.ahead})' if d.ahead else '':>8}" if shows_ahead else ""
+            lines.append(f"{label:<15} {d.new:>4} {d.reviews:>8}{ahead} {d.load:>6}")
+        lines += [""]
+        if shows_ahead:
+            lines += ["(ahead): of the reviews, those brought forward so the card is fresh on the day"]
+        lines += [f"New cards a day: {plan.new_per_day} (today {plan.new_done_today} of "
+                  f"{plan.new_share_today} done)"]
     return lines

@@ -3,30 +3,51 @@
 A lesson's figure (0..1) is a weighted mean of four parts, each 0..1:
 
 - ``read``: 1 once the learner reached the lesson's end, else 0;
-- ``quiz``: the share right among the lesson's latest chapter-quiz answers (up to one quiz's
-  worth, ``CHAPTER_QUIZ_SIZE``, from the review log's ``quiz:chapter`` rows); 0 before any;
-- ``recall``: the mean FSRS retrievability *today* of the lesson's cards (``Scheduler.
-  get_card_retrievability``); a card never reviewed counts 0, a suspended card is left out;
-- ``katas``: katas passed over katas that practise the lesson.
+- ``quiz``: the share right among the lesson's latest tested answers (up to one chapter quiz's
+  worth, ``QUIZ_WINDOW``): chapter quizzes and mock interviews both count (review-log modes
+  ``quiz:chapter`` and ``interview``); 0 before any;
+- ``recall``: the mean FSRS retrievability of the lesson's cards *on the interview day* (local noon
+  of the ``plan.date`` setting), or in ``HORIZON_DAYS`` days when none is set: what the learner
+  will still know then, not what they saw a minute ago. A card never reviewed counts 0;
+- ``katas``: the lesson's katas passed *after reading it*, over the katas that practise it (the
+  caller counts them: :func:`minigpt.katas.progress.lesson_katas`).
 
-A part that cannot apply (a lesson with no cards has no quiz and no recall; one with no kata has
-no katas part) is left out and the weights of the others are scaled to sum to 1. The overall
-figure is the plain mean over lessons. The weakest lessons are the lowest figures (course order
-breaks ties), each with one next step: reading an unread lesson, else the part with the biggest
-weighted gap.
+Cards left out (flagged or suspended, :func:`minigpt.study.flags.left_out`) count nowhere. A part
+that cannot apply (a lesson with no cards has no quiz and no recall; one with no kata has no katas
+part) is left out and the weights of the others are scaled to sum to 1. An unread lesson's figure
+is scaled by ``UNREAD_SHARE``, so it stays below every read lesson's (whose figure is at least
+the read weight, 0.2): flashcards of a lesson never read are not readiness. The overall figure is
+the plain mean over lessons. The weakest lessons are the lowest figures (course order breaks
+ties), each with one next step: reading an unread lesson, else the part with the biggest weighted
+gap.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, time, timedelta, tzinfo
 
+from minigpt import settings
 from minigpt.store import Store
+from minigpt.study.flags import left_out
 
 WEIGHTS: dict[str, float] = {"read": 0.2, "quiz": 0.3, "recall": 0.35, "katas": 0.15}
 PARTS = tuple(WEIGHTS)
-QUIZ_LOG_MODE = "quiz:chapter"
+WEIGHTS_TEXT = " + ".join(f"{w:.0%} {p}" for p, w in WEIGHTS.items())
+TESTED_MODES = ("quiz:chapter", "interview")  # answers given as under test, not in practice
 QUIZ_WINDOW = 8  # minigpt.study.quiz.CHAPTER_QUIZ_SIZE: one chapter quiz's answers
+HORIZON_DAYS = 7  # with no interview day set, recall is judged this many days ahead
+UNREAD_SHARE = 0.2  # an unread lesson's figure is at most 0.8 · 0.2 = 0.16 < 0.2 (any read one)
+JUDGED_AT = time(12)  # the moment of the interview day recall is judged (the plan's, too)
+
+# What each column of ``minigpt progress`` means, one line each.
+MEANING: dict[str, str] = {
+    "ready": f"{WEIGHTS_TEXT}; unread: a fifth of that",
+    "read": "you reached the lesson's end (100%) or not (0%)",
+    "quiz": f"share right of its last {QUIZ_WINDOW} answers in chapter quizzes and mock interviews",
+    "recall": f"FSRS's forecast of its cards on the interview day (none set: in {HORIZON_DAYS} days)",
+    "katas": "its katas passed after you read it, over its katas",
+}
 
 # What to do about the part that lags most, and the home screen's key that does it.
 NEXT_STEP: dict[str, str] = {
@@ -45,7 +66,8 @@ class LessonReadiness:
 
     @property
     def figure(self) -> float:
-        return combine(self.parts)
+        whole = combine(self.parts)
+        return whole * UNREAD_SHARE if self.parts.get("read") == 0.0 else whole
 
     @property
     def next_step(self) -> str:
@@ -88,43 +110,57 @@ def combine(parts: dict[str, float | None]) -> float:
 
 
 def chapter_quiz_score(store: Store, card_ids: set[str]) -> float:
-    """Share right (rating above Again) among the latest chapter-quiz answers on these cards."""
+    """Share right (rating above Again) among the latest tested answers (chapter quizzes and mock
+    interviews) on these cards."""
     if not card_ids:
         return 0.0
+    marks = ", ".join("?" * len(TESTED_MODES))
     rows = store.conn.execute(
-        "SELECT card_id, rating FROM review_log WHERE mode = ? ORDER BY reviewed_at DESC, id DESC",
-        (QUIZ_LOG_MODE,)).fetchall()
+        f"SELECT card_id, rating FROM review_log WHERE mode IN ({marks}) ORDER BY reviewed_at DESC, id DESC",
+        TESTED_MODES).fetchall()
     mine = [r["rating"] for r in rows if r["card_id"] in card_ids][:QUIZ_WINDOW]
     return sum(rating > 1 for rating in mine) / len(mine) if mine else 0.0
 
 
-def retrievabilities(store: Store, now: datetime | None = None) -> dict[str, float]:
-    """Card id → FSRS retrievability at ``now`` for every card with a schedule (not suspended)."""
+def judged_at(store: Store, now: datetime | None = None, tz: tzinfo | None = None) -> datetime:
+    """When recall is judged: local noon of the interview day when one is set and not past, else
+    ``HORIZON_DAYS`` days from now."""
     from minigpt.study import scheduler as sch
+    from minigpt.study.days import at_local, local_date
 
     now = sch.as_utc(now)
-    scheduler = sch.make_scheduler()
+    day: date | None = settings.get(store, settings.PLAN_DATE)
+    if day is not None and day >= local_date(now, tz):
+        return max(now, at_local(day, JUDGED_AT, tz))
+    return now + timedelta(days=HORIZON_DAYS)
+
+
+def retrievabilities(store: Store, when: datetime) -> dict[str, float]:
+    """Card id → FSRS retrievability at ``when`` (the learner's own scheduler) for every card with
+    a schedule (one never answered has none: fsrs gives it 0)."""
+    from minigpt.study import scheduler as sch
+
+    when = sch.as_utc(when)
+    scheduler = sch.learner_scheduler(store)
     out = {}
-    for row in store.conn.execute("SELECT card_id, fsrs_json FROM card_state WHERE suspended = 0"):
+    for row in store.conn.execute("SELECT card_id, fsrs_json FROM card_state"):
         card = sch.card_from_json(row["fsrs_json"])
-        out[row["card_id"]] = float(scheduler.get_card_retrievability(card, now))
+        out[row["card_id"]] = float(scheduler.get_card_retrievability(card, when))
     return out
 
 
-def suspended_cards(store: Store) -> set[str]:
-    return {r[0] for r in store.conn.execute("SELECT card_id FROM card_state WHERE suspended = 1")}
-
-
 def readiness(store: Store, lessons: list[tuple[str, str]], cards_by_lesson: dict[str, list[str]],
-              katas_by_lesson: dict[str, tuple[int, int]], now: datetime | None = None) -> Readiness:
+              katas_by_lesson: dict[str, tuple[int, int]], now: datetime | None = None, *,
+              on: datetime | None = None) -> Readiness:
     """Readiness for ``lessons`` ((id, title) in course order).
 
-    ``cards_by_lesson``: the deck's card ids per lesson; ``katas_by_lesson``: (passed, total) per
-    lesson, as :func:`minigpt.katas.progress.lesson_katas` gives them.
+    ``cards_by_lesson``: the deck's card ids per lesson; ``katas_by_lesson``: (passed after
+    reading, total) per lesson, as :func:`minigpt.katas.progress.lesson_katas` gives them;
+    ``on``: when recall is judged (default :func:`judged_at`).
     """
     read = store.lessons_read()
-    recall = retrievabilities(store, now)
-    hidden = suspended_cards(store)
+    recall = retrievabilities(store, on if on is not None else judged_at(store, now))
+    hidden = left_out(store)
     out = []
     for lesson_id, title in lessons:
         cards = [c for c in cards_by_lesson.get(lesson_id, []) if c not in hidden]
@@ -167,6 +203,11 @@ def readiness_for_store(store: Store, katas_by_lesson: dict[str, tuple[int, int]
     return readiness(store, lessons, cards, katas_by_lesson, now)
 
 
+def meaning() -> list[str]:
+    """What each column of the table means, one line each."""
+    return [f"{name:<7}{text}" for name, text in MEANING.items()]
+
+
 def percent(figure: float) -> str:
     return f"{round(100 * figure):3d}%"
 
@@ -185,6 +226,7 @@ def table(r: Readiness) -> str:
     lines = [head, "-" * len(head)]
     for x in r.lessons:
         lines.append(f"{name(x.title):<{width}}  {percent(x.figure)}  " + "  ".join(cell(x.parts[p]) for p in PARTS))
+    lines += ["", *meaning()]
     lines += ["", f"overall {percent(r.overall).strip()}", "weakest:"]
     lines += [f"  {x.title} ({percent(x.figure).strip()}): {NEXT_STEP[x.next_step]}" for x in r.weakest()]
     return "\n".join(lines)

@@ -38,7 +38,7 @@ from minigpt.study import plan as planning
 from minigpt.study import scheduler as sch
 from minigpt.study.days import start_of_local_day, start_of_next_local_day
 from minigpt.study.decks import Deck
-from minigpt.study.flags import flagged_ids
+from minigpt.study.flags import left_out
 from minigpt.study.formats import LOG_MODES
 from minigpt.study.order import new_card_order, space_siblings
 
@@ -166,17 +166,17 @@ class StudySession:
         now = sch.as_utc(now)
         stamp = sch.iso(now)
         states = self._states()
-        flagged = flagged_ids(self.store)  # "this question is wrong": out until reviewed
+        out = left_out(self.store)  # flagged as wrong or suspended: never queued
         ahead_stamp = sch.iso(now + LEARN_AHEAD)
         learning, due, new, ahead, hidden = [], [], [], [], set()
         for card in self.deck:
-            if (lesson and card.lesson != lesson) or card.id in flagged:
+            if (lesson and card.lesson != lesson) or card.id in out:
                 continue
             st = states.get(card.id)
             if st is None:
                 new.append(card.id)
                 continue
-            if st["suspended"] or (st["buried_until"] and st["buried_until"] > stamp):
+            if st["buried_until"] and st["buried_until"] > stamp:
                 hidden.add(card.id)
                 continue
             if st["reps"] == 0:
@@ -213,7 +213,9 @@ class StudySession:
         rows = self.store.conn.execute(
             "SELECT card_id, due FROM card_state WHERE suspended = 0 AND reps > 0 AND due > ? "
             "ORDER BY due", (sch.iso(now + LEARN_AHEAD),))
-        return next((sch.from_iso(due) for card_id, due in rows if card_id in self.deck.cards), None)
+        out = left_out(self.store)
+        return next((sch.from_iso(due) for card_id, due in rows
+                     if card_id in self.deck.cards and card_id not in out), None)
 
     def next_card(self, now: datetime | None = None, *, lesson: str | None = None,
                   after: str | None = None) -> str | None:
@@ -287,6 +289,10 @@ class StudySession:
         self._answered.append(log.lastrowid)
         return self.status(card_id)
 
+    def deck_in_play(self) -> Deck:
+        """The deck less the cards left out (flagged or suspended): what quizzes and interviews ask."""
+        return self.deck.without(left_out(self.store))
+
     def cram(self, card_id: str, rating: int, **kw) -> CardStatus:
         """Review ahead: the answer is logged with mode "cram" and the schedule is untouched."""
         return self.rate(card_id, rating, mode="cram", **kw)
@@ -297,10 +303,9 @@ class StudySession:
         the cards of lessons never opened."""
         states = self._states()
         opened = {r[0] for r in self.store.conn.execute("SELECT lesson_id FROM lesson_progress")}
-        flagged = flagged_ids(self.store)
-        ids = [c.id for c in self.deck if (not lesson or c.lesson == lesson) and c.id not in flagged
+        out = left_out(self.store)
+        ids = [c.id for c in self.deck if (not lesson or c.lesson == lesson) and c.id not in out
                and (c.id in states or not c.lesson or c.lesson in opened)]
-        ids = [i for i in ids if not (states.get(i) or {}).get("suspended")]
         return sorted(ids, key=lambda i: (states[i]["due"] if i in states else "", i))
 
     @property

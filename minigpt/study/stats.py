@@ -9,18 +9,24 @@ from datetime import date, datetime, timedelta, tzinfo
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
 from minigpt.study.days import local_date, start_of_local_day
+from minigpt.study.flags import left_out
 from minigpt.study.review import LEECH_LAPSES
 
 
 def due_forecast(store: Store, days: int = 14, now: datetime | None = None,
                  tz: tzinfo | None = None) -> list[tuple[date, int]]:
-    """Cards falling due on each of the next ``days`` local days; overdue ones count for today."""
+    """Reviews of cards already studied falling due on each of the next ``days`` local days (new
+    cards are not forecast; cards left out, flagged or suspended, neither); overdue ones count for
+    today."""
     today = local_date(now, tz)
     out = [[today + timedelta(days=i), 0] for i in range(days)]
     rows = store.conn.execute(
-        "SELECT due FROM card_state WHERE suspended = 0 AND reps > 0 AND due < ?",
+        "SELECT card_id, due FROM card_state WHERE reps > 0 AND due < ?",
         (sch.iso(sch.as_utc(now) + timedelta(days=days + 1)),))
-    for (due,) in rows:
+    out_of_play = left_out(store)
+    for card_id, due in rows:
+        if card_id in out_of_play:
+            continue
         i = max(0, (local_date(sch.from_iso(due), tz) - today).days)
         if i < days:
             out[i][1] += 1

@@ -18,6 +18,7 @@ from fsrs import Card, Rating, State
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
 from minigpt.study.decks import Deck
+from minigpt.study.flags import left_out
 
 DAYS = 30
 CHOICES = (0.80, 0.85, 0.90, 0.95)
@@ -36,11 +37,12 @@ def simulate(store: Store, deck: Deck, retention: float, *, new_per_day: int, da
     scheduler = sch.make_scheduler(retention, sch.fitted_parameters(store))
     rng = random.Random(seed)
     rows = {r["card_id"]: r for r in store.conn.execute("SELECT * FROM card_state")}
+    out_of_play = left_out(store)  # flagged or suspended: not studied, so no workload
     cards: list[Card] = []
     new = 0
     for c in deck:
         row = rows.get(c.id)
-        if row is not None and row["suspended"]:
+        if c.id in out_of_play:
             continue
         if row is None or row["reps"] == 0:
             new += 1

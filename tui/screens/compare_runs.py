@@ -91,8 +91,9 @@ class CompareRunsScreen(Screen):
         Binding("escape", "back", "Back", show=True, id="compare_runs.back"),
     ]
 
-    def __init__(self):
+    def __init__(self, groups: bool = False):
         super().__init__()
+        self.open_on_groups = groups  # the palette's "Seed groups": open with g already pressed
         self.shown: list[str] = []  # run paths whose curve is drawn, in the order they were shown
         self.slots: dict[str, int] = {}  # run path → its marker and colour, kept while it is shown
         self.infos: list[runs.RunInfo] = []
@@ -138,6 +139,8 @@ class CompareRunsScreen(Screen):
             self.query_one("#compare-legend", Static).update(
                 "No runs yet. Train a bigram, an MLP and a GPT (Training → n) to compare them here.")
         self.load_curves(list(self.shown))
+        if self.open_on_groups:
+            self.action_groups()
 
     # -- data -------------------------------------------------------------------------------------
     @dataclass

@@ -27,7 +27,7 @@ class FlagNoteScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(id="flag-box"):
             yield Static("[b]This question is wrong[/b]\nThe card leaves your scores and queues "
-                         "until its flag is reviewed (minigpt cards --flagged).", id="flag-title")
+                         "until its flag is resolved (ctrl+p Flagged cards).", id="flag-title")
             yield Input(placeholder="what is wrong? (optional) · enter: flag · escape: cancel",
                         max_length=flags.MAX_NOTE_CHARS, id="flag-note")
             yield Static(id="flag-error")

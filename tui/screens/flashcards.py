@@ -285,7 +285,7 @@ class FlashcardsScreen(Screen):
 
     def _flagged(self, card_id: str, done: bool | None) -> None:
         if done and card_id == self.current:
-            self.notify("Flagged: out of your queue until it is reviewed (minigpt cards --flagged)")
+            self.notify("Flagged: out of your queue until resolved (ctrl+p Flagged cards)")
             if self.cram:
                 self.cram_pos += 1
             self.advance()

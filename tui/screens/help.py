@@ -112,6 +112,7 @@ class HelpScreen(ModalScreen):
             "  [b]↑ ↓ PgUp PgDn[/b]  move and scroll",
             "  [b]tab / shift+tab[/b] next / previous control",
             "  [b]escape[/b]         back",
+            "  [b]F1[/b]             these keys, also from a text field (where ? is typed)",
             "",
             "[b u]Command palette[/b u]",
             f"  {_literal(shown_key_of(self.app, 'app.palette', 'ctrl+p'))}, then type: a lesson's title, an area, "

@@ -89,17 +89,25 @@ class HomeScreen(Screen):
             self.refresh_glance()
 
     def _glance_key(self) -> tuple:
-        """What the glance depends on, cheaply: this app's writes to the progress database, the
-        runs folder's entries, and the minute (cards fall due as time passes)."""
+        """What the glance depends on, cheaply: this app's writes to the progress database, another
+        process's (SQLite's data_version: a kata passed in a second app instance), the runs
+        folder's entries, and the minute (cards fall due as time passes)."""
+        import sqlite3
+
         from minigpt import paths
 
         store = getattr(self.app, "store", None)
-        writes = getattr(getattr(store, "conn", None), "total_changes", None)
+        conn = getattr(store, "conn", None)
+        writes = getattr(conn, "total_changes", None)
+        try:
+            others = conn.execute("PRAGMA data_version").fetchone()[0] if conn is not None else None
+        except sqlite3.Error:  # a busy or closed database: the other parts still tell
+            others = None
         try:
             runs = paths.runs_dir().stat().st_mtime_ns
         except OSError:
             runs = None
-        return writes, runs, int(time.time() // 60)
+        return writes, others, runs, int(time.time() // 60)
 
     def refresh_glance(self) -> None:
         self._counted_for = self._glance_key()

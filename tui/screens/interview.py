@@ -160,7 +160,7 @@ class InterviewScreen(EndOrPause, Screen):
         self.titles = {x.lesson: x.title for x in r.lessons}
         read = [x.lesson for x in r.lessons if x.parts.get("read")] or [x.lesson for x in r.lessons]
         read = iv.in_scope(read, plan_settings(self.app.store)[1])  # the interview day's lessons
-        self.questions = iv.plan(self.session.deck, read, {x.lesson: x.figure for x in r.lessons},
+        self.questions = iv.plan(self.session.deck_in_play(), read, {x.lesson: x.figure for x in r.lessons},
                                  minutes=minutes, katas_by_lesson=katas,
                                  allow_code=serving_policy.code_editing_allowed(), seed=self.seed)
         if not self.questions:

@@ -23,7 +23,7 @@ def _kata_counts(store) -> dict[str, tuple[int, int]]:
     from minigpt.katas.progress import lesson_katas
 
     try:
-        return lesson_katas(store, load_katas())
+        return lesson_katas(store, load_katas(), after_reading=False)  # every pass, as the katas screen
     except KataError:  # reported on the katas screen
         return {}
 

@@ -118,7 +118,7 @@ class QuizScreen(Screen):
 
     def show_lessons(self) -> None:
         self.state = "lesson"
-        deck = self.session.deck
+        deck = self.session.deck_in_play()
         lessons = sorted(deck.lessons(), key=lambda l: (self.titles.get(l, (10**6, l)), l))
         self.set_status("[b]Chapter quiz[/b] · pick a lesson · escape: modes")
         options = OptionList(*[Option(f"{escape(self.title_of(l))}  "
@@ -149,7 +149,8 @@ class QuizScreen(Screen):
             self.show_lessons()
             return
         due = set(self.session.queue())
-        cards = [c for c in self.session.deck if mode in q.formats_for(c)]
+        deck = self.session.deck_in_play()  # flagged and suspended cards are not asked
+        cards = [c for c in deck if mode in q.formats_for(c)]
         self.rng.shuffle(cards)
         cards.sort(key=lambda c: c.id not in due)  # cards due now first, the rest at random
         picked, notes = [], set()
@@ -158,13 +159,13 @@ class QuizScreen(Screen):
                 notes.add(card.note_id)
                 picked.append(card)
         self.mode, self.lesson = mode, None
-        self.begin([q.question_for(self.session.deck, c, self.rng, fmt=mode)
+        self.begin([q.question_for(deck, c, self.rng, fmt=mode)
                     for c in picked[:ROUND]])
 
     def start_chapter(self, lesson_id: str) -> None:
         try:
             questions = q.chapter_quiz(lesson_id, seed=self.rng.randrange(2**31),
-                                       deck=self.session.deck)
+                                       deck=self.session.deck_in_play())
         except ValueError:
             self.show_modes()
             self.set_status(f"✗ No questions for “{escape(self.title_of(lesson_id))}” yet · "

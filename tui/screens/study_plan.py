@@ -1,7 +1,10 @@
-"""Study to a date: set the interview day and the lessons in scope, read the plan day by day.
+"""Study to a date: set the interview day, the lessons in scope and the new cards a day, read the
+plan day by day.
 
 The plan is minigpt.study.plan's (the same text as ``minigpt plan``); an empty date removes it
-and the study sessions go back to the daily new-card limit.
+and the study sessions go back to the daily new-card limit. New cards a day is the flashcards'
+setting (``minigpt plan --new-per-day N`` sets it too): the fix an off-pace plan names is here.
+``?`` and F1 open the keys even while a field has the focus (no field takes a "?").
 """
 
 from __future__ import annotations
@@ -20,16 +23,34 @@ from minigpt.text import markup_escape as escape
 from tui.widgets.header import TutorHeader
 
 
+class PlanField(Input):
+    """A field of the plan form: "?" is never part of a date, a lesson id or a number, so it
+    leaves the key to the help (Textual drops bindings of keys a focused field would type)."""
+
+    HELP_TITLE = "plan field (tab: the next one)"
+    BINDINGS = [Binding("enter", "submit", "Save the day, lessons and new cards a day; plan", id="plan_field.submit")]
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        return character != "?" and super().check_consume_key(key, character)
+
+
 class StudyPlanScreen(Screen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="study_plan.back")]
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="study_plan.back"),
+        # Before the focused field types it (PlanField leaves "?" out of what it takes).
+        Binding("question_mark", "app.help", "Help", key_display="?", priority=True, id="study_plan.help"),
+    ]
     PALETTE_PREFIX = "Interview plan"
 
     def compose(self) -> ComposeResult:
         yield TutorHeader()
         with Horizontal(id="plan-form"):
-            yield Input(placeholder="interview day YYYY-MM-DD (empty: no date)", id="plan-date")
-            yield Input(placeholder="lessons, comma-separated (empty: all)", id="plan-lessons")
-        yield Static("[dim]enter: save and plan · an empty date studies as usual[/dim]", id="plan-help")
+            yield PlanField(placeholder="interview day YYYY-MM-DD (empty: no date)", id="plan-date")
+            yield PlanField(placeholder="lessons, comma-separated (empty: all)", id="plan-lessons")
+            yield PlanField(placeholder="new a day", id="plan-new", type="integer", max_length=4,
+                        tooltip="new cards a day")
+        yield Static("[dim]day · lessons (empty: all) · new cards a day   enter: save and plan · "
+                     "empty date: study as usual[/dim]", id="plan-help")
         with VerticalScroll(id="plan-body"):
             yield Static(id="plan-text")
         yield Footer()
@@ -39,6 +60,7 @@ class StudyPlanScreen(Screen):
         day, lessons = planning.plan_settings(self.app.store)
         self.query_one("#plan-date", Input).value = (day or date.today() + timedelta(days=14)).isoformat()
         self.query_one("#plan-lessons", Input).value = ",".join(lessons)
+        self.query_one("#plan-new", Input).value = str(self._session().new_per_day())
         self.query_one("#plan-date", Input).focus()
         self.show_plan(save=False)
 
@@ -57,22 +79,39 @@ class StudyPlanScreen(Screen):
         text = self.query_one("#plan-text", Static)
         raw = self.query_one("#plan-date", Input).value.strip()
         lessons = tuple(x.strip() for x in self.query_one("#plan-lessons", Input).value.split(",") if x.strip())
+        before = planning.plan_settings(self.app.store)
         try:
+            session = self._session()
+            pace = self._new_per_day(session)
             if not raw:
                 if save:
                     planning.set_plan(self.app.store, None)
+                    session.set_new_per_day(pace)
                 text.update("No interview date: studying as usual (the daily new-card limit).")
                 return
             day = planning.parse_date(raw)
-            session = self._session()
             made = planning.make_plan(self.app.store, session.deck, day, lessons=lessons,
-                                      new_per_day=session.new_per_day(), scheduler=session.scheduler,
+                                      new_per_day=pace, scheduler=session.scheduler,
                                       lesson_order=session.lesson_order)
             if save:
                 planning.set_plan(self.app.store, day, lessons)
+                session.set_new_per_day(pace)
         except (PlanError, DeckError, StoreError) as e:
             text.update(f"[red]✗[/red] {escape(str(e))}")
             return
-        saved = "[green]Saved.[/green] " if save else ("" if planning.plan_settings(self.app.store)[0] == day
-                                                       else "[dim]Not saved yet: enter saves.[/dim] ")
+        if save:  # a scope set before is replaced: say what it was
+            change = planning.scope_change(before[1], lessons) if before[0] is not None else ""
+            saved = "[green]Saved.[/green] " + (escape(change) + "\n" if change else "")
+        else:
+            saved = ("" if before[0] == day and pace == session.new_per_day()
+                     else "[dim]Not saved yet: enter saves.[/dim] ")
         text.update(saved + escape("\n".join(planning.describe(made))))
+
+    def _new_per_day(self, session) -> int:
+        """The new-cards-a-day field, or the setting when it is empty; refused in words otherwise."""
+        raw = self.query_one("#plan-new", Input).value.strip()
+        if not raw:
+            return session.new_per_day()
+        if not raw.isdigit():
+            raise PlanError(f"new cards a day is a whole number of at least 0, not {raw!r}")
+        return int(raw)

@@ -101,8 +101,10 @@ class StudyStatsScreen(Screen):
         self.query_one(ForecastChart).set_forecast(forecast)
         days = " · ".join(f"{'today, now or later' if i == 0 else d.strftime('%a %d')}: {n}"
                           for i, (d, n) in enumerate(forecast[:6]))
+        # Reviews only: "To study now" above also counts new cards, so the two can differ (20 vs 0).
         self.query_one("#stats-forecast-text", Static).update(
-            f"{days}\nNext 14 days: [b]{sum(n for _, n in forecast)}[/b] cards due")
+            f"{days}\nNext 14 days: [b]{sum(n for _, n in forecast)}[/b] reviews due "
+            "[dim](cards studied before; new cards are not forecast)[/dim]")
         activity = stats.reviews_per_day(store, days=365, now=now)
         self.query_one("#stats-activity", Static).update(heatmap_text(activity, local_date(now)))
         self.query_one("#stats-retention", Static).update(

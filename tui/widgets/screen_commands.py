@@ -3,11 +3,13 @@
 A screen may define ``palette_commands()`` returning (title, help, callback) triples for actions
 that depend on its state. Otherwise every described key binding of the screen becomes a command
 ("Playground: Regenerate"), skipping those ``check_action`` says are unavailable right now.
-``PALETTE_PREFIX`` names the screen in the titles (default: the class name without "Screen").
+``PALETTE_PREFIX`` names the screen in the titles (default: the class name in words, "Study stats":
+the palette never shows a class name).
 """
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 from textual.binding import Binding
@@ -16,11 +18,21 @@ from textual.command import Hit, Hits, Provider
 from tui.keymap import shown_key
 
 
+def screen_name(screen) -> str:
+    """A screen (or its class) in the learner's words: its ``PALETTE_PREFIX``, else its class name
+    split into words ("StudyStatsScreen" → "Study stats")."""
+    cls = screen if isinstance(screen, type) else type(screen)
+    explicit = getattr(cls, "PALETTE_PREFIX", None)
+    if explicit:
+        return explicit
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", cls.__name__.removesuffix("Screen")).lower().capitalize()
+
+
 def screen_commands(screen) -> list[tuple[str, str, object]]:
     custom = getattr(screen, "palette_commands", None)
     if custom is not None:
         return list(custom())
-    prefix = getattr(screen, "PALETTE_PREFIX", None) or screen.__class__.__name__.removesuffix("Screen")
+    prefix = screen_name(screen)
     commands, seen = [], set()
     for b in screen.BINDINGS:
         if isinstance(b, tuple):
