@@ -358,10 +358,10 @@ class FlashcardsScreen(Screen):
         try:
             result = export_apkg(self.session.deck, path)
         except OSError as e:
-            self.notify(f"✗ Export failed: {e}", severity="error")
+            self.notify(f"✗ Export failed: {escape(e)}", severity="error")
             return
         self.last_export = result
-        self.notify(result.message, timeout=10)
+        self.notify(escape(result.message), timeout=10)
 
     def action_import(self) -> None:
         panel = self.query_one("#fc-import")
