@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from minigpt import cli as headless
-from minigpt.cli.support import UserError, apply_data_dir, data_dir_option
+from minigpt.cli.support import UserError, apply_data_dir, data_dir_option, tell_study_notes_on_close
 from tui.serve import serve
 
 
@@ -24,6 +24,8 @@ def main(ctx: click.Context, data_dir: Path | None) -> None:
     Without a command, opens the tutor app.
     """
     apply_data_dir(data_dir)
+    if ctx.invoked_subcommand is not None:  # (the app shows these notes itself)
+        tell_study_notes_on_close(ctx)
     if ctx.invoked_subcommand is None:
         from tui.app import run_app
 

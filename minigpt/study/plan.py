@@ -33,6 +33,7 @@ from fsrs import Card, Rating, Scheduler, State
 from minigpt import settings
 from minigpt.errors import PlanError
 from minigpt.store import Store
+from minigpt.study import rows
 from minigpt.study import scheduler as sch
 from minigpt.study.days import at_local, local_date, start_of_local_day
 from minigpt.study.decks import Deck
@@ -173,13 +174,13 @@ def make_plan(store: Store, deck: Deck, interview: date, *, lessons: tuple[str, 
     if unknown:
         raise PlanError(f"no cards of lesson {', '.join(unknown)} (lesson ids: {', '.join(sorted(filter(None, known)))})")
     flagged = flagged_ids(store)
-    rows = {r["card_id"]: dict(r) for r in store.conn.execute("SELECT * FROM card_state")}
+    states, unreadable = rows.card_states(store)  # a card whose row cannot be read is left out
     scope = [c.id for c in deck if (not lessons or c.lesson in lessons) and c.id not in flagged
-             and not (rows.get(c.id) or {}).get("suspended")]
+             and c.id not in unreadable and not (states.get(c.id) or {}).get("suspended")]
     cards: dict[str, Card] = {}
     new: list[str] = []
     for cid in scope:
-        row = rows.get(cid)
+        row = states.get(cid)
         if row is None or row["reps"] == 0:
             new.append(cid)
         else:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from minigpt.store import Store
+from minigpt.study import rows
 
 WEIGHTS: dict[str, float] = {"read": 0.2, "quiz": 0.3, "recall": 0.35, "katas": 0.15}
 PARTS = tuple(WEIGHTS)
@@ -91,10 +92,10 @@ def chapter_quiz_score(store: Store, card_ids: set[str]) -> float:
     """Share right (rating above Again) among the latest chapter-quiz answers on these cards."""
     if not card_ids:
         return 0.0
-    rows = store.conn.execute(
+    answers = store.conn.execute(
         "SELECT card_id, rating FROM review_log WHERE mode = ? ORDER BY reviewed_at DESC, id DESC",
         (QUIZ_LOG_MODE,)).fetchall()
-    mine = [r["rating"] for r in rows if r["card_id"] in card_ids][:QUIZ_WINDOW]
+    mine = [r["rating"] for r in answers if r["card_id"] in card_ids and r["rating"] in (1, 2, 3, 4)][:QUIZ_WINDOW]
     return sum(rating > 1 for rating in mine) / len(mine) if mine else 0.0
 
 
@@ -105,9 +106,9 @@ def retrievabilities(store: Store, now: datetime | None = None) -> dict[str, flo
     now = sch.as_utc(now)
     scheduler = sch.make_scheduler()
     out = {}
-    for row in store.conn.execute("SELECT card_id, fsrs_json FROM card_state WHERE suspended = 0"):
-        card = sch.card_from_json(row["fsrs_json"])
-        out[row["card_id"]] = float(scheduler.get_card_retrievability(card, now))
+    states, _unreadable = rows.card_states(store, "suspended = 0")  # (those are left out, and counted)
+    for card_id, row in states.items():
+        out[card_id] = float(scheduler.get_card_retrievability(sch.card_from_json(row["fsrs_json"]), now))
     return out
 
 

@@ -27,7 +27,7 @@ from minigpt.study.scheduler import describe_time
 from minigpt.study.templates import fresh
 from minigpt.text import markup_escape as escape
 from tui import navigation
-from tui.saving import keeps_screen
+from tui.saving import keeps_screen, tell_study_notes
 from tui.widgets.study_card import CardView, RatingBar
 from tui.workers import background
 
@@ -99,6 +99,7 @@ class FlashcardsScreen(Screen):
         self.cram_ids = [c for c in self.cram_ids if c in deck.cards]
         self.query_one(CardView).focus()
         self.advance()
+        tell_study_notes(self)
 
     # -- drawing ------------------------------------------------------------------------------
     def advance(self) -> None:

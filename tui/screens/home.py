@@ -17,6 +17,7 @@ from minigpt.text import markup_escape as escape
 from tui import navigation
 from tui.areas import AREAS
 from tui.progress import Glance, glance
+from tui.saving import tell_study_notes
 from tui.workers import Result, background
 
 
@@ -111,6 +112,7 @@ class HomeScreen(Screen):
     @on(Counted)
     def _counted(self, message: Counted) -> None:
         self._show_glance(message.glance)
+        tell_study_notes(self)
 
     def _show_glance(self, g: Glance) -> None:
         self._glance = g
