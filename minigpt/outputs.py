@@ -33,8 +33,7 @@ OUTPUT_FOLDERS = ("exports", "playground")
 DATABASE_COMPANIONS = ("", "-wal", "-shm", "-journal")  # SQLite's files beside the database
 # A folder holding all the files of one of these is a run, a checkpoint or an experiment the
 # tutor wrote, wherever it lies (run and checkpoint files: minigpt.runs.files, minigpt.checkpoint).
-TUTOR_FOLDER_MARKERS = (("config.json", "status.json"), ("config.json", "metrics.jsonl"),
-                        ("config.json", "model.safetensors"), ("experiment.json",))
+TUTOR_FOLDER_MARKERS = (("config.json", "status.json"), ("config.json", "model.safetensors"), ("experiment.json",))
 TUTOR_FILES = ("app.log",)  # the data folder's own files beside the database (the app's log)
 HARD_LINK_SEARCH_LIMIT = 200_000  # entries of the data folder compared when a target has other links
 

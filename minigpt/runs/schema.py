@@ -306,27 +306,39 @@ def read_config_values(path: Path) -> dict:
 
 # ---------------------------------------------------------------------------- metrics.jsonl
 
-# Numbers a metrics record may carry (format 2 writes only finite ones).
-METRIC_NUMBERS = ("train_loss", "val_loss", "lr", "tokens_per_s", "elapsed_s")
+# Numbers a metrics record may carry, each with the range the trainer writes within (format 2
+# writes only finite ones). A value outside is dropped, the rest of the record kept: a loss of
+# 1e308 would overflow the perplexity and the charts' scales, an elapsed time of 1e308 the ETA.
+MAX_STEP = 10**12
+METRIC_RANGES = {"train_loss": (0.0, 1e6), "val_loss": (0.0, 1e6), "lr": (0.0, 1e3),
+                 "tokens_per_s": (0.0, 1e13), "elapsed_s": (0.0, 1e9), "compile_s": (0.0, 1e7),
+                 "threads": (1, 1 << 16), "skipped_steps": (0, MAX_STEP)}
 METRICS_HEADER = {"format": METRICS_FORMAT, "format_version": METRICS_VERSION}
 
 
 def metrics_record(raw) -> dict | None:
-    """One line of ``metrics.jsonl`` as a record (``step`` and the finite numbers of
-    ``METRIC_NUMBERS``, other keys as they are), or None for the header and damaged lines.
+    """One line of ``metrics.jsonl`` as a record (``step``, the numbers of ``METRIC_RANGES``
+    within their ranges, other keys as they are), or None for the header and damaged lines.
 
     Format 1 could hold NaN or Infinity (a diverged run): those numbers are dropped."""
     if not isinstance(raw, dict):
         return None
     step = raw.get("step")
-    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEP:
         return None
     record = {}
     for key, value in raw.items():
-        if key in METRIC_NUMBERS and not _finite(value):
+        if key in METRIC_RANGES and not in_range(value, *METRIC_RANGES[key]):
             continue
         record[key] = value
     return record
+
+
+def in_range(value, low: float, high: float) -> bool:
+    """A finite number (not a bool) between ``low`` and ``high``; an int where both bounds are."""
+    if isinstance(low, int) and isinstance(high, int) and not isinstance(value, int):
+        return False
+    return _finite(value) and low <= value <= high
 
 
 def metrics_line(record: dict) -> str:
