@@ -133,3 +133,19 @@ def test_a_terminal_size_from_the_url_is_clamped(text, side):
     from tui.serve_server import terminal_side
 
     assert terminal_side(text, 24) == side
+
+
+@pytest.mark.parametrize(("field", "value"), [("step", 10**400), ("total_steps", 10**13), ("best_val", 1e300),
+                                              ("time_budget_s", -1e300), ("pid", 2**80)])
+def test_a_status_number_out_of_range_marks_the_run_broken_not_the_progress_bar(tmp_path, field, value):
+    from minigpt.control.workers import progress
+    from minigpt.runs import listing
+
+    run = tmp_path / "r1"
+    run.mkdir()
+    (run / "config.json").write_text("{}", encoding="utf-8")
+    status = {"state": "running", "step": 3, "total_steps": 3, "model": "gpt", field: value}
+    (run / "status.json").write_text(json.dumps(status), encoding="utf-8")
+    [info] = listing.list_runs(tmp_path)
+    assert info.status == "broken" and field in info.reason
+    progress(info, {})
