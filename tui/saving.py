@@ -34,9 +34,10 @@ def tell(widget, error: Exception) -> None:
 def tell_study_notes(widget) -> None:
     """Say what reading the progress worked around, each thing once: rows left out as unreadable
     (``minigpt.study.rows``), a machine time zone replaced by UTC (``minigpt.study.days``)."""
-    from minigpt.study import days, rows
+    from minigpt.skipped_rows import take_skipped_note
+    from minigpt.study import days
 
-    skipped = rows.take_skipped_note()
+    skipped = take_skipped_note()
     if skipped:
         widget.notify(markup_escape(skipped), title="Progress", severity="warning", timeout=20)
     zone = days.zone_warning()

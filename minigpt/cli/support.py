@@ -46,7 +46,7 @@ def study_notes() -> list[str]:
     progress database left out, a machine time zone replaced by UTC. Read only from modules
     already imported (a command that never read the study imports nothing here)."""
     notes = []
-    rows, days = sys.modules.get("minigpt.study.rows"), sys.modules.get("minigpt.study.days")
+    rows, days = sys.modules.get("minigpt.skipped_rows"), sys.modules.get("minigpt.study.days")
     if rows is not None and (skipped := rows.take_skipped_note()):
         notes.append(skipped)
     if days is not None and (zone := days.zone_warning()):

@@ -5,48 +5,23 @@ by hand, a shared file, an older tool. Bad JSON in a card's FSRS state, a due ti
 time, a review at "yesterday", an interview scored 1e308: each used to end ``minigpt progress``,
 ``fsrs status``, ``fsrs fit``, ``plan`` or the flashcards in a traceback. The readers here check
 every value they hand on; a row that fails is left out (never changed or deleted: the learner or a
-later version can still repair it) and counted, and :func:`take_skipped_note` says in one line how
-many rows of which tables were left out (the CLI prints it on stderr, the app shows it once).
+later version can still repair it) and counted (``minigpt.skipped_rows``, which says in one line
+how many rows of which tables were left out: the CLI prints it on stderr, the app shows it once).
 """
 
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass
 from datetime import datetime
 
 from minigpt.errors import BadRowError
+from minigpt.skipped_rows import skip
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
 
 MAX_COUNT = 1 << 31  # reps, lapses, questions: a count the tutor writes is far below this
 MAX_DURATION_MS = 24 * 3600 * 1000  # an answer's time: longer than a day is not a real answer
-
-_lock = threading.Lock()
-_skipped: dict[str, dict[str, set]] = {}  # database file name -> table -> the keys of rows left out
-
-
-def skip(store: Store, table: str, key: object) -> None:
-    """Count one row of ``table`` (its id or key) as left out; the same row counts once."""
-    with _lock:
-        _skipped.setdefault(store.path.name, {}).setdefault(table, set()).add(key)
-
-
-def take_skipped_note() -> str | None:
-    """One line naming how many rows were left out since the last call, or None; then forgets them."""
-    with _lock:
-        found = {name: tables for name, tables in _skipped.items() if tables}
-        _skipped.clear()
-    if not found:
-        return None
-    parts = []
-    for name, tables in sorted(found.items()):
-        n = sum(len(keys) for keys in tables.values())
-        which = ", ".join(f"{table} {len(keys)}" for table, keys in sorted(tables.items()))
-        parts.append(f"{name}: {n} row{'s' * (n != 1)} could not be read and {'were' if n != 1 else 'was'} "
-                     f"left out ({which})")
-    return "; ".join(parts)
 
 
 def count(value: object) -> int:

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from minigpt.cli import main
+from minigpt.skipped_rows import take_skipped_note
 from minigpt.store import Store
 from minigpt.study import rows
 from minigpt.study import scheduler as sch
@@ -47,15 +48,20 @@ CASES = [
     ("review_log", "reviewed_at yesterday", "UPDATE review_log SET reviewed_at = 'yesterday' WHERE id = 2"),
     ("review_log", "reviewed_at empty", "UPDATE review_log SET reviewed_at = '' WHERE id = 2"),
     ("review_log", "card_id a blob", "UPDATE review_log SET card_id = x'00ff' WHERE id = 2"),
+    ("kata_progress", "kata passes a word", "INSERT INTO kata_progress(kata, opened_at, passes, updated_at) "
+                                            "VALUES ('softmax', 'then', 'many', 'now')"),
+    ("kata_progress", "kata seconds 1e308", "INSERT INTO kata_progress(kata, opened_at, passes, seconds_to_pass, "
+                                            "updated_at) VALUES ('softmax', 'then', 1, 1e308, 'now')"),
 ]
 # The findings' four cases, through the commands that read each table (in-process CLI calls).
 FOUND = {"fsrs_json not JSON": [["progress"], ["plan"]], "due not a date": [["progress"], ["plan"]],
-         "minutes 1e308": [["progress"]], "reviewed_at yesterday": [["fsrs", "status"], ["fsrs", "fit"]]}
+         "minutes 1e308": [["progress"]], "reviewed_at yesterday": [["fsrs", "status"], ["fsrs", "fit"]],
+         "kata passes a word": [["progress"]]}
 
 
 @pytest.fixture(autouse=True)
 def _nothing_left_out_yet():
-    rows.take_skipped_note()  # (a note from another test's database is not this test's)
+    take_skipped_note()  # (a note from another test's database is not this test's)
 
 
 def build_database(folder: Path, update: str | None = None) -> Path:
@@ -113,6 +119,7 @@ def deck():
 
 def _read_everything(store: Store, deck) -> None:
     """What the CLI commands and the app's flashcards, home, stats and plan read of the database."""
+    from minigpt.katas import progress as katas
     from minigpt.study import fsrs_fit, interview_trend, stats, workload
     from minigpt.study import plan as planning
     from minigpt.study.readiness import retrievabilities
@@ -126,6 +133,7 @@ def _read_everything(store: Store, deck) -> None:
     workload.simulate(store, deck, 0.9, new_per_day=0, days=2)
     retrievabilities(store), stats.due_forecast(store), stats.reviews_per_day(store), stats.weakest_cards(store)
     stats.button_breakdown(store), interview_trend.points(store), fsrs_fit.status_line(store)
+    katas.totals(store, []), katas.record(store, "softmax")
 
 
 @pytest.mark.parametrize(("table", "what", "update"), CASES, ids=[c[1] for c in CASES])
@@ -135,7 +143,7 @@ def test_every_reader_leaves_the_row_out_and_counts_it_once(tmp_path, deck, tabl
         _read_everything(store, deck)
     finally:
         store.close()
-    assert rows.take_skipped_note() == f"progress.sqlite3: 1 row could not be read and was left out ({table} 1)"
+    assert take_skipped_note() == f"progress.sqlite3: 1 row could not be read and was left out ({table} 1)"
 
 
 def test_an_intact_database_prints_no_note(isolated_data_dir):
@@ -164,7 +172,7 @@ def test_the_study_session_queue_and_stats_skip_a_bad_row(tmp_path, deck):
     other = Store(tmp_path / "b" / "progress.sqlite3")
     assert stats.reviews_per_day(other).per_day == {}
     other.close()
-    note = rows.take_skipped_note()
+    note = take_skipped_note()
     assert "card_state 1" in note and "review_log 9" in note
 
 
@@ -182,7 +190,7 @@ def test_a_bad_answer_time_drops_the_time_and_keeps_the_review(tmp_path, duratio
     finally:
         store.close()
     assert len(found) == 9 and found[1].duration_ms is None
-    assert rows.take_skipped_note() is None
+    assert take_skipped_note() is None
 
 
 async def test_the_apps_home_and_flashcards_leave_the_rows_out_and_say_so(tmp_path, make_app, quick_decks):

@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from minigpt.cli import main
-from minigpt.study import days, rows
+from minigpt.skipped_rows import take_skipped_note
+from minigpt.study import days
 from minigpt.study import scheduler as sch
 
 UNUSABLE = ["UTC+24", "UTC-24", "UTC-99", "<+99>-99", "<-30>30"]
@@ -25,7 +26,7 @@ def zone(monkeypatch):
 
     monkeypatch.setattr(days, "_zone_problem", None)
     monkeypatch.setattr(saving, "_told", set())
-    rows.take_skipped_note()
+    take_skipped_note()
 
     def use(name: str) -> None:
         monkeypatch.setenv("TZ", name)
