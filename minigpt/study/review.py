@@ -277,7 +277,7 @@ class StudySession:
                     " was_new, prev_state) VALUES (?, ?, 'cram', ?, ?, ?, 0, NULL)",
                     (card_id, rating, answer, stamp, duration_ms))
             else:
-                before, reps, lapses = self._readable(row, card_id, now)
+                before, reps, lapses = rows.answer_start(self.store, row, card_id, now)
                 after = sch.review(self.scheduler, before, rating, now)
                 lapses += int(sch.is_lapse(before, rating))
                 reps += 1
@@ -298,16 +298,6 @@ class StudySession:
                      int(reps == 1), json.dumps(prev, default=repr) if prev else None))
         self._answered.append(log.lastrowid)
         return self.status(card_id)
-
-    def _readable(self, row, card_id: str, now: datetime) -> tuple[sch.Card, int, int]:
-        """The card, reps and lapses a new answer starts from: a new card when there is no row,
-        or when the row cannot be read (counted; the row itself is kept in the log's prev_state)."""
-        if row is not None:
-            try:
-                return sch.card_from_json(row["fsrs_json"]), rows.count(row["reps"]), rows.count(row["lapses"])
-            except BadRowError:
-                rows.skip(self.store, "card_state", card_id)
-        return sch.new_card(card_id, now), 0, 0
 
     def cram(self, card_id: str, rating: int, **kw) -> CardStatus:
         """Review ahead: the answer is logged with mode "cram" and the schedule is untouched."""

@@ -75,6 +75,17 @@ def card_states(store: Store, where: str = "", args: tuple = ()) -> tuple[dict[s
     return good, bad
 
 
+def answer_start(store: Store, row, card_id: str, now: datetime) -> tuple[sch.Card, int, int]:
+    """The card, reps and lapses a new answer starts from: a new card when there is no row, or when
+    the row cannot be read (counted; the row itself stays in the review log's prev_state)."""
+    if row is not None:
+        try:
+            return sch.card_from_json(row["fsrs_json"]), count(row["reps"]), count(row["lapses"])
+        except BadRowError:
+            skip(store, "card_state", card_id)
+    return sch.new_card(card_id, now), 0, 0
+
+
 @dataclass(frozen=True)
 class Review:
     id: int
