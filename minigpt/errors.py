@@ -162,6 +162,11 @@ class StoreDamaged(StoreError):
     """The file is not a usable SQLite database."""
 
 
+class BadRowError(TutorError, ValueError):
+    """One row of a valid progress database holds a value the tutor never writes (bad JSON, a time
+    that is not one, a number out of its range): its readers leave the row out and count it."""
+
+
 class UndoError(TutorError, RuntimeError):
     """The last answer cannot be undone without erasing a later one; the message says why."""
 

@@ -46,7 +46,8 @@ TEXT_FILE_BYTES = 16 * MIB  # a deck, a lesson, an experiment spec, a card file,
 DATASET_BYTES = 1 * GIB  # a dataset: far beyond what the tutor's models learn from on a laptop
 
 
-def _kind(mode: int) -> str:
+def special_kind(mode: int) -> str:
+    """What a file that is not a regular file or a folder is, for a message: "a pipe (FIFO)"."""
     if stat.S_ISFIFO(mode):
         return "a pipe (FIFO)"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
@@ -77,7 +78,7 @@ def open_file(path: Path | str, limit: int) -> BinaryIO:
         if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError(21, "is a folder, not a file", str(path))
         if not stat.S_ISREG(info.st_mode):
-            raise UnsafeFileError(path, f"{_kind(info.st_mode)}, not a regular file")
+            raise UnsafeFileError(path, f"{special_kind(info.st_mode)}, not a regular file")
         if info.st_size > limit:
             raise UnsafeFileError(path, f"{size_text(info.st_size)}, larger than the {size_text(limit)} "
                                         f"this file may hold", too_large=True)
@@ -103,7 +104,7 @@ def open_append(path: Path | str, text: bool = True):
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise UnsafeFileError(path, f"{_kind(mode)}, not a regular file")
+            raise UnsafeFileError(path, f"{special_kind(mode)}, not a regular file")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "a", encoding="utf-8") if text else os.fdopen(fd, "ab")
     except BaseException:

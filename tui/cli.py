@@ -12,7 +12,7 @@ import click
 
 from minigpt import cli as headless
 from minigpt.cli import settings as headless_settings
-from minigpt.cli.support import UserError, apply_data_dir, data_dir_option
+from minigpt.cli.support import UserError, apply_data_dir, data_dir_option, tell_study_notes_on_close
 from tui.serve import serve
 
 
@@ -26,6 +26,8 @@ def main(ctx: click.Context, data_dir: Path | None) -> None:
     """
     apply_data_dir(data_dir)
     ctx.meta[headless_settings.CHECKS_KEY] = {"keys.": _check_keys}  # `settings set keys.<id>` checks here
+    if ctx.invoked_subcommand is not None:  # (the app shows these notes itself)
+        tell_study_notes_on_close(ctx)
     if ctx.invoked_subcommand is None:
         from tui.app import run_app
 

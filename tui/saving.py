@@ -18,6 +18,7 @@ from minigpt.text import markup_escape
 
 _REPEAT_S = 5.0  # the same message again within this time is not shown twice (scrolling saves)
 _last: dict[str, float] = {}
+_told: set[str] = set()  # the time-zone warning, said once per process
 
 
 def tell(widget, error: Exception) -> None:
@@ -28,6 +29,21 @@ def tell(widget, error: Exception) -> None:
         return
     _last[message] = now
     widget.notify(markup_escape(message), title="Not saved", severity="error", timeout=12)
+
+
+def tell_study_notes(widget) -> None:
+    """Say what reading the progress worked around, each thing once: rows left out as unreadable
+    (``minigpt.study.rows``), a machine time zone replaced by UTC (``minigpt.study.days``)."""
+    from minigpt.skipped_rows import take_skipped_note
+    from minigpt.study import days
+
+    skipped = take_skipped_note()
+    if skipped:
+        widget.notify(markup_escape(skipped), title="Progress", severity="warning", timeout=20)
+    zone = days.zone_warning()
+    if zone and zone not in _told:
+        _told.add(zone)
+        widget.notify(markup_escape(zone), title="Time zone", severity="warning", timeout=20)
 
 
 def keeps_screen(handler):

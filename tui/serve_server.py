@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
-from textual_serve.server import Server, to_int
+from textual_serve.server import Server
 
 import tui
 from minigpt import serving_policy as policy
@@ -221,8 +221,8 @@ class TutorServer(Server):
         if len(self.sessions) >= self.options.max_sessions:
             await self._say_full(websocket)
             return websocket
-        width = to_int(request.query.get("width", "80"), 80)
-        height = to_int(request.query.get("height", "24"), 24)
+        width = terminal_side(request.query.get("width"), 80)
+        height = terminal_side(request.query.get("height"), 24)
         session = self.new_session()
         self.sessions[session.id] = session
         service = SessionService(
@@ -322,6 +322,16 @@ class TutorServer(Server):
 
 FRAME_KINDS = ("stdin", "resize", "ping", "blur", "focus")
 MAX_TERMINAL_SIDE = 1000  # columns or rows: xterm.js in any real window asks for far fewer
+
+
+def terminal_side(text: str | None, default: int) -> int:
+    """A width or height from the page's URL: a whole number clamped to 1..MAX_TERMINAL_SIDE, or
+    ``default`` when it is not a number (``?width=1e9`` would size a pty past what any screen holds)."""
+    try:
+        value = int(str(text).strip()[:12])
+    except ValueError:
+        return default
+    return min(max(value, 1), MAX_TERMINAL_SIDE)
 
 
 def parse_frame(text: str) -> tuple[str, object] | str:

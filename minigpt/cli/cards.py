@@ -11,7 +11,9 @@ from pathlib import Path
 import click
 
 from minigpt.cli.support import UserError, _fail
-from minigpt.errors import TutorError
+from minigpt.errors import TutorError, UnsafeFileError
+from minigpt.outputs import check_output, write_output
+from minigpt.text import printable
 
 
 @click.command("cards")
@@ -28,13 +30,15 @@ def cards(flagged: bool, export: Path | None, resolve: str | None) -> None:
     from minigpt.study.decks import load_decks
 
     flagged = flagged or not (export or resolve)  # the listing is what a bare `minigpt cards` asks
+    if export:  # before anything is read: a path that cannot be an output is refused at once
+        _check_export(export)
     try:
         store = Store(paths.database_path())
         try:
             if resolve:
                 if not flags.resolve_flag(store, resolve):
                     raise UserError(f"card {resolve!r} has no open flag")
-                click.echo(f"Resolved the flag on {resolve}.")
+                click.echo(f"Resolved the flag on {printable(resolve)}.")
             found = flags.flags(store)
         finally:
             store.close()
@@ -47,16 +51,28 @@ def cards(flagged: bool, export: Path | None, resolve: str | None) -> None:
         for f in found:
             card = deck.get(f.card_id)
             where = f" ({card.lesson})" if card is not None else " (no longer in the decks)"
-            click.echo(f"{f.card_id}{where} · {f.flagged_at[:10]}" + (f" · {f.note}" if f.note else ""))
+            # the card id, note and question come from files a shared copy may have crafted
+            click.echo(printable(f"{f.card_id}{where} · {f.flagged_at[:10]}" + (f" · {f.note}" if f.note else "")))
             if card is not None:
                 question = " ".join(card.front.split())
-                click.echo(f"  Q: {question if len(question) <= 74 else question[:73] + '…'}")
+                click.echo(printable(f"  Q: {question if len(question) <= 74 else question[:73] + '…'}"))
         if found:
             click.echo("Resolve one (it counts again): minigpt cards --resolve CARD_ID, "
                        "or r on the Flagged cards screen (ctrl+p)")
     if export:
         try:
-            export.write_text(flags.markdown_report(found, deck) + "\n", encoding="utf-8")
+            write_output(export, flags.markdown_report(found, deck) + "\n", f"the report {export.name}")
         except OSError as e:
-            raise UserError(f"cannot write {export}: {e.strerror or e}") from e
-        click.echo(f"Wrote {len(found)} flagged card{'s' * (len(found) != 1)} to {export}.")
+            raise _cannot_write(export, e) from None
+        click.echo(f"Wrote {len(found)} flagged card{'s' * (len(found) != 1)} to {printable(export)}.")
+
+
+def _check_export(export: Path) -> None:
+    try:
+        check_output(export)
+    except OSError as e:
+        raise _cannot_write(export, e) from None
+
+
+def _cannot_write(export: Path, e: OSError) -> UserError:
+    return UserError(f"cannot write {e}" if isinstance(e, UnsafeFileError) else f"cannot write {export}: {e.strerror or e}")

@@ -72,7 +72,7 @@ def solution(name: str) -> None:
     try:
         record_solution_shown(_store(), k.name)
     except TutorError as e:
-        click.echo(f"(not recorded: {e})", err=True)
+        click.echo(printable(f"(not recorded: {e})"), err=True)
     click.echo(k.solution, nl=False)
 
 
@@ -99,6 +99,6 @@ def check(name: str, file: Path) -> None:
         record_attempt(_store(), k.name, passed=report.passed, cases_failed=len(report.failures),
                        cases_total=report.total, source="cli")
     except TutorError as e:
-        click.echo(f"(attempt not recorded: {e})", err=True)
+        click.echo(printable(f"(attempt not recorded: {e})"), err=True)
     if not report.passed:
         raise SystemExit(1)

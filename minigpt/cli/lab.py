@@ -15,6 +15,7 @@ import click
 from minigpt.cli.support import UserError, _fail
 from minigpt.errors import TutorError
 from minigpt.runs.lab import JOBS
+from minigpt.text import printable
 
 ROOT_HELP = "Folder of the lab jobs (default: lab/ in the data folder)."
 
@@ -32,7 +33,7 @@ def run_cmd(job: str, root: Path | None) -> None:
     from minigpt.control.lab_jobs import run_job
 
     try:
-        result = run_job(job, root, progress=lambda line: click.echo(line))
+        result = run_job(job, root, progress=lambda line: click.echo(printable(line)))
     except TutorError as e:
         raise _fail(e) from None
     click.echo(f"done in {result['seconds']:.0f} s (load average {result['load_average']:.1f})")

@@ -19,7 +19,7 @@ from minigpt.cli.lab import lab
 from minigpt.cli.plan import plan
 from minigpt.cli.progress import progress
 from minigpt.cli.settings import settings
-from minigpt.cli.support import UserError, _fail, apply_data_dir, data_dir_option
+from minigpt.cli.support import UserError, _fail, apply_data_dir, data_dir_option, tell_study_notes_on_close
 from minigpt.cli.sweep import sweep
 from minigpt.cli.train import train
 from minigpt.errors import DatasetError, SamplingError, TutorError
@@ -29,9 +29,11 @@ from minigpt.text import printable
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @data_dir_option
-def main(data_dir: Path | None) -> None:
+@click.pass_context
+def main(ctx: click.Context, data_dir: Path | None) -> None:
     """minigpt: train, sample and evaluate the tutor's models without the app."""
     apply_data_dir(data_dir)
+    tell_study_notes_on_close(ctx)
 
 
 main.add_command(train)

@@ -8,7 +8,6 @@ computed) and the katas. ``--json`` prints the same figures for scripts.
 from __future__ import annotations
 
 import json
-from datetime import date
 
 import click
 
@@ -24,6 +23,7 @@ def progress(as_json: bool) -> None:
     from minigpt.katas.catalogue import load_katas
     from minigpt.katas.progress import lesson_katas
     from minigpt.store import Store
+    from minigpt.study.days import today
     from minigpt.study.decks import load_decks
     from minigpt.study.interview import day_line
     from minigpt.study.interview_trend import chart_text, points
@@ -52,7 +52,7 @@ def progress(as_json: bool) -> None:
         return
     click.echo(table(r))
     if day:  # readiness is what the plan raises: say where that plan is
-        click.echo(f"\n{day_line(day, date.today())}: `minigpt plan` paces the study to it.")
+        click.echo(f"\n{day_line(day, today())}: `minigpt plan` paces the study to it.")
     else:
         click.echo("\nNo interview day set: `minigpt plan --date YYYY-MM-DD` plans the study to one.")
     if past:  # 72 columns by 12 lines: it reads in an 80×24 terminal

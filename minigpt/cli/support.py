@@ -4,6 +4,7 @@ status 2), the ``--data-dir`` option, and small formatting helpers. Torch-free."
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -38,6 +39,24 @@ def apply_data_dir(data_dir: Path | None) -> None:
     except OSError as e:
         raise UserError(f"cannot use {os.environ.get('MINIGPT_DATA_DIR') or 'the data folder'} "
                         f"for progress and runs: {e.strerror or e}") from None
+
+
+def study_notes() -> list[str]:
+    """What the study modules had to work around in this command, one line each: rows of the
+    progress database left out, a machine time zone replaced by UTC. Read only from modules
+    already imported (a command that never read the study imports nothing here)."""
+    notes = []
+    rows, days = sys.modules.get("minigpt.skipped_rows"), sys.modules.get("minigpt.study.days")
+    if rows is not None and (skipped := rows.take_skipped_note()):
+        notes.append(skipped)
+    if days is not None and (zone := days.zone_warning()):
+        notes.append(zone)
+    return notes
+
+
+def tell_study_notes_on_close(ctx: click.Context) -> None:
+    """Print :func:`study_notes` on stderr once the command has run (or failed)."""
+    ctx.call_on_close(lambda: [click.echo(f"note: {printable(note)}", err=True) for note in study_notes()])
 
 
 data_dir_option = click.option(

@@ -252,7 +252,7 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
                 others = "the other node" if nnodes == 2 else f"the other {nnodes - 1} nodes"
                 ranks = "1" if nnodes == 2 else f"1 to {nnodes - 1}"
                 click.echo(f"node {node_rank} of {nnodes}: waiting up to {rdzv_timeout} s for {others} to join at "
-                           f"{meeting} (start the same command there with --node-rank {ranks}; --rdzv-timeout "
+                           f"{printable(meeting)} (start the same command there with --node-rank {ranks}; --rdzv-timeout "
                            f"changes the wait)", err=True)
             code, held = _run_under_torchrun(launch, run_dir, hold_tracebacks=nnodes > 1)
             if code != 0 and nnodes > 1 and not (Path(run_dir) / "status.json").exists():

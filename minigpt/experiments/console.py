@@ -13,15 +13,20 @@ from pathlib import Path
 
 import click
 
-from minigpt import guarded
+from minigpt import outputs
 from minigpt.errors import ConfigError
 from minigpt.experiments import exports, plots, presets, results, scheduler
 from minigpt.experiments import folder as ef
 from minigpt.experiments.spec import Budget, ExperimentSpec, load_spec_file
-from minigpt.runs.files import write_text_atomic
 from minigpt.runs.listing import pid_alive
+from minigpt.text import printable
 
 FOLLOW_POLL_S = 1.0
+
+
+def _say(text: str, err: bool = False) -> None:
+    """One message to the terminal: names and paths (from folders, a spec, options) made printable."""
+    click.echo(printable(text, keep="\n"), err=err)
 
 
 def budget_from(steps: int | None, time_s: float | None, compute: float | None) -> Budget | None:
@@ -87,14 +92,14 @@ def start(spec: ExperimentSpec, data: str | None, jobs: int, detach: bool, as_js
         raise ConfigError(f"--jobs must be from 1 to {MAX_JOBS}, got {jobs}")
     usable = scheduler.max_jobs()
     if jobs > usable:
-        click.echo(f"note: {usable} core(s) here, so at most {usable} job(s) side by side", err=True)
-    click.echo(f"experiment {spec.name}: {estimate_text(spec, min(jobs, usable))}", err=True)  # before any work
+        _say(f"note: {usable} core(s) here, so at most {usable} job(s) side by side", err=True)
+    _say(f"experiment {spec.name}: {estimate_text(spec, min(jobs, usable))}", err=True)  # before any work
     exp = ef.create_experiment(spec, data=data)
     pid = scheduler.start_sync(exp.dir, jobs)
     total_flops = sum(r.flops or 0 for r in exp.runs)
-    click.echo((f"{total_flops:.2g} FLOPs in all; " if total_flops else "") + f"folder: {exp.dir}", err=True)
+    _say((f"{total_flops:.2g} FLOPs in all; " if total_flops else "") + f"folder: {exp.dir}", err=True)
     if detach:
-        click.echo(f"running in the background: `minigpt sweep --status {exp.name}` or "
+        _say(f"running in the background: `minigpt sweep --status {exp.name}` or "
                    f"`minigpt watch {exp.name}`", err=True)
         if as_json:
             click.echo(json.dumps({"experiment": exp.name, "path": str(exp.dir)}))
@@ -117,24 +122,22 @@ def follow(exp_dir: Path, as_json: bool = False, pid: int | None = None) -> int:
             for r in res.runs:
                 if seen.get(r.name) != r.status and r.status != "pending":
                     extra = f"  val {r.val_loss:.4f}" if r.finished and r.val_loss is not None else ""
-                    click.echo(f"[{done}/{len(res.runs)} finished {time.monotonic() - started:5.0f}s] "
-                               f"{r.name}: {r.status}{extra}", err=True)
+                    _say(f"[{done}/{len(res.runs)} finished {time.monotonic() - started:5.0f}s] "
+                         f"{r.name}: {r.status}{extra}", err=True)
                 seen[r.name] = r.status
             if res.state in ("finished", "paused", "stopped", "interrupted"):
                 break
             if res.state == "not started" and pid is not None and not pid_alive(pid):
-                click.echo("the scheduler exited before it started:\n" + "\n".join(ef.log_tail(exp_dir)), err=True)
+                _say("the scheduler exited before it started:\n" + "\n".join(ef.log_tail(exp_dir)), err=True)
                 return 1
             time.sleep(FOLLOW_POLL_S)
     except KeyboardInterrupt:
-        click.echo(f"\ndetached: the sweep goes on in the background (`minigpt sweep --status {exp.name}`)",
-                   err=True)
+        _say(f"\ndetached: the sweep goes on in the background (`minigpt sweep --status {exp.name}`)", err=True)
         return 130
     res = results.collect(exp)
     print_results(res, as_json)
     if res.state == "interrupted":
-        click.echo(f"the scheduler exited before the end: `minigpt sweep --resume {exp.name}` continues",
-                   err=True)
+        _say(f"the scheduler exited before the end: `minigpt sweep --resume {exp.name}` continues", err=True)
         return 1
     return 0
 
@@ -144,20 +147,20 @@ def print_results(res: results.ExperimentResults, as_json: bool) -> None:
         click.echo(json.dumps(exports.to_json(res), indent=2))
         return
     plot = plots.plot_data(res)
-    click.echo(results.summary_line(res))
-    click.echo("")
-    click.echo(results.format_table(res))
-    click.echo("")
-    click.echo(plots.render(plot, width=78, height=20))
+    _say(results.summary_line(res))
+    _say("")
+    _say(results.format_table(res))
+    _say("")
+    _say(plots.render(plot, width=78, height=20))
     for note in plot.notes:
-        click.echo(f"- {note}")
+        _say(f"- {note}")
 
 
 def status(name: str | None, as_json: bool) -> int:
     if name is None and not as_json:
         found = ef.list_experiments()
         if len(found) > 1:
-            click.echo("experiments, newest first: " + ", ".join(p.name for p in found[:8]), err=True)
+            _say("experiments, newest first: " + ", ".join(p.name for p in found[:8]), err=True)
     print_results(results.collect(ef.find_experiment(name)), as_json)
     return 0
 
@@ -167,17 +170,19 @@ def steer(name: str | None, action: str, jobs: int) -> int:
     if action == "resume":
         res = results.collect(exp_dir)
         if res.state == "finished" and ef.read_scheduler(exp_dir).get("state") == "finished":
-            click.echo(f"{exp_dir.name}: every run has finished; nothing to resume")
+            _say(f"{exp_dir.name}: every run has finished; nothing to resume")
             return 0
         pid = scheduler.start_sync(exp_dir, jobs)
-        click.echo(f"{exp_dir.name}: " + ("scheduler already running" if pid is None else
+        _say(f"{exp_dir.name}: " + ("scheduler already running" if pid is None else
                                            f"scheduler {pid} continues the unfinished runs"))
         return 0
-    click.echo(f"{exp_dir.name}: {scheduler.request(exp_dir, action)}")
+    _say(f"{exp_dir.name}: {scheduler.request(exp_dir, action)}")
     return 0
 
 
 def export(name: str | None, fmt: str, out: Path | None) -> int:
+    if out is not None:
+        outputs.check_output(out)  # before the results are read: a refusal comes at once
     res = results.collect(ef.find_experiment(name))
     text = {"csv": exports.to_csv, "md": exports.to_markdown,
             "txt": lambda r: plots.render(plots.plot_data(r), width=78, height=22) + "\n",
@@ -185,21 +190,20 @@ def export(name: str | None, fmt: str, out: Path | None) -> int:
     if out is None:
         sys.stdout.write(text)
     else:
-        with guarded.disk_full_guard(f"{out}"):
-            write_text_atomic(out, text)  # a full disk leaves the previous file whole
-        click.echo(f"wrote {out}", err=True)
+        outputs.write_output(out, text)  # never onto the tutor's files; a full disk keeps the old file
+        _say(f"wrote {out}", err=True)
     return 0
 
 
 def list_all() -> int:
-    click.echo("presets:")
+    _say("presets:")
     for key, p in presets.PRESETS.items():
         (kind, amount), = p["budget"].items()
-        click.echo(f"  {key:<16} {p['title']:<22} {Budget(kind, amount).describe()}")
+        _say(f"  {key:<16} {p['title']:<22} {Budget(kind, amount).describe()}")
     found = ef.list_experiments()
     if found:
-        click.echo("experiments, newest first:")
+        _say("experiments, newest first:")
         for d in found:
             res = results.collect(d)
-            click.echo(f"  {d.name:<24} {res.state:<12} {len(res.finished)}/{len(res.runs)} finished")
+            _say(f"  {d.name:<24} {res.state:<12} {len(res.finished)}/{len(res.runs)} finished")
     return 0

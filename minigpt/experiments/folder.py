@@ -184,7 +184,7 @@ def _read_json(path: Path) -> dict:
     try:
         value = json.loads(guarded.read_text(path, guarded.SMALL_JSON_BYTES))
         return value if isinstance(value, dict) else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # (nested past Python's limit: not ours either)
         return {}
 
 
@@ -237,8 +237,8 @@ def read_events(exp_dir: Path | str) -> list[dict]:
     for line in lines:
         try:
             rec = json.loads(line)
-        except ValueError:
-            continue  # a line cut short by a kill
+        except (ValueError, RecursionError):
+            continue  # a line cut short by a kill, or one the scheduler never wrote
         if isinstance(rec, dict):
             out.append(rec)
     return out

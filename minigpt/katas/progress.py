@@ -13,7 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from minigpt.katas.catalogue import Kata
+from minigpt.skipped_rows import skip
 from minigpt.store import Store, _utc_now
+
+MAX_COUNT = 1 << 31  # attempts, passes, hints: far beyond what a learner makes
+MAX_SECONDS = 1e10  # time to pass: three centuries
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ def _seconds_between(start: str, end: str) -> float:
     fmt = "%Y-%m-%dT%H:%M:%S.%fZ"
     try:
         return (datetime.strptime(end, fmt) - datetime.strptime(start, fmt)).total_seconds()
-    except ValueError:
+    except (TypeError, ValueError):  # (an opening time the tutor did not write: no time to pass)
         return 0.0
 
 
@@ -99,11 +103,29 @@ def save_draft(store: Store, kata: str, draft: str) -> None:
         conn.execute("UPDATE kata_progress SET draft = ?, updated_at = ? WHERE kata = ?", (draft, now, kata))
 
 
+def _count(value) -> bool:
+    return type(value) is int and 0 <= value < MAX_COUNT
+
+
+def _readable(r) -> bool:
+    """Whether a ``kata_progress`` row holds only values the tutor writes (one that does not is
+    left out by :func:`records`, and counted)."""
+    seconds = r["seconds_to_pass"]
+    return (isinstance(r["kata"], str) and _count(r["attempts"]) and _count(r["passes"]) and _count(r["hints_used"])
+            and (seconds is None or (type(seconds) in (int, float) and 0 <= seconds < MAX_SECONDS))
+            and (r["draft"] is None or isinstance(r["draft"], str)))
+
+
 def records(store: Store) -> dict[str, KataRecord]:
-    rows = store.conn.execute("SELECT kata, attempts, passes, hints_used, seconds_to_pass, gave_up_at, draft "
-                              "FROM kata_progress")
-    return {r["kata"]: KataRecord(r["kata"], r["attempts"], r["passes"], r["hints_used"], r["seconds_to_pass"],
-                                  r["gave_up_at"] is not None, r["draft"]) for r in rows}
+    found = {}
+    for r in store.conn.execute("SELECT kata, attempts, passes, hints_used, seconds_to_pass, gave_up_at, draft "
+                                "FROM kata_progress"):
+        if not _readable(r):
+            skip(store, "kata_progress", r["kata"])
+            continue
+        found[r["kata"]] = KataRecord(r["kata"], r["attempts"], r["passes"], r["hints_used"], r["seconds_to_pass"],
+                                      r["gave_up_at"] is not None, r["draft"])
+    return found
 
 
 def record(store: Store, kata: str) -> KataRecord:

@@ -22,6 +22,7 @@ from minigpt.data import load_dataset
 from minigpt.errors import CheckpointError, DatasetError, SamplingError
 from minigpt.models.config import MODEL_LABELS as KIND_LABELS
 from minigpt.numbers import number_text
+from minigpt.outputs import write_output
 from minigpt.sampling import Sample, continue_text, generate, is_text_model, next_distribution
 
 TEXT_CHARS = 120  # a text model's continuation when no length is set
@@ -376,5 +377,4 @@ def save_names(samples: list[Sample], settings: Settings, source: str, folder: P
         path = folder / f"names-{stamp}-{i}.txt"
     header = [f"# {len(samples)} names from {source}", f"# {settings.describe()}"]
     lines = [f"{s.text}\t{s.membership}\t{s.logprob:.4f}" for s in samples]
-    path.write_text("\n".join(header + lines) + "\n", encoding="utf-8")
-    return path
+    return write_output(path, "\n".join(header + lines) + "\n", f"the names {path.name}")

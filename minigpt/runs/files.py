@@ -222,7 +222,7 @@ def truncate_metrics(run_dir: Path | str, last_step: int) -> int:
     for line in data.splitlines():
         try:
             record = metrics_record(json.loads(line))
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             record = None
         if record is None:
             continue

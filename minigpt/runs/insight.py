@@ -23,11 +23,16 @@ from pathlib import Path
 
 from minigpt import guarded
 from minigpt.runs.files import write_text_atomic
+from minigpt.runs.schema import MAX_STEP, in_range
 
 SURPRISE_FILE, LAYERS_FILE = "surprise.jsonl", "layers.jsonl"
 SURPRISE_FORMAT, LAYERS_FORMAT, INSIGHT_VERSION = "minigpt-surprise", "minigpt-layers", 1
 BAND_DECADES = 1.0  # a matrix 10× faster or slower than its optimizer's median leaves the band
 MAX_INSIGHT_BYTES = 64 << 20  # a larger file is not ours: read nothing rather than hang the app
+MAX_LINE_CHARS = 1 << 20  # a header or record is a few kilobytes: a longer line is skipped unparsed
+# What a record's numbers may be (a value outside is shown as missing): a surprise in nats, a
+# gradient norm, a log10 update ratio. Extreme finite values would break the charts' scales.
+NLL_RANGE, GRAD_RANGE, RATIO_RANGE = (0.0, 1e4), (0.0, 1e12), (-40.0, 40.0)
 
 
 class InsightLog:
@@ -71,12 +76,24 @@ def truncate_insight(run_dir: Path | str, last_step: int) -> None:
         write_text_atomic(path, "".join(ln + "\n" for ln in kept))
 
 
-def _step_of(line: str) -> int | None:
-    try:
-        step = json.loads(line).get("step")
-    except (ValueError, AttributeError):
+def _json(line: str):
+    """One line's JSON value, or None (damaged, nested past Python's limit, or too long)."""
+    if len(line) > MAX_LINE_CHARS:
         return None
-    return step if isinstance(step, int) and not isinstance(step, bool) else None
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _step(record) -> int | None:
+    """A record's step: an int from 0 to ``MAX_STEP`` (anything else: not a record)."""
+    step = record.get("step") if isinstance(record, dict) else None
+    return step if isinstance(step, int) and not isinstance(step, bool) and 0 <= step <= MAX_STEP else None
+
+
+def _step_of(line: str) -> int | None:
+    return _step(_json(line))
 
 
 def _read_lines(path: Path, fmt: str) -> tuple[dict, list[dict]] | None:
@@ -88,21 +105,15 @@ def _read_lines(path: Path, fmt: str) -> tuple[dict, list[dict]] | None:
         lines = guarded.read_text(path, MAX_INSIGHT_BYTES).splitlines()
     except (OSError, UnicodeDecodeError):
         return None
-    try:
-        header = json.loads(lines[0]) if lines else None
-    except ValueError:
-        return None
+    header = _json(lines[0]) if lines else None
     if not isinstance(header, dict) or header.get("format") != fmt:
         return None
     if not isinstance(header.get("format_version"), int) or header["format_version"] > INSIGHT_VERSION:
         return None
     records = []
     for line in lines[1:]:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and _step_of(line) is not None:
+        record = _json(line)
+        if _step(record) is not None:
             records.append(record)
     return header, records
 
@@ -143,14 +154,14 @@ def read_surprise(run_dir: Path | str) -> Surprise | None:
         nll = record.get("nll")
         if (isinstance(nll, list) and len(nll) == len(chars)
                 and all(isinstance(row, list) and len(row) == len(cs) for row, cs in zip(nll, chars, strict=True))
-                and all(_number(v) for row in nll for v in row)):
+                and all(_number(v, NLL_RANGE) for row in nll for v in row)):
             out.steps.append(record["step"])
             out.nll.append(nll)
     return out
 
 
-def _number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+def _number(v, bounds: tuple[float, float]) -> bool:
+    return in_range(v, *bounds)
 
 
 # ---------------------------------------------------------------------------- layer health
@@ -199,7 +210,7 @@ def read_layer_health(run_dir: Path | str) -> LayerHealth | None:
     header, records = got
     names, optimizers, every = header.get("names"), header.get("optimizers"), header.get("every")
     if not (isinstance(names, list) and isinstance(optimizers, list) and len(names) == len(optimizers)
-            and isinstance(every, int) and every >= 1):
+            and isinstance(every, int) and not isinstance(every, bool) and 1 <= every <= MAX_STEP):
         return None
     out = LayerHealth([str(n) for n in names], [str(o) for o in optimizers], every)
     for record in records:
@@ -207,8 +218,8 @@ def read_layer_health(run_dir: Path | str) -> LayerHealth | None:
         if not (isinstance(grad, list) and isinstance(ratio, list) and len(grad) == len(ratio) == len(names)):
             continue
         out.steps.append(record["step"])
-        out.grad.append([v if _number(v) else None for v in grad])
-        out.ratio.append([v if _number(v) else None for v in ratio])
+        out.grad.append([v if _number(v, GRAD_RANGE) else None for v in grad])
+        out.ratio.append([v if _number(v, RATIO_RANGE) else None for v in ratio])
     return out
 
 
@@ -217,8 +228,9 @@ def read_layer_health(run_dir: Path | str) -> LayerHealth | None:
 
 def loss_units(loss: float) -> tuple[float, float]:
     """(perplexity, bits per character) of a mean cross-entropy in nats: e^loss (as unsure as a
-    uniform choice among that many characters) and loss / ln 2."""
-    return math.exp(loss), loss / math.log(2)
+    uniform choice among that many characters) and loss / ln 2. A loss too large for e^loss to
+    be a float (a run's file may say anything) gives an infinite perplexity, not an error."""
+    return (math.exp(loss) if loss < 700 else math.inf), loss / math.log(2)
 
 
 def short_layer_name(name: str) -> str:

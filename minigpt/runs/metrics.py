@@ -11,7 +11,9 @@ backwards, whatever happened between two polls:
   start again from the top (reading on from the old offset would splice two files together);
 - the bytes just before the offset changed (rewritten in place, or a reused inode): the same;
 - the last line is still being written: left for the next poll;
-- a line is damaged (not JSON, no step, a non-finite number): skipped, the rest still read;
+- a line is damaged (not JSON, no step, a number out of its range): skipped, the rest still read;
+- a line longer than ``MAX_LINE_BYTES`` is not a record: skipped unparsed; a poll reads at most
+  ``READ_BYTES``, and a line longer than that is passed over without ever being held whole;
 - a format header in the middle of what is read: a new file starts there, what came before it
   is dropped.
 
@@ -35,6 +37,8 @@ from minigpt.runs.schema import METRICS_FORMAT, metrics_record
 FINGERPRINT_BYTES = 256
 # Speeds kept for the median shown as a run's tokens/s (one slow log line does not swing it).
 RECENT_SPEEDS = 20
+MAX_LINE_BYTES = 64 << 10  # a record is a few hundred bytes
+READ_BYTES = 16 << 20  # what one poll of a live run reads at most (the rest waits for the next)
 
 
 def _parse(data: bytes, at_file_start: bool) -> tuple[list[dict], bool]:
@@ -43,7 +47,7 @@ def _parse(data: bytes, at_file_start: bool) -> tuple[list[dict], bool]:
     records: list[dict] = []
     new_header, first = False, at_file_start
     for line in data.splitlines():
-        if not line.strip():
+        if not line.strip() or len(line) > MAX_LINE_BYTES:
             continue
         try:
             raw = json.loads(line)
@@ -85,6 +89,7 @@ class MetricsFollower:
     offset: int = 0
     identity: tuple[int, int] | None = None
     fingerprint: bytes = b""
+    in_long_line: bool = False  # the offset is inside a line longer than READ_BYTES: drop to its end
 
     def read(self) -> tuple[list[dict], bool]:
         """The records added since the last call, and whether the file started over (then the
@@ -104,13 +109,18 @@ class MetricsFollower:
                     self._reset(None)
                 self.identity = (st.st_dev, st.st_ino)
                 f.seek(self.offset)
-                data = f.read()
+                data = f.read(READ_BYTES)
             except OSError:  # a folder named metrics.jsonl, an I/O error: nothing to read now
                 return [], restarted
         end = data.rfind(b"\n") + 1
-        if end == 0:
+        if end == 0 and len(data) < READ_BYTES:
             return [], restarted
-        records, new_header = _parse(data[:end], self.offset == 0)
+        complete, was_in_long_line = data[:end], self.in_long_line
+        if end == 0:  # a whole read without a line break: no record is that long, pass over it
+            end, complete, self.in_long_line = len(data), b"", True
+        elif was_in_long_line:  # the end of such a line: what follows its break is read
+            complete, self.in_long_line = complete[complete.index(b"\n") + 1:], False
+        records, new_header = _parse(complete, self.offset == 0 and not was_in_long_line)
         recent = data[max(0, end - FINGERPRINT_BYTES):end]
         self.fingerprint = (self.fingerprint + recent)[-FINGERPRINT_BYTES:]
         self.offset += end
@@ -125,7 +135,7 @@ class MetricsFollower:
         return f.read(len(self.fingerprint)) == self.fingerprint
 
     def _reset(self, identity: tuple[int, int] | None) -> None:
-        self.offset, self.identity, self.fingerprint = 0, identity, b""
+        self.offset, self.identity, self.fingerprint, self.in_long_line = 0, identity, b"", False
 
 
 @dataclass

@@ -71,12 +71,16 @@ def _is_time(value) -> bool:
     return True
 
 
-# kind → (test, what the message says a valid value is)
+# kind → (test, what the message says a valid value is). Counts and numbers are bounded too: a
+# step of 10**400 is no run's, and dividing it by the total overflows a float in every progress bar.
+MAX_COUNT, MAX_NUMBER = 10**12, 1e12
 _KINDS = {
     "text": (lambda v: isinstance(v, str), "text"),
-    "count": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "a whole number ≥ 0"),
-    "positive": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "a whole number ≥ 1"),
-    "number": (_finite, "a finite number"),
+    "count": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_COUNT,
+              "a whole number ≥ 0 (at most 10**12)"),
+    "positive": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_COUNT,
+                 "a whole number ≥ 1 (at most 10**12)"),
+    "number": (lambda v: _finite(v) and abs(v) <= MAX_NUMBER, "a finite number (within ±1e12)"),
     "time": (_is_time, "an ISO date and time"),
 }
 
@@ -306,27 +310,39 @@ def read_config_values(path: Path) -> dict:
 
 # ---------------------------------------------------------------------------- metrics.jsonl
 
-# Numbers a metrics record may carry (format 2 writes only finite ones).
-METRIC_NUMBERS = ("train_loss", "val_loss", "lr", "tokens_per_s", "elapsed_s")
+# Numbers a metrics record may carry, each with the range the trainer writes within (format 2
+# writes only finite ones). A value outside is dropped, the rest of the record kept: a loss of
+# 1e308 would overflow the perplexity and the charts' scales, an elapsed time of 1e308 the ETA.
+MAX_STEP = MAX_COUNT
+METRIC_RANGES = {"train_loss": (0.0, 1e6), "val_loss": (0.0, 1e6), "lr": (0.0, 1e3),
+                 "tokens_per_s": (0.0, 1e13), "elapsed_s": (0.0, 1e9), "compile_s": (0.0, 1e7),
+                 "threads": (1, 1 << 16), "skipped_steps": (0, MAX_STEP)}
 METRICS_HEADER = {"format": METRICS_FORMAT, "format_version": METRICS_VERSION}
 
 
 def metrics_record(raw) -> dict | None:
-    """One line of ``metrics.jsonl`` as a record (``step`` and the finite numbers of
-    ``METRIC_NUMBERS``, other keys as they are), or None for the header and damaged lines.
+    """One line of ``metrics.jsonl`` as a record (``step``, the numbers of ``METRIC_RANGES``
+    within their ranges, other keys as they are), or None for the header and damaged lines.
 
     Format 1 could hold NaN or Infinity (a diverged run): those numbers are dropped."""
     if not isinstance(raw, dict):
         return None
     step = raw.get("step")
-    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEP:
         return None
     record = {}
     for key, value in raw.items():
-        if key in METRIC_NUMBERS and not _finite(value):
+        if key in METRIC_RANGES and not in_range(value, *METRIC_RANGES[key]):
             continue
         record[key] = value
     return record
+
+
+def in_range(value, low: float, high: float) -> bool:
+    """A finite number (not a bool) between ``low`` and ``high``; an int where both bounds are."""
+    if isinstance(low, int) and isinstance(high, int) and not isinstance(value, int):
+        return False
+    return _finite(value) and low <= value <= high
 
 
 def metrics_line(record: dict) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from minigpt import extras, guarded
 from minigpt.errors import CardImportError, UnsafeFileError
+from minigpt.outputs import write_output_with
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
 from minigpt.study.decks import Deck, StudyCard
@@ -85,14 +86,7 @@ def export_apkg(deck: Deck, path: Path | str, *, title: str = "minigpt-tutor") -
                                     fields=[_html(card.front), _html(_back(card)),
                                             card.id, card.lesson]))
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with guarded.disk_full_guard(f"the deck {path.name}", f"{path.name} stays as it was"):
-            genanki.Package(adeck).write_to_file(str(tmp))
-    except BaseException:
-        tmp.unlink(missing_ok=True)  # a half-written package only takes room
-        raise
-    tmp.replace(path)
+    write_output_with(path, lambda tmp: genanki.Package(adeck).write_to_file(str(tmp)), f"the deck {path.name}")
     n = len(adeck.notes)
     return ExportResult(path, n, f"Exported {n} cards to {path}. Scheduling is not transferred: "
                                  f"Anki will show them as new cards.")

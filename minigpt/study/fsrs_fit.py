@@ -24,6 +24,7 @@ from fsrs import Card, Rating, ReviewLog, Scheduler
 from minigpt import extras, settings
 from minigpt.errors import StudySettingError
 from minigpt.store import Store
+from minigpt.study import days, rows
 from minigpt.study import scheduler as sch
 
 MIN_REVIEWS = 512          # fsrs.optimizer's mini_batch_size: below it, it returns the defaults
@@ -40,10 +41,8 @@ class FitResult:
 
 def review_logs(store: Store) -> list[ReviewLog]:
     """The answers that moved the schedule (cram is left out), as fsrs review logs."""
-    rows = store.conn.execute("SELECT card_id, rating, reviewed_at, duration_ms FROM review_log "
-                              "WHERE mode != 'cram' ORDER BY id")
-    return [ReviewLog(card_id=sch.fsrs_card_id(cid), rating=Rating(rating), review_datetime=sch.from_iso(at),
-                      review_duration=duration) for cid, rating, at, duration in rows]
+    return [ReviewLog(card_id=sch.fsrs_card_id(r.card_id), rating=Rating(r.rating), review_datetime=r.reviewed_at,
+                      review_duration=r.duration_ms) for r in rows.reviews(store, "mode != 'cram'")]
 
 
 def _histories(logs: list[ReviewLog]) -> dict[int, list[ReviewLog]]:
@@ -112,5 +111,5 @@ def fit(store: Store, *, min_reviews: int = MIN_REVIEWS) -> FitResult:
         with store.transaction() as conn:
             settings.write(conn, settings.FSRS_PARAMETERS, fitted)
             settings.write(conn, settings.FSRS_FIT, {"reviews": n, "before": before, "after": after,
-                                                        "at": sch.utc_now().astimezone().strftime("%Y-%m-%d")})
+                                                        "at": days.today().isoformat()})
     return FitResult(n, before, after, fitted, kept)

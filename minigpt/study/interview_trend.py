@@ -14,7 +14,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from minigpt.errors import BadRowError
 from minigpt.store import Store
+from minigpt.study import rows
+from minigpt.study import scheduler as sch
 from minigpt.text_chart import Scale, framed
 
 SCORE, READINESS, BOTH = "●", "○", "◉"
@@ -37,16 +40,23 @@ class TrendPoint:
 def points(store: Store, limit: int = 20) -> list[TrendPoint]:
     """The last ``limit`` interviews in the trend, oldest first (one ended early is left out
     unless the learner kept it: ``in_trend``, migration 6)."""
-    rows = store.conn.execute("SELECT started_at, score, questions, report FROM interview WHERE in_trend "
-                              "ORDER BY started_at DESC, id DESC LIMIT ?", (limit,)).fetchall()
+    found = store.conn.execute("SELECT id, started_at, score, questions, minutes, report FROM interview "
+                               "WHERE in_trend ORDER BY started_at DESC, id DESC LIMIT ?", (limit,)).fetchall()
     out = []
-    for row in reversed(rows):
+    for row in reversed(found):
+        try:  # a row whose time, score, count or length is not one the tutor writes is left out
+            sch.from_iso(row["started_at"])
+            score, questions = rows.fraction(row["score"]), rows.count(row["questions"])
+            rows.positive(row["minutes"])
+        except BadRowError:
+            rows.skip(store, "interview", row["id"])
+            continue
         try:
             ready = json.loads(row["report"]).get("readiness")
-        except (TypeError, ValueError, AttributeError):  # a report that is not a JSON object
+        except (TypeError, ValueError, AttributeError, RecursionError):  # a report that is not a JSON object
             ready = None
         ready = float(ready) if isinstance(ready, int | float) and 0 <= ready <= 1 else None
-        out.append(TrendPoint(row["started_at"], float(row["score"]), int(row["questions"]), ready))
+        out.append(TrendPoint(row["started_at"], score, questions, ready))
     return out
 
 

@@ -33,6 +33,7 @@ from fsrs import Card, Rating, Scheduler, State
 from minigpt import settings
 from minigpt.errors import PlanError
 from minigpt.store import Store
+from minigpt.study import rows
 from minigpt.study import scheduler as sch
 from minigpt.study.days import at_local, local_date, start_of_local_day
 from minigpt.study.decks import Deck
@@ -174,13 +175,14 @@ def make_plan(store: Store, deck: Deck, interview: date, *, lessons: tuple[str, 
     unknown = [x for x in lessons if x not in known]
     if unknown:
         raise PlanError(f"no cards of lesson {', '.join(unknown)} (lesson ids: {', '.join(sorted(filter(None, known)))})")
-    out = left_out(store)
-    rows = {r["card_id"]: dict(r) for r in store.conn.execute("SELECT * FROM card_state")}
-    scope = [c.id for c in deck if (not lessons or c.lesson in lessons) and c.id not in out]
+    out = left_out(store)  # flagged or suspended
+    states, unreadable = rows.card_states(store)  # a card whose row cannot be read is left out
+    scope = [c.id for c in deck if (not lessons or c.lesson in lessons) and c.id not in out
+             and c.id not in unreadable]
     cards: dict[str, Card] = {}
     new: list[str] = []
     for cid in scope:
-        row = rows.get(cid)
+        row = states.get(cid)
         if row is None or row["reps"] == 0:
             new.append(cid)
         else:

@@ -29,6 +29,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 
 from minigpt import settings
 from minigpt.store import Store
+from minigpt.study import rows
 from minigpt.study.flags import left_out
 
 WEIGHTS: dict[str, float] = {"read": 0.2, "quiz": 0.3, "recall": 0.35, "katas": 0.15}
@@ -115,10 +116,10 @@ def chapter_quiz_score(store: Store, card_ids: set[str]) -> float:
     if not card_ids:
         return 0.0
     marks = ", ".join("?" * len(TESTED_MODES))
-    rows = store.conn.execute(
+    answers = store.conn.execute(
         f"SELECT card_id, rating FROM review_log WHERE mode IN ({marks}) ORDER BY reviewed_at DESC, id DESC",
         TESTED_MODES).fetchall()
-    mine = [r["rating"] for r in rows if r["card_id"] in card_ids][:QUIZ_WINDOW]
+    mine = [r["rating"] for r in answers if r["card_id"] in card_ids and r["rating"] in (1, 2, 3, 4)][:QUIZ_WINDOW]
     return sum(rating > 1 for rating in mine) / len(mine) if mine else 0.0
 
 
@@ -143,9 +144,9 @@ def retrievabilities(store: Store, when: datetime) -> dict[str, float]:
     when = sch.as_utc(when)
     scheduler = sch.learner_scheduler(store)
     out = {}
-    for row in store.conn.execute("SELECT card_id, fsrs_json FROM card_state"):
-        card = sch.card_from_json(row["fsrs_json"])
-        out[row["card_id"]] = float(scheduler.get_card_retrievability(card, when))
+    states, _unreadable = rows.card_states(store)  # an unreadable row is left out, and counted
+    for card_id, row in states.items():
+        out[card_id] = float(scheduler.get_card_retrievability(sch.card_from_json(row["fsrs_json"]), when))
     return out
 
 

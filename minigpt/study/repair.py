@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from minigpt import settings
 from minigpt.store import Store
-from minigpt.study import quiz
+from minigpt.study import quiz, rows
 from minigpt.study import scheduler as sch
 from minigpt.study.decks import Deck
 from minigpt.study.formats import QUIZ_MODES
@@ -49,21 +49,20 @@ def accepted_now(deck: Deck, card_id: str, answer: str) -> bool:
     return False
 
 
-def _replay(conn, card_id: str, scheduler) -> None:
-    """Recompute a card's schedule from its logged answers (cram answers never moved it)."""
-    rows = conn.execute("SELECT rating, reviewed_at FROM review_log WHERE card_id = ? "
-                        "AND mode != 'cram' ORDER BY id", (card_id,)).fetchall()
-    if not rows:
+def _replay(store: Store, card_id: str, scheduler) -> None:
+    """Recompute a card's schedule from its logged answers (cram answers never moved it; an
+    answer whose row cannot be read is left out, and counted)."""
+    answers = rows.reviews(store, "card_id = ? AND mode != 'cram'", (card_id,))
+    if not answers:
         return
-    card = sch.new_card(card_id, sch.from_iso(rows[0]["reviewed_at"]))
+    card = sch.new_card(card_id, answers[0].reviewed_at)
     lapses = 0
-    for row in rows:
-        when = sch.from_iso(row["reviewed_at"])
-        lapses += int(sch.is_lapse(card, row["rating"]))
-        card = sch.review(scheduler, card, row["rating"], when)
-    conn.execute("UPDATE card_state SET fsrs_json = ?, due = ?, fsrs_state = ?, reps = ?, "
+    for answer in answers:
+        lapses += int(sch.is_lapse(card, answer.rating))
+        card = sch.review(scheduler, card, answer.rating, answer.reviewed_at)
+    store.conn.execute("UPDATE card_state SET fsrs_json = ?, due = ?, fsrs_state = ?, reps = ?, "
                  "lapses = ? WHERE card_id = ?",
-                 (sch.card_to_json(card), sch.iso(card.due), int(card.state), len(rows), lapses,
+                 (sch.card_to_json(card), sch.iso(card.due), int(card.state), len(answers), lapses,
                   card_id))
 
 
@@ -71,12 +70,12 @@ def regrade_pending(store: Store, deck: Deck) -> Regrade | None:
     """Re-grade once after migration 3; None when there was nothing pending."""
     if store.read_only or settings.get(store, settings.REGRADE) != "pending":
         return None
-    rows = store.conn.execute(
+    wrong = store.conn.execute(
         f"SELECT id, card_id, answer FROM review_log WHERE rating = 1 AND answer IS NOT NULL "
         f"AND mode IN ({', '.join('?' for _ in TYPED_MODES)}) ORDER BY id", TYPED_MODES).fetchall()
     result = Regrade()
-    for row in rows:
-        if accepted_now(deck, row["card_id"], row["answer"]):
+    for row in wrong:
+        if isinstance(row["answer"], str) and accepted_now(deck, row["card_id"], row["answer"]):
             result.log_ids.append(row["id"])
             result.cards.add(row["card_id"])
     scheduler = sch.learner_scheduler(store)  # the learner's retention and fitted parameters, as the sessions use
@@ -84,7 +83,7 @@ def regrade_pending(store: Store, deck: Deck) -> Regrade | None:
         for log_id in result.log_ids:
             conn.execute("UPDATE review_log SET rating = 3 WHERE id = ?", (log_id,))
         for card_id in sorted(result.cards):
-            _replay(conn, card_id, scheduler)
+            _replay(store, card_id, scheduler)
         settings.write(conn, settings.REGRADE, "done")
         if result.log_ids:
             settings.write(conn, settings.REGRADE_NOTICE, result.notice)

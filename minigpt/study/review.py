@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
 from minigpt import settings
-from minigpt.errors import UndoError
+from minigpt.errors import BadRowError, UndoError
 from minigpt.store import Store
 from minigpt.study import plan as planning
+from minigpt.study import rows
 from minigpt.study import scheduler as sch
 from minigpt.study.days import start_of_local_day, start_of_next_local_day
 from minigpt.study.decks import Deck
@@ -123,12 +124,17 @@ class StudySession:
                                        (card_id,)).fetchone()
 
     def status(self, card_id: str) -> CardStatus:
+        """The card's schedule; a row that cannot be read is left out (counted) and reads as none."""
         row = self._row(card_id)
         if row is None:
             return CardStatus(card_id, None, None, 0, 0, False, None)
-        return CardStatus(card_id, sch.card_from_json(row["fsrs_json"]), sch.from_iso(row["due"]),
-                          row["reps"], row["lapses"], bool(row["suspended"]),
-                          sch.from_iso(row["buried_until"]) if row["buried_until"] else None)
+        try:
+            return CardStatus(card_id, sch.card_from_json(row["fsrs_json"]), sch.from_iso(row["due"]),
+                              rows.count(row["reps"]), rows.count(row["lapses"]), bool(row["suspended"]),
+                              sch.from_iso(row["buried_until"]) if row["buried_until"] else None)
+        except BadRowError:
+            rows.skip(self.store, "card_state", card_id)
+            return CardStatus(card_id, None, None, 0, 0, False, None)
 
     def new_per_day(self) -> int:
         return settings.get(self.store, settings.NEW_PER_DAY)
@@ -157,9 +163,11 @@ class StudySession:
             "SELECT COUNT(*) FROM review_log WHERE was_new = 1 AND mode = 'review' "
             "AND reviewed_at >= ?", (day,)).fetchone()[0]
 
-    def _states(self) -> dict[str, dict]:
-        rows = self.store.conn.execute("SELECT * FROM card_state")
-        return {r["card_id"]: dict(r) for r in rows}
+    def _states(self) -> dict[str, dict | None]:
+        """Each card's row by id; None for a row that cannot be read (counted): such a card is
+        neither new nor due, it waits, hidden, for a repair or the learner's next answer to it."""
+        good, bad = rows.card_states(self.store)
+        return {**good, **dict.fromkeys(bad)}
 
     def queue(self, now: datetime | None = None, *, lesson: str | None = None) -> list[str]:
         """Card ids to study now: learning first (by due), then due reviews, then new cards."""
@@ -172,11 +180,11 @@ class StudySession:
         for card in self.deck:
             if (lesson and card.lesson != lesson) or card.id in out:
                 continue
-            st = states.get(card.id)
-            if st is None:
+            if card.id not in states:
                 new.append(card.id)
                 continue
-            if st["buried_until"] and st["buried_until"] > stamp:
+            st = states[card.id]
+            if st is None or (st["buried_until"] and st["buried_until"] > stamp):
                 hidden.add(card.id)
                 continue
             if st["reps"] == 0:
@@ -210,12 +218,16 @@ class StudySession:
         """When the next card of the deck not in the queue now comes due (a learning card past
         the learn-ahead window, a review later on), or None: the empty screen waits for it."""
         now = sch.as_utc(now)
-        rows = self.store.conn.execute(
-            "SELECT card_id, due FROM card_state WHERE suspended = 0 AND reps > 0 AND due > ? "
-            "ORDER BY due", (sch.iso(now + LEARN_AHEAD),))
         out = left_out(self.store)
-        return next((sch.from_iso(due) for card_id, due in rows
-                     if card_id in self.deck.cards and card_id not in out), None)
+        for card_id, due in self.store.conn.execute(
+                "SELECT card_id, due FROM card_state WHERE suspended = 0 AND reps > 0 AND due > ? "
+                "ORDER BY due", (sch.iso(now + LEARN_AHEAD),)):
+            if card_id in self.deck.cards and card_id not in out:
+                try:
+                    return sch.from_iso(due)
+                except BadRowError:
+                    rows.skip(self.store, "card_state", card_id)
+        return None
 
     def next_card(self, now: datetime | None = None, *, lesson: str | None = None,
                   after: str | None = None) -> str | None:
@@ -266,11 +278,10 @@ class StudySession:
                     " was_new, prev_state) VALUES (?, ?, 'cram', ?, ?, ?, 0, NULL)",
                     (card_id, rating, answer, stamp, duration_ms))
             else:
-                before = (sch.card_from_json(row["fsrs_json"]) if row
-                          else sch.new_card(card_id, now))
+                before, reps, lapses = rows.answer_start(self.store, row, card_id, now)
                 after = sch.review(self.scheduler, before, rating, now)
-                lapses = (row["lapses"] if row else 0) + int(sch.is_lapse(before, rating))
-                reps = (row["reps"] if row else 0) + 1
+                lapses += int(sch.is_lapse(before, rating))
+                reps += 1
                 conn.execute(
                     """INSERT INTO card_state(card_id, fsrs_json, due, fsrs_state, reps, lapses,
                                               suspended, buried_until, updated_at)
@@ -285,7 +296,7 @@ class StudySession:
                     "INSERT INTO review_log(card_id, rating, mode, answer, reviewed_at, duration_ms,"
                     " was_new, prev_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (card_id, rating, mode, answer, stamp, duration_ms,
-                     int(reps == 1), json.dumps(prev) if prev else None))
+                     int(reps == 1), json.dumps(prev, default=repr) if prev else None))
         self._answered.append(log.lastrowid)
         return self.status(card_id)
 
@@ -306,6 +317,7 @@ class StudySession:
         out = left_out(self.store)
         ids = [c.id for c in self.deck if (not lesson or c.lesson == lesson) and c.id not in out
                and (c.id in states or not c.lesson or c.lesson in opened)]
+        ids = [i for i in ids if not (i in states and states[i] is None)]  # unreadable: hidden
         return sorted(ids, key=lambda i: (states[i]["due"] if i in states else "", i))
 
     @property

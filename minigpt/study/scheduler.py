@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from datetime import UTC, datetime, timedelta
 
 from fsrs import Card, Rating, Scheduler, State
 
 from minigpt import settings
-from minigpt.errors import StudySettingError
+from minigpt.errors import BadRowError, StudySettingError
+from minigpt.study import days
 from minigpt.study.formats import RATING_NAMES  # noqa: F401 (re-export)
 
 RATINGS = {1: Rating.Again, 2: Rating.Hard, 3: Rating.Good, 4: Rating.Easy}
@@ -41,8 +43,18 @@ def iso(dt: datetime) -> str:
     return as_utc(dt).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+YEARS = (1900, 9000)  # a stored time outside these is not one the tutor wrote (and would overflow)
+
+
 def from_iso(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+    """A stored UTC time; ``BadRowError`` for anything else (not text, not a time, out of range)."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except (TypeError, ValueError, AttributeError):
+        raise BadRowError(f"{str(text)[:40]!r} is not a time") from None
+    if not YEARS[0] <= moment.year <= YEARS[1]:
+        raise BadRowError(f"{text[:40]!r} is out of range")
+    return as_utc(moment)
 
 
 def fsrs_card_id(card_id: str) -> int:
@@ -96,7 +108,21 @@ def card_to_json(card: Card) -> str:
 
 
 def card_from_json(text: str) -> Card:
-    return Card.from_dict(json.loads(text))
+    """A stored FSRS card; ``BadRowError`` when the JSON is not one (a state, step, stability,
+    difficulty or time that fsrs would choke on later is refused here)."""
+    try:
+        data = json.loads(text)
+        card = Card.from_dict(data)
+        numbers = [x for x in (card.stability, card.difficulty) if x is not None]
+        ok = (isinstance(data, dict) and (card.step is None or (isinstance(card.step, int) and 0 <= card.step < 100))
+              and all(isinstance(x, float) and math.isfinite(x) and x > 0 for x in numbers))
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError, RecursionError):
+        ok = False
+    if not ok:
+        raise BadRowError("the card's FSRS state is not readable")
+    card.due = from_iso(data["due"])
+    card.last_review = from_iso(data["last_review"]) if card.last_review is not None else None
+    return card
 
 
 def review(scheduler: Scheduler, card: Card, rating: int, now: datetime | None = None) -> Card:
@@ -130,8 +156,8 @@ def format_interval(delta: timedelta) -> str:
 def describe_time(when: datetime, now: datetime | None = None) -> str:
     """A moment in the learner's own clock and words: "at 14:05", "tomorrow at 00:00 (local time)",
     "on 2026-12-05 at 09:30". Stored times are UTC; the learner reads local time."""
-    local = as_utc(when).astimezone()
-    today = as_utc(now).astimezone().date()
+    local = days.local(when)
+    today = days.local(now).date()
     clock = f"{local:%H:%M}"
     if local.date() == today:
         return f"at {clock}"

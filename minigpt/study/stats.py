@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 
+from minigpt.errors import BadRowError
 from minigpt.store import Store
+from minigpt.study import rows
 from minigpt.study import scheduler as sch
 from minigpt.study.days import local_date, start_of_local_day
 from minigpt.study.flags import left_out
@@ -20,14 +22,18 @@ def due_forecast(store: Store, days: int = 14, now: datetime | None = None,
     today."""
     today = local_date(now, tz)
     out = [[today + timedelta(days=i), 0] for i in range(days)]
-    rows = store.conn.execute(
+    found = store.conn.execute(
         "SELECT card_id, due FROM card_state WHERE reps > 0 AND due < ?",
         (sch.iso(sch.as_utc(now) + timedelta(days=days + 1)),))
     out_of_play = left_out(store)
-    for card_id, due in rows:
+    for card_id, due in found:
         if card_id in out_of_play:
             continue
-        i = max(0, (local_date(sch.from_iso(due), tz) - today).days)
+        try:
+            i = max(0, (local_date(sch.from_iso(due), tz) - today).days)
+        except BadRowError:
+            rows.skip(store, "card_state", card_id)
+            continue
         if i < days:
             out[i][1] += 1
     return [(d, n) for d, n in out]
@@ -45,8 +51,8 @@ def reviews_per_day(store: Store, days: int = 365, now: datetime | None = None,
     now = sch.as_utc(now)
     since = start_of_local_day(now, tz) - timedelta(days=days)
     per_day: dict[date, int] = {}
-    for (at,) in store.conn.execute("SELECT reviewed_at FROM review_log WHERE reviewed_at >= ?", (sch.iso(since),)):
-        d = local_date(sch.from_iso(at), tz)
+    for review in rows.reviews(store, "reviewed_at >= ?", (sch.iso(since),)):
+        d = local_date(review.reviewed_at, tz)
         per_day[d] = per_day.get(d, 0) + 1
     first = local_date(now, tz) - timedelta(days=days - 1)
     per_day = {d: n for d, n in sorted(per_day.items()) if d >= first}
@@ -94,10 +100,10 @@ def retention(store: Store, *, days: int | None = None, now: datetime | None = N
 
 def weakest_cards(store: Store, n: int = 10) -> list[tuple[str, int, bool]]:
     """(card id, lapses, is leech) for the cards forgotten most often."""
-    rows = store.conn.execute(
-        "SELECT card_id, lapses FROM card_state WHERE lapses > 0 "
+    found = store.conn.execute(
+        "SELECT card_id, lapses FROM card_state WHERE typeof(lapses) = 'integer' AND lapses > 0 "
         "ORDER BY lapses DESC, card_id LIMIT ?", (n,))
-    return [(r[0], r[1], r[1] >= LEECH_LAPSES) for r in rows]
+    return [(r[0], r[1], r[1] >= LEECH_LAPSES) for r in found]
 
 
 def button_breakdown(store: Store, *, mode: str | None = None) -> dict[int, int]:
@@ -108,5 +114,6 @@ def button_breakdown(store: Store, *, mode: str | None = None) -> dict[int, int]
     if mode:
         sql, args = sql + " WHERE mode = ?", (mode,)
     for r, c in store.conn.execute(sql + " GROUP BY rating", args):
-        out[r] = c
+        if r in out:  # (a rating outside 1-4 is not one the tutor wrote)
+            out[r] = c
     return out

@@ -219,15 +219,18 @@ def merge_case_state(store: Store, note_ids: list[str]) -> int:
             if not cases:
                 continue
             own = conn.execute("SELECT * FROM card_state WHERE card_id = ?", (note,)).fetchall()
-            rows = sorted([*own, *cases], key=lambda r: r["due"])
-            keep = rows[0]
+            if not all(isinstance(r["due"], str) and type(r["reps"]) is int and type(r["lapses"]) is int
+                       for r in [*own, *cases]):
+                continue  # a row the tutor never wrote: the note is left as it is (its readers count the row)
+            merging = sorted([*own, *cases], key=lambda r: r["due"])
+            keep = merging[0]
             conn.execute("DELETE FROM card_state WHERE card_id = ? OR card_id LIKE ? ESCAPE '\\'",
                          (note, like))
             conn.execute(
                 "INSERT INTO card_state(card_id, fsrs_json, due, fsrs_state, reps, lapses, suspended,"
                 " buried_until, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (note, keep["fsrs_json"], keep["due"], keep["fsrs_state"], sum(r["reps"] for r in rows),
-                 sum(r["lapses"] for r in rows), int(all(r["suspended"] for r in rows)),
+                (note, keep["fsrs_json"], keep["due"], keep["fsrs_state"], sum(r["reps"] for r in merging),
+                 sum(r["lapses"] for r in merging), int(all(r["suspended"] for r in merging)),
                  keep["buried_until"], keep["updated_at"]))
             conn.execute("UPDATE review_log SET card_id = ? WHERE card_id LIKE ? ESCAPE '\\'", (note, like))
             conn.execute("INSERT OR IGNORE INTO card_flag(card_id, note, flagged_at, resolved_at) "

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from fsrs import Card, Rating, State
 
 from minigpt.store import Store
+from minigpt.study import rows
 from minigpt.study import scheduler as sch
 from minigpt.study.decks import Deck
 from minigpt.study.flags import left_out
@@ -36,13 +37,13 @@ def simulate(store: Store, deck: Deck, retention: float, *, new_per_day: int, da
     now = sch.as_utc(now)
     scheduler = sch.make_scheduler(retention, sch.fitted_parameters(store))
     rng = random.Random(seed)
-    rows = {r["card_id"]: r for r in store.conn.execute("SELECT * FROM card_state")}
+    states, unreadable = rows.card_states(store)
     out_of_play = left_out(store)  # flagged or suspended: not studied, so no workload
     cards: list[Card] = []
     new = 0
     for c in deck:
-        row = rows.get(c.id)
-        if c.id in out_of_play:
+        row = states.get(c.id)
+        if c.id in unreadable or c.id in out_of_play:
             continue
         if row is None or row["reps"] == 0:
             new += 1

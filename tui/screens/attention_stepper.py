@@ -23,6 +23,7 @@ from textual.widgets import Footer, Input, Static
 from minigpt import paths
 from minigpt.errors import CheckpointError
 from minigpt.numbers import parse_number
+from minigpt.outputs import write_output
 from minigpt.teaching.attention import BUGS, check_trace
 from minigpt.teaching.stepper import (
     BUG_ORDER,
@@ -237,7 +238,7 @@ class AttentionStepperScreen(Screen):
 
     def message(self, text: str, error: bool = False) -> None:
         self._show("#att-message",
-            f"[b $error]✗ {markup_escape(text)}[/]" if error else text.replace("[", "\\["))
+            f"[b $error]✗ {markup_escape(text)}[/]" if error else markup_escape(text))
 
     # -- actions ----------------------------------------------------------------------------------
     def action_back(self) -> None:
@@ -337,8 +338,8 @@ class AttentionStepperScreen(Screen):
         folder.mkdir(parents=True, exist_ok=True)
         stem = f"attention-{self.stage}-{cur.panel.name.replace('/', '').replace('√', 'sqrt')}"
         try:
-            (folder / f"{stem}.md").write_text(md, encoding="utf-8")
-            (folder / f"{stem}.csv").write_text(csv, encoding="utf-8")
+            write_output(folder / f"{stem}.md", md)
+            write_output(folder / f"{stem}.csv", csv)
         except OSError as e:
             self.message(f"could not save the export: {e}", error=True)
             return

@@ -27,7 +27,7 @@ from minigpt.study.scheduler import describe_time
 from minigpt.study.templates import fresh
 from minigpt.text import markup_escape as escape
 from tui import navigation
-from tui.saving import keeps_screen
+from tui.saving import keeps_screen, tell_study_notes
 from tui.widgets.header import TutorHeader
 from tui.widgets.study_card import CardView, RatingBar
 from tui.workers import background
@@ -100,6 +100,7 @@ class FlashcardsScreen(Screen):
         self.cram_ids = [c for c in self.cram_ids if c in deck.cards]
         self.query_one(CardView).focus()
         self.advance()
+        tell_study_notes(self)
 
     # -- drawing ------------------------------------------------------------------------------
     def advance(self) -> None:
@@ -362,10 +363,10 @@ class FlashcardsScreen(Screen):
             self.notify(f"✗ {escape(str(e))}", severity="error", timeout=10)
             return
         except OSError as e:
-            self.notify(f"✗ Export failed: {e}", severity="error")
+            self.notify(f"✗ Export failed: {escape(e)}", severity="error")
             return
         self.last_export = result
-        self.notify(result.message, timeout=10)
+        self.notify(escape(result.message), timeout=10)
 
     def action_import(self) -> None:
         panel = self.query_one("#fc-import")

@@ -18,6 +18,7 @@ from tui import navigation
 from tui.areas import AREAS
 from tui.keymap import shown_key_of
 from tui.progress import Glance, glance
+from tui.saving import tell_study_notes
 from tui.widgets.header import TutorHeader
 from tui.workers import Result, background
 
@@ -122,6 +123,7 @@ class HomeScreen(Screen):
     @on(Counted)
     def _counted(self, message: Counted) -> None:
         self._show_glance(message.glance)
+        tell_study_notes(self)
 
     def _show_glance(self, g: Glance) -> None:
         self._glance = g

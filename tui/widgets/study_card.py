@@ -32,14 +32,14 @@ def card_title(card: StudyCard) -> str:
 
 
 def card_front(card: StudyCard) -> str:
-    return escape(card.front)
+    return escape(card.front, prose=True)  # a card's sides are prose: the joiners scripts need stay
 
 
 def card_back(card: StudyCard) -> str:
     """The answer side; a question also lists its checklist, a number its worked solution."""
-    text = escape(card.back)
+    text = escape(card.back, prose=True)
     if card.checklist:
-        text += "\n\n[b]Checklist[/b]\n" + "\n".join(f" • {escape(c)}" for c in card.checklist)
+        text += "\n\n[b]Checklist[/b]\n" + "\n".join(f" • {escape(c, prose=True)}" for c in card.checklist)
     return text
 
 
