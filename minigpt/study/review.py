@@ -68,6 +68,9 @@ class CardStatus:
         return self.lapses >= LEECH_LAPSES
 
 
+# The longest answer the review log keeps (a written explanation's worth): a pasted megabyte is
+# cut here, so no answer grows the learner's database without bound.
+MAX_LOGGED_ANSWER_CHARS = 20_000
 LEARN_AHEAD = timedelta(minutes=20)  # Anki's default "learn ahead limit"
 
 
@@ -246,9 +249,11 @@ class StudySession:
              mode: str = "review") -> CardStatus:
         """Record one answer and return the card's new status, all in one transaction.
 
-        mode "review" (and "quiz") moves the schedule; "cram" only logs the answer.
+        mode "review" (and "quiz") moves the schedule; "cram" only logs the answer, which is kept
+        up to MAX_LOGGED_ANSWER_CHARS.
         """
         self._check(card_id)
+        answer = answer[:MAX_LOGGED_ANSWER_CHARS] if answer else answer
         if rating not in sch.RATINGS:
             raise ValueError(f"rating must be 1-4, not {rating!r}")
         if mode not in MODES and mode not in QUIZ_MODES:

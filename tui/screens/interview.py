@@ -23,10 +23,12 @@ from minigpt.study import interview as iv
 from minigpt.study import interview_trend
 from minigpt.study.decks import cached_decks
 from minigpt.study.plan import plan_settings
-from minigpt.study.review import StudySession
+from minigpt.study.review import MAX_LOGGED_ANSWER_CHARS, StudySession
 from minigpt.text import markup_escape as escape
 from tui import navigation
 from tui.widgets.interview_trend import InterviewTrendChart
+
+MINUTES_CHARS = 12  # the length box: "240" fits many times over
 
 
 def _now() -> str:
@@ -111,7 +113,8 @@ class InterviewScreen(Screen):
             self.set_status("[b]Mock interview[/b] · questions from the lessons you read, weakest first")
         planned = " Only your plan's lessons are asked (minigpt plan)." if day and scope else ""
         self._fill(Static("How many minutes? (enter starts; 30 is an interview's usual length)"),
-                   minutes := Input(placeholder=f"{iv.DEFAULT_MINUTES} (type another length, or just enter)"),
+                   minutes := Input(placeholder=f"{iv.DEFAULT_MINUTES} (type another length, or just enter)",
+                                    max_length=MINUTES_CHARS),
                    Static("Define a term, explain a concept (tick the rubric's points you made), "
                           f"compute with new numbers, one kata where code may run. ctrl+n skips.{planned}"),
                    *self.trend_widgets())
@@ -185,7 +188,7 @@ class InterviewScreen(Screen):
                     "explain": "Say or type your explanation, enter to see the rubric."}[q.kind]
             if q.note:
                 widgets.append(Static(f"[dim]{escape(q.note[:1].upper() + q.note[1:])}[/dim]", classes="iv-note"))
-            widgets.append(answer := Input(placeholder=hint, classes="iv-answer"))
+            widgets.append(answer := Input(placeholder=hint, classes="iv-answer", max_length=MAX_LOGGED_ANSWER_CHARS))
         self._fill(*widgets)  # no ids in the body: the old children leave after the new arrive
         if q.kind != "kata":
             self.call_after_refresh(answer.focus)
