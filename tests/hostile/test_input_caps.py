@@ -82,3 +82,23 @@ async def test_a_pasted_megabyte_is_cut_and_said_and_the_quiz_answers_at_once(ma
         await until(pilot, lambda: view.outcome is not None, describe="the answer graded")
         assert "✗ Wrong" in str(view.query_one("#feedback", Static).render())
         assert len(history(app.store)[-1]["answer"]) == MAX_ANSWER_CHARS
+
+
+def test_scoring_a_pasted_megabyte_is_refused_in_a_short_line():
+    """The playground's scored name: refused before it is encoded, the message naming its length,
+    never echoing the megabyte."""
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.errors import SamplingError
+    from minigpt.paths import default_checkpoint
+    from minigpt.sampling import generate, score_word
+
+    ckpt = load_checkpoint(default_checkpoint())
+    for call in (lambda: score_word(ckpt.model, ckpt.vocab, MEGABYTE),
+                 lambda: generate(ckpt.model, ckpt.vocab, n=1, prefix="." + MEGABYTE),
+                 lambda: generate(ckpt.model, ckpt.vocab, n=1, prefix="ж" + MEGABYTE)):
+        try:
+            call()
+        except SamplingError as e:
+            assert len(str(e)) < 300 and "1,000,00" in str(e), str(e)[:300]
+        else:
+            raise AssertionError("a megabyte was accepted")
