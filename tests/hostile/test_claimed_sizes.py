@@ -82,6 +82,18 @@ def test_the_playgrounds_loader_refuses_a_million_layers_at_once(tmp_path):
     assert time.perf_counter() - t0 < AT_ONCE_S
 
 
+def test_the_parameter_explorers_checkpoint_reader_refuses_a_million_layers_at_once(tmp_path):
+    from minigpt.teaching.explorers import checkpoint_numbers
+
+    _config, learned = checkpoint_numbers(GOOD)  # a real one: its weights file's numbers, counted
+    assert learned == count_parameters(load_checkpoint(GOOD).model)
+    ck = claiming(tmp_path, n_layers=1_000_000)
+    t0 = time.perf_counter()
+    with pytest.raises(CheckpointError, match="config.json: describes a model too large"):
+        checkpoint_numbers(ck)
+    assert time.perf_counter() - t0 < AT_ONCE_S
+
+
 def test_the_size_rule_builds_nothing(monkeypatch):
     """Counted from the config: no module is built, not even on the meta device."""
     def no_building(*_a, **_k):
