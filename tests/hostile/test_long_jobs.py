@@ -75,12 +75,12 @@ class _Optimizer:
 
 
 def test_the_fit_reads_at_most_the_cap_and_says_each_phase_with_an_estimate_first(tmp_path, monkeypatch):
-    from tests.test_study_fsrs_fit import write_synthetic_log
+    from benchmarks.bench_fsrs_fit import write_review_log
 
     # The real module imports torch and pandas (3 s): a stand-in is all this test needs.
     monkeypatch.setitem(sys.modules, "fsrs.optimizer", types.SimpleNamespace(Optimizer=_Optimizer))
     store = Store(tmp_path / "progress.sqlite3")
-    rows = write_synthetic_log(store, cards=40, days=30)
+    rows = write_review_log(store, reviews=2_000, cards=40)
     lines: list[str] = []
     result = fsrs_fit.fit(store, min_reviews=10, max_reviews=rows // 2, progress=lines.append)
     assert result.sampled and len(_Optimizer.given) == result.fitted_reviews <= rows // 2
