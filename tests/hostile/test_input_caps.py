@@ -7,6 +7,7 @@ at most MAX_LOGGED_ANSWER_CHARS; the app's answer box stops at the first and say
 
 from __future__ import annotations
 
+import pytest
 from textual import events
 from textual.widgets import Input, Static
 
@@ -102,3 +103,25 @@ def test_scoring_a_pasted_megabyte_is_refused_in_a_short_line():
             assert len(str(e)) < 300 and "1,000,00" in str(e), str(e)[:300]
         else:
             raise AssertionError("a megabyte was accepted")
+
+
+@pytest.mark.soak  # the default tier checks the boxes' caps in tests/test_tui_study_plan.py (no extra boot)
+async def test_the_plan_screen_stores_no_pasted_megabyte(make_app):
+    from minigpt.study import plan as planning
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("s")
+        await until(pilot, lambda: type(app.screen).__name__ == "StudyStatsScreen", describe="the study stats")
+        await pilot.press("i")
+        await until(pilot, lambda: type(app.screen).__name__ == "StudyPlanScreen", describe="the plan screen")
+        for box in ("#plan-lessons", "#plan-date"):
+            field = app.screen.query_one(box, Input)
+            field.focus()
+            field.post_message(events.Paste(MEGABYTE))
+            await pilot.pause()
+            assert len(field.value) <= field.max_length < 10_000
+        await pilot.press("enter")
+        await pilot.pause()
+        _day, lessons = planning.plan_settings(app.store)
+        assert sum(len(x) for x in lessons) < 10_000

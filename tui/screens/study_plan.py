@@ -18,6 +18,10 @@ from minigpt.errors import DeckError, PlanError, StoreError
 from minigpt.study import plan as planning
 from minigpt.text import markup_escape as escape
 
+# What the plan stores is capped where it is typed: a date, and every lesson's id listed once.
+DATE_CHARS = 32
+LESSONS_CHARS = 4_000
+
 
 class StudyPlanScreen(Screen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
@@ -26,8 +30,10 @@ class StudyPlanScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="plan-form"):
-            yield Input(placeholder="interview day YYYY-MM-DD (empty: no date)", id="plan-date")
-            yield Input(placeholder="lessons, comma-separated (empty: all)", id="plan-lessons")
+            yield Input(placeholder="interview day YYYY-MM-DD (empty: no date)", id="plan-date",
+                        max_length=DATE_CHARS)
+            yield Input(placeholder="lessons, comma-separated (empty: all)", id="plan-lessons",
+                        max_length=LESSONS_CHARS)
         yield Static("[dim]enter: save and plan · an empty date studies as usual[/dim]", id="plan-help")
         with VerticalScroll(id="plan-body"):
             yield Static(id="plan-text")
