@@ -68,9 +68,7 @@ class CardStatus:
         return self.lapses >= LEECH_LAPSES
 
 
-# The longest answer the review log keeps (a written explanation's worth): a pasted megabyte is
-# cut here, so no answer grows the learner's database without bound.
-MAX_LOGGED_ANSWER_CHARS = 20_000
+MAX_LOGGED_ANSWER_CHARS = 20_000  # the longest answer the log keeps (an explanation's worth; a paste is cut)
 LEARN_AHEAD = timedelta(minutes=20)  # Anki's default "learn ahead limit"
 
 
