@@ -3,8 +3,9 @@
 Nothing here unpickles: weights and optimizer tensors are safetensors, everything else is JSON.
 ``config.json`` carries a format version and is read through one typed reader,
 ``read_checkpoint_meta``, which migrates older versions and names a damaged field in one
-``CheckpointError``. Before a model is built it passes the one size rule (``check_model_size``,
-on torch's meta device) and its shapes are checked against the weights file's header.
+``CheckpointError``. Before a model is built it passes the one size rule (``check_model_size``
+with the inference cap, counted from the config alone) and its shapes are checked against the
+weights file's header.
 
 The save protocol survives a kill at any point, any number of times in a row. The new checkpoint
 is written complete into ``NAME.tmp`` (never read by the loader), then ``NAME`` is renamed to
@@ -194,7 +195,8 @@ def _still_intact(path: Path) -> str:
 
 def expected_tensors(meta: CheckpointMeta) -> dict[str, tuple[int, ...]]:
     """Names and shapes the weights file must hold, from a model built on the meta device
-    (nothing allocated); CheckpointError when the model is larger than the tutor loads."""
+    (nothing allocated) once the size rule has passed its config; CheckpointError when the model
+    is larger than the tutor loads."""
     try:  # the one size rule (minigpt.models.build), before anything is allocated
         check_model_size(meta.kind, meta.model_config, verb="loads")
     except ConfigError as e:

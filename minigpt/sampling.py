@@ -77,13 +77,18 @@ class Distribution:
         return float(-(p * p.log()).sum())
 
 
+def _shown(text: str, limit: int = 40) -> str:
+    """``text`` quoted for a message, its start only when it is long (a pasted megabyte)."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}… ({len(text):,} characters)"
+
+
 def _encode_prefix(vocab: Vocab, prefix: str) -> list[int]:
     if "." in prefix:
-        raise SamplingError(f"prefix {prefix!r}: '.' is the start/end token, not a character of a name")
+        raise SamplingError(f"prefix {_shown(prefix)}: '.' is the start/end token, not a character of a name")
     missing = vocab.unknown(prefix)
     if missing:
         raise SamplingError(
-            f"prefix {prefix!r}: {', '.join(repr(c) for c in missing)} not in the model's vocabulary "
+            f"prefix {_shown(prefix)}: {', '.join([repr(c) for c in missing[:20]] + ['…'] * (len(missing) > 20))} not in the model's vocabulary "
             f"({''.join(vocab.chars[1:])})"
         )
     return [0] + vocab.encode(prefix)
@@ -215,9 +220,9 @@ class ScoredChar:
 @torch.no_grad()
 def score_word(model, vocab: Vocab, word: str) -> tuple[list[ScoredChar], float]:
     """Probability of each character of ``word`` (and the end token) given what precedes it."""
+    if len(word) + 1 > model.config.block_size:  # before encoding: a pasted megabyte is refused at once
+        raise SamplingError(f"{_shown(word)} is longer than the model's limit of {model.config.block_size - 1} characters")
     ids = _encode_prefix(vocab, word) + [0]
-    if len(ids) - 1 > model.config.block_size:
-        raise SamplingError(f"{word!r} is longer than the model's limit of {model.config.block_size - 1} characters")
     model.eval()
     x = torch.tensor([ids[:-1]], device=_model_device(model))
     logits, _ = model(x)

@@ -22,6 +22,8 @@ async def test_set_a_date_on_the_plan_screen(make_app):
         screen = app.screen
         text = lambda: str(screen.query_one("#plan-text", Static).render())  # noqa: E731
         assert screen.query_one("#plan-date", Input).value == day.isoformat()   # two weeks out, offered
+        # what the plan stores is capped where it is typed (a pasted megabyte: tests/hostile/test_input_caps.py)
+        assert [screen.query_one(box, Input).max_length for box in ("#plan-date", "#plan-lessons")] == [32, 4_000]
         assert "Not saved yet" in text() and planning.plan_settings(app.store)[0] is None
         screen.query_one("#plan-lessons", Input).value = "layer-norm"
         await pilot.press("enter")

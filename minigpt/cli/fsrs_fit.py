@@ -44,13 +44,14 @@ def fit() -> None:
     try:
         store = Store(paths.database_path())
         try:
-            click.echo("Fitting FSRS to your review log (a few seconds to a minute)…", err=True)
-            result = fsrs_fit.fit(store)
+            click.echo("Fitting FSRS to your review log: reading it…", err=True)
+            result = fsrs_fit.fit(store, progress=lambda line: click.echo(line, err=True))
         finally:
             store.close()
     except TutorError as e:
         raise e if isinstance(e, UserError) else _fail(e) from e
-    click.echo(f"{result.reviews} reviews count · log loss on your log: before {result.loss_before:.4f}, "
+    on = f"the {result.fitted_reviews:,} reviews fitted" if result.sampled else "your log"
+    click.echo(f"{result.reviews} reviews count · log loss on {on}: before {result.loss_before:.4f}, "
                f"after {result.loss_after:.4f}")
     click.echo("Kept: the scheduler now uses the fitted parameters." if result.kept
                else "Not kept: the fit does not predict your log better than the parameters in use.")

@@ -18,9 +18,7 @@ from minigpt.models.build import build_model, count_parameters
 from minigpt.training.devices import autocast_for, resolve_device
 from minigpt.training.ema import WeightAverage
 from minigpt.training.options import TrainConfig, load_data_for
-from minigpt.training.schedule import make_optimizer
-
-EVAL_BATCH = 1024  # what the training loop's evaluation reads at a time
+from minigpt.training.schedule import eval_rows, make_optimizer
 
 
 @dataclass(frozen=True)
@@ -38,9 +36,10 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def _eval_seconds(model, split, device: torch.device, dtype: str, rows: int = EVAL_BATCH) -> float:
-    """One evaluation of ``split``, timed on its first batch and scaled to all of them."""
-    n = min(rows, len(split))
+def _eval_seconds(model, split, device: torch.device, dtype: str) -> float:
+    """One evaluation of ``split``, timed on its first batch (as many rows as the training loop's
+    evaluation reads at a time) and scaled to all of them."""
+    n = min(eval_rows(split.block_size, model.config.vocab_size), len(split))
     x, _y = split.batch(torch.arange(n))
     model.eval()
     t0 = time.perf_counter()

@@ -14,6 +14,7 @@ POSITIONAL_ENCODINGS = ("learned", "sinusoidal", "rope", "none")
 NORMS = ("layernorm", "rmsnorm")
 FEED_FORWARDS = ("gelu", "swiglu", "relu2")
 BIGRAM_TABLES = ("off", "residual", "logits")  # the exact bigram table: none, into the residual, into the logits
+MAX_LAYERS = 256  # the deepest MiniGPT the tutor builds (the training option's bound, and a checkpoint's)
 
 
 def _positive(obj, *names: str) -> None:

@@ -11,11 +11,20 @@ a log: replay each card's reviews with fsrs and average the binary cross-entropy
 predicted retrievability against "recalled" (any rating but Again) over the reviews that count.
 Fitted parameters are kept only when they lower that loss; the scheduler reads them
 (``minigpt.study.scheduler.fitted_parameters``).
+
+The optimizer's time grows with the reviews it reads (five passes, torch on scalars: about
+10 ms a review on a busy 2-core machine, so 200,000 reviews would take half an hour). It reads
+at most MAX_FIT_REVIEWS: whole histories of cards taken in the order of a hash of their ids
+(deterministic, and unrelated to when or how well a card was reviewed). Before fitting it says
+how long, from the time the replay of the parameters in use took on that same sample.
 """
 
 from __future__ import annotations
 
 import math
+import time
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -28,15 +37,22 @@ from minigpt.study import days, rows
 from minigpt.study import scheduler as sch
 
 MIN_REVIEWS = 512          # fsrs.optimizer's mini_batch_size: below it, it returns the defaults
+MAX_FIT_REVIEWS = 5_000    # what the optimizer reads at most: about a minute on a busy 2-core machine
+FIRST_REVIEWS = 64         # fsrs.optimizer's max_seq_len: it reads a card's first 64 reviews only
+# The optimizer's time over the replay's on the same reviews (5 passes with gradients, and a scored
+# pass after each, against one plain replay): measured by benchmarks/bench_fsrs_fit.py.
+FIT_OVER_REPLAY = 300
 
 
 @dataclass(frozen=True)
 class FitResult:
     reviews: int              # reviews that count (a day or more after the card's previous one)
-    loss_before: float        # log loss on the learner's log with the parameters in use before
+    loss_before: float        # log loss on the reviews fitted with the parameters in use before
     loss_after: float         # ... with the fitted ones
     parameters: tuple[float, ...]
     kept: bool                # the fitted parameters are now the scheduler's
+    fitted_reviews: int = 0   # reviews the optimizer read (all of them, or the sample)
+    sampled: bool = False     # the log was larger than MAX_FIT_REVIEWS: a sample of its cards was fitted
 
 
 def review_logs(store: Store) -> list[ReviewLog]:
@@ -88,10 +104,33 @@ def status_line(store: Store) -> str:
     return f"FSRS uses its default parameters: {n} reviews count, enough to fit them to you"
 
 
-def fit(store: Store, *, min_reviews: int = MIN_REVIEWS) -> FitResult:
-    """Fit fsrs's parameters to the learner's log; keep them if they predict it better."""
+def sample_histories(logs: list[ReviewLog], max_reviews: int = MAX_FIT_REVIEWS) -> list[ReviewLog]:
+    """The reviews the optimizer reads: each card's first FIRST_REVIEWS, all of them when they are
+    at most ``max_reviews``, else whole histories of cards taken in the order of a hash of their
+    ids (the same sample every time) while they fit."""
+    histories = {cid: h[:FIRST_REVIEWS] for cid, h in _histories(logs).items()}
+    if sum(len(h) for h in histories.values()) <= max_reviews:
+        return [log for h in histories.values() for log in h]
+    chosen: list[ReviewLog] = []
+    for cid in sorted(histories, key=lambda c: (zlib.crc32(str(c).encode()), c)):
+        if len(chosen) + len(histories[cid]) <= max_reviews:
+            chosen += histories[cid]
+    return chosen
+
+
+def fit_seconds(replay_seconds: float) -> float:
+    """How long the optimizer takes on reviews whose replay took ``replay_seconds``."""
+    return FIT_OVER_REPLAY * replay_seconds
+
+
+def fit(store: Store, *, min_reviews: int = MIN_REVIEWS, max_reviews: int = MAX_FIT_REVIEWS,
+        progress: Callable[[str], None] | None = None) -> FitResult:
+    """Fit fsrs's parameters to the learner's log (a sample of at most ``max_reviews``); keep them
+    if they predict those reviews better. ``progress`` gets one line per phase, the fit's expected
+    time among them."""
     if not extras.installed("optimizer"):  # said first: no number of reviews makes a fit run without it
         raise StudySettingError(extras.hint("optimizer", "fitting FSRS"))
+    say = progress or (lambda _line: None)
     logs = review_logs(store)
     n = counted_reviews(logs)
     if n < min_reviews:
@@ -99,17 +138,32 @@ def fit(store: Store, *, min_reviews: int = MIN_REVIEWS) -> FitResult:
                                 f"a fit needs {min_reviews}: {min_reviews - n} more")
     try:
         from fsrs.optimizer import Optimizer
-
-        optimizer = Optimizer(logs)
     except ImportError:
         raise StudySettingError(extras.hint("optimizer", "fitting FSRS")) from None
+    sample = sample_histories(logs, max_reviews)
+    cards = len({log.card_id for log in sample})
+    sampled = len(sample) < len(logs)
+    say(f"Read {len(logs):,} reviews; fitting "
+        + (f"a sample of {len(sample):,} reviews (whole histories of {cards:,} cards)" if sampled
+           else f"all {len(sample):,} of them ({cards:,} cards)") + ".")
     current = sch.fitted_parameters(store)
-    fitted = tuple(float(x) for x in optimizer.compute_optimal_parameters())
-    before, after = log_loss(logs, current), log_loss(logs, fitted)
+    t0 = time.perf_counter()
+    before = log_loss(sample, current)
+    say(f"Fitting: about {_duration(fit_seconds(time.perf_counter() - t0))} (5 passes over the reviews)…")
+    t0 = time.perf_counter()
+    fitted = tuple(float(x) for x in Optimizer(sample).compute_optimal_parameters())
+    say(f"Fitted in {_duration(time.perf_counter() - t0)}; scoring the fitted parameters…")
+    after = log_loss(sample, fitted)
     kept = after < before
     if kept:
         with store.transaction() as conn:
             settings.write(conn, settings.FSRS_PARAMETERS, fitted)
             settings.write(conn, settings.FSRS_FIT, {"reviews": n, "before": before, "after": after,
                                                         "at": days.today().isoformat()})
-    return FitResult(n, before, after, fitted, kept)
+    return FitResult(n, before, after, fitted, kept, len(sample), sampled)
+
+
+def _duration(seconds: float) -> str:
+    """``12 s``, ``3 min 5 s``: how long, for a progress line."""
+    seconds = max(1, round(seconds))
+    return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60} s"

@@ -39,6 +39,7 @@ from minigpt.store import Store
 from minigpt.study.formats import QUIZ_MODES
 from minigpt.study.matching import normalize
 from minigpt.study.options import is_related
+from minigpt.study.review import MAX_LOGGED_ANSWER_CHARS
 
 DEFAULT_MINUTES = 30
 MINUTES_PER_QUESTION = 2.5   # an interviewer's pace: 30 minutes is twelve questions
@@ -348,7 +349,7 @@ def save(store: Store, report: Report, started_at: str, finished_at: str, *,
                             report.to_json(), int(report.partial), int(keep)))
         conn.executemany("INSERT INTO interview_answer(interview_id, number, card_id, kata, typed)"
                          " VALUES (?, ?, ?, ?, ?)",
-                         [(cur.lastrowid, n, a.question.card_id, a.question.kata, a.typed)
+                         [(cur.lastrowid, n, a.question.card_id, a.question.kata, a.typed[:MAX_LOGGED_ANSWER_CHARS])
                           for n, a in enumerate(report.answers, 1) if a.typed])
     return cur.lastrowid
 

@@ -13,6 +13,11 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+# The longest typed answer graded: a term, or a cloze's few blanks, is far shorter. Beyond it the
+# answer is cut before grading (its edit distance costs length × the answer's: 19 s for a pasted
+# megabyte, on the app's thread), and the app's answer box stops there.
+MAX_ANSWER_CHARS = 500
+
 _PUNCT = re.compile(r"[^\w\s]|_")
 _SPACE = re.compile(r"\s+")
 
@@ -132,8 +137,9 @@ def match_answer(typed: str, expected: str, aliases=(), confusables=(),
     ``confusables`` are listed near-misses, wrong whenever the typed text is nearer to one of
     them than to every accepted form. ``rivals`` are the names of the deck's other concepts: a
     typed string that would pass as a typo is wrong when a rival is at least as close, so no
-    string is ever right for two concepts.
+    string is ever right for two concepts. Only the first MAX_ANSWER_CHARS of ``typed`` are graded.
     """
+    typed = typed[:MAX_ANSWER_CHARS]
     got = _compact(typed)
     forms = [expected, *aliases]
     diff = char_diff(typed, expected)

@@ -69,6 +69,7 @@ class CardStatus:
         return self.lapses >= LEECH_LAPSES
 
 
+MAX_LOGGED_ANSWER_CHARS = 20_000  # the longest answer the log keeps (an explanation's worth; a paste is cut)
 LEARN_AHEAD = timedelta(minutes=20)  # Anki's default "learn ahead limit"
 
 
@@ -260,9 +261,11 @@ class StudySession:
              mode: str = "review") -> CardStatus:
         """Record one answer and return the card's new status, all in one transaction.
 
-        mode "review" (and "quiz") moves the schedule; "cram" only logs the answer.
+        mode "review" (and "quiz") moves the schedule; "cram" only logs the answer, which is kept
+        up to MAX_LOGGED_ANSWER_CHARS.
         """
         self._check(card_id)
+        answer = answer[:MAX_LOGGED_ANSWER_CHARS] if answer else answer
         if rating not in sch.RATINGS:
             raise ValueError(f"rating must be 1-4, not {rating!r}")
         if mode not in MODES and mode not in QUIZ_MODES:

@@ -77,17 +77,15 @@ def checkpoint_numbers(path) -> tuple[object, int]:
     """A MiniGPT checkpoint's model config and how many learned numbers its weights file holds
     (read from the safetensors header, nothing loaded; fixed buffers such as a sinusoidal table are
     not learned and not counted). CheckpointError for a damaged folder or another kind of model."""
-    from minigpt.checkpoint import WEIGHTS, read_checkpoint_meta
+    from minigpt.checkpoint import WEIGHTS, expected_tensors, read_checkpoint_meta
     from minigpt.errors import CheckpointError
-    from minigpt.models.build import on_meta_device
-    from minigpt.models.gpt import MiniGPT
     from minigpt.safetensors_header import read_header
 
     meta = read_checkpoint_meta(path)
     if meta.kind != "gpt":
         raise CheckpointError(f"{path} is a {meta.kind} model: the counter counts MiniGPTs")
     header = read_header(meta.path / WEIGHTS)
-    with on_meta_device():
-        model = MiniGPT(meta.model_config)
-    learned = {name for name, _ in model.named_parameters(remove_duplicate=False)}
+    # The size rule first (a config may claim a million layers), then the saved tensors' names:
+    # MiniGPT's only buffers (position tables) are not saved, so these are its learned weights.
+    learned = set(expected_tensors(meta))
     return meta.model_config, sum(math.prod(e["shape"]) for name, e in header.items() if name in learned)

@@ -33,6 +33,7 @@ from minigpt.errors import ConfigError
 from minigpt.models.config import (
     BIGRAM_TABLES,
     FEED_FORWARDS,
+    MAX_LAYERS,
     NORMS,
     POSITIONAL_ENCODINGS,
     BigramConfig,
@@ -79,7 +80,7 @@ class TrainConfig:
                           hint="width")
     n_heads: int = option(4, "Attention heads per block; each gets d_model / heads dimensions.",
                           label="heads", models=("gpt",), ge=1, le=256, hint="divides d_model")
-    n_layers: int = option(4, "Transformer blocks.", label="layers", models=("gpt",), ge=1, le=256)
+    n_layers: int = option(4, "Transformer blocks.", label="layers", models=("gpt",), ge=1, le=MAX_LAYERS)
     dropout: float | None = option(None, "Dropout probability while training.", models=("gpt",), ge=0, lt=1,
                                    none_means="0 for short budgets, 0.1 for long ones", hint="auto")
     block_size: int | None = option(None, "Longest sequence the model reads.", label="block size",

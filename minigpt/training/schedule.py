@@ -8,6 +8,7 @@ import math
 import torch
 
 from minigpt.data import IGNORE, EncodedSplit
+from minigpt.models.build import EVAL_LOGITS_BYTES, EVAL_ROWS
 from minigpt.training.devices import autocast_for
 from minigpt.training.options import TrainConfig
 
@@ -93,11 +94,20 @@ def make_optimizer(model, cfg: TrainConfig, device: torch.device) -> torch.optim
     return torch.optim.AdamW(groups, **kwargs)
 
 
+def eval_rows(block_size: int, vocab_size: int, rows: int = EVAL_ROWS) -> int:
+    """Rows per evaluation batch: ``rows``, fewer when their logits would pass EVAL_LOGITS_BYTES
+    (a 16,000-character vocabulary: 1,024 rows of 6 positions are 400 MB of logits, twice over)."""
+    return max(1, min(rows, EVAL_LOGITS_BYTES // (4 * block_size * vocab_size)))
+
+
 @torch.no_grad()
-def evaluate(model, split: EncodedSplit, device: torch.device | str = "cpu", batch_size: int = 1024,
+def evaluate(model, split: EncodedSplit, device: torch.device | str = "cpu", batch_size: int = EVAL_ROWS,
              dtype: str = "float32") -> float:
     """Mean cross-entropy over every real (non-padding) target of the split."""
     device = torch.device(device)
+    vocab_size = getattr(getattr(model, "config", None), "vocab_size", None)
+    if vocab_size is not None:
+        batch_size = eval_rows(split.block_size, vocab_size, batch_size)
     was_training = model.training
     model.eval()
     total, count = 0.0, 0

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from minigpt.checkpoint import CheckpointMeta, read_checkpoint_meta
 from minigpt.errors import ConfigError, DataChangedError, RunError, TutorError
-from minigpt.models.build import check_model_size, training_memory_bytes
+from minigpt.models.build import check_model_size, free_memory_bytes, training_memory_bytes
 from minigpt.runs.files import BEST_DIR, CONFIG_FILE, LAST_DIR, STATUS_FILE, RunWriter
 from minigpt.runs.schema import RunState, RunStatus, read_json_file, read_status
 from minigpt.training.options import TrainConfig, load_data_for
@@ -101,12 +101,7 @@ def available_memory_bytes(device: str) -> int | None:
 
         free, _total = torch.cuda.mem_get_info(where.index or 0)
         return int(free)
-    import psutil
-
-    try:
-        return int(psutil.virtual_memory().available)
-    except (psutil.Error, OSError, RuntimeError):  # RuntimeError: a /proc/meminfo psutil cannot parse
-        return None
+    return free_memory_bytes()
 
 
 def write_exit(run: RunWriter, e: BaseException) -> None:

@@ -152,7 +152,7 @@ def test_a_small_config_asking_for_a_huge_model_is_refused_before_allocating(tmp
     for line in done.stdout.splitlines():
         code, output = json.loads(line)
         assert code == 2 and output.startswith("Error: ") and output.count("\n") == 1, output
-        assert "38,660,407,296 parameters" in output and "at most 50,000,000" in output
+        assert "38,660,407,296 parameters" in output and "loads (at most 200,000,000)" in output
     assert len(done.stdout.splitlines()) == 2
 
 

@@ -33,6 +33,10 @@ class PlanField(Input):
     def check_consume_key(self, key: str, character: str | None) -> bool:
         return character != "?" and super().check_consume_key(key, character)
 
+# What the plan stores is capped where it is typed: a date, and every lesson's id listed once.
+DATE_CHARS = 32
+LESSONS_CHARS = 4_000
+
 
 class StudyPlanScreen(Screen):
     BINDINGS = [
@@ -45,10 +49,12 @@ class StudyPlanScreen(Screen):
     def compose(self) -> ComposeResult:
         yield TutorHeader()
         with Horizontal(id="plan-form"):
-            yield PlanField(placeholder="interview day YYYY-MM-DD (empty: no date)", id="plan-date")
-            yield PlanField(placeholder="lessons, comma-separated (empty: all)", id="plan-lessons")
+            yield PlanField(placeholder="interview day YYYY-MM-DD (empty: no date)", id="plan-date",
+                            max_length=DATE_CHARS)
+            yield PlanField(placeholder="lessons, comma-separated (empty: all)", id="plan-lessons",
+                            max_length=LESSONS_CHARS)
             yield PlanField(placeholder="new a day", id="plan-new", type="integer", max_length=4,
-                        tooltip="new cards a day")
+                            tooltip="new cards a day")
         yield Static("[dim]day · lessons (empty: all) · new cards a day   enter: save and plan · "
                      "empty date: study as usual[/dim]", id="plan-help")
         with VerticalScroll(id="plan-body"):

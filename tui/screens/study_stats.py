@@ -162,7 +162,7 @@ class StudyStatsScreen(Screen):
         self.query_one("#stats-workload", Static).update(message.text)
 
     def action_fit_fsrs(self) -> None:
-        self.notify("Fitting FSRS to your reviews (torch, up to a minute)…")
+        self.notify("Fitting FSRS to your reviews: reading them…")
         self.fit_fsrs()
 
     @background(thread=True, exclusive=True, group="fsrs-fit")
@@ -172,7 +172,7 @@ class StudyStatsScreen(Screen):
         # The verdicts are notices, not results: notify is thread-safe, and they reach the learner
         # even if they left this screen during the fit (its weights are saved either way).
         try:
-            r = fsrs_fit.fit(self.app.store)
+            r = fsrs_fit.fit(self.app.store, progress=lambda line: self.notify(escape(line), timeout=8))
         except (StudySettingError, StoreError) as e:
             self.notify(escape(str(e)), severity="warning", timeout=10)
             return None

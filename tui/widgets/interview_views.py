@@ -12,8 +12,11 @@ from textual.widgets import Button, Input, Static, TextArea
 from minigpt.errors import KataError
 from minigpt.study import interview as iv
 from minigpt.study import interview_trend
+from minigpt.study.review import MAX_LOGGED_ANSWER_CHARS
 from minigpt.text import markup_escape as escape
 from tui.widgets.interview_trend import InterviewTrendChart
+
+MINUTES_CHARS = 12  # the length box: "240" fits many times over
 
 
 def trend_widgets(store) -> list:
@@ -33,7 +36,8 @@ def setup_widgets(store, paused, planned: str) -> tuple[list, object]:
     if paused is not None:
         resume = [Static(f"A paused interview: {escape(paused.line())}. Starting a new one replaces it."),
                   Button(f"Resume ({escape(paused.line().split(' · ')[0])})", id="iv-resume")]
-    minutes = Input(placeholder=f"{iv.DEFAULT_MINUTES} (type another length, or just enter)")
+    minutes = Input(placeholder=f"{iv.DEFAULT_MINUTES} (type another length, or just enter)",
+                    max_length=MINUTES_CHARS)
     return [*resume, Static("How many minutes? (enter starts; 30 is an interview's usual length)"), minutes,
             Static("Define a term, explain a concept (tick the rubric's points you made), compute with "
                    f"new numbers, one kata where code may run. escape: end or pause.{planned}"),
@@ -67,7 +71,7 @@ def question_widgets(q: iv.Question, draft: str = "") -> tuple[list, object | No
             "define": "Say or type your answer, enter to see the definition."}[q.kind]
     if q.note:
         widgets.append(Static(f"[dim]{escape(q.note[:1].upper() + q.note[1:])}[/dim]", classes="iv-note"))
-    answer = Input(draft, placeholder=hint, classes="iv-answer")
+    answer = Input(draft, placeholder=hint, classes="iv-answer", max_length=MAX_LOGGED_ANSWER_CHARS)
     return [*widgets, answer], answer
 
 

@@ -16,7 +16,9 @@ from textual.widgets.option_list import Option
 
 from minigpt.study import quiz as q
 from minigpt.study.formats import QUIZ_MODES
+from minigpt.study.matching import MAX_ANSWER_CHARS
 from minigpt.text import markup_escape as escape
+from tui.widgets.capped_input import CappedInput
 
 # Examples of what the number box reads; tests check that none equals an answer in the decks.
 NUMBER_EXAMPLES = ("7/9", "0.0625", "1.5e3", "12k", "45%")
@@ -151,8 +153,14 @@ class TypedView(QuestionView):
         return "type the term · f2: hint (graded Hard)"
 
     def compose_answer(self) -> ComposeResult:
-        yield Input(placeholder=self.answer_placeholder(), id="answer")
+        yield CappedInput(placeholder=self.answer_placeholder(), id="answer", max_length=MAX_ANSWER_CHARS)
         yield Static(classes="quiz-error", id="answer-error")
+
+    def on_capped_input_cut(self, event: CappedInput.Cut) -> None:
+        event.stop()
+        self.query_one("#answer-error", Static).update(
+            f"✗ Too long: the answer was cut at {MAX_ANSWER_CHARS} characters ({event.dropped:,} left out); "
+            f"an answer here is a term or a few words.")
 
     def focus_answer(self) -> None:
         self.query_one("#answer", Input).focus()
