@@ -131,7 +131,7 @@ def _read_everything(store: Store, deck) -> None:
     planning.make_plan(store, deck, date.today() + timedelta(days=30), new_per_day=5,
                        scheduler=session.scheduler, lesson_order={})
     workload.simulate(store, deck, 0.9, new_per_day=0, days=2)
-    retrievabilities(store), stats.due_forecast(store), stats.reviews_per_day(store), stats.weakest_cards(store)
+    retrievabilities(store, sch.utc_now()), stats.due_forecast(store), stats.reviews_per_day(store), stats.weakest_cards(store)
     stats.button_breakdown(store), interview_trend.points(store), fsrs_fit.status_line(store)
     katas.totals(store, []), katas.record(store, "softmax")
 
@@ -165,7 +165,7 @@ def test_the_study_session_queue_and_stats_skip_a_bad_row(tmp_path, deck):
     session = StudySession(store, deck, lesson_order={})
     assert BAD not in session.queue() and BAD not in session.cram_queue()
     assert session.status(BAD).fsrs is None
-    session.counts(), stats.due_forecast(store), retrievabilities(store)
+    session.counts(), stats.due_forecast(store), retrievabilities(store, sch.utc_now())
     session.rate(BAD, 3)  # an answer to the card starts its schedule again; the old row stays in the log
     assert session.status(BAD).fsrs is not None
     store.close()
