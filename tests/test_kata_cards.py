@@ -111,3 +111,22 @@ def test_upgrading_a_database_saved_by_the_previous_release_cards_its_passed_kat
     assert [c.kata for c in kata_cards.due(store)] == ["softmax"]
     assert kata_cards.history(store)[0]["why"] == "first pass, hint shown"  # hints: Hard
     assert progress.record(store, "softmax").draft == "my old draft"
+
+
+def test_checking_a_due_kata_from_the_shell_rates_the_resolve(tmp_path, isolated_data_dir, monkeypatch):
+    from minigpt import paths
+    from minigpt.cli.main import main
+    from minigpt.katas.grading import Failure, Report
+
+    store = Store(paths.database_path())
+    _pass_at(store, "softmax", sch.utc_now() - timedelta(days=1))
+    verdicts = iter([Report("softmax", 5, [Failure("a row", "x", "p", "q", "row 0")]),  # no named mistake
+                     Report("softmax", 5)])
+    monkeypatch.setattr("minigpt.katas.sandbox.grade_source", lambda kata, code: next(verdicts))
+    code = tmp_path / "softmax.py"
+    code.write_text("def softmax(x, dim=-1):\n    return x\n", encoding="utf-8")
+    first = CliRunner().invoke(main, ["kata", "check", "softmax", str(code)])
+    assert first.exit_code == 1 and "Re-solve rated" not in first.output  # try again: not rated yet
+    second = CliRunner().invoke(main, ["kata", "check", "softmax", str(code)])
+    assert second.exit_code == 0 and "Re-solve rated Hard (failed a check first)" in second.output
+    assert [r["source"] for r in kata_cards.history(store, "softmax")] == ["first pass", "cli"]

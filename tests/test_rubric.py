@@ -143,3 +143,21 @@ def test_the_held_apart_labelled_answers_agree_with_the_pre_ticks():
     held = bench.agreement(held=True)
     assert held["cards"] >= 0.3 * (held["cards"] + bench.agreement(held=False)["cards"])
     assert held["precision"] >= 0.8 and held["recall"] >= 0.8
+
+
+def test_a_decks_keys_are_checked_one_list_per_point(tmp_path):
+    import pytest
+
+    from minigpt.study.decks import DeckError, load_deck_file
+
+    card = ('[[card]]\nid = "q.x"\nkind = "question"\nlesson = "l"\nfront = "f"\nanswer = "a"\n'
+            'checklist = ["one", "two", "three"]\n')
+    p = tmp_path / "keys.toml"
+    for keys in ('[["x"], []]', '"x"', '[["x"], [], [3]]', '[["x"], [], [""]]'):
+        p.write_text(card + f"keys = {keys}\n", encoding="utf-8")
+        with pytest.raises(DeckError, match=r"keys\.toml: card 'q\.x'.*keys"):
+            load_deck_file(p)
+    p.write_text(card + 'keys = [["uno"], [], ["drei", "tres"]]\n', encoding="utf-8")
+    [loaded] = load_deck_file(p)
+    assert loaded.rubric_keys == (("uno",), (), ("drei", "tres"))
+    assert rubric.check(loaded, "tres").found == (2,)

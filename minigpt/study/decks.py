@@ -276,7 +276,7 @@ def _rubric_keys(tbl: dict, checklist: tuple[str, ...], where: str) -> tuple[tup
         return ()
     if not isinstance(keys, list) or len(keys) != len(checklist):
         raise DeckError(f"{where}: 'keys' needs one list of phrases per checklist point ({len(checklist)})")
-    return tuple(_strs({"keys": k}, "keys", f"{where} keys #{i + 1}") for i, k in enumerate(keys))
+    return tuple(_strs({"keys": k}, "keys", f"{where} (checklist point #{i + 1})") for i, k in enumerate(keys))
 
 
 def _blank_aliases(tbl: dict, text: str, aliases: tuple[str, ...],

@@ -9,8 +9,9 @@ negated, so "does not run in parallel" does not make "runs in parallel" (and a p
 itself negative, "RMSNorm does not re-centre", needs the negation). A point's ``keys`` entry is a
 list of phrases; any one of them found whole (all its words, same polarity) finds the point.
 
-The deck's term cards lend their aliases: an answer saying "LN" is read as "layernorm" (each
-alias is rewritten to its term before matching), so a point need not list every name.
+The deck's term cards lend their aliases: a point's aliases are read as their terms, and an
+answer's as both ("LN" also says "layernorm"; "ignore targets" still says "targets"), so a point
+need not list every name.
 
 The stemmer is a small suffix rule (:func:`stem`), stated here so the figures can be checked:
 lower-case words lose, repeatedly while at least :data:`MIN_STEM` letters stay, the longest of
@@ -73,11 +74,13 @@ class Word:
     negated: bool
 
 
-def words(text: str, aliases: dict[tuple[str, ...], tuple[str, ...]] | None = None) -> list[Word]:
-    """The text's content words, stemmed, aliases rewritten, each with its polarity."""
+def words(text: str, aliases: dict[tuple[str, ...], tuple[str, ...]] | None = None, *,
+          keep_alias: bool = False) -> list[Word]:
+    """The text's content words, stemmed, each with its polarity; an alias is replaced by its term
+    (``keep_alias``: followed by it, for an answer, so that either spelling in a point matches)."""
     raw = [w if w in STOPWORDS or w in NEGATIONS else stem(w) for w in _WORD.findall(_normalise(text))]
     if aliases:
-        raw = _rewrite(raw, aliases)
+        raw = _rewrite(raw, aliases, keep_alias)
     out: list[Word] = []
     since_negation = NEGATION_WINDOW + 1
     for w in raw:
@@ -90,7 +93,7 @@ def words(text: str, aliases: dict[tuple[str, ...], tuple[str, ...]] | None = No
     return out
 
 
-def _rewrite(raw: list[str], aliases: dict[tuple[str, ...], tuple[str, ...]]) -> list[str]:
+def _rewrite(raw: list[str], aliases: dict[tuple[str, ...], tuple[str, ...]], keep_alias: bool) -> list[str]:
     longest = max((len(a) for a in aliases), default=0)
     out: list[str] = []
     i = 0
@@ -98,7 +101,7 @@ def _rewrite(raw: list[str], aliases: dict[tuple[str, ...], tuple[str, ...]]) ->
         for n in range(min(longest, len(raw) - i), 0, -1):
             term = aliases.get(tuple(raw[i:i + n]))
             if term is not None:
-                out.extend(term)
+                out.extend((raw[i:i + n] if keep_alias else []) + list(term))
                 i += n
                 break
         else:
@@ -166,7 +169,7 @@ def point_found(point: str, answer: set[tuple[str, bool]], variants: tuple[str, 
 
 def check(card: StudyCard, answer: str, aliases: dict | None = None) -> RubricResult:
     """The points of the card's checklist that the answer makes, and (``missed``) the rest."""
-    said = _keys(words(answer, aliases))
+    said = _keys(words(answer, aliases, keep_alias=True))
     variants = card.rubric_keys or ((),) * len(card.checklist)
     found = tuple(i for i, (point, keys) in enumerate(zip(card.checklist, variants))
                   if point_found(point, said, keys, aliases))
