@@ -130,3 +130,26 @@ def test_checking_a_due_kata_from_the_shell_rates_the_resolve(tmp_path, isolated
     second = CliRunner().invoke(main, ["kata", "check", "softmax", str(code)])
     assert second.exit_code == 0 and "Re-solve rated Hard (failed a check first)" in second.output
     assert [r["source"] for r in kata_cards.history(store, "softmax")] == ["first pass", "cli"]
+
+
+def test_rows_the_tutor_never_wrote_are_left_out_and_counted_not_a_traceback(isolated_data_dir):
+    from minigpt import paths
+    from minigpt.cli.main import main
+    from minigpt.skipped_rows import take_skipped_note
+
+    store = Store(paths.database_path())
+    now = sch.utc_now()
+    _pass_at(store, "softmax", now - timedelta(days=1))
+    _pass_at(store, "gelu", now - timedelta(days=1))
+    kata_cards.sync_passed(store)
+    progress.record_attempt(store, "attention", passed=True, cases_failed=0, cases_total=7)
+    with store.transaction() as conn:  # a hand-edited copy: bad JSON, and a pass at "yesterday"
+        conn.execute("UPDATE kata_card SET fsrs_json = '{not json' WHERE kata = 'gelu'")
+        conn.execute("UPDATE kata_progress SET first_passed_at = 'yesterday' WHERE kata = 'attention'")
+    take_skipped_note()
+    out = CliRunner().invoke(main, ["kata", "due"])
+    assert out.exit_code == 0 and "Traceback" not in out.output
+    assert "softmax" in out.output and "gelu" not in out.output and "attention" not in out.output
+    assert StudySession(store, Deck()).counts(now).katas == 1
+    assert kata_cards.rate(store, "gelu", 3, why="clean pass", now=now).reps == 1  # starts afresh
+    assert take_skipped_note() is not None

@@ -91,6 +91,10 @@ def test_corrections_are_logged_beside_the_pre_ticks(tmp_path):
     rubric.log_check(store, "q.why-scale", "my answer", suggested=(1,), confirmed={1, 3})
     [row] = rubric.corrections(store, "q.why-scale")
     assert (row["answer"], row["suggested"], row["confirmed"]) == ("my answer", [1], [1, 3])
+    with store.transaction() as conn:  # a row the tutor never wrote is left out, not a traceback
+        conn.execute("INSERT INTO rubric_check(card_id, answer, suggested, confirmed, checked_at) "
+                     "VALUES ('q.why-scale', 'x', '[1', '[]', 'now')")
+    assert len(rubric.corrections(store)) == 1
 
 
 async def test_the_explain_view_pre_ticks_the_points_found_and_logs_the_correction(tmp_path):

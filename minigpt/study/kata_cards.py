@@ -23,7 +23,10 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
+from minigpt.errors import BadRowError
+from minigpt.skipped_rows import skip
 from minigpt.store import Store
+from minigpt.study import rows
 from minigpt.study import scheduler as sch
 
 FAST_SECONDS = 5 * 60
@@ -59,19 +62,28 @@ def rating_for(*, passed: bool, named_mistake: bool, hints: int, failed_checks: 
     return 3, "clean pass"
 
 
-def _from_row(row) -> KataCard:
-    return KataCard(row["kata"], sch.card_from_json(row["fsrs_json"]), sch.from_iso(row["due"]),
-                    row["reps"], row["lapses"])
+def _from_row(store: Store, row) -> KataCard | None:
+    """The row's card, or None (counted as left out, as minigpt.study.rows does) when a value in
+    it is not one the tutor writes: a hand-edited or foreign row never stops a reader."""
+    try:
+        if not isinstance(row["kata"], str):
+            raise BadRowError("a kata name that is not text")
+        return KataCard(row["kata"], sch.card_from_json(row["fsrs_json"]), sch.from_iso(row["due"]),
+                        rows.count(row["reps"]), rows.count(row["lapses"]))
+    except BadRowError:
+        skip(store, "kata_card", row["kata"])
+        return None
 
 
 def cards(store: Store) -> dict[str, KataCard]:
-    rows = store.conn.execute("SELECT * FROM kata_card")
-    return {r["kata"]: _from_row(r) for r in rows}
+    """Every readable kata card, by kata name (unreadable rows are counted and left out)."""
+    read = (_from_row(store, r) for r in store.conn.execute("SELECT * FROM kata_card"))
+    return {c.kata: c for c in read if c is not None}
 
 
 def card(store: Store, kata: str) -> KataCard | None:
     row = store.conn.execute("SELECT * FROM kata_card WHERE kata = ?", (kata,)).fetchone()
-    return _from_row(row) if row else None
+    return _from_row(store, row) if row else None
 
 
 def rate(store: Store, kata: str, rating: int, *, why: str, now: datetime | None = None,
@@ -81,34 +93,44 @@ def rate(store: Store, kata: str, rating: int, *, why: str, now: datetime | None
     scheduler = sch.learner_scheduler(store)
     with store.transaction() as conn:
         row = conn.execute("SELECT * FROM kata_card WHERE kata = ?", (kata,)).fetchone()
-        before = sch.card_from_json(row["fsrs_json"]) if row else sch.new_card(f"kata:{kata}", now)
+        # an unreadable row starts afresh (it stays in the log's prev_state), as deck cards do
+        before, reps, lapses = rows.answer_start(store, row, f"kata:{kata}", now)
         after = sch.review(scheduler, before, rating, now)
-        lapses = (row["lapses"] if row else 0) + int(sch.is_lapse(before, rating))
+        lapses += int(sch.is_lapse(before, rating))
         conn.execute(
             "INSERT INTO kata_card(kata, fsrs_json, due, fsrs_state, reps, lapses, updated_at) "
-            "VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT(kata) DO UPDATE SET fsrs_json = excluded.fsrs_json, "
-            "due = excluded.due, fsrs_state = excluded.fsrs_state, reps = kata_card.reps + 1, "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(kata) DO UPDATE SET fsrs_json = excluded.fsrs_json, "
+            "due = excluded.due, fsrs_state = excluded.fsrs_state, reps = excluded.reps, "
             "lapses = excluded.lapses, updated_at = excluded.updated_at",
-            (kata, sch.card_to_json(after), sch.iso(after.due), int(after.state), lapses, sch.iso(now)))
+            (kata, sch.card_to_json(after), sch.iso(after.due), int(after.state), reps + 1, lapses, sch.iso(now)))
         conn.execute(
             "INSERT INTO kata_review(kata, rating, why, reviewed_at, seconds, source, prev_state) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (kata, rating, why, sch.iso(now), seconds, source, json.dumps(dict(row)) if row else None))
-    return card(store, kata)
+    return KataCard(kata, after, after.due, reps + 1, lapses)
 
 
 def sync_passed(store: Store) -> list[str]:
     """Make a card for every passed kata that has none, dated at its first pass; the names made."""
-    rows = store.conn.execute(
+    passed = store.conn.execute(
         "SELECT p.kata, p.first_passed_at, p.hints_used FROM kata_progress p "
         "LEFT JOIN kata_card c ON c.kata = p.kata "
         "WHERE p.first_passed_at IS NOT NULL AND c.kata IS NULL").fetchall()
-    if rows and store.read_only:
+    if passed and store.read_only:
         return []  # nothing can be written; the passes still count where progress is read
-    for r in rows:
+    made = []
+    for r in passed:
+        try:
+            when = sch.from_iso(r["first_passed_at"])
+            if not isinstance(r["kata"], str):
+                raise BadRowError("a kata name that is not text")
+        except BadRowError:
+            skip(store, "kata_progress", r["kata"])  # left as it is, counted, never carded
+            continue
         rating, why = (2, "first pass, hint shown") if r["hints_used"] else (3, "first pass")
-        rate(store, r["kata"], rating, why=why, now=sch.from_iso(r["first_passed_at"]), source="first pass")
-    return [r["kata"] for r in rows]
+        rate(store, r["kata"], rating, why=why, now=when, source="first pass")
+        made.append(r["kata"])
+    return made
 
 
 def due(store: Store, now: datetime | None = None) -> list[KataCard]:
@@ -120,8 +142,8 @@ def due(store: Store, now: datetime | None = None) -> list[KataCard]:
 
 def due_count(store: Store, now: datetime | None = None) -> int:
     """How many katas are due now, without writing (the study counts read this)."""
-    stamp = sch.iso(sch.as_utc(now))
-    return store.conn.execute("SELECT COUNT(*) FROM kata_card WHERE due <= ?", (stamp,)).fetchone()[0]
+    now = sch.as_utc(now)
+    return sum(c.is_due(now) for c in cards(store).values())
 
 
 def history(store: Store, kata: str | None = None) -> list[dict]:

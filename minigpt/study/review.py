@@ -35,9 +35,8 @@ from datetime import datetime, timedelta, tzinfo
 from minigpt import settings
 from minigpt.errors import BadRowError, UndoError
 from minigpt.store import Store
-from minigpt.study import kata_cards
+from minigpt.study import kata_cards, rows
 from minigpt.study import plan as planning
-from minigpt.study import rows
 from minigpt.study import scheduler as sch
 from minigpt.study.days import start_of_local_day, start_of_next_local_day
 from minigpt.study.decks import Deck

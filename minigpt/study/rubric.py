@@ -29,6 +29,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from minigpt.skipped_rows import skip
 from minigpt.store import Store, _utc_now
 from minigpt.study.decks import Deck, StudyCard
 
@@ -189,6 +190,10 @@ def log_check(store: Store, card_id: str, answer: str, suggested: Iterable[int],
 def corrections(store: Store, card_id: str | None = None) -> list[dict]:
     """Logged checks, oldest first, with their suggested and confirmed points as lists."""
     sql = "SELECT * FROM rubric_check" + (" WHERE card_id = ?" if card_id else "") + " ORDER BY id"
-    rows = store.conn.execute(sql, (card_id,) if card_id else ())
-    return [dict(r) | {"suggested": json.loads(r["suggested"]), "confirmed": json.loads(r["confirmed"])}
-            for r in rows]
+    out = []
+    for r in store.conn.execute(sql, (card_id,) if card_id else ()):
+        try:
+            out.append(dict(r) | {"suggested": json.loads(r["suggested"]), "confirmed": json.loads(r["confirmed"])})
+        except (TypeError, ValueError, RecursionError):  # a row the tutor never wrote: counted, left out
+            skip(store, "rubric_check", r["id"])
+    return out
