@@ -122,7 +122,7 @@ def test_checking_a_due_kata_from_the_shell_rates_the_resolve(tmp_path, isolated
     _pass_at(store, "softmax", sch.utc_now() - timedelta(days=1))
     verdicts = iter([Report("softmax", 5, [Failure("a row", "x", "p", "q", "row 0")]),  # no named mistake
                      Report("softmax", 5)])
-    monkeypatch.setattr("minigpt.katas.sandbox.grade_source", lambda kata, code: next(verdicts))
+    monkeypatch.setattr("minigpt.katas.sandbox.grade_source", lambda kata, code, **kw: next(verdicts))
     code = tmp_path / "softmax.py"
     code.write_text("def softmax(x, dim=-1):\n    return x\n", encoding="utf-8")
     first = CliRunner().invoke(main, ["kata", "check", "softmax", str(code)])
