@@ -153,6 +153,33 @@ MIGRATIONS: list[str] = [
         state         TEXT NOT NULL              -- minigpt.study.interview_pause's JSON
     );
     """,
+    # 7: practice that comes back. A passed kata is an FSRS card (minigpt.study.kata_cards), kept
+    # apart from card_state so that deck code never meets an id no deck holds; one log row per
+    # rated re-solve. And the offline rubric check's pre-ticks beside the learner's own ticks
+    # (minigpt.study.rubric), so the matcher's disagreements are counted.
+    """
+    CREATE TABLE kata_card (                   -- the columns of card_state that a kata needs
+        kata TEXT PRIMARY KEY, fsrs_json TEXT NOT NULL, due TEXT NOT NULL, fsrs_state INTEGER NOT NULL,
+        reps INTEGER NOT NULL DEFAULT 0, lapses INTEGER NOT NULL DEFAULT 0, updated_at TEXT NOT NULL
+    );
+    CREATE INDEX kata_card_due ON kata_card(due);
+    CREATE TABLE kata_review (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        kata          TEXT NOT NULL,
+        rating        INTEGER NOT NULL CHECK (rating BETWEEN 1 AND 4),
+        why           TEXT NOT NULL,             -- first pass, named mistake, hint, clean, fast…
+        reviewed_at   TEXT NOT NULL,
+        seconds       REAL,                      -- time spent on the re-solve (NULL: not timed)
+        source        TEXT NOT NULL,             -- app, cli or upgrade
+        prev_state    TEXT                       -- the kata_card row before, as JSON (NULL: none)
+    );
+    CREATE INDEX kata_review_kata ON kata_review(kata);
+    CREATE TABLE rubric_check (                -- suggested, confirmed: JSON lists of point indices
+        id INTEGER PRIMARY KEY AUTOINCREMENT, card_id TEXT NOT NULL, answer TEXT NOT NULL,
+        suggested TEXT NOT NULL, confirmed TEXT NOT NULL, checked_at TEXT NOT NULL
+    );
+    CREATE INDEX rubric_check_card ON rubric_check(card_id);
+    """,
 ]
 
 

@@ -46,7 +46,7 @@ def _cards_due(store: Store) -> tuple[int | None, list[str] | None]:
         plan = session.plan()
     except (DeckError, OSError):  # a broken deck file is reported on the flashcards screen
         return None, None
-    return c.due + c.learning + c.new, (plan_text(plan) if plan is not None else None)
+    return c.total, (plan_text(plan) if plan is not None else None)
 
 
 def last_run() -> tuple[str | None, bool]:

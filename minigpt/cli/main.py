@@ -13,6 +13,7 @@ import click
 
 from minigpt.cli.cards import cards
 from minigpt.cli.doctor import doctor
+from minigpt.cli.explain import explain
 from minigpt.cli.fsrs_fit import fsrs
 from minigpt.cli.kata import kata
 from minigpt.cli.lab import lab
@@ -46,6 +47,7 @@ main.add_command(progress)
 main.add_command(lab)
 main.add_command(doctor)
 main.add_command(settings)
+main.add_command(explain)
 
 
 # ---------------------------------------------------------------------------- sample / eval

@@ -23,7 +23,8 @@ editing a card's wording keeps the learner's progress, which is keyed on the id)
 
     [[card]]  kind = "question": front, answer (model answer), checklist (3-5 points),
               short (optional: a one-sentence right answer for multiple choice, which also needs
-              at least two [[card.distractors]] of similar length)
+              at least two [[card.distractors]] of similar length), keys (optional: per
+              checklist point, a list of accepted phrases for the offline rubric check)
     [[card]]  kind = "cloze": text with {{c1::hidden}} parts (all hidden at once), hint optional;
               the blanks are all words or all numbers (numbers are compared by value, within
               tolerance / abs_tolerance, default exact); a one-blank cloze lists its other
@@ -97,6 +98,7 @@ class StudyCard:
     short: str = ""           # question cards: a one-sentence right answer for multiple choice
     blank_aliases: tuple[tuple[str, ...], ...] = ()  # cloze: other accepted words, per blank
     related: tuple[str, ...] = ()  # ids of cards whose concept is also right for this one
+    rubric_keys: tuple[tuple[str, ...], ...] = ()  # question cards: accepted phrases per checklist point
     category: str = "concept"  # what a term names: "concept" or "paper"; options stay in one
     tolerance: float = 0.0    # numeric cloze blanks: relative tolerance
     abs_tolerance: float = 0.0  # numeric cloze blanks: absolute tolerance
@@ -240,7 +242,8 @@ def _card_from_table(tbl: dict, path: Path, index: int) -> list[StudyCard]:
         if short and len(dis) < 2:
             raise DeckError(f"{where}: a 'short' answer needs at least two distractors")
         return [StudyCard(id=cid, kind="question", front=front, back=answer,
-                          checklist=checklist, short=short.strip(), note=note, **common)]
+                          checklist=checklist, short=short.strip(), note=note,
+                          rubric_keys=_rubric_keys(tbl, checklist, where), **common)]
     if kind == "cloze":
         text = _need(tbl, "text", where)
         answers = tuple(m.group(2) for m in CLOZE_RE.finditer(text))
@@ -264,6 +267,16 @@ def _card_from_table(tbl: dict, path: Path, index: int) -> list[StudyCard]:
                           **tolerances, **common)]
     raise DeckError(f"{where}: unknown kind {kind!r} (term, question or cloze; "
                     f"numbers go in [[numeric]] tables)")
+
+
+def _rubric_keys(tbl: dict, checklist: tuple[str, ...], where: str) -> tuple[tuple[str, ...], ...]:
+    """``keys``: one list of accepted phrases per checklist point (minigpt.study.rubric)."""
+    keys = tbl.get("keys")
+    if keys is None:
+        return ()
+    if not isinstance(keys, list) or len(keys) != len(checklist):
+        raise DeckError(f"{where}: 'keys' needs one list of phrases per checklist point ({len(checklist)})")
+    return tuple(_strs({"keys": k}, "keys", f"{where} (checklist point #{i + 1})") for i, k in enumerate(keys))
 
 
 def _blank_aliases(tbl: dict, text: str, aliases: tuple[str, ...],

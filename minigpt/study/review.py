@@ -20,7 +20,8 @@ interview date set, by the plan's share (``minigpt.study.plan``: only cards in i
 the cards it brings forward today); "learning" = fsrs Learning/Relearning and due within
 the learn-ahead window (LEARN_AHEAD, Anki's 20 minutes: a learning card due in 10 minutes is
 shown early once nothing else is left, rather than "nothing to study"); "due" = fsrs Review and
-due now. Suspended cards, cards buried until later and cards flagged as wrong
+due now; "katas" = passed katas due to be solved again (``minigpt.study.kata_cards``: they are
+not in the queue, the kata screen plays them, but they count in the total). Suspended cards, cards buried until later and cards flagged as wrong
 (``minigpt.study.flags``, until the flag is resolved) are skipped.
 A lapse is an Again on a card in the Review state; 8 lapses flag the card as a leech.
 """
@@ -34,8 +35,8 @@ from datetime import datetime, timedelta, tzinfo
 from minigpt import settings
 from minigpt.errors import BadRowError, UndoError
 from minigpt.store import Store
+from minigpt.study import kata_cards, rows
 from minigpt.study import plan as planning
-from minigpt.study import rows
 from minigpt.study import scheduler as sch
 from minigpt.study.days import start_of_local_day, start_of_next_local_day
 from minigpt.study.decks import Deck
@@ -78,10 +79,11 @@ class Counts:
     new: int
     learning: int
     due: int
+    katas: int = 0  # katas due to be solved again (minigpt.study.kata_cards), studied on the kata screen
 
     @property
     def total(self) -> int:
-        return self.new + self.learning + self.due
+        return self.new + self.learning + self.due + self.katas
 
 
 def _row_to_dict(row) -> dict | None:
@@ -213,7 +215,8 @@ class StudySession:
         q = self.queue(now, lesson=lesson)
         new = sum(1 for c in q if c not in states or states[c]["reps"] == 0)
         due = sum(1 for c in q if c in states and states[c]["fsrs_state"] == sch.State.Review)
-        return Counts(new=new, learning=len(q) - new - due, due=due)
+        katas = kata_cards.due_count(self.store, now) if lesson is None else 0
+        return Counts(new=new, learning=len(q) - new - due, due=due, katas=katas)
 
     def next_due(self, now: datetime | None = None) -> datetime | None:
         """When the next card of the deck not in the queue now comes due (a learning card past

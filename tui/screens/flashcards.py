@@ -160,7 +160,8 @@ class FlashcardsScreen(Screen):
         plan = s.plan()
         today = (f"interview plan: new today {plan.new_done_today}/{plan.new_share_today}" if plan is not None
                  else f"new today {s.new_introduced_today()}/{limit}{only_read}")
-        text = (f"New [b]{c.new}[/b] · Learning [b]{c.learning}[/b] · Due [b]{c.due}[/b]"
+        katas = f" · Katas due [b]{c.katas}[/b]" if c.katas else ""  # solved on the kata screen
+        text = (f"New [b]{c.new}[/b] · Learning [b]{c.learning}[/b] · Due [b]{c.due}[/b]{katas}"
                 f"   [dim]{today}[/dim]")
         strip = self.query_one("#fc-counts", Static)
         if self.cram:  # one line at 80 columns: the scheduled counts stay visible for reference

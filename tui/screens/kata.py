@@ -8,6 +8,10 @@ and the diff against it appear after a pass, or after giving up (recorded as suc
 A mock interview opens a kata in a scratch buffer (``scratch``): it starts from the stub (or the
 code written for that question so far), the practice draft is neither shown nor saved, only a pass
 in this buffer counts (``passed``), hints are not recorded, and the solution waits for a pass.
+
+A kata that FSRS brings back (``resolve=True``, minigpt.study.kata_cards) opens on the blank stub
+in a scratch buffer too: the saved draft is neither shown nor overwritten, the re-solve is rated
+when it ends (its first pass, or giving up), and the earlier draft is then shown below.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from minigpt import guarded, serving_policy, spawn
 from minigpt.errors import PolicyRefusal
 from minigpt.katas import progress
 from minigpt.katas.catalogue import Kata
+from minigpt.study import kata_cards
+from minigpt.study.scheduler import RATING_NAMES, describe_time
 from minigpt.text import markup_escape as escape
 from minigpt.text import printable
 from tui.saving import keeps_screen
@@ -62,9 +68,12 @@ class KataScreen(Screen):
         Binding("i", "edit", "Edit", show=False, id="kata.edit"),
     ]
 
-    def __init__(self, kata: Kata, *, scratch: str | None = None):
+    def __init__(self, kata: Kata, *, scratch: str | None = None, resolve: bool = False):
         super().__init__()
         self.kata = kata
+        self.resolving = resolve and scratch is None  # a due re-solve: see the module docstring
+        self.resolve: kata_cards.Resolve | None = None
+        self.earlier_draft: str | None = None
         self.scratch = scratch is not None  # a mock interview's buffer: see the module docstring
         self.start_text = scratch or kata.stub
         self.latest_code = self.start_text  # the code as last typed (read once the screen is gone)
@@ -100,6 +109,11 @@ class KataScreen(Screen):
             self.passed, self.hints_shown = record.passed, min(record.hints_used, len(self.kata.hints))
             self.solution_shown = record.gave_up
             editor.load_text(record.draft or self.kata.stub)
+            if self.resolving:  # from the blank stub; the draft is kept apart until the rating
+                self.resolve = kata_cards.Resolve(self.app.store, self.kata.name)
+                self.earlier_draft = record.draft
+                self.passed, self.hints_shown, self.solution_shown = False, 0, False
+                editor.load_text(self.kata.stub)
         editor.focus()
         self.query_one("#kata-result", Static).update(self._intro())
         self._show_hints()
@@ -118,6 +132,9 @@ class KataScreen(Screen):
         if self.report is not None and not self.report.error and not self.report.passed:
             state = f"[red]{self.report.passed_cases}/{self.report.total} cases[/red]"
         hints = f"hints {self.hints_shown}/{len(self.kata.hints)}"
+        if self.resolve is not None:
+            hints += (" · re-solve from the stub (your draft is kept)" if self.resolve.rating is None
+                      else f" · re-solve rated {RATING_NAMES[self.resolve.rating]}")
         self.query_one("#kata-status", Static).update(
             f"[b]{escape(self.kata.name)}[/b] · {state} · {hints}{' · ' + note if note else ''}")
 
@@ -136,7 +153,7 @@ class KataScreen(Screen):
     def _save_draft(self) -> None:
         self._save_timer = None
         self.latest_code = self.code
-        if not self.scratch:  # the interview keeps its scratch code itself; the draft is practice's
+        if not (self.scratch or self.resolving):  # the interview keeps its scratch code; a re-solve none
             progress.save_draft(self.app.store, self.kata.name, self.code)
 
     def on_unmount(self) -> None:
@@ -235,6 +252,25 @@ class KataScreen(Screen):
         progress.record_attempt(self.app.store, self.kata.name, passed=report.passed,
                                 cases_failed=len(report.failures), cases_total=report.total,
                                 source="interview" if self.scratch else source)
+        if self.resolve is not None:
+            mistake = next((f.mistake for f in report.failures if f.mistake), None)
+            self._rated(self.resolve.checked(passed=report.passed, mistake=mistake))
+        elif not self.scratch:
+            kata_cards.sync_passed(self.app.store)  # a first pass makes the kata a card
+
+    def _rated(self, rating: int | None, show_draft: bool = True) -> None:
+        """The re-solve ended: say its rating and next date, and show the earlier draft below
+        (not when the solution takes that place: giving up)."""
+        if rating is None:
+            return
+        due = describe_time(self.resolve.rated.due)
+        self.notify(f"Re-solve rated {RATING_NAMES[rating]}: {self.kata.name} comes back {due}", timeout=6)
+        self._draw_status()
+        if not show_draft:
+            return
+        self.extra_text = self.earlier_draft or "(no earlier draft was saved)"
+        self.query_one("#kata-extra", Static).update(
+            Text(f"Your earlier draft (kept as it was):\n\n{printable(self.extra_text, keep=chr(10))}"))
 
     # -- hints, solution, diff ------------------------------------------------------------------
     def _show_hints(self) -> None:
@@ -250,6 +286,8 @@ class KataScreen(Screen):
         self.hints_shown += 1
         if not self.scratch:
             progress.record_hints(self.app.store, self.kata.name, self.hints_shown)
+        if self.resolve is not None:
+            self.resolve.hint_shown(self.hints_shown)
         self._show_hints()
         self.query_one("#kata-hints").scroll_visible(animate=False)
         self._draw_status()
@@ -264,6 +302,8 @@ class KataScreen(Screen):
             return
         if not self.passed:
             progress.record_solution_shown(self.app.store, self.kata.name)
+        if self.resolve is not None and not self.passed:
+            self._rated(self.resolve.give_up(), show_draft=False)
         self.solution_shown = True
         self.extra_text = self.kata.solution
         self.query_one("#kata-extra", Static).update(

@@ -1,4 +1,7 @@
-"""The katas: every coding exercise with the learner's progress, or those of one lesson."""
+"""The katas: every coding exercise with the learner's progress, or those of one lesson.
+
+Passed katas that FSRS brings back (minigpt.study.kata_cards) are marked due and listed first;
+opening one starts its re-solve from the blank stub, the saved draft kept apart."""
 
 from __future__ import annotations
 
@@ -8,9 +11,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from minigpt.errors import KataError
+from minigpt.errors import KataError, TutorError
 from minigpt.katas import progress
 from minigpt.katas.catalogue import load_katas
+from minigpt.study import kata_cards
 from minigpt.text import markup_escape as escape
 from tui import navigation
 from tui.widgets.header import TutorHeader
@@ -29,6 +33,7 @@ class KatasScreen(Screen):
         super().__init__()
         self.lesson = lesson
         self.katas = []
+        self.due: set[str] = set()  # katas due to be solved again from the stub
 
     def compose(self) -> ComposeResult:
         yield TutorHeader()
@@ -59,16 +64,24 @@ class KatasScreen(Screen):
             return
         self.katas = [k for k in every if self.lesson is None or self.lesson in k.lessons] or every
         mine = progress.records(self.app.store)
+        try:
+            self.due = {c.kata for c in kata_cards.due(self.app.store)}
+        except TutorError:  # a busy or read-only database: the list still shows, without due marks
+            self.due = set()
+        self.katas.sort(key=lambda k: k.name not in self.due)  # due first, each group in lesson order
         ol = self.query_one(OptionList)
         keep = ol.highlighted
         ol.clear_options()
         for kata in self.katas:
             status = mine[kata.name].status if kata.name in mine else "new"
+            mark = "[b]⟳[/b]" if kata.name in self.due else MARKS[status]
             title = kata.title if len(kata.title) <= 50 else kata.title[:49] + "…"  # one line at 80 columns
-            ol.add_option(Option(f"{MARKS[status]} {kata.name:<21} {escape(title)}", id=kata.name))
+            ol.add_option(Option(f"{mark} {kata.name:<21} {escape(title)}", id=kata.name))
         passed = sum(1 for k in every if k.name in mine and mine[k.name].passed)
         scope = f" for [i]{escape(self.lesson)}[/i]" if self.lesson else ""
-        summary.update(f"[b]Katas[/b]{scope} · {passed}/{len(every)} passed  [dim]✓ passed ✗ tried ◌ solution seen[/dim]")
+        due = f" · [b]{len(self.due)} due[/b]" if self.due else ""
+        summary.update(f"[b]Katas[/b]{scope} · {passed}/{len(every)} passed{due}  "
+                       f"[dim]✓ passed ✗ tried ◌ solution seen{' ⟳ due: solve again' if due else ''}[/dim]")
         ol.highlighted = keep if keep is not None and keep < len(self.katas) else 0
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -93,4 +106,4 @@ class KatasScreen(Screen):
     def _open(self, name: str) -> None:
         for kata in self.katas:
             if kata.name == name:
-                navigation.open_screen(self.app, "kata", kata)
+                navigation.open_screen(self.app, "kata", kata, resolve=name in self.due)

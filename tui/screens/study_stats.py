@@ -93,7 +93,7 @@ class StudyStatsScreen(Screen):
             c = queue_counts(store, now)
             self.query_one("#stats-now", Static).update(
                 f"To study now [b]{c.total}[/b]: new {c.new} · learning {c.learning} · "
-                f"due {c.due}")
+                f"due {c.due}" + (f" · katas {c.katas}" if c.katas else ""))
         except DeckError as e:
             self.query_one("#stats-now", Static).update(f"✗ {escape(str(e))}")
         self.query_one("#stats-katas", Static).update(katas_text(store))

@@ -14,7 +14,9 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from minigpt.errors import TutorError
 from minigpt.study import quiz as q
+from minigpt.study import rubric
 from minigpt.study.formats import QUIZ_MODES
 from minigpt.study.matching import MAX_ANSWER_CHARS
 from minigpt.text import markup_escape as escape
@@ -229,11 +231,13 @@ class NumberView(TypedView):
 
 
 class ExplainView(QuestionView):
-    """Free text, then the model answer and its checklist, then a self-grade."""
+    """Free text, then the model answer and its checklist, pre-ticked by the offline rubric check
+    (minigpt.study.rubric), then a self-grade: the learner's corrections are logged."""
 
     def __init__(self, question: q.QuizQuestion, **kwargs):
         super().__init__(question, **kwargs)
         self.revealed = False
+        self.suggested: tuple[int, ...] = ()  # the points the rubric check pre-ticked
 
     def compose_answer(self) -> ComposeResult:
         yield TextArea(id="explain-text", classes="quiz-explain")
@@ -266,10 +270,17 @@ class ExplainView(QuestionView):
         answer, _checklist = q.reveal(self.question)
         self.revealed = True
         text.read_only = True
+        found = rubric.check(self.question.card, text.text, rubric.bundled_aliases())
+        self.suggested = found.found
+        missed = "; ".join(found.points[i] for i in found.missed) or "none"
         model = self.query_one("#model-answer", Static)
-        model.update(f"[b]Model answer[/b]\n{escape(answer)}\n\n[b]Which points did you make?[/b]")
+        model.update(f"[b]Model answer[/b]\n{escape(answer)}\n\n"
+                     f"[b]Which points did you make?[/b] [dim]Pre-ticked: the {len(found.found)} an offline "
+                     f"check found in your answer; not found: {escape(missed)}. Correct the ticks.[/dim]")
         model.display = True
         points = self.query_one("#checklist", Checklist)
+        points.ticked = set(found.found)
+        points.refresh_ticks()
         points.display = True
         points.focus()
         text.add_class("-answered")  # shrinks, leaving room for the model answer
@@ -280,6 +291,11 @@ class ExplainView(QuestionView):
     def grade(self) -> None:
         points = self.query_one("#checklist", Checklist)
         met = len(points.ticked)
+        try:  # the learner's correction of the pre-ticks, kept to measure the check
+            rubric.log_check(self.app.store, self.question.card.id, self.query_one("#explain-text", TextArea).text,
+                             self.suggested, points.ticked)
+        except TutorError:
+            pass  # a read-only or busy database: the answer itself is still recorded by the screen
         outcome = self.outcome_for(met)
         points.disabled = True
         self.query_one("#explain-help", Static).update("")
@@ -300,6 +316,11 @@ class Checklist(OptionList):
 
     def on_mount(self) -> None:
         self._draw()
+
+    def refresh_ticks(self) -> None:
+        """Redraw after ``ticked`` was set from outside (the rubric check's pre-ticks)."""
+        if self.is_mounted:
+            self._draw()
 
     def _draw(self) -> None:
         keep = self.highlighted
