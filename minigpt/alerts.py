@@ -87,19 +87,19 @@ def event(kind: str, run: str, message: str, **figures) -> Event:
     return Event(kind, run, message, {k: v for k, v in figures.items() if v is not None})
 
 
-def status_event(status: RunStatus, run: str) -> Event | None:
-    """The event a run's final status says, or None while it trains (or when it never started)."""
-    figures = dict(step=status.step, val_loss=status.val_loss, test_loss=status.test_loss, best_val=status.best_val)
-    if status.state == RunState.FINISHED:
-        return event("finished", run, f"{run} finished at step {status.step}: val loss {_loss(status.val_loss)}",
+def status_event(state: RunState, run: str, *, step: int = 0, reason: str | None = None, **figures) -> Event | None:
+    """The event a run's state says (``figures``: val_loss, test_loss, best_val), or None while it trains."""
+    figures = {"step": step, **figures}
+    if state == RunState.FINISHED:
+        return event("finished", run, f"{run} finished at step {step}: val loss {_loss(figures.get('val_loss'))}",
                      **figures)
-    if status.state == RunState.STOPPED:
-        return event("stopped", run, f"{run} stopped at step {status.step}: best val {_loss(status.best_val)}",
+    if state == RunState.STOPPED:
+        return event("stopped", run, f"{run} stopped at step {step}: best val {_loss(figures.get('best_val'))}",
                      **figures)
-    if status.state == RunState.FAILED:
-        reason = status.failure_reason or "no reason given"
+    if state == RunState.FAILED:
+        reason = reason or "no reason given"
         kind = "diverged" if "diverged" in reason or "not finite" in reason else "failed"
-        return event(kind, run, f"{run} {kind} at step {status.step}: {reason}", **figures)
+        return event(kind, run, f"{run} {kind} at step {step}: {reason}", **figures)
     return None
 
 
@@ -128,14 +128,19 @@ class AlertWatcher:
 
     def status(self, status: RunStatus) -> list[Event]:
         """The run's end, once, if it was seen training first (or starting)."""
+        return self.state(status.state, step=status.step, reason=status.failure_reason, val_loss=status.val_loss,
+                          test_loss=status.test_loss, best_val=status.best_val)
+
+    def state(self, state: RunState, *, step: int = 0, reason: str | None = None, **figures) -> list[Event]:
+        """:meth:`status` from the parts (the app's view of a run corrects the state by liveness)."""
         if self.seen_active is None:
-            self.seen_active = status.state.active
-        if status.state.active:
+            self.seen_active = state.active
+        if state.active:
             self.seen_active = True
             return []
         if not self.seen_active or self.end_said:
             return []
-        found = status_event(status, self.run)
+        found = status_event(state, self.run, step=step, reason=reason, **figures)
         self.end_said = found is not None
         return [found] if found is not None else []
 

@@ -1,0 +1,54 @@
+"""The app's side of a watched run's alerts and diagnosis: it only delivers and draws.
+
+What counts as an event, the escape bytes and the command's environment are ``minigpt.alerts``'s;
+the symptoms are ``minigpt.training.diagnosis``'s. Here: a toast in the app, the escapes written
+through Textual's driver (the terminal the app draws on, so they reach the learner's own terminal
+over SSH), the learner's command, and the diagnosis line. Served in a browser nothing is written
+to a terminal and no command runs: the browser is not a terminal, and the server's owner did not
+ask a guest's view to run their command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from minigpt import alerts, serving_policy
+from minigpt.text import markup_escape
+from minigpt.training.diagnosis import Symptom
+
+
+def terminal_writer(app) -> Callable[[str], None] | None:
+    """Where raw escapes reach the terminal: Textual's driver (None when headless or not started)."""
+    driver = getattr(app, "_driver", None)
+    if app.is_headless or driver is None:
+        return None
+    return driver.write
+
+
+def deliver(app, alert: alerts.Event) -> None:
+    """Tell the learner about ``alert`` as their settings ask."""
+    choices = alerts.choices_from(getattr(app, "store", None))
+    if not choices.wants(alert):
+        return
+    bad = alert.kind in ("diverged", "failed")
+    app.notify(markup_escape(alert.message), title="Run " + alert.kind.replace("_", " "),
+               severity="error" if bad else "information", timeout=10)
+    if serving_policy.is_served():
+        return
+    write = terminal_writer(app)
+    if choices.notify and write is not None:
+        write(alerts.escape_bytes(alert).decode("utf-8"))
+    if choices.command is not None:
+        problem = alerts.deliver(alert, alerts.AlertChoices(notify=False, command=choices.command,
+                                                           events=choices.events), None)
+        if problem:
+            app.notify(markup_escape(problem), severity="warning")
+
+
+def diagnosis_text(symptoms: list[Symptom], key: str = "d") -> str:
+    """The panel's diagnosis lines: each symptom with its evidence, and the key that opens the first's lesson."""
+    lines = [f"[b]⚕ {markup_escape(s.title)}:[/b] {markup_escape(s.evidence)}" for s in symptoms]
+    first = symptoms[0]
+    lines.append(f"[dim]{markup_escape(first.explanation)}[/dim]  [b]{key}[/b] opens the lesson "
+                 f"“{markup_escape(first.lesson)}”")
+    return "\n".join(lines)
