@@ -145,6 +145,20 @@ class AlertWatcher:
         return [found] if found is not None else []
 
 
+class ReviewsWatch:
+    """Flashcard reviews falling due while the app runs: told when the due count goes from none to
+    some (reviews already due when the app opens are on its home screen)."""
+
+    def __init__(self):
+        self.last: int | None = None
+
+    def seen(self, due: int) -> Event | None:
+        before, self.last = self.last, due
+        if before == 0 and due > 0:
+            return event("reviews_due", "", f"{due} flashcard review{'s' if due != 1 else ''} due", due=due)
+        return None
+
+
 class ForegroundRun:
     """The alerts of a run this process trains (``minigpt train``): the target loss as records
     arrive, the end from the status file (finished, stopped or failed, written before training

@@ -174,3 +174,14 @@ def test_no_notify_writes_nothing_to_the_terminal(tmp_path, small_run_args, monk
     r = CliRunner().invoke(main, [*small_run_args, "--out", str(tmp_path / "run"), "--no-notify"])
     assert r.exit_code == 0, r.output
     assert terminal.getvalue() == b""
+
+
+def test_reviews_due_is_told_when_the_count_goes_from_none_to_some():
+    watch = alerts.ReviewsWatch()
+    assert watch.seen(3) is None  # already due when the app opened: the home screen says so
+    watch = alerts.ReviewsWatch()
+    assert watch.seen(0) is None
+    alert = watch.seen(2)
+    assert (alert.kind, alert.message, alert.figures) == ("reviews_due", "2 flashcard reviews due", {"due": 2})
+    assert watch.seen(5) is None and watch.seen(0) is None
+    assert watch.seen(1).message == "1 flashcard review due"

@@ -45,6 +45,43 @@ def deliver(app, alert: alerts.Event) -> None:
             app.notify(markup_escape(problem), severity="warning")
 
 
+REVIEW_CHECK_S = 300  # counting the queue reads every deck (about a second of CPU): not more often
+
+
+def watch_reviews(app) -> None:
+    """Tell the learner when flashcard reviews fall due while the app runs, if their settings ask
+    for ``reviews_due`` (not among the default events); counted in a thread."""
+    watch = alerts.ReviewsWatch()
+
+    def count() -> None:
+        if "reviews_due" not in alerts.choices_from(app.store).events:
+            return
+        due = _due_reviews(app.store)
+        alert = watch.seen(due) if due is not None else None
+        if alert is not None:
+            app.call_from_thread(deliver, app, alert)
+
+    def check() -> None:
+        app.run_worker(count, thread=True, exclusive=True, group="reviews-due")
+
+    check()  # the count the next ones are compared with
+    app.set_interval(REVIEW_CHECK_S, check)
+
+
+def _due_reviews(store) -> int | None:
+    """Cards in review or learning that are due now (new cards are not "due")."""
+    from minigpt.errors import DeckError
+    from minigpt.study.anki import with_user_cards
+    from minigpt.study.decks import cached_decks
+    from minigpt.study.review import StudySession
+
+    try:
+        counts = StudySession(store, with_user_cards(cached_decks(), store)).counts()
+    except (DeckError, OSError):  # a broken deck is the flashcards screen's to report
+        return None
+    return counts.due + counts.learning
+
+
 def diagnosis_text(symptoms: list[Symptom], key: str = "d") -> str:
     """The panel's diagnosis lines: each symptom with its evidence, and the key that opens the first's lesson."""
     lines = [f"[b]⚕ {markup_escape(s.title)}:[/b] {markup_escape(s.evidence)}" for s in symptoms]
