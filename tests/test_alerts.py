@@ -185,3 +185,17 @@ def test_reviews_due_is_told_when_the_count_goes_from_none_to_some():
     assert (alert.kind, alert.message, alert.figures) == ("reviews_due", "2 flashcard reviews due", {"due": 2})
     assert watch.seen(5) is None and watch.seen(0) is None
     assert watch.seen(1).message == "1 flashcard review due"
+
+
+def test_a_sweep_followed_to_its_end_rings(monkeypatch):
+    from types import SimpleNamespace
+
+    from minigpt.experiments import console
+
+    monkeypatch.delenv("TMUX", raising=False)
+    terminal = io.BytesIO()
+    monkeypatch.setattr(alerts, "terminal_of", lambda stream: terminal)
+    res = SimpleNamespace(finished=[SimpleNamespace(val_loss=2.3), SimpleNamespace(val_loss=2.1)])
+    console._alert_finished("lr", res)
+    assert terminal.getvalue() == (b"\a\x1b]9;minigpt: sweep lr finished: 2 runs, best val 2.1000\x07"
+                                   b"\x1b]777;notify;minigpt;sweep lr finished: 2 runs, best val 2.1000\x07")
