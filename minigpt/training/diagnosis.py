@@ -35,6 +35,11 @@ RATIO_SAMPLES = 8          # the latest layer-health samples looked at
 RATIO_SHARE = 0.75         # out of band in this share of them: not one noisy sample
 
 
+# The lesson that explains each symptom (lessons/chapters/*.md front matter ids).
+LESSONS = {"diverged": "training", "flat": "initialization", "overfitting": "training", "slow": "training",
+           "spikes": "training", "update_ratio": "training"}
+
+
 @dataclass(frozen=True)
 class Symptom:
     """One named problem: ``id``, a title, the evidence (numbers), one line of why, the lesson's id."""
@@ -117,23 +122,23 @@ def _diverged(run: RunNumbers) -> Symptom | None:
     reason = (st.failure_reason or "") if st is not None else ""
     lr = "Too high a learning rate (or too short a warmup, no clipping) makes the updates overshoot"
     if st is not None and st.state == RunState.FAILED and ("diverged" in reason or "not finite" in reason):
-        return Symptom("diverged", "Diverged", reason.split(";")[0], lr + ".", "training")
+        return Symptom("diverged", "Diverged", reason.split(";")[0], lr + ".", LESSONS["diverged"])
     lost = [r["step"] for r in run.records[1:] if "train_loss" not in r and not r.get("skipped_steps")]
     if train and lost:  # the loss was logged, then a record came without one: it was not a number
         return Symptom("diverged", "Diverged (NaN)", f"the train loss is not a number from step {lost[0]} on",
-                       lr + ".", "training")
+                       lr + ".", LESSONS["diverged"])
     skipped = max((r.get("skipped_steps", 0) for r in run.records), default=0)
     if skipped:
         return Symptom("diverged", "Non-finite steps skipped",
                        f"{skipped} steps had a loss or gradient that was not a number",
-                       lr + "; skipping hides it for a while.", "training")
+                       lr + "; skipping hides it for a while.", LESSONS["diverged"])
     if len(train) >= 3:
         low_step, low = min(train, key=lambda p: p[1])
         step, last = train[-1]
         if last > low + max(BLOWUP, 0.3 * low):
             return Symptom("diverged", "Diverging",
                            f"train loss {last:.3f} at step {step}, up from {low:.3f} at step {low_step}",
-                           lr + ".", "training")
+                           lr + ".", LESSONS["diverged"])
     return None
 
 
@@ -149,7 +154,7 @@ def _flat(run: RunNumbers) -> Symptom | None:
     return Symptom("flat", "Loss flat near ln V",
                    f"train loss {recent:.3f} at step {run.step}, a uniform guess costs ln V = {st.uniform_loss:.3f}",
                    "The model still guesses every token equally: the learning rate is too low or the "
-                   "initialisation kills the signal.", "initialization")
+                   "initialisation kills the signal.", LESSONS["flat"])
 
 
 def _overfitting(run: RunNumbers) -> Symptom | None:
@@ -168,7 +173,7 @@ def _overfitting(run: RunNumbers) -> Symptom | None:
                    f"val loss {last:.3f} at step {step}, up from {best:.3f} at step {best_step}, while train "
                    f"fell from {train_then:.3f} to {train_now:.3f}",
                    "The model learns its training items by heart: more data, dropout or an earlier stop "
-                   "(the best checkpoint is already kept).", "training")
+                   "(the best checkpoint is already kept).", LESSONS["overfitting"])
 
 
 def _slow(run: RunNumbers) -> Symptom | None:
@@ -185,7 +190,7 @@ def _slow(run: RunNumbers) -> Symptom | None:
                    f"best val loss {best:.3f}{size} after {run.step} steps, no better than a counted bigram "
                    f"({st.bigram_loss:.3f})",
                    "A model with attention should beat counting pairs long before this: the learning rate "
-                   "is probably too low.", "training")
+                   "is probably too low.", LESSONS["slow"])
 
 
 def _spikes(run: RunNumbers) -> Symptom | None:
@@ -202,7 +207,7 @@ def _spikes(run: RunNumbers) -> Symptom | None:
     return Symptom("spikes", "Loss spikes",
                    f"{len(spikes)} record(s) jump up, the largest to {loss:.3f} at step {step} from about {before:.3f}",
                    "A few updates overshoot: a lower peak learning rate, a longer warmup or gradient "
-                   "clipping steadies them.", "training")
+                   "clipping steadies them.", LESSONS["spikes"])
 
 
 def _ratios(run: RunNumbers) -> list[Symptom]:
@@ -230,7 +235,7 @@ def _ratios(run: RunNumbers) -> list[Symptom]:
     return [Symptom("update_ratio", "Update-to-weight ratio out of band",
                     "; ".join(parts) + more + f" (in {needed}+ of the last {len(samples)} samples)",
                     "These matrices move ten times faster or slower than the others their optimizer "
-                    "moves: a learning rate or initialisation off for them.", "training")]
+                    "moves: a learning rate or initialisation off for them.", LESSONS["update_ratio"])]
 
 
 def _at_or_before(series: list[tuple[int, float]], step: int) -> float | None:
