@@ -77,11 +77,14 @@ def test_divergence_from_the_status_from_a_nan_and_from_a_climbing_loss(tmp_path
     failed = write(tmp_path, "failed", healthy(20), {}, state="failed",
                    failure_reason="training diverged: the loss became nan at step 201 with learning rate 3; try a lower --lr")
     nan = write(tmp_path, "nan", [3.3, 2.9, float("nan"), float("nan")], {})
-    climbing = write(tmp_path, "climb", [3.3, 2.6, 2.4, 2.9, 3.6, 4.1], {})
-    for run in (failed, nan, climbing):
+    climbing = write(tmp_path, "climb", [2.8, 2.6, 2.4, 2.9, 3.6, 3.5], {})
+    # as a real run at lr 10 did: thousands of nats, then back near ln V
+    exploded = write(tmp_path, "exploded", [3.30427, 1922.07674, 1890.50749, 143.7, 20.6, 3.7, 3.08818], {})
+    for run in (failed, nan, climbing, exploded):
         [symptom] = diagnose(run)
         assert (symptom.id, symptom.lesson) == ("diverged", "training"), run
-    assert "step 30" in diagnose(nan)[0].evidence and "4.100 at step 60" in diagnose(climbing)[0].evidence
+    assert "step 30" in diagnose(nan)[0].evidence and "3.500 at step 60, up from 2.400 at step 30" in diagnose(climbing)[0].evidence
+    assert diagnose(exploded)[0].evidence == "train loss 1922 at step 20, against ln V = 3.296"
     assert ids(FIXTURES / "round1" / "diverged" / "run-lr1e6") == ["diverged"]  # a recorded lr=1e6 run
 
 

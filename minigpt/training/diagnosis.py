@@ -31,6 +31,7 @@ SLOW_AFTER = 0.5           # of the budget, before "no better than the bigram" i
 SPIKE_RISE = 0.3           # a train record this far above the median of the five before it
 SPIKE_FRACTION = 0.15      # … and this fraction above it
 BLOWUP = 1.0               # a train loss this far above the lowest seen: the run is coming apart
+EXPLODED = 1.5             # a train loss this many times a uniform guess's: it blew up
 RATIO_SAMPLES = 8          # the latest layer-health samples looked at
 RATIO_SHARE = 0.75         # out of band in this share of them: not one noisy sample
 
@@ -132,6 +133,13 @@ def _diverged(run: RunNumbers) -> Symptom | None:
         return Symptom("diverged", "Non-finite steps skipped",
                        f"{skipped} steps had a loss or gradient that was not a number",
                        lr + "; skipping hides it for a while.", LESSONS["diverged"])
+    # far above a uniform guess (or the first loss) at any point: it blew up, even if it came back
+    ceiling = EXPLODED * (st.uniform_loss if st is not None and st.uniform_loss else train[0][1]) if train else None
+    high = max(train, key=lambda p: p[1]) if train else None
+    if high is not None and high[1] > ceiling:
+        start = f"ln V = {st.uniform_loss:.3f}" if st is not None and st.uniform_loss else f"{train[0][1]:.3f} at first"
+        return Symptom("diverged", "Diverged (the loss exploded)",
+                       f"train loss {high[1]:.4g} at step {high[0]}, against {start}", lr + ".", LESSONS["diverged"])
     if len(train) >= 3:
         low_step, low = min(train, key=lambda p: p[1])
         step, last = train[-1]
