@@ -56,7 +56,7 @@ async def test_the_panel_shows_the_diagnosis_rings_once_at_the_end_and_d_opens_t
         await until(pilot, lambda: panel.symptoms, 15, "the diagnosis")
         assert [s.id for s in panel.symptoms] == ["overfitting"]
         line = panel.query_one("#run-diagnosis")
-        assert line.display and "Overfitting:" in str(line.render()) and "2.500 at step 200" in str(line.render())
+        assert line.display and str(line.render()).startswith("⚕ Overfitting (d: lesson): val loss 2.500 at step 200")
         assert written == []  # a run training says nothing
         end_run(run)
         await until(pilot, lambda: written, 15, "the alert")
@@ -117,3 +117,13 @@ def test_the_settings_store_turns_the_escapes_off_and_runs_the_command(tmp_path)
         wait_until(lambda: out.exists() and out.read_text() == "finished", what="the command")
     finally:
         store.close()
+
+
+def test_the_diagnosis_line_names_the_others_and_escapes_markup():
+    from minigpt.training.diagnosis import Symptom
+
+    first = Symptom("spikes", "Loss spikes", "1 record(s) jump up, [b]x", "why", "training")
+    second = Symptom("update_ratio", "Update-to-weight ratio out of band", "b0.up", "why", "training")
+    text = run_alerts.diagnosis_text([first, second])
+    assert text == ("[b]⚕ Loss spikes[/b] (d: lesson) [dim](also: Update-to-weight ratio out of band)[/dim]: "
+                    "1 record(s) jump up, \\[b]x")

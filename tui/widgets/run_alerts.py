@@ -83,9 +83,9 @@ def _due_reviews(store) -> int | None:
 
 
 def diagnosis_text(symptoms: list[Symptom], key: str = "d") -> str:
-    """The panel's diagnosis lines: each symptom with its evidence, and the key that opens the first's lesson."""
-    lines = [f"[b]⚕ {markup_escape(s.title)}:[/b] {markup_escape(s.evidence)}" for s in symptoms]
-    first = symptoms[0]
-    lines.append(f"[dim]{markup_escape(first.explanation)}[/dim]  [b]{key}[/b] opens the lesson "
-                 f"“{markup_escape(first.lesson)}”")
-    return "\n".join(lines)
+    """The panel's one diagnosis line (80×24 has no room for more): the first symptom with its
+    evidence and the key that opens its lesson, then the others' names (``minigpt diagnose``
+    prints them all in full)."""
+    first, others = symptoms[0], symptoms[1:]
+    more = f" [dim](also: {markup_escape(', '.join(s.title for s in others))})[/dim]" if others else ""
+    return f"[b]⚕ {markup_escape(first.title)}[/b] ({key}: lesson){more}: {markup_escape(first.evidence)}"
