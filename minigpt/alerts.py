@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minigpt import settings, spawn
-from minigpt.errors import ConfigError, RunError
+from minigpt.errors import ConfigError, RunError, StoreError
 from minigpt.runs.files import STATUS_FILE
 from minigpt.runs.schema import RunState, RunStatus, read_status
 from minigpt.store import Store
@@ -278,7 +278,10 @@ def stored_choices(notify: bool | None = None, command: str | None = None) -> Al
     path = paths.database_path()
     if not path.exists():
         return choices_from(None, notify, command)
-    store = Store(path)
+    try:
+        store = Store(path)
+    except (StoreError, OSError):  # an unreadable database never stops a run: the defaults apply
+        return choices_from(None, notify, command)
     try:
         return choices_from(store, notify, command)
     finally:

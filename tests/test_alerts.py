@@ -199,3 +199,9 @@ def test_a_sweep_followed_to_its_end_rings(monkeypatch):
     console._alert_finished("lr", res)
     assert terminal.getvalue() == (b"\a\x1b]9;minigpt: sweep lr finished: 2 runs, best val 2.1000\x07"
                                    b"\x1b]777;notify;minigpt;sweep lr finished: 2 runs, best val 2.1000\x07")
+
+
+def test_an_unreadable_command_is_refused_before_training(small_run_args, tmp_path):
+    r = CliRunner().invoke(main, [*small_run_args, "--out", str(tmp_path / "run"), "--on-event", "notify 'unclosed"])
+    assert r.exit_code != 0 and "--on-event: cannot read the command" in r.output
+    assert not (tmp_path / "run").exists()

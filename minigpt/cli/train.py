@@ -155,7 +155,12 @@ def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
     stop_signals: list[int] = []
     from minigpt import alerts
 
-    alerting = (alerts.stored_choices(notify, on_event), target_loss)
+    try:
+        alerting = (alerts.stored_choices(notify, on_event), target_loss)
+        if alerting[0].command is not None:
+            alerts.command_argv(alerting[0].command)  # a command that cannot be read: said now, not at the end
+    except TutorError as e:
+        raise _fail(e) from None
     if threading.current_thread() is not threading.main_thread():
         return _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
                       (rdzv_endpoint, rdzv_timeout), run_name, note, quiet, nice, stop_signals, given, data_changed_ok,
