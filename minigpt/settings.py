@@ -205,6 +205,16 @@ PLAN_LESSONS = names("plan.lessons", "the lessons the study plan covers (none: e
 FSRS_PARAMETERS = numbers("fsrs.parameters", "FSRS parameters fitted to the learner's own log (none: fsrs's defaults)")
 FSRS_FIT = record("fsrs.fit", "what the last FSRS fit found: reviews counted, log loss before and after, its day",
                   {"reviews": int, "before": float, "after": float, "at": str})
+# Alerts (minigpt.alerts delivers them). The command is a user setting or a flag only, never a run's.
+ALERT_EVENT_NAMES = ("finished", "stopped", "diverged", "failed", "target_reached", "sweep_finished", "reviews_due")
+ALERTS_NOTIFY = flag("alerts.notify", True, "ring the terminal bell and show a desktop notification on a run's events")
+ALERTS_ON_EVENT = text("alerts.on_event", "a command run on each alert, the event in its environment "
+                                          "(MINIGPT_EVENT, MINIGPT_RUN, MINIGPT_VAL_LOSS …); none: no command")
+ALERTS_EVENTS = dataclasses.replace(
+    names("alerts.events", "the events that alert, of " + ", ".join(ALERT_EVENT_NAMES)),
+    default=("finished", "diverged", "failed", "target_reached", "sweep_finished"),
+    accepts="event names separated by commas, of " + ", ".join(ALERT_EVENT_NAMES),
+    valid=lambda v: isinstance(v, tuple | list) and all(x in ALERT_EVENT_NAMES for x in v))
 # State the app keeps, not the learner's choices:
 REGRADE = text("study.regrade", "re-grading typed answers after a grader fix: pending (set by migration 3), then done",
                default="done", choices=("pending", "done"))

@@ -60,7 +60,8 @@ def test_train_flags_are_the_option_list(runner):
            "nnodes", "node_rank", "master_addr", "master_port", "rdzv_endpoint", "rdzv_timeout",  # the launcher's
            "run_name", "note",  # what describes the run (its status), not its training
            "data_changed_ok",  # a resume's consent, not a setting
-           "seeds"}  # how many runs (a seed group), not how one trains
+           "seeds",  # how many runs (a seed group), not how one trains
+           "notify", "on_event", "target_loss"}  # the learner's alerts, never the run's (minigpt.alerts)
     params = [p for p in train.params if p.name not in own]
     assert [p.name for p in params] == [o.name for o in OPTIONS]
     for p, opt in zip(params, OPTIONS):

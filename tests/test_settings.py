@@ -30,6 +30,9 @@ EXAMPLES = [
     (settings.REGRADE_NOTICE, "A grading fix: …", "A grading fix: …"),
     (settings.LESSON_SEEN.of("intro"), ((0.0, 0.25), (0.5, 1.0)), "[[0.0, 0.25], [0.5, 1.0]]"),
     (settings.KEYS.of("quiz.submit"), "ctrl+j,f4", "ctrl+j,f4"),
+    (settings.ALERTS_NOTIFY, False, "0"),
+    (settings.ALERTS_ON_EVENT, "notify-send minigpt", "notify-send minigpt"),
+    (settings.ALERTS_EVENTS, ("finished", "reviews_due"), "finished,reviews_due"),
 ]
 
 # Text a hand edit (or a damaged file) may leave: each reads as the default.
@@ -43,6 +46,7 @@ UNREADABLE = [
     (settings.FSRS_PARAMETERS, "[" * 100_000),
     (settings.FSRS_FIT, "{}"), (settings.FSRS_FIT, '{"reviews": "many", "before": 1, "after": 1, "at": "x"}'),
     (settings.REGRADE, "maybe"),
+    (settings.ALERTS_EVENTS, "finished,exploded"),
     (settings.LESSON_SEEN.of("intro"), "[[0.1]]"), (settings.LESSON_SEEN.of("intro"), '[["a", "b"]]'),
     (settings.LESSON_SEEN.of("intro"), "{}"),
     (settings.KEYS.of("quiz.submit"), "ctrl+j,,f4"), (settings.KEYS.of("quiz.submit"), " "),

@@ -110,6 +110,10 @@ class TutorApp(App):
         if self._initial:
             self.call_after_refresh(self._open_initial)
         self.call_after_refresh(self._check_size)
+        if not serving_policy.is_served():  # a browser's guest is not told of the owner's cards
+            from tui.widgets import run_alerts
+
+            run_alerts.watch_reviews(self)
         self.set_timer(PREWARM_AFTER_S, self._prewarm)
         self._warm_decks()
 

@@ -227,3 +227,26 @@ def rename(run, name, note):
         raise _fail(e) from None
     click.echo(printable(status.name + (f" · {status.note}" if status.note else "")))
 
+
+
+@main.command()
+@click.argument("run", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the symptoms as JSON.")
+def diagnose(run, as_json):
+    """What RUN's numbers say is wrong (RUN: a folder or a run name; default: the newest run): one
+    line per symptom with its evidence and the lesson that explains it, or "no symptom found"."""
+    from minigpt.runs.resolve import resolve_run
+    from minigpt.training.diagnosis import diagnose as diagnose_run
+
+    try:
+        run_dir = resolve_run(run)
+        symptoms = diagnose_run(run_dir)
+    except TutorError as e:
+        raise _fail(e) from None
+    if as_json:
+        click.echo(json.dumps({"run": run_dir.name, "symptoms": [s.to_dict() for s in symptoms]}, indent=2))
+        return
+    for symptom in symptoms:
+        click.echo(printable(symptom.line()))
+    if not symptoms:
+        click.echo(printable(f"{run_dir.name}: no symptom found"))

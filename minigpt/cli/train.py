@@ -135,30 +135,50 @@ def _naming_the_flag(e: Exception) -> Exception:
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 @click.option("--nice", type=click.IntRange(0, 19), default=0,
               help="Lower this process's CPU priority (the app starts workers at 5 to stay responsive).")
+# Alerts are the learner's, not the run's: none of these is written into the run folder (a shared
+# folder must never run a command, and a copied config must not ring someone else's terminal).
+@click.option("--notify/--no-notify", default=None,
+              help="Ring the bell and show a desktop notification (OSC 9/777, through SSH and tmux) when the run "
+                   "finishes, diverges or reaches --target-loss [default: the alerts.notify setting, on].")
+@click.option("--on-event", "on_event", default=None, metavar="CMD",
+              help="Run CMD on each alert (no shell), the event in its environment: MINIGPT_EVENT, MINIGPT_RUN, "
+                   "MINIGPT_STEP, MINIGPT_VAL_LOSS, … [default: the alerts.on_event setting].")
+@click.option("--target-loss", type=click.FloatRange(min=0, min_open=True), default=None, metavar="X",
+              help="Alert once when the val loss reaches X or below (training goes on).")
 def train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rdzv_endpoint, rdzv_timeout, run_name,
-          note, data_changed_ok, seeds, quiet, nice, **given):
+          note, data_changed_ok, seeds, quiet, nice, notify, on_event, target_loss, **given):
     """Train a model; writes metrics, status and the best checkpoint into a run folder."""
     import signal
 
     # A stop (SIGTERM: `minigpt stop`, the app) may come while torch loads and the data is read:
     # remember it, so the trainer stops cleanly after its first step instead of dying unsaved.
     stop_signals: list[int] = []
+    from minigpt import alerts
+
+    try:
+        alerting = (alerts.stored_choices(notify, on_event), target_loss)
+        if alerting[0].command is not None:
+            alerts.command_argv(alerting[0].command)  # a command that cannot be read: said now, not at the end
+    except TutorError as e:
+        raise _fail(e) from None
     if threading.current_thread() is not threading.main_thread():
         return _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
-                      (rdzv_endpoint, rdzv_timeout), run_name, note, quiet, nice, stop_signals, given, data_changed_ok)
+                      (rdzv_endpoint, rdzv_timeout), run_name, note, quiet, nice, stop_signals, given, data_changed_ok,
+                      alerting=alerting)
     previous = signal.signal(signal.SIGTERM, lambda signum, _frame: stop_signals.append(signum))
     try:
         if seeds > 1:
             return _train_seeds(seeds, config_file, out, resume, nnodes, rdzv_timeout, run_name, note, quiet, nice, stop_signals,
-                                given)
+                                given, alerting)
         return _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port,
-                      (rdzv_endpoint, rdzv_timeout), run_name, note, quiet, nice, stop_signals, given, data_changed_ok)
+                      (rdzv_endpoint, rdzv_timeout), run_name, note, quiet, nice, stop_signals, given, data_changed_ok,
+                      alerting=alerting)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
 def _train_seeds(seeds: int, config_file, out, resume, nnodes, rdzv_timeout, run_name, note, quiet, nice,
-                 stop_signals: list[int], given: dict):
+                 stop_signals: list[int], given: dict, alerting: tuple | None = None):
     """One run per seed, one after another, in one group: ``OUT/seed-S`` each (or new run folders),
     named ``NAME seed S``. A failed run stops the group (the runs before it stay); a stop stops
     the run in progress cleanly, and no further seed starts."""
@@ -182,16 +202,22 @@ def _train_seeds(seeds: int, config_file, out, resume, nnodes, rdzv_timeout, run
         if not quiet:
             click.echo(f"seed {seed} ({i + 1} of {seeds}):", err=True)
         status = _train(config_file, run_dir, None, 1, 0, None, None, (None, rdzv_timeout), f"{base} seed {seed}", note, quiet,
-                        nice if i == 0 else 0, stop_signals, {**given, "seed": seed}, group=group)
+                        nice if i == 0 else 0, stop_signals, {**given, "seed": seed}, group=group, alerting=alerting)
         if stop_signals or (status or {}).get("state") != "finished":
             click.echo(f"stopped after seed {seed}: {i + 1} of {seeds} runs in the group", err=True)
             break
+    else:
+        if alerting is not None:
+            from minigpt import alerts
+
+            _deliver(alerting[0], alerts.event("sweep_finished", run_dir.parent.name if out is not None else run_dir.name,
+                                               f"seed group {group} finished: {seeds} runs"))
     click.echo(f"group: {printable(group)}")
 
 
 def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port, rendezvous: tuple, run_name, note,
            quiet, nice, stop_signals: list[int], given: dict, data_changed_ok: bool = False,
-           group: str | None = None):
+           group: str | None = None, alerting: tuple | None = None):
     from minigpt.training import cpu_policy
 
     policy = cpu_policy.choose_at_start()  # sets OMP_WAIT_POLICY: before anything below imports torch
@@ -268,9 +294,19 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
 
             status = read_json_file(Path(run_dir) / "status.json", "status.json")
         else:
-            status = run_training(cfg, run_dir, resume=resume is not None, name=run_name, note=note,
-                                  on_log=_progress_printer(cfg, quiet or not _is_main_rank()),
-                                  stop_signals=stop_signals, data_changed_ok=data_changed_ok, group=group)
+            on_log = _progress_printer(cfg, quiet or not _is_main_rank())
+            watcher = None
+            if alerting is not None and _is_main_rank():
+                from minigpt import alerts
+
+                watcher = alerts.ForegroundRun(run_dir, alerting[1], lambda alert: _deliver(alerting[0], alert))
+            try:
+                status = run_training(cfg, run_dir, resume=resume is not None, name=run_name, note=note,
+                                      on_log=watcher.wrap(on_log) if watcher else on_log,
+                                      stop_signals=stop_signals, data_changed_ok=data_changed_ok, group=group)
+            finally:
+                if watcher is not None:
+                    watcher.ended()
             if distributed.launched_by_torchrun():
                 # The launcher reports the run once, for every rank; the group is gone (loop.train
                 # left it), so the rank ends here, skipping interpreter teardown (exit_rank).
@@ -289,6 +325,15 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
     click.echo(f"val loss {_loss(status['val_loss'])}  test loss {_loss(status['test_loss'])}")
     click.echo(f"checkpoint: {printable(Path(run_dir) / 'checkpoint')}")
     return status
+
+
+def _deliver(choices, alert) -> None:
+    """Write the alert to this terminal (stderr, when it is one) and start the learner's command."""
+    from minigpt import alerts
+
+    problem = alerts.deliver(alert, choices, alerts.terminal_of(sys.stderr))
+    if problem:
+        click.echo(f"\nnote: {printable(problem)}", err=True)
 
 
 def _is_main_rank() -> bool:

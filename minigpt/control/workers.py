@@ -24,6 +24,7 @@ from pathlib import Path
 
 import minigpt
 from minigpt import guarded, spawn
+from minigpt.alerts import WATCHED_TRAINER_FLAGS
 from minigpt.data import load_words
 from minigpt.errors import RunControlError
 from minigpt.runs import listing as runs
@@ -91,7 +92,8 @@ async def start_run(cfg: TrainConfig, root: Path | str | None = None, name: str 
     run_dir = runs.new_run_dir(root, name)
     write_run_config(run_dir, cfg.to_dict())  # listed (and duplicable) from the start
     named = ["--name", name] if name else []  # the folder's name is the run's name too
-    await _spawn(run_dir, ["train", "--config", str(run_dir / CONFIG_FILE), "--out", str(run_dir), *named, "--quiet"])
+    await _spawn(run_dir, ["train", "--config", str(run_dir / CONFIG_FILE), "--out", str(run_dir), *named, "--quiet",
+                           *WATCHED_TRAINER_FLAGS])
     return run_dir
 
 
@@ -287,7 +289,7 @@ async def resume_run(run_dir: Path | str) -> int:
         raise RunControlError("the run has finished its budget: duplicate it to train again")
     if not has_checkpoint(run_dir):
         raise RunControlError("nothing to resume: the run saved no checkpoint (it stops before its first evaluation)")
-    return await _spawn(run_dir, ["train", "--resume", str(run_dir), "--quiet"])
+    return await _spawn(run_dir, ["train", "--resume", str(run_dir), "--quiet", *WATCHED_TRAINER_FLAGS])
 
 
 def delete_run(run_dir: Path | str) -> None:

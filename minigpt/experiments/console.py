@@ -136,10 +136,25 @@ def follow(exp_dir: Path, as_json: bool = False, pid: int | None = None) -> int:
         return 130
     res = results.collect(exp)
     print_results(res, as_json)
+    if res.state == "finished":
+        _alert_finished(exp.name, res)
     if res.state == "interrupted":
         _say(f"the scheduler exited before the end: `minigpt sweep --resume {exp.name}` continues", err=True)
         return 1
     return 0
+
+
+def _alert_finished(name: str, res: results.ExperimentResults) -> None:
+    """The sweep followed in the foreground ended: the learner's alert (bell, notification, command)."""
+    from minigpt import alerts
+
+    vals = [r.val_loss for r in res.finished if r.val_loss is not None]
+    best = f", best val {min(vals):.4f}" if vals else ""
+    alert = alerts.event("sweep_finished", name, f"sweep {name} finished: {len(res.finished)} runs{best}",
+                         runs=len(res.finished), val_loss=min(vals) if vals else None)
+    problem = alerts.deliver(alert, alerts.stored_choices(), alerts.terminal_of(sys.stderr))
+    if problem:
+        click.echo(f"note: {printable(problem)}", err=True)
 
 
 def print_results(res: results.ExperimentResults, as_json: bool) -> None:

@@ -55,6 +55,10 @@ def _arguments(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     parser.add_argument("--name")
     parser.add_argument("--note")
     parser.add_argument("--quiet", "-q", action="store_true")
+    # the alert flags the app passes (its trainers say nothing: the app watching them does)
+    parser.add_argument("--notify", "--no-notify", dest="notify", action="store_true")
+    parser.add_argument("--on-event")
+    parser.add_argument("--target-loss", type=float)
     known, rest = parser.parse_known_args(argv)
     return known, _option_flags(rest)
 

@@ -32,7 +32,7 @@ from tui.workers import run_guarded
 
 FORM_ACTIONS = {"start", "runs_from_form", "back"}
 PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "back", "inside", "cursor", "scrub",
-                 "attention"}
+                 "attention", "diagnosis_lesson"}
 
 
 class TrainingScreen(Screen):
@@ -52,6 +52,7 @@ class TrainingScreen(Screen):
         # The trained heads at the step shown (the scrubbed snapshot, or the latest): the units
         # line names the key while scrubbing; the footer has no room left at 80 columns.
         Binding("a", "attention", "Attention", show=False, id="training.attention"),
+        Binding("d", "diagnosis_lesson", "Lesson", show=True, id="training.diagnosis_lesson"),
         Binding("left", "cursor(0, -1)", "Char", show=False, id="training.left"),
         Binding("right", "cursor(0, 1)", "Char", show=False, id="training.right"),
         Binding("up", "cursor(-1, 0)", "Item", show=False, id="training.up"),
@@ -119,6 +120,8 @@ class TrainingScreen(Screen):
             return False
         if self.mode == "panel" and action == "cursor":
             return self.panel.view == "surprise"
+        if self.mode == "panel" and action == "diagnosis_lesson":
+            return bool(self.panel.symptoms)  # shown only while there is a symptom to read about
         if self.mode == "panel" and action in ("stop", "resume", "duplicate"):
             state, run_dir = self.panel.state, self.panel.run_dir
             if run_dir is None:
@@ -223,6 +226,11 @@ class TrainingScreen(Screen):
 
     def action_cursor(self, d_item: int, d_pos: int) -> None:
         self.panel.move_cursor(d_item, d_pos)
+
+    def action_diagnosis_lesson(self) -> None:
+        """Open the lesson that explains the first symptom the diagnosis names."""
+        if self.panel.symptoms:
+            self.app.open_lesson(self.panel.symptoms[0].lesson)
 
     def action_compare(self) -> None:
         navigation.open_screen(self.app, "compare_runs")

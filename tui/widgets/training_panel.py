@@ -16,12 +16,15 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Static
 
+from minigpt import alerts
 from minigpt.control import workers as rc
 from minigpt.runs import insight, snapshots
 from minigpt.runs.metrics import RunMetrics
 from minigpt.runs.schema import RunState
+from minigpt.training.diagnosis import Symptom, diagnose
 from tui.widgets.inside_views import layers_text, move_cursor, surprise_text
 from tui.widgets.loss_chart import LossChart
+from tui.widgets.run_alerts import deliver, diagnosis_text
 from tui.widgets.run_summary import STATE_GLYPHS, lr_cell, model_cell, read_config, run_title, seed_cell
 from tui.workers import Result, background
 
@@ -52,6 +55,9 @@ class RunPanel(Vertical):
         self.cursor = (0, 0)  # (item, character) under the surprise view's cursor
         self._insight_seen: tuple = ()  # the sizes of the two files when last read
         self.scrub_step: int | None = None  # the past step every view shows (None: the latest)
+        self.alert_watcher: alerts.AlertWatcher | None = None
+        self.symptoms: list[Symptom] = []
+        self._diagnosed: tuple = ()  # what the last diagnosis saw (evals, records/20, state)
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-title")
@@ -65,6 +71,7 @@ class RunPanel(Vertical):
                 yield Static(id="run-samples")
                 yield Static(id="run-surprise", classes="inside-view")
                 yield Static(id="run-layers", classes="inside-view")
+        yield Static(id="run-diagnosis")
         yield Static(id="run-error")
 
     def on_mount(self) -> None:
@@ -77,6 +84,8 @@ class RunPanel(Vertical):
         self.run_dir = Path(run_dir)
         self.series = RunMetrics(self.run_dir)
         self.samples, self._sampled_evals = [], -1
+        self.alert_watcher = alerts.AlertWatcher(self.run_dir)  # a run already over says nothing
+        self.symptoms, self._diagnosed = [], ()
         self._end_stopping()
         loss, lr = self.query_one("#loss-chart", LossChart), self.query_one("#lr-chart", LossChart)
         loss.clear_series()
@@ -208,6 +217,7 @@ class RunPanel(Vertical):
             self._end_stopping()
         if self.state.status != before:
             self.screen.refresh_bindings()  # stop / resume appear and disappear with the state
+            self._alert()
         if arrived or self.series.restarted:  # a restart emptied the lists the charts draw
             self.query_one("#loss-chart", LossChart).touch()
             self.query_one("#lr-chart", LossChart).touch()
@@ -215,6 +225,7 @@ class RunPanel(Vertical):
             self._draw_inside()
         self._show_status()
         self._show_references()
+        self._diagnose()
         evals = len(self.series.val_loss)
         if evals and evals != self._sampled_evals and rc.has_checkpoint(self.run_dir) and self.scrub_step is None:
             self._sampled_evals = evals
@@ -271,6 +282,29 @@ class RunPanel(Vertical):
             error.display = True
         else:
             error.display = False
+
+    def _alert(self) -> None:
+        """The run's end (seen here, whoever trains it), told once as the learner's settings ask."""
+        info = self.state.info
+        for alert in self.alert_watcher.state(self.state.status, step=info.step, reason=self.state.reason,
+                                              val_loss=info.val_loss, test_loss=info.test_loss,
+                                              best_val=info.best_val):
+            deliver(self.app, alert)
+
+    def _diagnose(self) -> None:
+        """The symptoms, read again when an evaluation, twenty records or a new state arrived."""
+        seen = (len(self.series.val_loss), len(self.series.steps) // 20, self.state.status)
+        if seen == self._diagnosed:
+            return
+        self._diagnosed = seen
+        before = [s.id for s in self.symptoms]
+        self.symptoms = diagnose(self.run_dir)
+        line = self.query_one("#run-diagnosis", Static)
+        line.display = bool(self.symptoms)
+        if self.symptoms:
+            line.update(diagnosis_text(self.symptoms))
+        if [s.id for s in self.symptoms] != before:
+            self.screen.refresh_bindings()  # the key that opens the lesson comes and goes with them
 
     @dataclass
     class Sampled(Result):
