@@ -125,6 +125,11 @@ class SettingError(TutorError, ValueError):
     names the setting and what it accepts."""
 
 
+class KeymapError(SettingError):
+    """A key setting the app cannot use (``keys.<id>``): the message names the id or the key and
+    why, in one line."""
+
+
 class StudySettingError(SettingError):
     """A study setting out of its range (desired retention), or an FSRS fit that cannot run yet
     (too few reviews, the optimizer extra missing); the message says what would make it work."""

@@ -22,7 +22,7 @@ from textual.binding import Binding
 from textual.keys import Keys, _character_to_key
 
 from minigpt import settings
-from minigpt.errors import SettingError
+from minigpt.errors import KeymapError
 from minigpt.store import Store
 
 MODIFIERS = ("alt", "ctrl", "hyper", "meta", "shift", "super")  # Textual sorts a key's modifiers
@@ -37,10 +37,6 @@ BROWSER_KEPT = frozenset({"ctrl+n", "ctrl+t", "ctrl+w", "ctrl+q", "ctrl+tab", "c
 SERVED_KEYS: dict[str, str] = {"app.quit": "f10", "home.quit": "f10", "too_small.quit": "f10",
                                "app.theme": "f9", "interview.skip": "f8"}
 BINDING_PACKAGES = ("tui.screens", "tui.widgets")
-
-
-class KeymapError(SettingError):
-    """A key setting the app cannot use: the message names the id or the key and why, in one line."""
 
 
 def as_binding(b) -> Binding:
