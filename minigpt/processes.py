@@ -22,6 +22,8 @@ from pathlib import Path
 
 import psutil
 
+from minigpt import guarded
+
 LINUX = sys.platform.startswith("linux")
 # /proc answers for other processes' open files (not only a Linux without /proc mounted, such as
 # some containers): the one fact that decides how the lock proof is made.
@@ -142,14 +144,7 @@ def open_file_ids(pid: int) -> set[tuple[int, int]] | None:
         return set()
     except GONE:
         return None
-    ids = set()
-    for path in paths:
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        ids.add((st.st_dev, st.st_ino))
-    return ids
+    return guarded.file_ids(paths)
 
 
 def own_cgroup() -> Path | None:

@@ -13,7 +13,6 @@ verdict is then "your code ended the grader", and the reaper's child dies with i
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import sys
 import tempfile
@@ -38,14 +37,7 @@ def _tail(text: str, lines: int = 6) -> str:
 
 def solution_files(kata: Kata) -> list[tuple[int, int]]:
     """(device, inode) of every kata's ``solution.py`` beside ``kata``: files the harness refuses to open."""
-    found = []
-    for path in sorted(kata.folder.parent.glob("*/solution.py")):
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        found.append((st.st_dev, st.st_ino))
-    return found
+    return sorted(guarded.file_ids(kata.folder.parent.glob("*/solution.py")))
 
 
 def job(kata: Kata, source: str, token: str, out_path: Path) -> dict:
