@@ -81,12 +81,14 @@ def _ece() -> str:
              fmt(abs(b.accuracy - b.confidence), 3), fmt(b.count / n * abs(b.accuracy - b.confidence), 4)]
             for b in bins]
     ece = EV.expected_calibration_error(CONFIDENCES, CORRECT, BINS)
+    top = bins[-1]
     return (table(["bin", "answers", "accuracy", "confidence", "gap", "weighted"], rows)
             + f"\n\nECE = sum of the weighted gaps = {fmt(ece, 4)}. Confidences: "
               + ", ".join(fmt(p, 2) for p in CONFIDENCES) + "; right: "
               + ", ".join("yes" if ok else "no" for ok in CORRECT)
-              + ". The top bin claims 0.875 and is right 75% of the time: overconfident. With "
-                "few answers per bin the estimate is noisy, and the number of bins changes it.")
+              + f". The top bin claims {fmt(top.confidence, 3)} and is right "
+                f"{top.accuracy:.0%} of the time: overconfident. With few answers per bin the "
+                "estimate is noisy, and the number of bins changes it.")
 
 
 SE_ACCURACY = 0.7

@@ -35,8 +35,10 @@ def _self_consistency() -> str:
                          fmt(R.majority_vote_accuracy(probs, "right", n), 3),
                          fmt(R.best_of_n_with_verifier(probs["right"], n), 3)])
     return (table(["one sample's answers", "n", "majority right", "any right"], rows)
-            + "\n\nFirst case: one sample is right 40% of the time, wrong answers x 35% and "
-              "y 25%; second: right 30%, x 50%, y 20%. Voting helps only when the right "
+            + "\n\nOne sample's chances: "
+            + "; ".join(", ".join(f"{a} {p:.0%}" for a, p in probs.items())
+                        for _, probs in VOTE_CASES)
+            + ". Voting helps only when the right "
               "answer is the most likely single answer; otherwise more votes lock in the "
               "wrong one. 'Any right' is best-of-n with a perfect verifier (pass@n), the "
               "ceiling a reward model can reach by picking.")
@@ -113,7 +115,7 @@ def _overlong() -> str:
     return (table(["answer length", "added reward"], rows)
             + "\n\nAn answer cut off by the limit has no final answer to check; scoring it "
               "plainly wrong would punish sound reasoning that merely ran long. The penalty "
-              "instead grows linearly through the last 4,096 tokens.")
+              f"instead grows linearly through the last {count(OVERLONG_CACHE)} tokens.")
 
 
 PRM_SOLUTIONS = (("A", [0.95, 0.9, 0.9, 0.3]), ("B", [0.8, 0.8, 0.75, 0.8]),
