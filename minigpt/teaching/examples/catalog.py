@@ -12,6 +12,7 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     averaging,
     compression,
     decoding,
+    evaluation,
     flash_io,
     induction,
     inference,
@@ -23,9 +24,11 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     moe,
     parallelism,
     precision,
+    reasoning,
     scale,
     search,
     serving,
+    system_design,
     tokenization,
 )
 from minigpt.teaching.examples.registry import EXAMPLES, example_ids, render_example  # noqa: F401
