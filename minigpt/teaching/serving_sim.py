@@ -124,7 +124,7 @@ def simulate(jobs: tuple[Job, ...], gpu: Gpu, max_batch: int, kv_budget_tokens: 
                 victim.swapped = True
                 swap_out += victim.cached
             waiting.insert(0, victim)
-        prefill = swap_in = 0
+        prefill = swap_in = admitted = 0
         while (waiting and len(running) < max_batch
                and used + len(running) + waiting[0].cached + 1 <= kv_budget_tokens):
             r = waiting.pop(0)
@@ -137,9 +137,11 @@ def simulate(jobs: tuple[Job, ...], gpu: Gpu, max_batch: int, kv_budget_tokens: 
                     rep.recomputed_tokens += r.cached
             used += r.cached
             running.append(r)
+            admitted += 1
         moved = (swap_in + swap_out) * gpu.kv_bytes_per_token / gpu.host_bytes_per_s
         rep.swap_seconds += moved
-        now += step_seconds(gpu, prefill, len(running), used) + moved
+        # a newcomer's first token comes out of its prefill; the others decode one token each
+        now += step_seconds(gpu, prefill, len(running) - admitted, used) + moved
         for r in list(running):
             r.made += 1
             rep.tokens += 1
