@@ -8,8 +8,10 @@ cache is full a running request is preempted, the newest first as vLLM does (Kwo
 and either its cache is swapped to host memory (copied out now, back when it resumes) or it is
 dropped and recomputed by one prefill of prompt plus tokens so far.
 
-Goodput (DistServe: Zhong et al. 2024) counts only the requests that met both latency targets:
-time to first token (TTFT) and time per output token (TPOT) below their limits.
+Goodput counts only the requests that met both latency targets: time to first token (TTFT) and
+time per output token (TPOT) below their limits. DistServe (Zhong et al. 2024) defines it as the
+highest arrival rate at which a chosen share of requests meets both; here it is the simpler
+requests a second that met both, for one stream of arrivals.
 
 ``RadixCache`` keeps the prompts already prefilled as a tree of token runs, as SGLang's
 RadixAttention does (Zheng et al. 2024); a new prompt only prefills the part past its longest

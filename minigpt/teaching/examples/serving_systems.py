@@ -49,8 +49,8 @@ def _goodput() -> str:
         rows.append([b, f"{r.throughput:,.0f}", f"{median_ttft:.2f}", _ms(max(r.tpot)),
                      r.met(TTFT_SLO, TPOT_SLO), f"{r.goodput(TTFT_SLO, TPOT_SLO):.2f}"])
     best = max(batch_sweep().items(), key=lambda kv: kv[1].goodput(TTFT_SLO, TPOT_SLO))[0]
-    return (table(["max batch", "tok/s", "median TTFT s", "worst TPOT ms", "met SLO",
-                   "goodput req/s"], rows)
+    return (table(["batch", "tok/s", "median TTFT s", "worst TPOT ms", "met SLO",
+                   "goodput/s"], rows)
             + f"\n\nLLaMA-2 7B on the illustrative GPU, {count(budget_tokens())} cache slots. "
               f"Targets: TTFT at most {TTFT_SLO:.0f} s and TPOT at most "
               f"{TPOT_SLO * 1e3:.0f} ms. Throughput rises with the batch all the way; goodput "
@@ -70,8 +70,8 @@ def _preemption() -> str:
     gpu = llama_gpu()
     per_token_prefill = SS.step_seconds(gpu, 10_000, 0, 0) / 10_000
     per_token_swap = 2 * gpu.kv_bytes_per_token / gpu.host_bytes_per_s
-    return (table(["host link", "preempt by", "preemptions", "tokens redone",
-                   "copying s", "all done s"], rows)
+    return (table(["link", "preempt by", "preempted", "tokens redone", "copying s",
+                   "done at s"], rows)
             + f"\n\nPer token of cache: prefilling again costs "
               f"{per_token_prefill * 1e6:.1f} µs of compute; copying out and back over "
               f"{HOST_BYTES_PER_S / 1e9:.0f} GB/s costs {per_token_swap * 1e6:.1f} µs. "
