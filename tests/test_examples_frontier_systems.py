@@ -205,3 +205,29 @@ def test_the_bias_balances_experts_and_nothing_else_does():
     without = TS.bias_balancing(gamma=0.0)
     assert with_bias[0] == without[0]   # the same first batch before any update
     assert sum(with_bias[-10:]) / 10 < 1.25 < min(without[-10:])
+
+
+def test_the_balance_example_shows_the_all_to_all_worked_by_hand():
+    from minigpt.teaching.examples.catalog import render_example
+
+    # 2 trips · 4,096 tokens · 8 experts · 7,168 values · 2 bytes · 63/64 leave the GPU
+    sent = 2 * 4096 * 8 * 7168 * 2 * 63 / 64
+    assert f"{sent / 2**20:,.0f} MiB" == "882 MiB"
+    assert "882 MiB sent per GPU" in render_example("train_scale.balance")
+
+
+def test_serving_and_ring_examples_worked_by_hand():
+    from minigpt.teaching.examples.catalog import render_example
+
+    n = 6_738_415_616 - 32_000 * 4096          # LLaMA-2 7B without its lookup table
+    kv = 2 * 32 * 32 * 128 * 2                  # 512 KiB a token
+    assert f"{kv * 1e15 / (2 * n) / 1e9:.0f}" == "40"
+    assert "more than 40 GB/s" in render_example("serving_sys.offload")
+    decode = (2 * n + 32 * 1500 * kv) / 3e12    # 32 sequences of 1,500 tokens: memory-bound
+    with_prefill = 2 * n * (2048 + 32) / 1e15   # a 2,048-token prompt makes it compute-bound
+    text = render_example("serving_sys.interference")
+    assert f"| decode only | {decode * 1e3:.1f} |" in text and f"{decode * 1e3:.1f}" == "12.8"
+    assert f"| {with_prefill * 1e3:.1f} |" in text and f"{with_prefill * 1e3:.1f}" == "27.5"
+    # ring, c = 8 over 131,072 tokens: 4·16,384²·8,192 FLOPs; 2·16,384·1,024·2 bytes
+    ring = render_example("long_scale.ring")
+    assert "| 8 | 16,384 | 8.80 | 1.342 |" in ring

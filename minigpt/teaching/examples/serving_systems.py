@@ -11,7 +11,7 @@ from minigpt.teaching import serving_sim as SS
 from minigpt.teaching.examples.registry import count, example, table
 
 LLAMA2_7B = next(s for s in KV.MODELS if s.name == "LLaMA-2 7B")
-CACHE_BUDGET = 40 * 2**30        # bytes of GPU memory left for the cache (as in lesson 208)
+CACHE_BUDGET = 40 * 2**30        # bytes of GPU memory left for the cache (as in serving.py's)
 HOST_BYTES_PER_S = 25e9          # PCIe to host memory
 TTFT_SLO, TPOT_SLO = 2.0, 0.012  # seconds: the latency targets a request must meet
 RATE, N_JOBS = 10.0, 300         # requests a second, and how many
@@ -120,5 +120,5 @@ def _interference() -> str:
     return (table([f"step ({batch} sequences of {count(context)})", "ms"], rows)
             + "\n\nOn one GPU every decoding user waits for a newcomer's prefill. Split "
               "prefill onto its own GPUs and decode steps keep their pace; the price is the "
-              "cache sent across (lesson 208) and two pools to size.")
+              "cache sent across (see *Serving many users*) and two pools to size.")
 
