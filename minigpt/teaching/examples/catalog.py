@@ -19,6 +19,7 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     initialization,
     kv_memory,
     long_context,
+    long_context_scale,
     loss,
     model,
     moe,
@@ -28,7 +29,9 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     scale,
     search,
     serving,
+    serving_systems,
     system_design,
     tokenization,
+    training_scale,
 )
 from minigpt.teaching.examples.registry import EXAMPLES, example_ids, render_example  # noqa: F401
