@@ -293,24 +293,26 @@ async def test_a_kata_in_an_interview_starts_from_the_stub_and_leaves_the_draft(
     from minigpt.katas.catalogue import kata_by_name
 
     store = _read_causal_masking(tmp_path)
-    progress.save_draft(store, "attention", "# my passing practice code")
-    progress.record_attempt(store, "attention", passed=True, cases_failed=0, cases_total=5)
+    for name in ("attention", "causal_padding_mask"):  # the lesson's katas: the plan draws one
+        progress.save_draft(store, name, "# my passing practice code")
+        progress.record_attempt(store, name, passed=True, cases_failed=0, cases_total=5)
     app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _interview(pilot, app, store)
+        drawn = screen.questions[2].kata
         screen.index = 2
         screen.ask()
         await until(pilot, lambda: screen.check_action("open_kata", ()))
         await pilot.press("o")
         await until(pilot, lambda: type(app.screen).__name__ == "KataScreen")
         kata = app.screen
-        await until(pilot, lambda: kata.query_one(TextArea).text == kata_by_name("attention").stub)
+        await until(pilot, lambda: kata.query_one(TextArea).text == kata_by_name(drawn).stub)
         await pilot.press("x")
         kata._save_draft()
         await pilot.press("escape", "escape")
         await until(pilot, lambda: app.screen is screen)
         await pilot.press("enter")  # before: the old passing draft, ctrl+r, a free point
         await until(pilot, lambda: screen.index == 3)
-    assert progress.record(store, "attention").draft == "# my passing practice code"
+    assert progress.record(store, drawn).draft == "# my passing practice code"
     kata_answer = screen.report.answers[-1]
     assert kata_answer.score == 0.0 and kata_answer.typed.startswith("x")
