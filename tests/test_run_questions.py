@@ -95,3 +95,15 @@ def test_an_interview_with_runs_asks_about_them_with_their_numbers(tmp_path):
     assert any(f"{final:.3f}" in q.prompt and q.rubric and q.answer for q in plan)
     assert len({q.prompt for q in plan}) == len(plan)  # none asked twice
     assert iv.plan([], ["the-loss"], {}, minutes=10, seed=3) == []  # no runs, no cards: nothing to ask
+
+
+def test_a_diverged_run_asks_nothing_about_its_nan_losses(tmp_path):
+    run = _run_with_uniform(tmp_path, steps=100)
+    records = _records(run)
+    for r in records:
+        r.update({k: float("nan") for k in ("train_loss", "val_loss") if k in r})
+    (run / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    status = json.loads((run / "status.json").read_text())
+    status.update(val_loss=None)
+    (run / "status.json").write_text(json.dumps(status))
+    assert questions_for_run(read_run(run)) == []

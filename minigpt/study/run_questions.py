@@ -123,10 +123,10 @@ def questions_for_run(run: RunInfo) -> list[RunQuestion]:
     final = metrics.val_loss[-1] if metrics.val_loss else run.val_loss
     if final is not None and math.isfinite(final):
         out.append(bits_question(run, final))
-    if run.uniform_loss and metrics.train_loss:
+    if run.uniform_loss and metrics.train_loss and math.isfinite(metrics.train_loss[0]):
         out.append(start_question(run, metrics.steps[0], metrics.train_loss[0], run.uniform_loss))
-    train_at = dict(zip(metrics.steps, metrics.train_loss))
-    both = [s for s in metrics.val_steps if s in train_at]
+    train_at = {s: x for s, x in zip(metrics.steps, metrics.train_loss) if math.isfinite(x)}
+    both = [s for s, x in zip(metrics.val_steps, metrics.val_loss) if s in train_at and math.isfinite(x)]
     if both:
         step = both[-1]
         out.append(gap_question(run, step, train_at[step], metrics.val_loss[metrics.val_steps.index(step)]))
@@ -141,7 +141,7 @@ def questions_for_runs(runs: list[RunInfo]) -> list[RunQuestion]:
     groups: dict[str, list[float]] = {}
     for run in done:
         final = run.val_loss if run.val_loss is not None else run.best_val
-        if run.group and final is not None:
+        if run.group and final is not None and math.isfinite(final):
             groups.setdefault(run.group, []).append(final)
     full = [(name, losses) for name, losses in groups.items() if len(losses) >= 2][:2]
     if len(full) == 2:
