@@ -127,6 +127,36 @@ WRONG = {
          "    mh, vh = m / (1 - beta1 ** step), v / (1 - beta2 ** step)\n"
          "    return param - lr * mh / (vh.sqrt() + eps), m, v\n", "Adam with L2"),
     ],
+    "gqa_kv_step": [
+        ("def gqa_kv_step(q_new, k_new, v_new, cache_k, cache_v):\n"
+         "    keys, values = torch.cat([cache_k, k_new], -2), torch.cat([cache_v, v_new], -2)\n"
+         "    n = q_new.shape[1] // keys.shape[1]\n    k, v = keys.repeat(1, n, 1, 1), values.repeat(1, n, 1, 1)\n"
+         "    w = torch.softmax(q_new @ k.transpose(-2, -1) / math.sqrt(q_new.shape[-1]), -1)\n"
+         "    return w @ v, keys, values\n", "h % G"),
+    ],
+    "top_p_sample": [
+        ("def top_p_sample(logits, temperature, top_p, u):\n    p = torch.softmax(logits, -1)\n"
+         "    sp, idx = p.sort(-1, descending=True)\n    drop = (sp.cumsum(-1) - sp) >= top_p\n"
+         "    p = p.masked_fill(torch.zeros_like(drop).scatter(-1, idx, drop), 0.0)\n"
+         "    p = p ** (1 / temperature)\n    p = p / p.sum(-1, keepdim=True)\n"
+         "    return p, (p.cumsum(-1) <= u[..., None]).sum(-1)\n", "after top-p"),
+    ],
+    "causal_padding_mask": [
+        ("def causal_padding_mask(attention_mask):\n    real = attention_mask.bool()\n    T = real.shape[1]\n"
+         "    return (torch.ones(T, T, dtype=torch.bool).tril() & real[:, :, None])[:, None]\n", "queries (rows)"),
+    ],
+    "bpe_encode": [
+        ("def bpe_encode(word, merges):\n    tokens = list(word)\n    while True:\n"
+         "        for i in range(len(tokens) - 1):\n            if (tokens[i], tokens[i + 1]) in merges:\n"
+         "                tokens[i:i + 2] = [tokens[i] + tokens[i + 1]]\n                break\n        else:\n"
+         "            return tokens\n", "leftmost"),
+    ],
+    "newton_schulz": [
+        ("def newton_schulz(g, steps=5):\n    x = g / g.norm(dim=(-2, -1), keepdim=True)\n    for _ in range(steps):\n"
+         "        x = 1.5 * x - 0.5 * x @ x.mT @ x\n    return x\n", "textbook cubic"),
+        ("def newton_schulz(g, steps=5):\n    x = g\n    for _ in range(steps):\n        a = x @ x.mT\n"
+         "        x = 3.4445 * x + (-4.7750 * a + 2.0315 * a @ a) @ x\n    return x\n", "Frobenius norm"),
+    ],
     "gpt_params": [
         ("def gpt_params(vocab_size, block_size, n_layer, d_model, tied=True):\n    d = d_model\n"
          "    n = vocab_size * d + n_layer * (12 * d * d + 13 * d) + 2 * d\n"

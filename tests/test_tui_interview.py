@@ -293,24 +293,57 @@ async def test_a_kata_in_an_interview_starts_from_the_stub_and_leaves_the_draft(
     from minigpt.katas.catalogue import kata_by_name
 
     store = _read_causal_masking(tmp_path)
-    progress.save_draft(store, "attention", "# my passing practice code")
-    progress.record_attempt(store, "attention", passed=True, cases_failed=0, cases_total=5)
+    for name in ("attention", "causal_padding_mask"):  # the lesson's katas: the plan draws one
+        progress.save_draft(store, name, "# my passing practice code")
+        progress.record_attempt(store, name, passed=True, cases_failed=0, cases_total=5)
     app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _interview(pilot, app, store)
+        drawn = screen.questions[2].kata
         screen.index = 2
         screen.ask()
         await until(pilot, lambda: screen.check_action("open_kata", ()))
         await pilot.press("o")
         await until(pilot, lambda: type(app.screen).__name__ == "KataScreen")
         kata = app.screen
-        await until(pilot, lambda: kata.query_one(TextArea).text == kata_by_name("attention").stub)
+        await until(pilot, lambda: kata.query_one(TextArea).text == kata_by_name(drawn).stub)
         await pilot.press("x")
         kata._save_draft()
         await pilot.press("escape", "escape")
         await until(pilot, lambda: app.screen is screen)
         await pilot.press("enter")  # before: the old passing draft, ctrl+r, a free point
         await until(pilot, lambda: screen.index == 3)
-    assert progress.record(store, "attention").draft == "# my passing practice code"
+    assert progress.record(store, drawn).draft == "# my passing practice code"
     kata_answer = screen.report.answers[-1]
     assert kata_answer.score == 0.0 and kata_answer.typed.startswith("x")
+
+
+async def test_with_a_run_present_the_interview_asks_about_it_and_scores_its_rubric(tmp_path, make_app):
+    from textual.widgets import TextArea
+
+    from minigpt import paths
+    from tests.helpers.run_fixtures import write_run
+
+    write_run(paths.runs_dir(), "20260105-100200", steps=300, best_val=2.1)
+    store = Store(tmp_path / "p.sqlite3")
+    store.save_lesson_position("the-loss", 1.0, reached_end=True)
+    app = make_app(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        from tui import navigation
+
+        navigation.open_screen(app, "interview", 10, seed=0)
+        screen = app.screen
+        await until(pilot, lambda: screen.state == "asking" and bool(screen.query(".iv-answer")))
+        runs = [i for i, q in enumerate(screen.questions) if q.kind == "run"]
+        assert runs and "nats per character" in screen.questions[runs[0]].prompt
+        screen.index = runs[0]
+        screen.ask()
+        await until(pilot, lambda: bool(screen.query(TextArea)))
+        await pilot.press(*"divide by ln 2")
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: screen.state == "revealed")
+        assert "Rubric" in str(screen.query_one(".iv-rubric").render())
+        await pilot.press("1", "enter")
+        await until(pilot, lambda: bool(screen.report.answers))
+    answer = screen.report.answers[-1]
+    assert answer.question.kind == "run" and answer.score == 1 / 3 and len(answer.missed) == 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 from textual.widgets import Static, TextArea
 
 from minigpt.katas import progress
+from minigpt.katas.catalogue import load_katas
 from minigpt.katas.grading import grade_function
 from tests.helpers.waiting import until
 from tui import navigation
@@ -41,7 +42,12 @@ async def test_attention_kata_from_its_lesson_to_the_stats(app, monkeypatch):
         await pilot.pause()
         app.open_lesson("causal-masking")
         await _until(pilot, lambda: navigation.is_screen(app.screen, "lesson"), "the lesson")
-        await pilot.press("c")  # the lesson's one kata opens straight away
+        await pilot.press("c")  # the lesson's two katas: the list, attention first (lesson order)
+        await _until(pilot, lambda: navigation.is_screen(app.screen, "katas") and app.screen.query("#kata-list"),
+                     "the lesson's katas")
+        await pilot.pause()
+        assert [o.id for o in app.screen.query_one("#kata-list").options] == ["attention", "causal_padding_mask"]
+        await pilot.press("enter")
         await _until(pilot, lambda: navigation.is_screen(app.screen, "kata"), "the kata screen")
         screen = app.screen
         editor = screen.query_one(TextArea)
@@ -73,12 +79,13 @@ async def test_attention_kata_from_its_lesson_to_the_stats(app, monkeypatch):
         assert (record.attempts, record.passes, record.hints_used, record.gave_up) == (2, 1, 1, False)
         assert record.seconds_to_pass is not None and record.draft == FIXED  # saved when run
 
-        await pilot.press("escape", "escape")  # out of the editor, then back to the lesson
+        await pilot.press("escape", "escape", "escape")  # out of the editor, the kata, the list: the lesson
         await _until(pilot, lambda: navigation.is_screen(app.screen, "lesson"), "the lesson again")
         navigation.open_screen(app, "stats")
         await _until(pilot, lambda: navigation.is_screen(app.screen, "stats"), "the stats screen")
         await pilot.pause()
-        assert "Katas passed 1 of 16" in _text(app.screen, "#stats-katas").replace("\n", " ")
+        total = len(load_katas())
+        assert f"Katas passed 1 of {total}" in _text(app.screen, "#stats-katas").replace("\n", " ")
         assert "attention" in _text(app.screen, "#stats-katas")
 
 

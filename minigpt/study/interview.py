@@ -8,7 +8,9 @@ Kinds of question, as an interviewer asks them:
 - ``compute``: a generative numeric card (``minigpt.study.templates``), drawn as the quiz's number
   format draws it (``minigpt.study.formats``), typed and graded by the one numeric parser;
 - ``kata``: one short coding exercise at most, only where edited code may run (``minigpt serve``
-  without ``--allow-code`` refuses it, so the plan leaves it out); passed or not.
+  without ``--allow-code`` refuses it, so the plan leaves it out); passed or not;
+- ``run``: a question about the learner's own runs with their numbers
+  (:mod:`minigpt.study.run_questions`), graded as an explain question, on its rubric.
 
 :func:`plan` picks the questions: each draws a lesson among those read with weight
 ``1 - readiness + FLOOR`` (the weakest come up most, none never), then a kind that lesson can be
@@ -80,13 +82,18 @@ def _kata(deck, lesson: str, name: str, rng: random.Random) -> Question:
     return Question("kata", lesson, kata=name, prompt=f"Write the kata {name!r}.")
 
 
+def _run(deck, lesson: str, item, rng: random.Random) -> Question:
+    return Question("run", lesson, prompt=item.prompt, answer=item.answer, rubric=item.rubric)
+
+
 @dataclass(frozen=True)
 class Kind:
     id: str
     title: str
     ask: Callable[..., Question]   # (deck, lesson, a card or a kata's name, rng) → the question
-    suits: Callable[..., bool] | None = None  # the cards it asks about; None: it asks katas
+    suits: Callable[..., bool] | None = None  # the cards it asks about; None: it asks katas or runs
     once: bool = False             # one question of this kind at most (a kata takes minutes)
+    source: str = "cards"          # what it asks about: "cards", "katas" or "runs"
 
 
 # The kinds, in the order a session turns them round.
@@ -94,12 +101,18 @@ KINDS: dict[str, Kind] = {k.id: k for k in (
     Kind("define", "Define", _define, suits=lambda card: card.kind == "term" and bool(card.definition)),
     Kind("explain", "Explain", _explain, suits=lambda card: card.kind == "question" and bool(card.checklist)),
     Kind("compute", "Compute", _compute, suits=lambda card: card.kind == "numeric" and bool(card.template)),
-    Kind("kata", "Kata", _kata, once=True),
+    Kind("kata", "Kata", _kata, once=True, source="katas"),
+    Kind("run", "Your run", _run, source="runs"),
 )}
+RUBRIC_KINDS = ("explain", "run")  # answered in words, then scored by the rubric points ticked
+
+
+def _is_card(item) -> bool:
+    return hasattr(item, "note_id")
 
 
 def _key(item) -> str:
-    """What a question is about: a card's id or a kata's name (none is asked twice)."""
+    """What a question is about: a card's or a run question's id, or a kata's name (none is asked twice)."""
     return item if isinstance(item, str) else item.id
 
 
@@ -230,8 +243,9 @@ def day_line(day, today) -> str:
 
 
 def candidates(deck, lessons: list[str], katas_by_lesson: dict[str, list[str]],
-               allow_code: bool) -> dict[tuple[str, str], list]:
-    """(lesson, kind) → what can be asked: cards for define/explain/compute, kata names for kata."""
+               allow_code: bool, run_questions: list | None = None) -> dict[tuple[str, str], list]:
+    """(lesson, kind) → what can be asked: cards for define/explain/compute, kata names for kata,
+    questions about the learner's runs (:class:`minigpt.study.run_questions.RunQuestion`) for run."""
     out: dict[tuple[str, str], list] = {}
     wanted = set(lessons)
     for card in deck:
@@ -242,10 +256,14 @@ def candidates(deck, lessons: list[str], katas_by_lesson: dict[str, list[str]],
                 out.setdefault((card.lesson, kind.id), []).append(card)
                 break
     if allow_code:
-        for kind in (k for k in KINDS.values() if k.suits is None):
+        for kind in (k for k in KINDS.values() if k.source == "katas"):
             for lesson in lessons:
                 if katas_by_lesson.get(lesson):
                     out[(lesson, kind.id)] = list(katas_by_lesson[lesson])
+    for kind in (k for k in KINDS.values() if k.source == "runs"):
+        for item in run_questions or ():
+            if item.lesson in wanted:
+                out.setdefault((item.lesson, kind.id), []).append(item)
     return out
 
 
@@ -264,13 +282,15 @@ def fair_share(questions: int, lessons: int) -> int:
 
 def plan(deck, lessons: list[str], figures: dict[str, float], *, minutes: float = DEFAULT_MINUTES,
          katas_by_lesson: dict[str, list[str]] | None = None, allow_code: bool = False,
-         seed: int | None = None) -> list[Question]:
+         run_questions: list | None = None, seed: int | None = None) -> list[Question]:
     """The interview's questions: lessons drawn by weakness, kinds turned round, no concept twice
     (:func:`same_concept`), no lesson past its :func:`fair_share` while the others have questions
-    left, one kata at most. ``lessons``: the lessons read (course order); ``figures``: readiness."""
+    left, one kata at most. ``lessons``: the lessons read (course order); ``figures``: readiness;
+    ``run_questions``: questions about the learner's runs, asked in the lessons they practise."""
     rng = random.Random(seed)
-    pool = candidates(deck, lessons, katas_by_lesson or {}, allow_code)
-    order = list(KINDS)
+    pool = candidates(deck, lessons, katas_by_lesson or {}, allow_code, run_questions)
+    # The turn goes round the kinds there can be: without runs, plans stay what they were.
+    order = [k for k in KINDS if KINDS[k].source != "runs" or any(key[1] == k for key in pool)]
     usable = [lesson for lesson in lessons if any((lesson, k) in pool for k in KINDS)]
     if not usable:
         return []
@@ -286,7 +306,7 @@ def plan(deck, lessons: list[str], figures: dict[str, float], *, minutes: float 
         kinds = [k for k in KINDS if pool.get((lesson, k))
                  and not (KINDS[k].once and any(q.kind == k for q in out))]
         left = {k: [c for c in pool[(lesson, k)] if _key(c) not in used
-                    and (isinstance(c, str) or not any(same_concept(c, a) for a in asked_cards))]
+                    and (not _is_card(c) or not any(same_concept(c, a) for a in asked_cards))]
                 for k in kinds}
         return {k: v for k, v in left.items() if v}
 
@@ -306,7 +326,7 @@ def plan(deck, lessons: list[str], figures: dict[str, float], *, minutes: float 
             turn += 1
             choice = rng.choice(left[kind])
             used.add(_key(choice))
-            if not isinstance(choice, str):
+            if _is_card(choice):
                 asked_cards.append(choice)
             out.append(KINDS[kind].ask(deck, lesson, choice, rng))
     return out

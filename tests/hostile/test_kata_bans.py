@@ -253,6 +253,32 @@ ALTERNATIVES = {
         "    update = (new_m / (1 - beta1 ** step)) / ((new_v / (1 - beta2 ** step)).sqrt() + eps)\n"
         "    return param - lr * (update + weight_decay * param), new_m, new_v\n",
     ],
+    "gqa_kv_step": [
+        "import math\nimport torch\n\ndef gqa_kv_step(q_new, k_new, v_new, cache_k, cache_v):\n"
+        "    keys, values = torch.cat((cache_k, k_new), dim=2), torch.cat((cache_v, v_new), dim=2)\n"
+        "    b, h, _, d = q_new.shape\n    g = keys.shape[1]\n    q = q_new.view(b, g, h // g, 1, d)\n"
+        "    s = q @ keys.unsqueeze(2).mT / math.sqrt(d)\n    w = torch.exp(s - s.logsumexp(-1, keepdim=True))\n"
+        "    return (w @ values.unsqueeze(2)).reshape(b, h, 1, d), keys, values\n",
+        "import math\nimport torch\n\ndef gqa_kv_step(q_new, k_new, v_new, cache_k, cache_v):\n"
+        "    keys, values = torch.cat([cache_k, k_new], -2), torch.cat([cache_v, v_new], -2)\n"
+        "    group = torch.arange(q_new.shape[1]) // (q_new.shape[1] // keys.shape[1])\n"
+        "    q, k, v = q_new.float(), keys[:, group].float(), values[:, group].float()  # float32 inside\n"
+        "    s = torch.einsum('bhqd,bhkd->bhqk', q, k) / math.sqrt(q.shape[-1])\n"
+        "    return (torch.softmax(s, -1) @ v).to(q_new.dtype), keys, values\n",
+    ],
+    "top_p_sample": [
+        "import torch\n\ndef top_p_sample(logits, temperature, top_p, u):\n    p = torch.softmax(logits / temperature, dim=-1)\n"
+        "    sp, order = torch.sort(p, dim=-1, descending=True)\n    keep_sorted = (torch.cumsum(sp, -1) - sp) < top_p\n"
+        "    keep = torch.empty_like(keep_sorted).scatter_(-1, order, keep_sorted)\n"
+        "    p = torch.where(keep, p, torch.zeros_like(p))\n    p = p / p.sum(-1, keepdim=True)\n"
+        "    token = torch.searchsorted(p.cumsum(-1), u.unsqueeze(-1).contiguous(), right=True).squeeze(-1)\n"
+        "    return p, token.clamp(max=p.shape[-1] - 1)\n",
+        "import torch\n\ndef top_p_sample(logits, temperature, top_p, u):\n    z = logits.float() / temperature  # float32 inside\n"
+        "    p = (z - z.max(-1, keepdim=True).values).exp()\n    p = p / p.sum(-1, keepdim=True)\n"
+        "    sp, _ = p.sort(-1, descending=True)\n    n_keep = ((sp.cumsum(-1) - sp) < top_p).sum(-1, keepdim=True)\n"
+        "    p = torch.where(p >= sp.gather(-1, n_keep - 1), p, 0.0)\n    p = p / p.sum(-1, keepdim=True)\n"
+        "    token = (p.cumsum(-1) <= u.float().unsqueeze(-1)).long().sum(-1)\n    return p.to(logits.dtype), token\n",
+    ],
     "gpt_params": [
         "def gpt_params(vocab_size, block_size, n_layer, d_model, tied=True):\n    d = d_model\n"
         "    per_layer = 12 * d * d + 13 * d\n"

@@ -161,7 +161,7 @@ class InterviewScreen(EndOrPause, Screen):
         read = [x.lesson for x in r.lessons if x.parts.get("read")] or [x.lesson for x in r.lessons]
         read = iv.in_scope(read, plan_settings(self.app.store)[1])  # the interview day's lessons
         self.questions = iv.plan(self.session.deck_in_play(), read, {x.lesson: x.figure for x in r.lessons},
-                                 minutes=minutes, katas_by_lesson=katas,
+                                 minutes=minutes, katas_by_lesson=katas, run_questions=self._run_questions(),
                                  allow_code=serving_policy.code_editing_allowed(), seed=self.seed)
         if not self.questions:
             self.set_status("Nothing to ask yet: read a lesson first.")
@@ -222,6 +222,18 @@ class InterviewScreen(EndOrPause, Screen):
             self.start(minutes)
         elif self.state == "asking":
             self.reveal(event.value)
+
+    @staticmethod
+    def _run_questions() -> list:
+        """Questions about the learner's own runs (none when the runs folder cannot be read)."""
+        from minigpt.errors import TutorError
+        from minigpt.runs.listing import list_runs
+        from minigpt.study.run_questions import questions_for_runs
+
+        try:
+            return questions_for_runs(list_runs())
+        except (TutorError, OSError):
+            return []
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "iv-resume":
@@ -314,14 +326,14 @@ class InterviewScreen(EndOrPause, Screen):
         if action == "self_grade":
             return self.state == "revealed" and kind == "define"
         if action == "tick":
-            return self.state == "revealed" and kind == "explain"
+            return self.state == "revealed" and kind in iv.RUBRIC_KINDS
         if action == "open_kata":
             return self.state == "asking" and kind == "kata"
         if action == "confirm":
-            return (self.state == "revealed" and kind in ("compute", "explain")) or \
+            return (self.state == "revealed" and (kind == "compute" or kind in iv.RUBRIC_KINDS)) or \
                 (self.state == "asking" and kind == "kata")
         if action == "submit_text":
-            return self.state == "asking" and kind == "explain"
+            return self.state == "asking" and kind in iv.RUBRIC_KINDS
         if action == "keep":
             return self.state == "report" and self.report is not None and self.report.partial and not self.kept \
                 and self.saved_id is not None
@@ -338,7 +350,7 @@ class InterviewScreen(EndOrPause, Screen):
 
     def action_confirm(self) -> None:
         q = self.questions[self.index]
-        if q.kind == "explain":
+        if q.kind in iv.RUBRIC_KINDS:
             made = len(self.ticked)
             missed = tuple(p for i, p in enumerate(q.rubric, 1) if i not in self.ticked)
             self.record(made / len(q.rubric) if q.rubric else 0.0, missed=missed)

@@ -62,7 +62,7 @@ def question_widgets(q: iv.Question, draft: str = "") -> tuple[list, object | No
                 Static("o opens the kata in a scratch copy from its stub (your practice draft is "
                        "untouched); pass it there, come back and press enter to record it.")], None
     widgets = [Static(escape(q.prompt), classes="iv-prompt")]
-    if q.kind == "explain":
+    if q.kind in iv.RUBRIC_KINDS:
         answer = TextArea(draft, classes="iv-answer iv-explain")
         return [*widgets, answer, Static("[dim]Type your explanation; ctrl+s shows the rubric.[/dim]")], answer
     shape = q.note == "exact shape"

@@ -16,7 +16,8 @@ MODULES = {
     "layer_norm": "layers", "gelu": "layers", "cross_entropy": "layers",
     "sinusoidal_positions": "layers", "rope": "layers",
     "sampling_filter": "training", "bpe_merge": "training", "lr_schedule": "training",
-    "adamw_step": "training", "gpt_params": "training",
+    "adamw_step": "training", "gpt_params": "training", "bpe_encode": "training", "newton_schulz": "training",
+    "gqa_kv_step": "inference", "top_p_sample": "inference", "causal_padding_mask": "inference",
 }
 
 

@@ -1,5 +1,5 @@
-"""Checkers for the training and decoding katas: sampling filter, BPE merge, lr schedule, AdamW,
-parameter count."""
+"""Checkers for the training and decoding katas: sampling filter, BPE merge and encode, lr schedule,
+AdamW, parameter count, Muon's Newton–Schulz step."""
 
 from __future__ import annotations
 
@@ -221,7 +221,102 @@ GPT_PARAMS = Checker(_params_cases, (
 ))
 
 
+# ---------------------------------------------------------------------------- BPE encode
+
+_BPE_TEXT = "the cat sat on the mat; the hat, the bat and that cat sat there. " * 3
+
+
+def _bpe_encode_cases() -> list[Case]:
+    from minigpt.teaching.bpe import train_bpe
+
+    learned = [(m.left, m.right) for m in train_bpe(_BPE_TEXT, 40).merges]
+    doubling = [("a", "a"), ("aa", "aa"), ("b", "a")]
+    return [
+        Case("' that' with the merges learned on a short text", (" that", learned)),
+        Case("' hatter': some characters stay single", (" hatter", learned)),
+        Case("' ate': (a, t) was learned before (' ', a), so it wins though it is not leftmost", (" ate", learned)),
+        Case("' there' takes five merges in a row", (" there", learned)),
+        Case("'aaaaa' with (a, a) then (aa, aa): no overlapping merges", ("aaaaa", doubling)),
+        Case("'baaab': the lower rank wins over the leftmost pair", ("baaab", doubling)),
+        Case("a merge listed twice counts at its first position", ("abc", [("b", "c"), ("a", "b"), ("b", "c")])),
+        Case("a word no merge applies to", ("xyz", learned)),
+        Case("a single character", ("q", learned)),
+        Case("the empty word", ("", learned)),
+    ]
+
+
+def _encode(word, merges, *, choose="rank", overlap=False):
+    rank: dict = {}
+    for i, pair in enumerate(merges):
+        rank.setdefault(tuple(pair), i)
+    tokens = list(word)
+    while len(tokens) > 1:
+        pairs = [p for p in zip(tokens, tokens[1:]) if p in rank]
+        if not pairs:
+            break
+        best = {"rank": min(pairs, key=rank.get), "leftmost": pairs[0],
+                "latest": max(pairs, key=rank.get), "frequent": max(pairs, key=pairs.count)}[choose]
+        out, i = [], 0
+        while i < len(tokens):
+            if i + 1 < len(tokens) and (tokens[i], tokens[i + 1]) == best:
+                out.append(tokens[i] + tokens[i + 1])
+                i += 1 if overlap else 2
+            else:
+                out.append(tokens[i])
+                i += 1
+        tokens = out
+    return tokens
+
+
+BPE_ENCODE = Checker(_bpe_encode_cases, (
+    Mistake("the leftmost mergeable pair was merged first: merge the pair learned earliest (lowest rank)",
+            lambda *a: _encode(*a, choose="leftmost")),
+    Mistake("the pair learned last was merged first: rank order means the earliest merge first",
+            lambda *a: _encode(*a, choose="latest")),
+    Mistake("the most frequent pair in the word was merged first (that is training, not encoding): "
+            "merge by rank", lambda *a: _encode(*a, choose="frequent")),
+    Mistake("merges overlapped: after a merge, skip both tokens of the pair", lambda *a: _encode(*a, overlap=True)),
+))
+
+
+# ---------------------------------------------------------------------------- Newton–Schulz
+
+
+def _ns_cases() -> list[Case]:
+    g = generator(210)
+    return [
+        Case("a 4×4 matrix, 5 steps", (randn(g, 4, 4),)),
+        Case("a wide 3×6 matrix", (randn(g, 3, 6),)),
+        Case("a tall 7×3 matrix (the iteration may run on its transpose)", (randn(g, 7, 3),)),
+        Case("a stack of two 4×5 matrices, float32", (randn(g, 2, 4, 5, dtype=F32),)),
+        Case("a gradient of large norm (×1000)", (randn(g, 5, 5, scale=1000.0),)),
+        Case("2 steps only", (randn(g, 3, 4),), {"steps": 2}),
+    ]
+
+
+def _ns(g, steps=5, *, normalise=True, coefficients=None, cubic=False, run=None):
+    from minigpt.training.muon import NS_COEFFICIENTS
+
+    a, b, c = coefficients or NS_COEFFICIENTS
+    x = g / (g.norm(dim=(-2, -1), keepdim=True) + 1e-7) if normalise else g
+    for _ in range(steps if run is None else run):
+        gram = x @ x.transpose(-2, -1)
+        x = 1.5 * x - 0.5 * gram @ x if cubic else a * x + (b * gram + c * gram @ gram) @ x
+    return x
+
+
+NEWTON_SCHULZ = Checker(_ns_cases, (
+    Mistake("g was not divided by its Frobenius norm first: singular values above 1 make the iteration blow up",
+            lambda *a, **k: _ns(*a, **k, normalise=False)),
+    Mistake("the coefficients were swapped: a = 3.4445 multiplies X, c = 2.0315 the quintic term",
+            lambda *a, **k: _ns(*a, **k, coefficients=(2.0315, -4.7750, 3.4445))),
+    Mistake("this is the textbook cubic 1.5·X − 0.5·(X·Xᵀ)·X; Muon uses the tuned quintic",
+            lambda *a, **k: _ns(*a, **k, cubic=True)),
+    Mistake("only one step ran: repeat the update `steps` times", lambda *a, **k: _ns(*a, **k, run=1)),
+), rtol=1e-4, atol=1e-5)  # float32 inside is accepted: Muon itself runs the iteration in low precision
+
+
 CHECKERS = {
     "sampling_filter": SAMPLING_FILTER, "bpe_merge": BPE_MERGE, "lr_schedule": LR_SCHEDULE,
-    "adamw_step": ADAMW_STEP, "gpt_params": GPT_PARAMS,
+    "adamw_step": ADAMW_STEP, "gpt_params": GPT_PARAMS, "bpe_encode": BPE_ENCODE, "newton_schulz": NEWTON_SCHULZ,
 }
