@@ -129,10 +129,10 @@ def alias_table(deck: Deck | Iterable[StudyCard]) -> dict[tuple[str, ...], tuple
 def bundled_aliases() -> dict[tuple[str, ...], tuple[str, ...]]:
     """The alias table of the bundled decks, read once (empty when a deck cannot be read)."""
     from minigpt.errors import DeckError
-    from minigpt.study.decks import load_decks
+    from minigpt.study.decks import cached_decks
 
     try:
-        return alias_table(load_decks(numbers=False))
+        return alias_table(cached_decks())  # the app's one read of the deck files
     except (DeckError, OSError):
         return {}
 
