@@ -139,10 +139,10 @@ class Summary:
     stderr: float
     n: int
 
-    def describe(self) -> str:
-        """``2.101 ± 0.004 (N 3)``; one value has no spread: ``2.101 (N 1)``."""
+    def describe(self, n: bool = True) -> str:
+        """``2.101 ± 0.0042 (N 3)``; one value has no spread: ``2.101 (N 1)``."""
         spread = f" ± {self.stderr:.2g}" if self.n > 1 else ""
-        return f"{self.mean:.4g}{spread} (N {self.n})"
+        return f"{self.mean:.3f}{spread}" + (f" (N {self.n})" if n else "")
 
 
 def summarize(values) -> Summary | None:

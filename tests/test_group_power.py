@@ -36,8 +36,8 @@ def test_summary_is_mean_standard_error_and_n():
     s = stats.summarize([2.0, 2.1, 2.3])
     assert s.mean == pytest.approx(2.1333333) and s.n == 3
     assert s.stderr == pytest.approx(statistics.stdev([2.0, 2.1, 2.3]) / math.sqrt(3))
-    assert s.describe() == f"2.133 ± {s.stderr:.2g} (N 3)"
-    assert stats.summarize([]) is None and stats.summarize([1.5]).describe() == "1.5 (N 1)"
+    assert s.describe() == f"2.133 ± {s.stderr:.2g} (N 3)" and s.describe(n=False) == f"2.133 ± {s.stderr:.2g}"
+    assert stats.summarize([]) is None and stats.summarize([1.5]).describe() == "1.500 (N 1)"
     # Cohen's d: difference over the pooled sd (here both sds are 0.1)
     assert stats.effect_size([1.0, 1.1, 1.2], [1.2, 1.3, 1.4]) == pytest.approx(-2.0)
 
@@ -99,7 +99,7 @@ def test_cli_prints_each_groups_finals_and_the_seeds_needed():
     result = CliRunner().invoke(main, ["runs", "--groups"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert any(ln.startswith("A (time budget): 3 runs · final val 2.02 ± ") and "(N 3)" in ln for ln in lines)
+    assert any(ln.startswith("A (time budget): 3 runs · final val 2.020 ± ") and "(N 3)" in ln for ln in lines)
     assert "seeds per group would detect it" in result.output
     data = json.loads(CliRunner().invoke(main, ["runs", "--groups", "--json"]).output)
     first = data["groups"][0]

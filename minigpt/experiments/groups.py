@@ -208,6 +208,17 @@ def compare(a: SeedGroup, b: SeedGroup, band_a: Band, band_b: Band) -> GroupComp
     return GroupComparison(result, is_paired, last, parted, band_a.axis, seeds_to_detect(at_a[last], at_b[last]))
 
 
+def brief(comparison: GroupComparison, a: str, b: str) -> list[str]:
+    """The comparison in three short lines for a narrow legend: the difference, the test's verdict
+    and the seeds needed."""
+    r = comparison.result
+    verdict = "real" if r.p < 0.05 else "within the noise"
+    lines = [f"{a} − {b}: {r.difference:+.3g} ± {r.stderr:.2g}", f"{r.test} p = {r.p:.2g}: {verdict}"]
+    if comparison.seeds_needed is not None:
+        lines.append(f"{comparison.seeds_needed} seeds/group detect it")
+    return lines
+
+
 def _where(value, axis: str) -> str:
     return f"{value * 100:.0f}% of the time budget" if axis == "budget" else f"step {value}"
 

@@ -241,7 +241,7 @@ class CompareRunsScreen(Screen):
         if len(found) >= 2:
             a, b = found[0], found[1]
             result = seed_groups.compare(a, b, bands[a.name], bands[b.name])
-            text = (seed_groups.describe(result, "1st", "2nd") if result is not None
+            text = ("\n".join(seed_groups.brief(result, "1st", "2nd")) if result is not None
                     else "the first two groups need two runs each at a shared evaluation to be compared")
         return self.BandsRead(found, bands, text, finals)
 
@@ -260,12 +260,11 @@ class CompareRunsScreen(Screen):
         for i, group in enumerate(self.groups):
             band = self.bands.get(group.name)
             colour = COLOURS[i][0]
-            legend.append(f"[{COLOURS[i][1]}]{MARKERS[i]}[/] {escape(names[i])}")
-            over = " over the budget" if band is not None and band.axis == "budget" else ""
-            legend.append(f"  [dim]{len(group.runs)} seeds · mean ± sd{over}[/dim]")
+            legend.append(f"[{COLOURS[i][1]}]{MARKERS[i]}[/] {escape(names[i][:22])} [dim]N {len(group.runs)}[/dim]")
             final = self.finals.get(group.name)
-            if final is not None:
-                legend.append(f"  [dim]{escape(final.describe().replace(' · ', chr(10) + '  '))}[/dim]")
+            for split, summary in (("val", final.val), ("test", final.test)) if final is not None else ():
+                if summary is not None:  # final losses, mean ± standard error
+                    legend.append(f"  [dim]{split} {summary.describe(n=summary.n != len(group.runs))}[/dim]")
             if band is None or not band.steps:
                 continue
             chart.set_series(f"{group.name}:mean", band.steps, band.mean, label=printable(group.name),
@@ -275,7 +274,7 @@ class CompareRunsScreen(Screen):
             chart.set_series(f"{group.name}:high", band.steps, band.high, label="", marker="·", scatter=True,
                              color=colour)
         if self.comparison:
-            legend.append(f"\n{escape(printable(self.comparison))}")
+            legend.append("\n" + "\n".join(escape(printable(line)) for line in self.comparison.splitlines()))
         if self._loading_bands:
             legend = ["Reading the seed groups…"]
         elif not self.groups:
@@ -285,12 +284,15 @@ class CompareRunsScreen(Screen):
     def _draw(self) -> None:
         chart = self.query_one(LossChart)
         if self.group_mode:
-            chart.chart_title = "val loss of seed groups"
+            budget = any(b.axis == "budget" for b in self.bands.values())
+            chart.chart_title = "val loss of seed groups, mean ± sd"
+            chart.xlabel = "fraction of the time budget" if budget else "step"
             chart.smoothing, chart.log_y = 0.0, self.log_axis
             chart.clear_series()
             self._draw_groups(chart)
             return
         chart.chart_title = f"{METRICS[self.metric]} (lower is better)"
+        chart.xlabel = "step"
         chart.smoothing = self.smoothing
         chart.log_y = self.log_axis
         chart.clear_series()
