@@ -22,7 +22,7 @@ from minigpt.runs import insight, snapshots
 from minigpt.runs.metrics import RunMetrics
 from minigpt.runs.schema import RunState
 from minigpt.training.diagnosis import Symptom, diagnose
-from tui.widgets.inside_views import layers_text, move_cursor, surprise_text
+from tui.widgets.inside_views import layers_text, move_cursor, surprise_text, view_steps
 from tui.widgets.loss_chart import LossChart
 from tui.widgets.run_alerts import deliver, diagnosis_text
 from tui.widgets.run_summary import STATE_GLYPHS, lr_cell, model_cell, read_config, run_title, seed_cell
@@ -185,7 +185,10 @@ class RunPanel(Vertical):
         if info.uniform_loss is not None and info.bigram_loss is not None:
             text += f" [dim]· ┄ uniform {info.uniform_loss:.2f} · bigram {info.bigram_loss:.2f}[/dim]"
         if self.scrub_step is not None:
-            text = f"[b]⏪ step {self.scrub_step}[/b] · every view at that step · a attention · ] later, then live"
+            others = {view: at for view, at in
+                      view_steps(self.surprise, self.layer_health, self.scrub_step).items() if at != self.scrub_step}
+            where = " · ".join(f"{view} from {at}" for view, at in others.items()) or "every view at that step"
+            text = f"[b]⏪ step {self.scrub_step}[/b] · {where} · a attention · ] later"
             self.query_one("#run-units", Static).update(text)
             return
         warn = self.layer_health is not None and self.layer_health.steps and self.layer_health.outside()
