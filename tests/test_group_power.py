@@ -15,7 +15,7 @@ from minigpt import paths, stats
 from minigpt.cli.main import main
 from minigpt.experiments import groups
 from minigpt.runs import listing
-from tests.helpers.run_fixtures import grouped_run, write_run
+from tests.helpers.run_fixtures import grouped_run, time_budget_groups, write_run
 from tui.screens.compare_runs import unique_labels
 from tui.screens.runs import group_tags, row_for
 
@@ -42,29 +42,8 @@ def test_summary_is_mean_standard_error_and_n():
     assert stats.effect_size([1.0, 1.1, 1.2], [1.2, 1.3, 1.4]) == pytest.approx(-2.0)
 
 
-def _time_run(root, folder, group, seed, best_val, steps, eval_every):
-    """A --time run of 6 s: each seed reaches its own step count and evaluates at its own steps
-    (no step is shared by all three), the last one as the budget runs out."""
-    run = grouped_run(root, folder, group, seed, best_val)
-    write_run(root, folder, seed=seed, best_val=best_val, steps=steps, eval_every=eval_every, log_every=1)
-    status = json.loads((run / "status.json").read_text())
-    status.update(format="minigpt-run-status", format_version=3, name=folder, note="", world_size=1, group=group,
-                  total_steps=None, time_budget_s=6.0)
-    status.pop("error", None)
-    (run / "status.json").write_text(json.dumps(status))
-    return run
-
-
-def _time_groups(root):
-    # 0.03 s a step: 200 steps end at the budget, 195 at 97.5 % of it, 210 just past it
-    for seed, steps, every in ((1, 200, 40), (2, 195, 39), (3, 210, 42)):
-        _time_run(root, f"a{seed}", "A", seed, 2.00 + seed / 100, steps, every)
-        _time_run(root, f"b{seed}", "B", seed, 2.10 + seed / 100, steps, every)
-    return groups.find_groups(sorted(listing.list_runs(root), key=lambda i: i.name))
-
-
 def test_a_time_budget_group_is_aligned_on_its_budget(tmp_path):
-    a, b = _time_groups(tmp_path)
+    a, b = time_budget_groups(tmp_path)
     assert groups.is_time_group(a)
     # Over steps the three seeds share no evaluation: the old band was empty.
     assert groups.band([groups.val_curve(r.path) for r in a.runs]).steps == []
@@ -95,7 +74,7 @@ def test_interpolation_never_extrapolates_before_the_first_evaluation():
 
 
 def test_cli_prints_each_groups_finals_and_the_seeds_needed():
-    _time_groups(paths.runs_dir())
+    time_budget_groups(paths.runs_dir())
     result = CliRunner().invoke(main, ["runs", "--groups"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()

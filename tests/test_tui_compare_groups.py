@@ -4,7 +4,7 @@ first two (paired t-test: the same seeds), within 80×24."""
 from __future__ import annotations
 
 from minigpt import paths
-from tests.helpers.run_fixtures import grouped_run
+from tests.helpers.run_fixtures import grouped_run, time_budget_groups
 from tests.helpers.screen_checks import all_problems
 from tests.helpers.waiting import until
 from tui import navigation
@@ -39,10 +39,8 @@ async def test_groups_drawn_as_bands_and_compared(make_app):
 
 
 async def test_time_budget_groups_show_their_finals_and_the_seeds_needed(make_app):
-    from tests.test_group_power import _time_groups
-
     app = make_app()
-    _time_groups(paths.runs_dir())
+    time_budget_groups(paths.runs_dir())
     async with app.run_test(size=(80, 24)) as pilot:
         navigation.open_screen(app, "compare_runs", groups=True)
         screen = app.screen

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from minigpt import paths
 from tests.helpers import waiting
+from tests.helpers.panel import open_panel
 from tests.helpers.run_fixtures import write_insight, write_run
 from tests.helpers.screen_checks import all_problems
-from tests.test_tui_training_inside import open_panel
 from tui import navigation
 from tui.screens.help import HelpScreen
 from tui.widgets.inside_views import layers_text, surprise_text, view_steps
