@@ -10,10 +10,10 @@ import os
 import sys
 import types
 
-from minigpt import machine, paths, processes
+from minigpt import machine, processes
 from tests.helpers import waiting
 from tests.helpers.panel import open_panel
-from tests.helpers.run_fixtures import a_training_run, write_run
+from tests.helpers.run_fixtures import a_training_run
 from tests.helpers.screen_checks import all_problems
 
 
@@ -90,7 +90,7 @@ def test_steps_per_second_and_the_line():
     assert len(line) <= 78  # one line of the panel at 80 columns
 
 
-async def test_the_panel_shows_the_trainers_machine_line_at_80x24(monkeypatch, make_app):
+async def test_the_panel_shows_the_trainers_machine_line_at_80x24_while_it_runs(monkeypatch, make_app):
     fake_nvml(monkeypatch)
     run = a_training_run()  # running, held by this process: its figures are this test's own
     status = json.loads((run / "status.json").read_text())
@@ -106,12 +106,6 @@ async def test_the_panel_shows_the_trainers_machine_line_at_80x24(monkeypatch, m
         assert "gpu 87% 3.0/80 GB 61°C" in text
         await waiting.until(pilot, lambda: all_problems(app) == [], 15, "a layout with no problems",
                             describe=lambda: str(all_problems(app)))
-
-
-async def test_a_finished_run_has_no_machine_line(make_app):
-    run = write_run(paths.runs_dir(), "done")
-    app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        panel = await open_panel(pilot, run)
-        await pilot.pause()
-        assert not panel.query_one("#run-machine").display
+        status.update(state="finished", pid=None, val_loss=2.1, test_loss=2.08)  # over: the line goes
+        (run / "status.json").write_text(json.dumps(status))
+        await waiting.until(pilot, lambda: not line.display, 15, "the machine line to go")
