@@ -120,9 +120,7 @@ class TrainingScreen(Screen):
 
     def check_action(self, action: str, parameters) -> bool | None:
         allowed = FORM_ACTIONS if self.mode == "form" else PANEL_ACTIONS
-        if self.mode == "form" and action in UNFOCUSED_FORM_ACTIONS:
-            return self.focused is None
-        if self.mode == "form" and action == "fill":
+        if self.mode == "form" and (action in UNFOCUSED_FORM_ACTIONS or action == "fill"):
             return self.focused is None
         if self.mode == "form" and action == "runs_from_form":
             return self.focused is not None  # unfocused, l does it
