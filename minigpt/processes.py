@@ -157,3 +157,48 @@ def own_cgroup() -> Path | None:
     except (OSError, StopIteration, IndexError):
         return None
     return Path(mount) / line[3:].strip().lstrip("/")
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What one process uses now: CPU as a percentage of one core (over the time since the last
+    sample; 400 = four cores busy), its threads and its resident memory."""
+
+    cpu_percent: float
+    threads: int
+    rss_bytes: int
+
+
+class UsageSampler:
+    """Samples one process's :class:`Usage` at most once per ``interval_s`` (asked more often, it
+    answers the last sample): psutil reads a few /proc files per sample, so a panel polling
+    several times a second costs what one sample a second costs."""
+
+    def __init__(self, pid: int, interval_s: float = 1.0, clock=None):
+        import time
+
+        self.pid, self.interval_s = pid, interval_s
+        self._clock = clock or time.monotonic
+        self._last_at: float | None = None
+        self._last: Usage | None = None
+        try:
+            self._process = psutil.Process(pid)
+            self._process.cpu_percent(None)  # the first call starts the interval the next one measures
+        except GONE:
+            self._process = None
+
+    def sample(self) -> Usage | None:
+        """The process's usage (None: gone or not ours to see)."""
+        now = self._clock()
+        if self._last_at is not None and now - self._last_at < self.interval_s:
+            return self._last
+        self._last_at = now
+        if self._process is None:
+            return None
+        try:
+            with self._process.oneshot():
+                self._last = Usage(self._process.cpu_percent(None), self._process.num_threads(),
+                                   self._process.memory_info().rss)
+        except GONE:
+            self._process, self._last = None, None
+        return self._last

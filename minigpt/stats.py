@@ -129,3 +129,83 @@ def first_parting(steps: list[int], a: list[list[float]], b: list[list[float]], 
         else:
             parted = None
     return parted
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A group's values as mean ± standard error of the mean, with their count N."""
+
+    mean: float
+    stderr: float
+    n: int
+
+    def describe(self, n: bool = True) -> str:
+        """``2.101 ± 0.0042 (N 3)``; one value has no spread: ``2.101 (N 1)``."""
+        spread = f" ± {self.stderr:.2g}" if self.n > 1 else ""
+        return f"{self.mean:.3f}{spread}" + (f" (N {self.n})" if n else "")
+
+
+def summarize(values) -> Summary | None:
+    """Mean, standard error (sample sd / √N) and N of ``values``; None for no values."""
+    values = [float(v) for v in values]
+    if not values:
+        return None
+    se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+    return Summary(statistics.fmean(values), se, len(values))
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The t with P(T ≤ t) = ``p`` for ``df`` degrees of freedom, by bisection on :func:`t_cdf`."""
+    if not 0.0 < p < 1.0:
+        raise ValueError("p must lie strictly between 0 and 1")
+    low, high = -1.0, 1.0
+    while t_cdf(low, df) > p:
+        low *= 2.0
+    while t_cdf(high, df) < p:
+        high *= 2.0
+    for _ in range(200):
+        mid = (low + high) / 2.0
+        if t_cdf(mid, df) < p:
+            low = mid
+        else:
+            high = mid
+        if high - low < 1e-12:
+            break
+    return (low + high) / 2.0
+
+
+def seeds_needed(effect: float, alpha: float = 0.05, power: float = 0.8, normal: bool = False) -> int | None:
+    """Runs per group a two-sided two-sample t-test needs to find a true difference of ``effect``
+    standard deviations (Cohen's d) with probability ``power`` at level ``alpha``.
+
+    The textbook formula n = 2 (z₁₋α/₂ + z_power)² / d² uses the normal distribution
+    (``normal=True``: d = 0.5 → 63); with the t distribution's wider tails, solved for n with
+    ν = 2n − 2 degrees of freedom, it is 64, as power tables give. None: no difference (d = 0)."""
+    if not 0.0 < alpha < 1.0 or not 0.0 < power < 1.0:
+        raise ValueError("alpha and power must lie strictly between 0 and 1")
+    d = abs(effect)
+    if d == 0.0 or not math.isfinite(d):
+        return None if d == 0.0 else 2
+    z = statistics.NormalDist()
+    n = 2.0 * (z.inv_cdf(1 - alpha / 2) + z.inv_cdf(power)) ** 2 / d**2
+    if normal:
+        return max(2, math.ceil(n))
+    for _ in range(50):  # fixed point: ν depends on n; it settles within a few rounds
+        df = max(2.0 * n - 2.0, 1.0)
+        new = 2.0 * (t_quantile(1 - alpha / 2, df) + t_quantile(power, df)) ** 2 / d**2
+        if abs(new - n) < 1e-6:
+            break
+        n = new
+    return max(2, math.ceil(n))
+
+
+def effect_size(a, b) -> float | None:
+    """Cohen's d of two groups: the difference of means over their pooled sample sd (None when
+    a group has fewer than two values or neither varies)."""
+    a, b = [float(v) for v in a], [float(v) for v in b]
+    if len(a) < 2 or len(b) < 2:
+        return None
+    pooled = ((len(a) - 1) * statistics.variance(a) + (len(b) - 1) * statistics.variance(b)) / (len(a) + len(b) - 2)
+    if pooled == 0:
+        return None
+    return (statistics.fmean(a) - statistics.fmean(b)) / math.sqrt(pooled)

@@ -59,6 +59,8 @@ async def open_training_form(app, pilot) -> TrainingScreen:
     await pilot.pause()
     screen = app.screen
     assert isinstance(screen, TrainingScreen) and screen.mode == "form"
+    await pilot.press("enter")  # the form opens with no field focused: enter steps into it
+    await pilot.pause()
     return screen
 
 

@@ -7,25 +7,10 @@ from pathlib import Path
 
 from minigpt.runs.insight import LAYERS_FILE, InsightLog, layers_header
 from tests.helpers import waiting
+from tests.helpers.panel import open_panel
 from tests.helpers.run_fixtures import write_insight, write_run
 from tests.helpers.screen_checks import all_problems
 from tui import navigation
-
-
-async def open_panel(pilot, run):
-    """The training screen on ``run``, once its panel has read the run's state."""
-    from textual.css.query import NoMatches
-
-    navigation.open_screen(pilot.app, "training", run_dir=run)
-
-    def ready():
-        try:
-            return pilot.app.screen.panel.state is not None
-        except (AttributeError, NoMatches):  # not mounted yet
-            return False
-
-    await waiting.until(pilot, ready, 30, "the panel to read the run")
-    return pilot.app.screen.panel
 
 
 async def test_inside_views_show_surprise_and_layer_health(tmp_path, make_app):

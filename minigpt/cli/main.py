@@ -157,12 +157,18 @@ def eval_cmd(checkpoint, data, as_json):
 
 @main.command(name="runs")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def runs_cmd(as_json):
+@click.option("--groups", "by_group", is_flag=True,
+              help="Seed groups instead: final val and test loss as mean ± standard error and N, and the first "
+                   "two groups compared, with the seeds needed to detect their difference.")
+def runs_cmd(as_json, by_group):
     """List training runs, newest first (a run with damaged files is listed as broken)."""
     from minigpt import paths
     from minigpt.runs import listing as runs
 
     found = runs.list_runs()
+    if by_group:
+        _print_groups(found, as_json)
+        return
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in found], indent=2))
         return
@@ -178,6 +184,40 @@ def runs_cmd(as_json):
             why = f"{r.world_size} processes" + (f"; {why}" if why else "")
         click.echo(printable(f"{r.name:<20} {r.status:<9} {r.label or '-':<22} {str(r.step) + total:>11} "
                              f"{best:>9}  {why or ''}"))
+
+
+def _print_groups(found, as_json: bool) -> None:
+    from minigpt.experiments import groups
+
+    found_groups = groups.find_groups(found)
+    rows = [(g, groups.finals(g)) for g in found_groups]
+    comparison = None
+    if len(found_groups) >= 2:
+        a, b = found_groups[:2]
+        comparison = groups.compare(a, b, groups.group_band(a), groups.group_band(b))
+    if as_json:
+        def summary(s):
+            return None if s is None else {"mean": s.mean, "stderr": s.stderr, "n": s.n}
+        click.echo(json.dumps({
+            "groups": [{"name": g.name, "runs": [r.name for r in g.runs], "seeds": g.seeds,
+                        "time_budget": groups.is_time_group(g), "final_val": summary(f.val),
+                        "final_test": summary(f.test)} for g, f in rows],
+            "comparison": None if comparison is None else {
+                "first": found_groups[0].name, "second": found_groups[1].name, "test": comparison.result.test,
+                "difference": comparison.result.difference, "stderr": comparison.result.stderr,
+                "p": comparison.result.p, "at": comparison.step, "axis": comparison.axis,
+                "seeds_needed": comparison.seeds_needed}}, indent=2))
+        return
+    if not rows:
+        click.echo("no seed groups: minigpt train --seeds 3 trains one")
+        return
+    for g, f in rows:
+        budget = " (time budget)" if groups.is_time_group(g) else ""
+        click.echo(printable(f"{g.name}{budget}: {len(g.runs)} runs · {f.describe()}"))
+    if comparison is not None:
+        click.echo(printable(groups.describe(comparison, "1st", "2nd")))
+    elif len(rows) >= 2:
+        click.echo("the first two groups need two runs each at a shared evaluation to be compared")
 
 
 @main.command()

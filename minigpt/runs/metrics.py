@@ -153,6 +153,7 @@ class RunMetrics:
     val_loss: list[float] = field(default_factory=list)
     speeds: list[float] = field(default_factory=list)  # tokens/s of the latest log lines
     last: dict = field(default_factory=dict)  # the latest record
+    recent: list[dict] = field(default_factory=list)  # the latest few records (the machine line's steps/s)
     restarted: bool = False
     follower: MetricsFollower = field(init=False, repr=False)
 
@@ -178,6 +179,7 @@ class RunMetrics:
                 self.speeds.append(float(rec["tokens_per_s"]))
                 del self.speeds[:-RECENT_SPEEDS]
             self.last = rec
+        self.recent = (self.recent + records)[-RECENT_SPEEDS:]
         return len(records)
 
     @property
@@ -193,4 +195,4 @@ class RunMetrics:
     def _clear(self) -> None:
         for series in (self.steps, self.train_loss, self.lr, self.val_steps, self.val_loss, self.speeds):
             series.clear()
-        self.last = {}
+        self.last, self.recent = {}, []

@@ -289,6 +289,9 @@ class Trainer:
             record["compile_s"] = round(t - self.interval_t, 2)
         if self.governor is not None:
             record["threads"] = torch.get_num_threads()  # what the interval trained with
+        if self.device.type == "cuda":  # the machine line's memory where NVML cannot be imported
+            record["cuda_mem_mb"] = round(torch.cuda.memory_allocated(self.device) / 2**20, 1)
+            record["cuda_peak_mb"] = round(torch.cuda.max_memory_allocated(self.device) / 2**20, 1)
         if val_loss is not None:
             record["val_loss"] = round(val_loss, 5)
         self.run.log(record)

@@ -120,3 +120,29 @@ def fake_run(exp, name, state, step, val, train=None, long=None, pid=None):
     if train is not None:
         extras = {"train_loss": train, **({"long_loss": long} if long is not None else {})}
         write_json_atomic(run_dir / "extras.json", extras)
+
+
+def time_run(root, folder, group, seed, best_val, steps, eval_every):
+    """A --time run of 6 s: each seed reaches its own step count and evaluates at its own steps
+    (no step is shared by all three), the last one as the budget runs out."""
+    run = grouped_run(root, folder, group, seed, best_val)
+    write_run(root, folder, seed=seed, best_val=best_val, steps=steps, eval_every=eval_every, log_every=1)
+    status = json.loads((run / "status.json").read_text())
+    status.update(format="minigpt-run-status", format_version=3, name=folder, note="", world_size=1, group=group,
+                  total_steps=None, time_budget_s=6.0)
+    status.pop("error", None)
+    (run / "status.json").write_text(json.dumps(status))
+    return run
+
+
+def time_budget_groups(root):
+    """Groups A and B of three --time seeds each (A's finals 2.01–2.03, B's 0.1 higher), as the
+    seed groups ``minigpt.experiments.groups`` finds. At 0.03 s a step, 200 steps end at the
+    budget, 195 at 97.5 % of it, 210 just past it."""
+    from minigpt.experiments import groups
+    from minigpt.runs import listing
+
+    for seed, steps, every in ((1, 200, 40), (2, 195, 39), (3, 210, 42)):
+        time_run(root, f"a{seed}", "A", seed, 2.00 + seed / 100, steps, every)
+        time_run(root, f"b{seed}", "B", seed, 2.10 + seed / 100, steps, every)
+    return groups.find_groups(sorted(listing.list_runs(root), key=lambda i: i.name))

@@ -72,13 +72,33 @@ def hidden_under(path: str, drawn: dict[str, tuple[list, list]], chart) -> str |
     return None
 
 
+def unique_labels(labels: list[str], width: int = 27) -> list[str]:
+    """``labels`` cut to ``width``, kept apart: a name cut short keeps its end ("gpt ×3 (…141805)"),
+    and names that still read the same are numbered (#2, #3)."""
+    out = []
+    for label in labels:
+        if len(label) > width:
+            tail = label[label.rfind("("):] if "(" in label else ""
+            keep = max(width - len(tail) - 1, width // 2) if 0 < len(tail) < width else width - 1
+            label = label[:keep] + "…" + (tail[-(width - keep - 1):] if tail else "")
+        out.append(label[:width])
+    seen: dict[str, int] = {}
+    for i, label in enumerate(out):
+        seen[label] = seen.get(label, 0) + 1
+        if out.count(label) > 1 and seen[label] > 1:
+            suffix = f" #{seen[label]}"
+            out[i] = label[: width - len(suffix)] + suffix
+    return out
+
+
 def curve_label(info: runs.RunInfo, width: int = 27) -> tuple[str, str]:
-    """A run in the legend: its name (as in the table's run column), then its key settings."""
+    """A run in the legend: its name in full (``unique_labels`` cuts the names apart), then its key
+    settings."""
     cfg = read_config(info.path)
     lr = lr_cell(cfg)
     settings = f"{model_cell(info, cfg)}{f' lr {lr}' if lr != '–' else ''} seed {seed_cell(cfg)}"
     title = run_title(info)
-    return (title if len(title) <= width else title[: width - 1] + "…"), settings[:width]
+    return title, settings[:width]
 
 
 class CompareRunsScreen(Screen):
@@ -104,6 +124,7 @@ class CompareRunsScreen(Screen):
         self.group_mode = False  # g: seed groups drawn as bands instead of single runs
         self.groups: list[seed_groups.SeedGroup] = []
         self.bands: dict[str, seed_groups.Band] = {}
+        self.finals: dict[str, seed_groups.Finals] = {}  # each group's final val and test: mean ± se, N
         self.comparison: str | None = None  # the first two groups compared, in words
         self._loading_bands = False
 
@@ -152,6 +173,7 @@ class CompareRunsScreen(Screen):
         groups: list
         bands: dict
         comparison: str | None
+        finals: dict
 
     # Not exclusive: each call reads other runs' curves and adds them, so none supersedes another.
     @background(thread=True, exclusive=False, group="curves")
@@ -213,29 +235,36 @@ class CompareRunsScreen(Screen):
     def load_bands(self) -> BandsRead:
         """Every group's val band, and the first two groups compared (off the event loop)."""
         found = seed_groups.find_groups(self.infos)[:MAX_CURVES]
-        bands = {g.name: seed_groups.band([seed_groups.val_curve(r.path) for r in g.runs]) for g in found}
+        bands = {g.name: seed_groups.group_band(g) for g in found}
+        finals = {g.name: seed_groups.finals(g) for g in found}
         text = None
         if len(found) >= 2:
             a, b = found[0], found[1]
             result = seed_groups.compare(a, b, bands[a.name], bands[b.name])
-            text = (seed_groups.describe(result, "1st", "2nd") if result is not None
+            text = ("\n".join(seed_groups.brief(result, "1st", "2nd")) if result is not None
                     else "the first two groups need two runs each at a shared evaluation to be compared")
-        return self.BandsRead(found, bands, text)
+        return self.BandsRead(found, bands, text, finals)
 
     @on(BandsRead)
     def _bands_loaded(self, message: BandsRead) -> None:
         self.groups, self.bands, self.comparison = message.groups, message.bands, message.comparison
+        self.finals = message.finals
         self._loading_bands = False
         self._draw()
 
     def _draw_groups(self, chart: LossChart) -> None:
-        """Each group as its mean val curve between two dotted lines at mean ± one sd."""
+        """Each group as its mean val curve between two dotted lines at mean ± one sd; a time
+        budget group over the fraction of its budget."""
         legend = []
+        names = unique_labels([printable(g.name) for g in self.groups])
         for i, group in enumerate(self.groups):
             band = self.bands.get(group.name)
             colour = COLOURS[i][0]
-            legend.append(f"[{COLOURS[i][1]}]{MARKERS[i]}[/] {escape(printable(group.name)[:27])}")
-            legend.append(f"  [dim]{len(group.runs)} seeds · mean ± sd[/dim]")
+            legend.append(f"[{COLOURS[i][1]}]{MARKERS[i]}[/] {escape(names[i][:22])} [dim]N {len(group.runs)}[/dim]")
+            final = self.finals.get(group.name)
+            for split, summary in (("val", final.val), ("test", final.test)) if final is not None else ():
+                if summary is not None:  # final losses, mean ± standard error
+                    legend.append(f"  [dim]{split} {summary.describe(n=summary.n != len(group.runs))}[/dim]")
             if band is None or not band.steps:
                 continue
             chart.set_series(f"{group.name}:mean", band.steps, band.mean, label=printable(group.name),
@@ -245,7 +274,7 @@ class CompareRunsScreen(Screen):
             chart.set_series(f"{group.name}:high", band.steps, band.high, label="", marker="·", scatter=True,
                              color=colour)
         if self.comparison:
-            legend.append(f"\n{escape(printable(self.comparison))}")
+            legend.append("\n" + "\n".join(escape(printable(line)) for line in self.comparison.splitlines()))
         if self._loading_bands:
             legend = ["Reading the seed groups…"]
         elif not self.groups:
@@ -255,12 +284,15 @@ class CompareRunsScreen(Screen):
     def _draw(self) -> None:
         chart = self.query_one(LossChart)
         if self.group_mode:
-            chart.chart_title = "val loss of seed groups"
+            budget = any(b.axis == "budget" for b in self.bands.values())
+            chart.chart_title = "val loss of seed groups, mean ± sd"
+            chart.xlabel = "fraction of the time budget" if budget else "step"
             chart.smoothing, chart.log_y = 0.0, self.log_axis
             chart.clear_series()
             self._draw_groups(chart)
             return
         chart.chart_title = f"{METRICS[self.metric]} (lower is better)"
+        chart.xlabel = "step"
         chart.smoothing = self.smoothing
         chart.log_y = self.log_axis
         chart.clear_series()
@@ -269,9 +301,16 @@ class CompareRunsScreen(Screen):
         order = sorted(self.shown, key=lambda p: self.slots[p])  # drawn in marker order
         labels = {}
         for path in order:
-            series = self.curves.get(path)
             info = self._info(path)
             labels[path] = curve_label(info) if info is not None else (Path(path).name, "")
+        titles = [labels[p][0] for p in order]
+        for path in order:  # runs named alike: their folders tell them apart
+            if titles.count(labels[path][0]) > 1:
+                labels[path] = (f"{labels[path][0]} ({Path(path).name})", labels[path][1])
+        apart = unique_labels([labels[p][0] for p in order])
+        labels = {p: (name, labels[p][1]) for p, name in zip(order, apart, strict=True)}
+        for path in order:
+            series = self.curves.get(path)
             if series is not None:
                 steps, values = ((series.val_steps, series.val_loss) if self.metric == "val"
                                  else (series.steps, series.train_loss))

@@ -25,7 +25,19 @@ KEY_COLUMN = 14
 BOX_WIDTH = 76  # #help-body's width in app.tcss; the text is 6 narrower (border, padding, scrollbar)
 
 
-def _bindings_table(title: str, bindings, width: int = BOX_WIDTH - 6) -> list[str]:
+def _key_text(binding: Binding, app=None) -> str:
+    """The key as the learner types it: the footer's own glyph for a named character
+    (``right_square_bracket`` → ``]``), otherwise its name (``ctrl+o``, clearer than ``^o``)."""
+    if binding.key_display:
+        return binding.key_display
+    if app is not None and "_" in binding.key:
+        shown = app.get_key_display(binding)
+        if len(shown) == 1:
+            return shown
+    return binding.key
+
+
+def _bindings_table(title: str, bindings, width: int = BOX_WIDTH - 6, app=None) -> list[str]:
     """A section of key rows; long descriptions wrap under themselves (a hanging indent)."""
     rows, seen = [], set()
     indent = " " * (2 + KEY_COLUMN + 1)
@@ -35,7 +47,7 @@ def _bindings_table(title: str, bindings, width: int = BOX_WIDTH - 6) -> list[st
         if not b.description or (b.action, b.description) in seen:
             continue
         seen.add((b.action, b.description))
-        key = _literal(f"{b.key_display or b.key:<{KEY_COLUMN}}")  # "[" is a key, not markup
+        key = _literal(f"{_key_text(b, app):<{KEY_COLUMN}}")  # "[" is a key, not markup
         lines = textwrap.wrap(b.description, max(20, width - len(indent))) or [""]
         rows.append(f"  [b]{key}[/b] {_literal(lines[0])}")
         rows += [indent + _literal(line) for line in lines[1:]]
@@ -106,7 +118,7 @@ class HelpScreen(ModalScreen):
         except Exception:  # a binding chain Textual has changed: the declared keys still help
             sections = [(_title(self.origin), self.origin.BINDINGS), ("Everywhere", self.app.BINDINGS)]
         for title, bindings in sections:
-            lines += _bindings_table(title, bindings, min(BOX_WIDTH, self.app.size.width) - 6)
+            lines += _bindings_table(title, bindings, min(BOX_WIDTH, self.app.size.width) - 6, self.app)
         lines += [
             "[b u]Lists and text[/b u]",
             "  [b]↑ ↓ PgUp PgDn[/b]  move and scroll",

@@ -40,9 +40,19 @@ from tui.widgets.run_summary import (
 from tui.widgets.training_confirm import ConfirmScreen
 
 # Fits 80 columns: the state as a glyph (legend above the table), the settings that tell runs apart.
-COLUMNS = ("", "run", "model", "lr", "steps", "seed", "best val", "age")  # the size is in the detail line
-RUN_WIDTH = 20  # at 80 columns; a wider terminal gives the names its extra columns
-OTHER_COLUMNS = 60  # what the other columns take, with the table's padding and scrollbar
+COLUMNS = ("", "run", "model", "lr", "steps", "seed", "grp", "best val", "age")  # the size is in the detail line
+RUN_WIDTH = 17  # at 80 columns; a wider terminal gives the names its extra columns
+OTHER_COLUMNS = 63  # what the other columns take, with the table's padding and scrollbar
+
+
+def group_tags(infos: list[runs.RunInfo]) -> dict[str, str]:
+    """A short tag per seed group (g1, g2, … in the order listed): the full name is long
+    ("gpt ×3 (20261203-…)") and shows in the detail line."""
+    tags: dict[str, str] = {}
+    for info in infos:
+        if info.group and info.group not in tags:
+            tags[info.group] = f"g{len(tags) + 1}"
+    return tags
 
 
 def _age(seconds: float | None) -> str:
@@ -58,13 +68,15 @@ def _short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def row_for(info: runs.RunInfo, stopping: bool = False, name_width: int = RUN_WIDTH) -> tuple[str, ...]:
+def row_for(info: runs.RunInfo, stopping: bool = False, name_width: int = RUN_WIDTH,
+            group_tag: str = "–") -> tuple[str, ...]:
     cfg = read_config(info.path)
     return ("■…" if stopping else state_glyph(info), _short(run_title(info), name_width), model_cell(info, cfg),
-            lr_cell(cfg), budget_cell(info, cfg), seed_cell(cfg), loss_cell(info.best_val), _age(info.age))
+            lr_cell(cfg), budget_cell(info, cfg), seed_cell(cfg), group_tag, loss_cell(info.best_val),
+            _age(info.age))
 
 
-def detail_for(info: runs.RunInfo, stopping: bool = False) -> str:
+def detail_for(info: runs.RunInfo, stopping: bool = False, group_tag: str | None = None) -> str:
     """The highlighted run in full: name, state, every key setting, its note."""
     cfg = read_config(info.path)
     title = run_title(info)
@@ -74,6 +86,8 @@ def detail_for(info: runs.RunInfo, stopping: bool = False) -> str:
     state += f" · {params_cell(info.n_params)} params" if info.n_params else ""
     lines = [f"[b]{escape(title)}[/b]{folder}  {state}",
              escape(settings_line(info, cfg))]
+    if info.group:
+        lines.append(f"seed group{' ' + group_tag if group_tag else ''}: {escape(printable(info.group))}")
     if info.reason and info.status in (RunState.BROKEN, RunState.FAILED):
         lines.append(f"{info.status}: {escape(info.reason)}")  # why: a damaged file, a divergence, a crash
     note = run_note(info)
@@ -98,6 +112,7 @@ class RunsScreen(Screen):
     def __init__(self):
         super().__init__()
         self.infos: dict[str, runs.RunInfo] = {}
+        self.tags: dict[str, str] = {}  # seed group → its short tag in the grp column
         self.stopping: set[str] = set()  # runs asked to stop whose worker has not confirmed yet
         self._fast = None  # the quick refresh while a stop is pending
 
@@ -126,7 +141,9 @@ class RunsScreen(Screen):
             self._fast.stop()
             self._fast = None
         name_width = max(RUN_WIDTH, self.size.width - OTHER_COLUMNS)
-        rows = [(str(info.path), row_for(info, str(info.path) in self.stopping, name_width)) for info in found]
+        self.tags = group_tags(found)
+        rows = [(str(info.path), row_for(info, str(info.path) in self.stopping, name_width,
+                                         self.tags.get(info.group, "–"))) for info in found]
         if rows != getattr(self, "_shown_rows", None):  # redraw only what changed: no flicker
             self._shown_rows = rows
             table.clear()
@@ -150,7 +167,7 @@ class RunsScreen(Screen):
         path = self.selected_path()
         info = self.infos.get(str(path)) if path is not None else None
         self.query_one("#runs-detail", Static).update(
-            detail_for(info, str(path) in self.stopping) if info is not None else "")
+            detail_for(info, str(path) in self.stopping, self.tags.get(info.group)) if info is not None else "")
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_detail()

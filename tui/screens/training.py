@@ -30,12 +30,16 @@ from tui.widgets.training_form import TrainingForm
 from tui.widgets.training_panel import RunPanel
 from tui.workers import run_guarded
 
-FORM_ACTIONS = {"start", "runs_from_form", "back"}
+FORM_ACTIONS = {"start", "runs_from_form", "back", "fill"}
+# Single letters that work on the form too while no field has the cursor (the screen opens so):
+# in a field they are typed.
+UNFOCUSED_FORM_ACTIONS = {"runs", "compare"}
 PANEL_ACTIONS = {"stop", "resume", "new_run", "duplicate", "runs", "compare", "back", "inside", "cursor", "scrub",
                  "attention", "diagnosis_lesson"}
 
 
 class TrainingScreen(Screen):
+    AUTO_FOCUS = ""  # nothing focused at first (None would mean the app's "*": the form's scroll area)
     BINDINGS = [
         Binding("ctrl+s", "start", "Start training", show=True, priority=True, id="training.start"),
         Binding("s", "stop", "Stop", show=True, id="training.stop"),
@@ -44,6 +48,8 @@ class TrainingScreen(Screen):
         Binding("c", "duplicate", "Copy settings", show=False, id="training.duplicate"),  # in the palette: the footer is full
         Binding("l", "runs", "Runs", show=True, id="training.runs"),
         Binding("ctrl+o", "runs_from_form", "Runs", show=True, id="training.runs_from_form"),
+        # The form opens with no field focused, so l and v work; enter (or tab) starts filling it in.
+        Binding("enter", "fill", "Fill in", show=True, id="training.fill"),
         # In the palette and the runs list (l): with s Stop a running run's footer cut "? Help" at 80.
         Binding("v", "compare", "Compare", show=False, id="training.compare"),
         Binding("i", "inside", "Inside", show=True, id="training.inside"),
@@ -81,9 +87,7 @@ class TrainingScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = "Training"
-        if self.mode == "form":
-            self.form.focus_first()
+        self.sub_title = "Training"  # no field focused (AUTO_FOCUS): letters are keys until enter or tab
 
     @property
     def form(self) -> TrainingForm:
@@ -116,6 +120,10 @@ class TrainingScreen(Screen):
 
     def check_action(self, action: str, parameters) -> bool | None:
         allowed = FORM_ACTIONS if self.mode == "form" else PANEL_ACTIONS
+        if self.mode == "form" and (action in UNFOCUSED_FORM_ACTIONS or action == "fill"):
+            return self.focused is None
+        if self.mode == "form" and action == "runs_from_form":
+            return self.focused is not None  # unfocused, l does it
         if action not in allowed and action in FORM_ACTIONS | PANEL_ACTIONS:
             return False
         if self.mode == "panel" and action == "cursor":
@@ -138,6 +146,11 @@ class TrainingScreen(Screen):
     # -- actions --------------------------------------------------------------------------------
     def action_start(self) -> None:
         self.form.submit()
+
+    def action_fill(self) -> None:
+        """Put the cursor in the form's first field."""
+        self.form.focus_first()
+        self.refresh_bindings()
 
     def on_training_form_submitted(self, event: TrainingForm.Submitted) -> None:
         """A valid form: say what will start (steps, estimated time, device) and start it on y."""

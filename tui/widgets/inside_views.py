@@ -39,6 +39,10 @@ def surprise_text(surprise: Surprise | None, cursor: tuple[int, int], uniform: f
     uniform = uniform or max(max(row, default=1.0) for row in nll)
     out.append("Surprise", style="bold")
     out.append(f" at step {at}\n", style="dim")
+    out.append("  ")  # the legend: the shades from certain (−ln p 0) to a uniform guess's −ln p
+    for level in range(SHADES + 1):
+        out.append(" ", style=shade(uniform * level / SHADES, uniform))
+    out.append(f" −ln p 0 → {uniform:.2f}\n", style="dim")
     item, pos = cursor
     for i, (chars, row) in enumerate(zip(surprise.chars, nll, strict=True)):
         out.append("  ")
@@ -79,9 +83,7 @@ def layers_text(health: LayerHealth | None, width: int = 12, step: int | None = 
     if health is None or not health.steps:
         out.append("\nnot recorded for this run" if health is None else "\nafter the first sample", style="dim")
         return out
-    last = len(health.steps) - 1
-    if step is not None:
-        last = max([i for i, s in enumerate(health.steps) if s <= step], default=0)
+    last = layer_index(health, step)
     bands = health.bands(last)
     outside = set(health.outside(last))
     out.append(f" step {health.steps[last]}, log10 ‖ΔW‖/‖W‖\n", style="dim")
@@ -96,7 +98,28 @@ def layers_text(health: LayerHealth | None, width: int = 12, step: int | None = 
         _one_a_line(out, health, history, last, outside, lo, hi, width)
     if outside:
         out.append(f"! {len(outside)} outside the band", style="bold")
+    else:  # the legend, while nothing needs it
+        out.append("! and bold: outside its band (none)", style="dim")
     return out
+
+
+def layer_index(health: LayerHealth, step: int | None) -> int:
+    """The sample layer health shows at ``step``: the last at or before it (None: the latest)."""
+    if step is None:
+        return len(health.steps) - 1
+    return max([i for i, s in enumerate(health.steps) if s <= step], default=0)
+
+
+def view_steps(surprise: Surprise | None, health: LayerHealth | None, step: int) -> dict[str, int]:
+    """The step each inside view really shows while the panel is at ``step`` (a snapshot's):
+    surprise and layer health are recorded at their own steps, the last one at or before it."""
+    steps = {}
+    got = surprise.at(step) if surprise is not None else None
+    if got is not None:
+        steps["surprise"] = got[0]
+    if health is not None and health.steps:
+        steps["layers"] = health.steps[layer_index(health, step)]
+    return steps
 
 
 def _two_a_line(out: Text, health: LayerHealth, history, last: int, outside: set, lo: float, hi: float) -> None:

@@ -16,13 +16,13 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Static
 
-from minigpt import alerts
+from minigpt import alerts, machine, processes
 from minigpt.control import workers as rc
 from minigpt.runs import insight, snapshots
 from minigpt.runs.metrics import RunMetrics
 from minigpt.runs.schema import RunState
 from minigpt.training.diagnosis import Symptom, diagnose
-from tui.widgets.inside_views import layers_text, move_cursor, surprise_text
+from tui.widgets.inside_views import layers_text, move_cursor, surprise_text, view_steps
 from tui.widgets.loss_chart import LossChart
 from tui.widgets.run_alerts import deliver, diagnosis_text
 from tui.widgets.run_summary import STATE_GLYPHS, lr_cell, model_cell, read_config, run_title, seed_cell
@@ -58,11 +58,14 @@ class RunPanel(Vertical):
         self.alert_watcher: alerts.AlertWatcher | None = None
         self.symptoms: list[Symptom] = []
         self._diagnosed: tuple = ()  # what the last diagnosis saw (evals, records/20, state)
+        self.usage_sampler: processes.UsageSampler | None = None  # of the live trainer: ≤ 1 sample/s
+        self.gpu_sampler: machine.GpuSampler | None = None  # made on the first CUDA run seen
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-title")
         yield Static(id="run-stats")
         yield Static(id="run-units")
+        yield Static(id="run-machine")  # the trainer's process and GPU, while it runs
         yield ProgressBar(total=1.0, show_eta=False, id="run-progress")
         with Horizontal(id="run-charts"):
             yield LossChart("loss (lower is better)", id="loss-chart")
@@ -185,7 +188,10 @@ class RunPanel(Vertical):
         if info.uniform_loss is not None and info.bigram_loss is not None:
             text += f" [dim]· ┄ uniform {info.uniform_loss:.2f} · bigram {info.bigram_loss:.2f}[/dim]"
         if self.scrub_step is not None:
-            text = f"[b]⏪ step {self.scrub_step}[/b] · every view at that step · a attention · ] later, then live"
+            others = {view: at for view, at in
+                      view_steps(self.surprise, self.layer_health, self.scrub_step).items() if at != self.scrub_step}
+            where = " · ".join(f"{view} from {at}" for view, at in others.items()) or "every view at that step"
+            text = f"[b]⏪ step {self.scrub_step}[/b] · {where} · a attention · ] later"
             self.query_one("#run-units", Static).update(text)
             return
         warn = self.layer_health is not None and self.layer_health.steps and self.layer_health.outside()
@@ -224,6 +230,7 @@ class RunPanel(Vertical):
         if self._read_insight():
             self._draw_inside()
         self._show_status()
+        self._show_machine()
         self._show_references()
         self._diagnose()
         evals = len(self.series.val_loss)
@@ -282,6 +289,27 @@ class RunPanel(Vertical):
             error.display = True
         else:
             error.display = False
+
+    def _show_machine(self) -> None:
+        """The machine line: the trainer's CPU, threads and memory (psutil), its steps/s and time
+        left, and on CUDA the GPU (NVML, else the trainer's torch counters). Only while running."""
+        line = self.query_one("#run-machine", Static)
+        pid = self.state.alive_pid if self.state.status == RunState.RUNNING else None
+        if pid is None:
+            line.display, self.usage_sampler = False, None
+            return
+        if self.usage_sampler is None or self.usage_sampler.pid != pid:
+            self.usage_sampler = processes.UsageSampler(pid)
+        gpu = None
+        if (self.state.info.device or "").startswith("cuda"):
+            if self.gpu_sampler is None:
+                self.gpu_sampler = machine.GpuSampler()
+            gpu = self.gpu_sampler.sample() or machine.torch_gpu_usage(self.series.last)
+        _, eta = rc.progress(self.state.info, self.series.last)
+        text = machine.machine_line(self.usage_sampler.sample(), machine.steps_per_second(self.series.recent),
+                                    rc.format_duration(eta) if eta is not None else None, gpu)
+        line.display = bool(text)
+        line.update(f"[dim]{_escape(text)}[/dim]")
 
     def _alert(self) -> None:
         """The run's end (seen here, whoever trains it), told once as the learner's settings ask."""
