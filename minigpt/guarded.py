@@ -189,14 +189,3 @@ def fsync_dir(path: Path | str) -> None:
         finally:
             os.close(fd)
 
-
-def file_ids(paths) -> set[tuple[int, int]]:
-    """(device, inode) of each path that exists: what a file is, whatever name or link reaches it."""
-    ids = set()
-    for path in paths:
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        ids.add((st.st_dev, st.st_ino))
-    return ids

@@ -22,8 +22,6 @@ from pathlib import Path
 
 import psutil
 
-from minigpt import guarded
-
 LINUX = sys.platform.startswith("linux")
 # /proc answers for other processes' open files (not only a Linux without /proc mounted, such as
 # some containers): the one fact that decides how the lock proof is made.
@@ -144,7 +142,7 @@ def open_file_ids(pid: int) -> set[tuple[int, int]] | None:
         return set()
     except GONE:
         return None
-    return guarded.file_ids(paths)
+    return file_ids(paths)
 
 
 def own_cgroup() -> Path | None:
@@ -202,3 +200,15 @@ class UsageSampler:
         except GONE:
             self._process, self._last = None, None
         return self._last
+
+
+def file_ids(paths) -> set[tuple[int, int]]:
+    """(device, inode) of each path that exists: what a file is, whatever name or link reaches it."""
+    ids = set()
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        ids.add((st.st_dev, st.st_ino))
+    return ids

@@ -19,7 +19,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from minigpt import guarded, spawn
+from minigpt import guarded, processes, spawn
 from minigpt.errors import KataCodeError
 from minigpt.katas.ban import banned_ops
 from minigpt.katas.catalogue import Kata
@@ -37,7 +37,7 @@ def _tail(text: str, lines: int = 6) -> str:
 
 def solution_files(kata: Kata) -> list[tuple[int, int]]:
     """(device, inode) of every kata's ``solution.py`` beside ``kata``: files the harness refuses to open."""
-    return sorted(guarded.file_ids(kata.folder.parent.glob("*/solution.py")))
+    return sorted(processes.file_ids(kata.folder.parent.glob("*/solution.py")))
 
 
 def job(kata: Kata, source: str, token: str, out_path: Path) -> dict:
