@@ -23,12 +23,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from subprocess import DEVNULL  # (a constant: the child is started by minigpt.spawn)
 
-from minigpt import paths, spawn
+from minigpt import guarded, paths, spawn
+from minigpt.errors import UnsafeFileError
 from minigpt.runs.files import write_text_atomic
 from minigpt.runs.lab import JOBS
 from minigpt.teaching.examples.catalog import EXAMPLES, render_example
 
 ENTRY_FORMAT = "minigpt-example 1"
+ENTRY_LIMIT = 1 << 20   # an example is a few KiB of Markdown: a larger entry is not one of ours
+SOURCE_LIMIT = 4 << 20
 _PACKAGE = Path(__file__).resolve().parents[2]
 _IMPORT_ROOT = _PACKAGE.parent
 
@@ -60,7 +63,7 @@ def _environment_stamp() -> str:
 @functools.cache
 def _module_digest(module_name: str) -> str:
     module = sys.modules.get(module_name)
-    source = Path(module.__file__).read_bytes() if module is not None and module.__file__ else b""
+    source = guarded.read_bytes(module.__file__, SOURCE_LIMIT) if module is not None and module.__file__ else b""
     return hashlib.sha256(source).hexdigest()
 
 
@@ -82,10 +85,10 @@ def cached(example_id: str) -> str | None:
     if not is_cacheable(example_id):
         return None
     try:
-        head, _, body = entry_path(example_id).read_bytes().partition(b"\n")
+        head, _, body = guarded.read_bytes(entry_path(example_id), ENTRY_LIMIT).partition(b"\n")
         fields = head.decode("ascii").rsplit(" ", 2)
         text = body.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, UnsafeFileError):
         return None
     if fields != [ENTRY_FORMAT, cache_key(example_id), hashlib.sha256(body).hexdigest()]:
         return None
