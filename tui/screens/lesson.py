@@ -30,6 +30,8 @@ from tui.widgets.lesson_blocks import FIRST_BLOCKS, ExampleBlock, LessonBody, sp
 from tui.widgets.snippet import SnippetBlock
 from tui.workers import Result, background, post_result
 
+SAY_WAITING_S = 0.3  # an action that has not answered by then says what it is doing
+
 
 class LessonScreen(ReadingPosition, Screen):
     BINDINGS = [
@@ -269,7 +271,13 @@ class LessonScreen(ReadingPosition, Screen):
     async def start_lab_job(self, job: str) -> None:
         from tui.widgets.lab_start import start_lab_job
 
-        self.notify(await start_lab_job(job), title="Lab", timeout=8)
+        # Said at once when the answer is not: starting a job can take seconds on a busy machine.
+        saying = self.set_timer(SAY_WAITING_S, lambda: self.notify(f"{job}: starting the lab job …", title="Lab"))
+        try:
+            answer = await start_lab_job(job)
+        finally:
+            saying.stop()
+        self.notify(answer, title="Lab", timeout=8)
 
     def action_open_katas(self) -> None:
         """The lesson's kata, or the list of them when it has several."""
