@@ -9,7 +9,9 @@ on the screen, so each figure is what a learner sees, drawing included:
   heaviest: the one whose worked examples take longest to compute) and ``n`` in the attention
   stepper (its next stage), vs the bare app doing the same kind of change: pushing a screenful of
   text in a box (help), pushing a screen with the same lesson's Markdown and nothing else (a
-  lesson), updating a block of numbers (a stage);
+  lesson), updating a block of numbers (a stage); and for the heaviest lesson, how long from
+  ``enter`` until ``?`` (help) has answered, pressed as soon as the lesson shows (a lesson
+  that computes its examples on the event loop shows its text, then ignores keys meanwhile);
 
 ours and the bare app alternately, trial by trial (the load of a shared machine then weighs on
 both alike); first idle, then while a training run (``minigpt train``, niced like the app's
@@ -200,13 +202,23 @@ def keypresses(script: Path, env: dict[str, str], trials: int) -> dict[str, tupl
                 timed_press(ours, "Escape", "Learn how GPT works")
                 timed_press(ours, "a", "1/7")
             times: tuple[list[float], list[float]] = ([], [])
+            answered: tuple[list[float], list[float]] = ([], [])
             for i in range(trials + 1):  # the first round warms imports and caches: not counted
-                for pane, (key, marker, back, back_marker, back_gone), into in zip((ours, bare), sides, times):
+                for pane, (key, marker, back, back_marker, back_gone), into, keys_into in zip(
+                        (ours, bare), sides, times, answered):
                     t = timed_press(pane, key, marker)
+                    if what == "heaviest lesson":  # then help, once it shows: when does it answer a key?
+                        shown = "BARE PUSHED SCREEN" if pane is bare else "escape closes"
+                        keys_into.append(t + timed_press(pane, "?", shown))
+                        timed_press(pane, "Escape", shown, gone=True)
                     timed_press(pane, back, back_marker, gone=back_gone)
-                    if i:
+                    if not i:
+                        del keys_into[:]
+                    else:
                         into.append(t)
             out[what] = times
+            if what == "heaviest lesson":
+                out["heaviest lesson, then ?"] = answered
     finally:
         ours.close()
         bare.close()
@@ -266,6 +278,7 @@ def measure(label: str, trials: int, bare_script: Path, env: dict[str, str]) -> 
             ("help (?)", *presses["help"], 1.5),
             ("a lesson (enter)", *presses["lesson"], 1.5),
             ("heaviest lesson (enter)", *presses["heaviest lesson"], 1.5),
+            ("  then ? answers", *presses["heaviest lesson, then ?"], 1.5),
             ("stepper next stage (n)", *presses["stage"], 1.5)]
     print(f"{'what':<25}{'ours':>9}{'bare':>9}{'ratio':>8}{'ours p95':>10}{'bare p95':>10}{'ratio':>8}  target",
           flush=True)
