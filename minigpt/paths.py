@@ -4,7 +4,8 @@ Bundled content (the names dataset, lessons, the default checkpoint) sits at the
 repository during development and under ``minigpt/_bundled`` in an installed wheel; both layouts
 are searched so that an editable install and a plain ``pip install .`` behave the same.
 User data (the progress database, which holds the settings too, and training runs) goes under
-platformdirs folders unless ``MINIGPT_DATA_DIR`` (or the CLI's ``--data-dir``) points elsewhere.
+platformdirs folders unless ``MINIGPT_DATA_DIR`` (or the CLI's ``--data-dir``) points elsewhere;
+what can be computed again (worked examples' output) goes under the platformdirs cache folder.
 """
 
 from __future__ import annotations
@@ -55,6 +56,19 @@ def user_data_dir() -> Path:
         path = user_data_path(APP_NAME, appauthor=False)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def cache_dir() -> Path:
+    """Folder for what can be computed again (worked examples' output): ``MINIGPT_CACHE_DIR``, else
+    under the data folder when ``MINIGPT_DATA_DIR`` moves it, else the platformdirs cache folder."""
+    override = os.environ.get("MINIGPT_CACHE_DIR")
+    if override:
+        return Path(override).expanduser()
+    if os.environ.get("MINIGPT_DATA_DIR"):
+        return user_data_dir() / "cache"
+    from platformdirs import user_cache_path
+
+    return user_cache_path(APP_NAME, appauthor=False)
 
 
 def runs_dir() -> Path:

@@ -20,6 +20,16 @@ settings.register_profile("tier-default", max_examples=50, deadline=None)
 settings.register_profile("soak", max_examples=600, deadline=None)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def shared_example_cache(tmp_path_factory):
+    """One worked-example cache for the session (never the learner's): an example computed for one
+    test is shown from the cache in the next, as it would be on a second launch. Entries are keyed
+    by the code, so sharing cannot show a stale one; a test about the cache sets its own folder."""
+    os.environ["MINIGPT_CACHE_DIR"] = str(tmp_path_factory.mktemp("example-cache"))
+    yield
+    os.environ.pop("MINIGPT_CACHE_DIR", None)
+
+
 @pytest.fixture(autouse=True)
 def isolated_data_dir(tmp_path, monkeypatch) -> Path:
     data = tmp_path / "user-data"

@@ -216,3 +216,40 @@ async def test_home_counts_again_after_another_app_instance_passed_a_kata(tmp_pa
         other.close()
         after = home._glance_key()
         assert after[1] != before[1] and after[0] == before[0]  # not this app's write: another's
+
+
+async def test_watch_says_it_opens_the_run_and_counts_nothing_meanwhile(monkeypatch, make_app):
+    """`minigpt watch` (initial="run:…"): home says which run is on its way instead of "counting…",
+    and leaves the CPU to the run's panel; if the panel does not come, home counts as usual."""
+    from tui.app import TutorApp
+
+    counted = []
+    monkeypatch.setattr("tui.screens.home.glance", lambda store: counted.append(1) or Glance(0, 24, None, None))
+    monkeypatch.setattr(TutorApp, "_open_initial", lambda self: None)  # the panel still on its way
+    app = make_app(initial="run:/somewhere/runs/gpt-seed-1337")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.3)
+        glance = app.screen.query_one("#glance")
+        assert "opening run gpt-seed-1337 …" in str(glance.render()) and not counted
+        app._initial = None  # the run could not be opened: home is what the learner sees
+        app.screen._follow_run()
+        await until(pilot, lambda: "Lessons read" in str(glance.render()), 10, "the glance counted")
+
+
+async def test_home_recounts_while_shown_when_a_second_instance_passes_a_kata(make_app, tmp_path):
+    """Home and the Katas screen agree: a kata passed in a second app instance (another connection
+    to the database) reaches the home count without leaving home."""
+    from minigpt.katas.catalogue import load_katas
+    from minigpt.katas.progress import record_attempt
+    from minigpt.store import Store
+
+    app = make_app()
+    total = len(load_katas())
+    async with app.run_test(size=(80, 24)) as pilot:
+        glance = app.screen.query_one("#glance")
+        await until(pilot, lambda: f"Katas passed   0 / {total}" in str(glance.render()), 30, "the first count")
+        other = Store(tmp_path / "progress.sqlite3")
+        record_attempt(other, load_katas()[0].name, passed=True, cases_failed=0, cases_total=3)
+        other.close()
+        await until(pilot, lambda: f"Katas passed   1 / {total}" in str(glance.render()), 30,
+                    "the count from the other instance", describe=lambda: str(glance.render()))

@@ -23,9 +23,14 @@ async def _open(app, pilot, lesson: str) -> LessonScreen:
     return screen
 
 
+def _answers(app) -> list[str]:
+    """The notices that answer x (not the "starting …" said while one is slow to come)."""
+    return [str(n.message) for n in app._notifications if "starting the lab job" not in str(n.message)]
+
+
 async def _notice(app, pilot, after: int = 0) -> str:
-    await until(pilot, lambda: len(app._notifications) > after, 10, "a notice")
-    return str(list(app._notifications)[-1].message)
+    await until(pilot, lambda: len(_answers(app)) > after, 10, "a notice")
+    return _answers(app)[-1]
 
 
 async def test_x_asks_which_job_and_starts_only_the_one_chosen(app):
@@ -82,3 +87,23 @@ async def test_a_served_session_without_training_slots_is_refused(app, monkeypat
         said = await _notice(app, pilot)
     assert "lora: not started" in said and "--max-runs 0" in said
     assert lab_jobs.job_state("lora") == "not run"
+
+
+async def test_x_says_at_once_that_the_job_is_starting_when_its_answer_is_slow(app, monkeypatch):
+    import asyncio
+
+    release = asyncio.Event()
+
+    async def slow_start(job):
+        await release.wait()  # a busy machine: the job's start takes its time
+        return f"{job}: started in the background"
+
+    monkeypatch.setattr("tui.widgets.lab_start.start_lab_job", slow_start)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open(app, pilot, ONE_JOB)
+        await pilot.press("x")
+        await until(pilot, lambda: any("induction: starting the lab job" in str(n.message) for n in app._notifications),
+                    10, "the notice that the job is starting")
+        assert not _answers(app)
+        release.set()
+        assert await _notice(app, pilot) == "induction: started in the background"

@@ -252,6 +252,15 @@ class TutorApp(App):
         self._home_opened = True
         navigation.open_screen(self, "home")
 
+    def opening_text(self) -> str | None:
+        """What the screen asked for on the command line is, while it is still on its way
+        ("opening run NAME …"); None when nothing was asked for or it is open."""
+        if not self._initial:
+            return None
+        kind, _, ident = self._initial.partition(":")
+        name = Path(ident).name if kind in ("run", "experiment") else ident
+        return f"opening {kind} {name} …"
+
     def _open_initial(self) -> None:
         """The screen asked for on the command line, once the terminal is large enough to lay it out."""
         if self._initial and not self._too_small_shown:

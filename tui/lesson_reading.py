@@ -65,6 +65,7 @@ class ReadingPosition:
         self._rendered: set[int] = set()  # Markdown widgets that have reported their layout
         self._saved_position = 0.0
         self._record_pending = False  # a view to record once every block has rendered
+        self._known_laid_out = False  # _laid_out was true and no block has changed since
 
     def _start_reading(self) -> None:
         """On mount: follow the scroll, load the saved place and the views seen before, arm the
@@ -109,8 +110,19 @@ class ReadingPosition:
     @property
     def _laid_out(self) -> bool:
         """Every block is mounted and every Markdown widget has parsed and reported, so the
-        lesson's height is its real one (before that, a long lesson can look like it fits)."""
-        return self._all_mounted and all(id(m) in self._rendered for m in self.query(Markdown))
+        lesson's height is its real one (before that, a long lesson can look like it fits).
+        Remembered once true, so a scroll event does not query every widget of the lesson; a
+        block mounted or filled since calls ``_layout_changed``."""
+        if not self._known_laid_out:
+            self._known_laid_out = self._all_mounted and all(id(m) in self._rendered for m in self.query(Markdown))
+        return self._known_laid_out
+
+    def _layout_changed(self) -> None:
+        """Blocks were mounted or replaced (or the screen resized): ask the widgets again."""
+        self._known_laid_out = False
+
+    def on_resize(self) -> None:
+        self._layout_changed()
 
     @while_shown
     def _restore_when_rendered(self) -> None:

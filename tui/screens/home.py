@@ -49,15 +49,28 @@ class HomeScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#area-list", OptionList).focus()
-        self.query_one("#glance", Static).update("[b]Your progress[/b]\n\n[dim]counting…[/dim]")
         self._glance = None
         self._counted_for = None
-        self.refresh_glance()
+        opening = self.app.opening_text()
+        if opening:  # `minigpt watch`: the run's panel is on its way; counting now would slow it down
+            self.query_one("#glance", Static).update(f"[b]{escape(opening)}[/b]")
+        else:
+            self.query_one("#glance", Static).update("[b]Your progress[/b]\n\n[dim]counting…[/dim]")
+            self.refresh_glance()
         self.set_interval(2.0, self._follow_run)
 
     def _follow_run(self) -> None:
-        """While the last run trains, its "running at step N" follows it (only the run is re-read)."""
-        if self._glance is not None and self._glance.run_active and self.app.screen is self:
+        """While home is on screen: the last run's "running at step N" follows it (only the run is
+        re-read), and the whole glance is counted again when the database or the runs changed (a
+        kata passed in a second app instance: home and the Katas screen then agree)."""
+        if self.app.screen is not self:
+            return
+        if self._counted_for is None:  # held back while a run opened: it did not (or was left)
+            if not self.app.opening_text():
+                self.refresh_glance()
+        elif self._glance_key()[:3] != self._counted_for[:3]:
+            self.refresh_glance()
+        elif self._glance is not None and self._glance.run_active:
             self.refresh_run_line()
 
     @dataclass
@@ -86,6 +99,8 @@ class HomeScreen(Screen):
         """Count again only when something the glance shows may have changed: back from help or the
         palette nothing has, and a recount (every lesson, deck and kata read, about a second of
         CPU in a thread) made the next key wait on it (help's p95 in bench_latency.py)."""
+        if self.app.opening_text():  # a run's panel is about to cover this screen
+            return
         if self._glance_key() != self._counted_for:
             self.refresh_glance()
 

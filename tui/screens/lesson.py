@@ -28,7 +28,9 @@ from tui.lesson_reading import ReadingPosition
 from tui.widgets.header import TutorHeader
 from tui.widgets.lesson_blocks import FIRST_BLOCKS, ExampleBlock, LessonBody, split_first_screen
 from tui.widgets.snippet import SnippetBlock
-from tui.workers import Result, background
+from tui.workers import Result, background, post_result
+
+SAY_WAITING_S = 0.3  # an action that has not answered by then says what it is doing
 
 
 class LessonScreen(ReadingPosition, Screen):
@@ -61,6 +63,7 @@ class LessonScreen(ReadingPosition, Screen):
         self.has_snippets = bool(lesson.snippets())
         self._snippet_wanted = False  # tab pressed before the snippets were mounted and laid out
         self._leaving = False  # set by the first key that leaves (escape, n, p): later ones do nothing
+        self._examples_child = None  # the process computing the examples not in the cache
         self._init_reading()
 
     def compose(self) -> ComposeResult:
@@ -109,8 +112,47 @@ class LessonScreen(ReadingPosition, Screen):
         if not self.is_shown:  # left while the rest was mounting
             return
         self._all_mounted = True
+        self._layout_changed()
         self.refresh_bindings()  # the snippet key depends on blocks mounted just now
         self._restore_when_rendered()
+        missing = sorted({b.example_id for b in self.query(ExampleBlock) if not b.filled})
+        if missing:
+            self._compute_examples(missing)
+
+    @property
+    def examples_filled(self) -> bool:
+        """Every worked example shows its text (or why it has none): none says "computing…"."""
+        return self._all_mounted and all(block.filled for block in self.query(ExampleBlock))
+
+    @dataclass
+    class ExampleComputed(Result):
+        """One worked example's text from the child (or why there is none)."""
+        example_id: str
+        text: str | None
+        error: str | None
+
+    @background(thread=True, group="lesson-examples", what="Computing the lesson's worked examples")
+    def _compute_examples(self, example_ids: list[str]) -> None:
+        """The examples not in the cache, from a child process (pure-Python maths such as BPE would
+        hold the event loop's GIL in a thread: this thread only waits on the child's answers); each
+        block fills as its example arrives. Leaving the lesson kills the child (on_unmount)."""
+        from minigpt.teaching.examples.cache import ChildComputation
+
+        self._examples_child = child = ChildComputation(example_ids)
+        if not self.is_shown:  # left while the child was starting
+            child.stop()
+        for example_id, text, error in child.answers():
+            post_result(self, self.ExampleComputed(example_id, text, error))
+
+    @on(ExampleComputed)
+    async def _example_computed(self, message: ExampleComputed) -> None:
+        for block in self.query(ExampleBlock):
+            if block.example_id == message.example_id and not block.filled:
+                await block.fill(message.text, message.error)
+
+    @on(ExampleBlock.Filled)
+    def _example_filled(self) -> None:
+        self._layout_changed()
 
     def on_mount(self) -> None:
         if not self.is_shown:  # popped again before it was mounted (n pressed twice in a burst)
@@ -127,6 +169,8 @@ class LessonScreen(ReadingPosition, Screen):
 
     def on_unmount(self) -> None:
         self._stop_timers()
+        if self._examples_child is not None:
+            self._examples_child.stop()
 
     def _leave(self) -> bool:
         """Mark the screen as leaving (its deferred work stops); False if it already was."""
@@ -227,7 +271,13 @@ class LessonScreen(ReadingPosition, Screen):
     async def start_lab_job(self, job: str) -> None:
         from tui.widgets.lab_start import start_lab_job
 
-        self.notify(await start_lab_job(job), title="Lab", timeout=8)
+        # Said at once when the answer is not: starting a job can take seconds on a busy machine.
+        saying = self.set_timer(SAY_WAITING_S, lambda: self.notify(f"{job}: starting the lab job …", title="Lab"))
+        try:
+            answer = await start_lab_job(job)
+        finally:
+            saying.stop()
+        self.notify(answer, title="Lab", timeout=8)
 
     def action_open_katas(self) -> None:
         """The lesson's kata, or the list of them when it has several."""

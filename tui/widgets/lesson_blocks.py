@@ -6,34 +6,79 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import ScrollableContainer, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import Markdown, Static
 
+from minigpt.teaching.examples.cache import cached, is_cacheable
 from minigpt.teaching.examples.catalog import render_example
+from minigpt.text import markup_escape
 
 
 class ExampleBlock(Vertical):
-    """A worked example: the numbers come from ``minigpt.teaching.examples.registry`` when the lesson opens."""
+    """A worked example: the numbers come from ``minigpt.teaching.examples`` (the disk cache, a lab
+    job's folder, or a child process the lesson starts for the misses: ``fill``)."""
+
+    COMPUTING = "[dim]computing…[/dim]"
+
+    class Filled(Message):
+        """The block's text arrived: the lesson's height changed (tui.lesson_reading)."""
 
     def __init__(self, example_id: str):
         super().__init__(classes="example")
         self.example_id = example_id
         self.border_title = "worked example · computed by minigpt"
+        self.filled = True
 
     def compose(self) -> ComposeResult:
-        yield self._content()
+        if not is_cacheable(self.example_id):  # a lab job's example reads its folder: quick, never kept
+            yield self._content()
+        elif (text := cached(self.example_id)) is not None:
+            yield Markdown(text)
+        else:  # computed off the event loop (the lesson screen starts it) and filled in place
+            self.filled = False
+            yield Static(self.COMPUTING, classes="example-computing")
 
     def _content(self):
         try:
             text = render_example(self.example_id)
         except Exception as e:  # never lose the lesson because one example broke
-            return Static(f"[red]Example {self.example_id!r} could not be computed: {e}[/red]")
+            return self._failure(e)
         return Markdown(text)
+
+    def _failure(self, error) -> Static:
+        return Static(f"[red]Example {self.example_id!r} could not be computed: {markup_escape(str(error))}[/red]")
+
+    async def fill(self, text: str | None, error: str | None = None) -> None:
+        """Show the computed text (or why there is none) in place of "computing…", keeping the
+        reader's place: a block above the view grows upwards, as far as the view is concerned."""
+        body = self.parent
+        above = isinstance(body, ScrollableContainer) and self.virtual_region.y < body.scroll_y
+        start_y, start_height = (body.scroll_y, self.outer_size.height) if above else (0.0, 0)
+        await self.remove_children()
+        await self.mount(Markdown(text) if text is not None else self._failure(error))
+        self.filled = True
+        self.post_message(self.Filled())
+        if above:
+            self.call_after_refresh(self._keep_place, body, start_y, start_height, start_y, 5)
+
+    def _keep_place(self, body: ScrollableContainer, start_y: float, start_height: int, placed: float,
+                    refreshes: int) -> None:
+        """Scroll by what the block grew, for a few refreshes (the Markdown lays out late), unless
+        the reader scrolled meanwhile."""
+        if not self.is_attached or body.scroll_y != placed:
+            return
+        target = start_y + self.outer_size.height - start_height
+        if abs(body.scroll_y - target) >= 1:
+            body.scroll_to(y=target, animate=False, immediate=True)
+        if refreshes > 0:
+            self.call_after_refresh(self._keep_place, body, start_y, start_height, body.scroll_y, refreshes - 1)
 
     async def recompute(self) -> None:
         """Compute the example again (a lab job's result arrived while the lesson was open)."""
         await self.remove_children()
         await self.mount(self._content())
+        self.post_message(self.Filled())
 
 
 class LessonBody(VerticalScroll):
