@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -108,7 +109,7 @@ def test_the_command_runs_for_real_with_the_event_in_its_environment(tmp_path):
     alert = alerts.event("finished", "run; rm -rf ~", "done $(touch pwned)", step=40, val_loss=2.123456789)
     alerts.run_command(command, alert).wait(timeout=30)
     [env] = recorded(out)
-    env.pop("MINIGPT_DATA_DIR", None)  # (this test session's own)
+    env = {k: v for k, v in env.items() if k not in os.environ}  # (the session's own, inherited)
     assert env == {"MINIGPT_EVENT": "finished", "MINIGPT_RUN": "run; rm -rf ~", "MINIGPT_MESSAGE": "done $(touch pwned)",
                    "MINIGPT_STEP": "40", "MINIGPT_VAL_LOSS": "2.12346"}
     assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()

@@ -34,7 +34,7 @@ def test_a_finished_runs_inside_views_draw_in_the_browser(browser, served):
         tab.wait_for_text("Lessons read", timeout=30)  # home drawn whole: its keys are live
         tab.press("t")
         tab.wait_for_text("New training run", timeout=45)  # (the training screen's first import, under load)
-        tab.press("Control+o")  # the runs list: the only run is highlighted
+        tab.press("l")  # the runs list (the form opens unfocused): the only run is highlighted
         tab.wait_for_text("20260105-100000")
         tab.press("Enter")
         units = tab.wait_for_text("ppl 8.17", "3.03 bits/char", "bigram 2.45")  # e^2.1, 2.1 / ln 2

@@ -48,7 +48,8 @@ async def open_playground(pilot, *keys):
 def lesson(lesson_id):
     async def go(pilot):
         pilot.app.open_lesson(lesson_id)
-        await settle(pilot, lambda: pilot.app.screen.position_restored)
+        # its place restored and its worked examples filled in (from the cache or a child): the same picture every time
+        await settle(pilot, lambda: pilot.app.screen.position_restored and pilot.app.screen.examples_filled)
     return go
 
 
