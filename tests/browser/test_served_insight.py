@@ -46,8 +46,8 @@ def test_a_finished_runs_inside_views_draw_in_the_browser(browser, served):
         tab.press("i")
         tab.wait_for_text("muon", "b0.ffn.down", "1 outside the band")
         tab.screenshot("inside-layers")
-        tab.press("[")  # to the run's one snapshot: every view at step 200
-        tab.wait_for_text("⏪ step 200 · every view at that step")
+        tab.press("[")  # to the run's one snapshot: each view says the step it shows
+        tab.wait_for_text("⏪ step 200 · surprise from 50")
         tab.press("a")  # that step's attention
         heads = tab.wait_for_text("⏪ step 200", "1 layer × 2 heads", timeout=30)
         assert "'.emma'" in heads
@@ -58,11 +58,11 @@ def test_a_finished_runs_inside_views_draw_in_the_browser(browser, served):
             grouped_run(served.data_dir / "runs", f"a{seed}", "lr 5e-3 ×3", seed, a)
             grouped_run(served.data_dir / "runs", f"b{seed}", "lr 1e-2 ×3", seed, b)
         tab.press("Escape")
-        tab.wait_for_text("⏪ step 200 · every view at that step")
+        tab.wait_for_text("⏪ step 200 · surprise from 50")
         tab.press("v")
         tab.wait_for_text("Compare")
         tab.press("g")
-        tab.wait_for_text("3 seeds · mean ± sd", "(paired", "real difference", timeout=30)
+        tab.wait_for_text("mean ± sd", "N 3", "paired p =", ": real", "seeds/group detect it", timeout=30)
         tab.screenshot("inside-seed-bands")
     finally:
         tab.close()
