@@ -11,7 +11,7 @@ from textual.widgets import Markdown, OptionList
 
 from minigpt.lessons import load_lessons
 from minigpt.store import Store
-from minigpt.teaching.examples.cache import cached
+from minigpt.teaching.examples.cache import cached, compute, is_cacheable
 from minigpt.teaching.examples.catalog import render_example
 from tests.helpers.waiting import until
 from tui.areas import AREAS
@@ -47,9 +47,10 @@ async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the
                                                                                      part):
     monkeypatch.setattr(LessonScreen, "settle_s", 0.02)  # a quick reader: rests 0.02 s a page
     # What the library returned for each example while the app displayed it: a lab job's example
-    # on the event loop, the others in the child that stored them in the cache (computing them all a
-    # second time here doubled the walk's most expensive part; test_examples pins their numbers,
-    # test_example_cache that the cache holds what the library rendered).
+    # on the event loop, the others computed here, in this process, into the session's cache just
+    # before the lesson opens, so the app shows them from the cache as on a second launch (a child
+    # per lesson would import torch 45 times; test_tui_lesson_examples checks the child's path,
+    # test_examples pins the numbers, test_example_cache that the cache holds what was rendered).
     rendered = {}
 
     def recording(example_id):
@@ -64,6 +65,9 @@ async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the
     # draw on each frame: ~15% quicker than 80x60).
     async with app.run_test(size=(80, 60) if page_through else (80, 24)) as pilot:
         for lesson in lessons:
+            for example_id in lesson.example_ids():
+                if is_cacheable(example_id) and cached(example_id) is None:
+                    compute(example_id)
             await _open_and_settle(app, pilot, lesson.id)
             screen = app.screen
             assert isinstance(screen, LessonScreen) and screen.lesson.id == lesson.id
