@@ -174,7 +174,9 @@ async def _interview(pilot, app, store, minutes=10, seed=0):
 
     navigation.open_screen(app, "interview", minutes, seed=seed)
     screen = app.screen
-    await until(pilot, lambda: screen.state == "asking" and bool(screen.query(".iv-answer")))
+    # The answer box takes focus a refresh after it mounts: keys pressed before that (a busy
+    # machine) would go to the screen, so wait for the focus as well as the box.
+    await until(pilot, lambda: screen.state == "asking" and app.focused is not None and app.focused.has_class("iv-answer"))
     assert [q.kind for q in screen.questions] == ["define", "explain", "kata", "define"]
     return screen
 
