@@ -15,7 +15,8 @@ from minigpt.teaching import number_formats as N
 from minigpt.teaching.examples.registry import example, fmt, table
 
 SCALING_TENSOR = "blocks.0.ffn.up.weight"  # a shipped matrix of 256 × 64
-OUTLIERS = (1e3, 1e5)  # the seeded tensor's one large value, in standard deviations
+OUTLIERS = (1e3, 1e5)
+BLOCK = 32  # the scaling example's block  # the seeded tensor's one large value, in standard deviations
 SMOOTH_ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 OUTLIER_CHANNEL, OUTLIER_FACTOR = 3, 40.0  # the SmoothQuant example's activation outlier
 GPTQ_NAMES = 128  # calibration names for the lesson's per-layer table
@@ -44,8 +45,9 @@ def _ranges() -> str:
     low, high = N.e8m0_range()
     return (table(["format", "largest", "min normal", "min subnormal", "step at 1", "numbers"], rows)
             + f"\n\nE4M3's largest is {_power(e4.largest)}: its top exponent still holds numbers, "
-              "and only the pattern with every exponent and mantissa bit set is NaN, so the top "
-              f"mantissa is 110. E5M2 keeps IEEE's rule (the top exponent is infinity and NaN): "
+              "and only the pattern with every exponent and mantissa bit set is not a number, so "
+              "the top mantissa is 110. E5M2 keeps IEEE's rule (the top exponent means infinity "
+              f"or not a number): "
               f"{_power(e5.largest)}. E4M3 spans {e4.binades:.1f} powers of two with one more "
               f"mantissa bit, E5M2 {e5.binades:.1f} with one fewer. MX's scale format E8M0 is a "
               f"bare power of two from 2^{math.log2(low):.0f} to 2^{math.log2(high):.0f}.")
@@ -80,27 +82,29 @@ SCALED = (("E4M3", lambda x, b: N.scaled_round_trip(x, N.E4M3, b)),
           ("int4", lambda x, b: N.int_round_trip(x, 4, b)))
 
 
-@example("formats.scaling", "One scale per tensor or one per block of 32: relative error")
+@example("formats.scaling", f"One scale per tensor or one per block of {BLOCK}: relative error")
 def _scaling() -> str:
     w = shipped_matrix()
     rows = []
     for label, rt in SCALED:
         cells = [label, f"{100 * N.relative_error(w, rt(w, None)):.1f}%",
-                 f"{100 * N.relative_error(w, rt(w, 32)):.1f}%"]
+                 f"{100 * N.relative_error(w, rt(w, BLOCK)):.1f}%"]
         for size in OUTLIERS:
-            cells += [f"{100 * others_error(size, rt, None):.1f}%", f"{100 * others_error(size, rt, 32):.1f}%"]
+            cells += [f"{100 * others_error(size, rt, None):.1f}%", f"{100 * others_error(size, rt, BLOCK):.1f}%"]
         rows.append(cells)
     a, b = (f"{s:.0e}".replace("e+0", "e") for s in OUTLIERS)
-    return (table(["format", "W tensor", "W block", f"{a} tensor", f"{a} block", f"{b} tensor",
-                   f"{b} block"], rows)
-            + f"\n\nW is the shipped model's `{SCALING_TENSOR}` ({' × '.join(map(str, w.shape))}); "
+    return (table(["format", "W, t", "W, b", f"{a}, t", f"{a}, b", f"{b}, t", f"{b}, b"], rows)
+            + f"\n\nt: one scale for the tensor; b: one per block of {BLOCK} consecutive values. "
+              f"W is the shipped model's `{SCALING_TENSOR}` ({' × '.join(map(str, w.shape))}); "
               f"the other columns are "
               f"{' × '.join(map(str, outlier_tensor(1.0)[0].shape))} seeded normal values with one set to {OUTLIERS[0]:,.0f} or "
               f"{OUTLIERS[1]:,.0f}, and the error is that of every value but the large one. "
               "Each scale maps its tensor's or block's largest magnitude onto the format's "
               "largest value. An integer grid's steps are even, so one outlier rounds the rest "
               "of its scale's values to 0; a float's steps grow with the value, so E4M3 keeps "
-              "the small values until they fall below its normal range, and E5M2 longer.")
+              "the small values until they fall below its normal range, and E5M2 longer. E2M1 "
+              f"spans only {N.format_range(N.E2M1).binades:.1f} powers of two: it fails like the "
+              "integers.")
 
 
 @example("formats.microscaling", "MXFP4 and NVFP4: bits and error on a shipped matrix")
@@ -158,11 +162,12 @@ def _double_quant() -> str:
     double = ptq.qlora_bits_per_weight()
     n, b, b2 = 65e9, ptq.NF4_BLOCK, ptq.SECOND_BLOCK
     rows = [["16-bit", "16", f"{n * 2 / 1e9:.0f}"],
-            [f"NF4, float32 absmax per {b}", f"4 + 32/{b} = {fmt(single, 3)}", f"{n * single / 8 / 1e9:.1f}"],
-            [f"NF4, 8-bit absmax per {b}, float32 per {b2} of them",
-             f"4 + 8/{b} + 32/({b}·{b2}) = {fmt(double, 3)}", f"{n * double / 8 / 1e9:.1f}"]]
+            ["NF4", f"4 + 32/{b} = {fmt(single, 3)}", f"{n * single / 8 / 1e9:.1f}"],
+            ["NF4, double", f"4 + 8/{b} + 32/({b}·{b2}) = {fmt(double, 3)}", f"{n * double / 8 / 1e9:.1f}"]]
     return (table(["65B base model", "bits per parameter", "GB"], rows)
-            + f"\n\nDouble quantization saves {fmt(single - double, 3)} bits per parameter, "
+            + f"\n\nNF4 keeps a float32 absolute maximum per {b} weights; double-quantized, that "
+              f"maximum is stored in 8 bits with one float32 per {b2} of them. It saves "
+              f"{fmt(single - double, 3)} bits per parameter, "
               f"{n * (single - double) / 8 / 1e9:.1f} GB on 65 billion: QLoRA's reason to "
               "quantize the quantization constants.")
 
