@@ -22,6 +22,20 @@ OUTLIER_CHANNEL, OUTLIER_FACTOR = 3, 40.0  # the SmoothQuant example's activatio
 GPTQ_NAMES = 128  # calibration names for the lesson's per-layer table
 
 
+def one_thread_only(build):
+    """Run an example's tensor work on one thread: these tensors are small, and two threads on
+    busy cores wait on each other for seconds."""
+
+    @functools.wraps(build)
+    def run() -> str:
+        from minigpt.teaching.init_stats import one_thread
+
+        with one_thread():
+            return build()
+
+    return run
+
+
 def _power(v: float) -> str:
     """448 as 1.75 × 2^8: the significand and the power of two of a format's value."""
     m, e = math.frexp(v)
@@ -53,10 +67,14 @@ def _ranges() -> str:
               f"bare power of two from 2^{math.log2(low):.0f} to 2^{math.log2(high):.0f}.")
 
 
+@functools.lru_cache(maxsize=2)
 def shipped_matrix(name: str = SCALING_TENSOR) -> torch.Tensor:
-    from minigpt.teaching.compression import shipped
+    """One weight matrix of the shipped checkpoint (its weights only: no dataset to load)."""
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.paths import default_checkpoint
 
-    return dict(shipped()[0].model.named_parameters())[name].detach().double()
+    model = load_checkpoint(default_checkpoint()).model
+    return dict(model.named_parameters())[name].detach().double().clone()
 
 
 def outlier_tensor(size: float, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -83,6 +101,7 @@ SCALED = (("E4M3", lambda x, b: N.scaled_round_trip(x, N.E4M3, b)),
 
 
 @example("formats.scaling", f"One scale per tensor or one per block of {BLOCK}: relative error")
+@one_thread_only
 def _scaling() -> str:
     w = shipped_matrix()
     rows = []
@@ -108,6 +127,7 @@ def _scaling() -> str:
 
 
 @example("formats.microscaling", "MXFP4 and NVFP4: bits and error on a shipped matrix")
+@one_thread_only
 def _microscaling() -> str:
     w = shipped_matrix()
     n = w.numel()
@@ -138,6 +158,7 @@ def _microscaling() -> str:
 
 
 @example("formats.nf4", "NF4's sixteen levels, from the normal distribution")
+@one_thread_only
 def _nf4() -> str:
     levels = N.nf4_levels()
     rows = [[fmt(v, 4) for v in levels[i:i + 4]] for i in range(0, 16, 4)]
