@@ -9,7 +9,7 @@ row i of the inverse Hessian's upper Cholesky factor, which is what the optimal 
 update becomes when the columns are taken in a fixed order. A damping of 1% of H's mean diagonal
 keeps the inverse stable; an input that never fires (zero diagonal) has its column set to 0.
 
-Both methods use the grid of lesson 237: symmetric integers ±(2^(b−1) − 1) with a float32 scale
+Both methods use the grid of minigpt.models.quantize: symmetric integers ±(2^(b−1) − 1) with a float32 scale
 per group of consecutive input columns of a row, set from the group's absolute maximum. GPTQ sets
 a group's scale when it reaches the group, from the weights as already corrected.
 """

@@ -196,7 +196,7 @@ def nf4_round_trip(x: torch.Tensor, block: int = NF4_BLOCK) -> torch.Tensor:
 
 
 def int_round_trip(x: torch.Tensor, bits: int, block: int | None = None) -> torch.Tensor:
-    """Symmetric integers ±(2^(bits−1) − 1) with an absmax scale, as lesson 237 stores int8/int4."""
+    """Symmetric integers ±(2^(bits−1) − 1) with an absmax scale, as minigpt.models.quantize stores int8/int4."""
     b = _blocks(x, block)
     q_max = 2 ** (bits - 1) - 1
     scale = _amax(b) / q_max

@@ -1,7 +1,7 @@
 """Post-training quantization of the shipped MiniGPT (the ``ptq`` lab job): GPTQ against
 round-to-nearest at int4 and int3 per group of 32, FP8 (E4M3, E5M2) with a per-tensor scale,
-MXFP4, NVFP4 and NF4, each scored by its validation loss and counted in bytes, beside lesson
-237's int8/int4 round-to-nearest.
+MXFP4, NVFP4 and NF4, each scored by its validation loss and counted in bytes, beside the
+quantization lesson's int8/int4 round-to-nearest (minigpt.models.quantize).
 
 Calibration: the first ``CALIBRATION_NAMES`` validation names (never trained on); the loss is
 taken on the validation names after them, so no name both calibrates and scores. GPTQ is run
@@ -10,7 +10,7 @@ before it already quantized (as the paper does). Every linear layer goes through
 embeddings, which have no inputs to calibrate on, are rounded to nearest in both arms. Per
 layer, both methods are scored on the same inputs: GPTQ's output error against RTN's.
 
-Fake quantization, as in lesson 237: the dequantized values are written back into a float32
+Fake quantization, as in the quantization lesson: the dequantized values are written back into a float32
 copy; the bytes are what the format would store (element bits, scales, the float32 rest).
 """
 
@@ -120,7 +120,7 @@ def _each_matrix(model: torch.nn.Module, round_trip: Callable[[torch.Tensor], to
 
 
 def _matrices(model: torch.nn.Module):
-    """Every 2-D weight once (a tied one counts once), as lesson 237 quantizes them."""
+    """Every 2-D weight once (a tied one counts once), as minigpt.models.quantize does."""
     seen: set[int] = set()
     for name, p in model.named_parameters():
         if quantizable(name, p) and id(p) not in seen:
@@ -169,10 +169,10 @@ def measure(progress: Callable[[str], None] = print, shipped: Shipped | None = N
         rows.append({"label": label, "family": family, "bytes": n_bytes, "loss": evaluate(model, s.held_out)})
         progress(f"{label:34s} {n_bytes / 1024:7.1f} KiB  loss {rows[-1]['loss']:.4f}")
 
-    # Lesson 237's rows (its own code); its int4 groups of 32 is the RTN row below, computed again.
+    # The quantization lesson's rows (its own code); its int4 groups of 32 is the RTN row below.
     for cfg in (QuantConfig(8, "channel"), QuantConfig(4, "channel")):
         model, counted = quantize_model(s.model, cfg)
-        add(f"{cfg.label} (lesson 237)", "int rtn", model, counted.quant_bytes)
+        add(f"{cfg.label}, RTN", "int rtn", model, counted.quant_bytes)
     layer_errors = {}
     for bits in GPTQ_BITS:
         n_bytes = stored_bytes(s.model, int_bits(bits, GROUP))
