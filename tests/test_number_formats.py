@@ -210,6 +210,20 @@ def test_the_lessons_typed_figures_are_the_calculators():
     assert len(N.values(N.E2M1)) == 15 and "fifteen distinct values" in text
 
 
+def test_the_cards_figures_are_the_calculators():
+    from minigpt.study.decks import load_decks
+
+    cards = load_decks(numbers=False)
+    e4, e5 = N.format_range(N.E4M3), N.format_range(N.E5M2)
+    assert f"largest value is {e4.largest:g}" in cards["term.e4m3"].back
+    assert f"reaching {e5.largest:,g}" in cards["term.e5m2"].back
+    double_quant = (f"about {round(ptq.qlora_bits_per_weight(), 3)} bits per weight instead of "
+                    f"{ptq.qlora_bits_per_weight(double_quant=False):g}")
+    assert double_quant in cards["term.double-quantization"].back
+    assert f"1.75 × 2^(30 − 15) = {e5.largest:,g}" in cards["q.e4m3-448"].back
+    assert f"below E4M3's smallest normal (2^{math.log2(e4.smallest_normal):.0f})" in cards["q.block-scales"].back
+
+
 def test_the_examples_show_the_calculators_numbers():
     ranges = render_example("formats.fp8_ranges")
     assert "| E4M3 (8 bits) | 448 | 2^-6 | 2^-9 | 0.125 | 253 |" in ranges
