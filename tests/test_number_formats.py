@@ -244,6 +244,9 @@ def test_the_lab_example_shows_the_bundled_result_then_the_learners(tmp_path):
     write_result(job_dir("ptq"), {k: v for k, v in own.items() if k not in ("format", "format_version")})
     shown = render_example("formats.ptq_lab")
     assert shown.count("Your run.") == 1 and "| 2.5000 |" in shown
+    (job_dir("ptq") / "result.json").write_text("{not json", encoding="utf-8")
+    shown = render_example("formats.ptq_lab")
+    assert "cannot be read" in shown and "| float32 |" in shown and "| 2.5000 |" not in shown
 
 
 def test_the_lessons_reading_of_the_bundled_result_holds():

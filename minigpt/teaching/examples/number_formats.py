@@ -291,11 +291,12 @@ def _ptq_lab() -> str:
     folder = job_dir("ptq")
     try:
         result, note = read_result(folder), "Your run."
+        if result is None:
+            note = ("Running in the background now; the bundled result is shown until it is done."
+                    if is_running(folder) else NOT_RUN)
     except RunError as e:
         result, note = None, f"Your saved result cannot be read ({e}); press **x** to run it again."
     if result is None:
-        note = ("Running in the background now; the bundled result is shown until it is done."
-                if is_running(folder) else note if "cannot" in note else NOT_RUN)
         result = bundled_result()
         if result is None:
             return note
