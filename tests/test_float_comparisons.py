@@ -47,6 +47,10 @@ ALLOWED = {
         "float64 formulas computed two ways: 1e-9 relative is still ten million float64 roundings",
     ("test_study_numeric.py", "test_fractions_read_as_their_value"):
         "float64 parsing of p/q against Fraction(p, q): one float64 rounding each, far inside 1e-12",
+    ("test_number_formats.py", "test_rounding_matches_torchs_float8_cast_including_ties"):
+        "both pick one of the format's 253 or 247 exact values: the same number or a wrong one",
+    ("test_number_formats.py", "test_gptq_with_uncorrelated_inputs_is_round_to_nearest"):
+        "a diagonal Hessian makes every error update an exact zero: the same float64 rounding twice",
 }
 
 

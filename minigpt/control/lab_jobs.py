@@ -93,6 +93,13 @@ def _induction(progress) -> dict:
     return {**measure(ck.model.eval(), test), "steps": cfg.steps, "seed": cfg.seed}
 
 
+@runner("ptq")
+def _ptq(progress) -> dict:
+    from minigpt.teaching.ptq_shipped import measure
+
+    return measure(progress)
+
+
 def run_job(job: str, root: Path | str | None = None, progress=print) -> dict:
     """Run ``job`` here, holding its folder's lock, and save its result (RunBusyError when it is
     already running)."""

@@ -23,6 +23,7 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     loss,
     model,
     moe,
+    number_formats,
     parallelism,
     precision,
     reasoning,
