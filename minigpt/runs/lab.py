@@ -38,6 +38,7 @@ JOBS: dict[str, LabJob] = {job.id: job for job in (
     LabJob("lora", "LoRA fine-tune on one letter's names", "lora.lab"),
     LabJob("checkpointing", "Activation checkpointing: memory and time of a step", "checkpointing.lab"),
     LabJob("induction", "Induction heads: train the attention-only model, score its heads", "induction.lab"),
+    LabJob("self-speculation", "Self-speculation: a MiniGPT drafts with its own MTP head", "self_speculation.lab"),
 )}
 
 
