@@ -127,3 +127,32 @@ def test_a_live_lab_job_takes_a_served_training_slot(monkeypatch, tmp_path):
     assert not lab_jobs.is_live(folder)
     with policy.training_slot():
         pass  # the slot is free again once the job is gone
+
+
+def test_the_self_speculation_result_as_the_lesson_shows_it():
+    from minigpt.teaching.examples.decoding_frontier import bundled_result
+
+    shipped = bundled_result()  # the committed run: greedy agreed, and its figures are shown
+    assert shipped["greedy"]["plain"] == shipped["greedy"]["self"]
+    shown = render_example("self_speculation.lab")
+    assert shown.count("The bundled run") == 1 and "minigpt lab run self-speculation" in shown
+    plain, mine = shipped["plain"], shipped["self"]
+    speedup = plain["seconds"] / mine["seconds"]
+    assert f"| own MTP head | {mine['target_calls']:,} | {mine['tokens'] / mine['target_calls']:.2f} |" in shown
+    assert f"{speedup:.2f} |" in shown and "identical name both ways" in shown
+    write_result(job_dir("self-speculation"), {**shipped, "seconds": 12.0})
+    assert render_example("self_speculation.lab").startswith("**Self-speculation") and \
+        "Your run, 12 s" in render_example("self_speculation.lab")
+
+
+@pytest.mark.soak
+def test_the_self_speculation_job_runs_cut_down():
+    """The real runner, a small model and few names: greedy agrees, the second head's drafts are
+    counted and some are kept, and the calls fall below plain sampling's."""
+    small = dict(model="gpt", d_model=32, n_heads=2, n_layers=2, batch_size=32, lr=5e-3, steps=60,
+                 eval_interval=30, mtp_weight=0.3)
+    result = lab_jobs.RUNNERS["self-speculation"](lambda line: None, training=small, names=30)
+    assert result["greedy"]["plain"] == result["greedy"]["self"]
+    assert 0 < result["self"]["accepted"] < result["self"]["drafted"]
+    assert result["self"]["target_calls"] < result["plain"]["target_calls"]
+    assert sum(result["rank_hits"]) <= 1

@@ -100,6 +100,43 @@ def _ptq(progress) -> dict:
     return measure(progress)
 
 
+# The self-speculation job's model: the course's MiniGPT, a short budget, a second head (DeepSeek-V3
+# weighed its multi-token loss 0.3 for most of training). About 3 minutes on two busy cores.
+SELF_SPEC_TRAINING = dict(model="gpt", d_model=64, n_heads=4, n_layers=4, batch_size=64, lr=5e-3, steps=600,
+                          eval_interval=200, mtp_weight=0.3)
+
+
+@runner("self-speculation")
+def _self_speculation(progress, training: dict | None = None, names: int = 200) -> dict:
+    import tempfile
+
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.data import load_dataset
+    from minigpt.paths import checkpoints_dir
+    from minigpt.teaching.self_speculation import compare, second_head_rank_hits
+    from minigpt.training.loop import train
+    from minigpt.training.options import TrainConfig
+
+    cfg = TrainConfig(**(training or SELF_SPEC_TRAINING))
+
+    def log(record: dict) -> None:
+        if record.get("step", 1) % cfg.eval_interval == 0 and "val_loss" in record:
+            progress(f"step {record['step']:5d}  val loss {record['val_loss']:.3f}")
+
+    with tempfile.TemporaryDirectory(prefix="minigpt-self-spec-") as tmp:
+        status = train(cfg, Path(tmp) / "run", on_log=log, name="self-speculation (lab)")
+        ck = load_checkpoint(Path(tmp) / "run" / "checkpoint")
+    model = ck.model.eval()
+    progress("timing plain sampling, self-speculation and the MLP draft")
+    result = compare(model, ck.vocab, load_checkpoint(checkpoints_dir() / "mlp").model, n=names)
+    test = load_dataset(None, seed=cfg.split_seed, vocab=ck.vocab, block_size=model.config.block_size).splits.test
+    result["rank_hits"] = second_head_rank_hits(model, [ck.vocab.encode(w) for w in test[:300]])
+    result["training"] = {k: getattr(cfg, k) for k in ("d_model", "n_layers", "batch_size", "steps", "mtp_weight",
+                                                       "seed")}
+    result["val_loss"], result["test_loss"] = status.get("val_loss"), status.get("test_loss")
+    return result
+
+
 def run_job(job: str, root: Path | str | None = None, progress=print) -> dict:
     """Run ``job`` here, holding its folder's lock, and save its result (RunBusyError when it is
     already running)."""

@@ -39,6 +39,7 @@ JOBS: dict[str, LabJob] = {job.id: job for job in (
     LabJob("checkpointing", "Activation checkpointing: memory and time of a step", "checkpointing.lab"),
     LabJob("induction", "Induction heads: train the attention-only model, score its heads", "induction.lab"),
     LabJob("ptq", "Post-training quantization: GPTQ, FP8, MXFP4 and NF4 on the shipped model", "formats.ptq_lab"),
+    LabJob("self-speculation", "Self-speculation: a MiniGPT drafts with its own MTP head", "self_speculation.lab"),
 )}
 
 

@@ -12,6 +12,7 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     averaging,
     compression,
     decoding,
+    decoding_frontier,
     evaluation,
     flash_io,
     induction,
