@@ -1,0 +1,199 @@
+"""The tiled-attention kata (issue 49): a simulated fast memory of M floats, counted loads and stores,
+graded on the values and on the traffic against FlashAttention's count.
+
+Graded in this process (``grade_function``, the same adapter and bans as the bounded runner's
+harness); the bounded runner itself is tried in the soak tier (tests/hostile/test_kata_reaper.py
+grades every reference there) and once here for a bypass.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from minigpt.katas import fast_memory
+from minigpt.katas.catalogue import kata_by_name
+from minigpt.katas.checkers import checker
+from minigpt.katas.checkers.tiled import SLACK, flash_bound
+from minigpt.katas.grading import calling, grade_function, reference
+
+KATA = "tiled_attention"
+IMPORTS = "import math\nimport torch\n"
+
+# Correct solutions written another way than solution.py (graded, with the kata's bans, by
+# tests/hostile/test_kata_bans.py::test_correct_solutions_still_pass_under_the_ban): the log-sum-exp carried instead of the sum,
+# with wide query tiles and narrow key tiles; one computing in float32 inside, tiles of equal size.
+ALTERNATIVES = [
+    IMPORTS + "\ndef tiled_attention(memory, q, k, v, out):\n    n, d = q.shape\n    M = memory.capacity\n"
+    "    bk = max(1, min(n, M // (16 * d)))\n    bq = max(1, min(n, (M - 3 * bk * d) // (3 * d + 2 * bk + 6)))\n"
+    "    for i in range(0, n, bq):\n        stop = min(i + bq, n)\n        acc = None\n"
+    "        lse = torch.full((stop - i, 1), -math.inf, dtype=q.dtype)\n        for j in range(0, n, bk):\n"
+    "            qi = memory.load(q, i, stop) if acc is None else qi\n"
+    "            kj = memory.load(k, j, min(j + bk, n))\n            vj = memory.load(v, j, min(j + bk, n))\n"
+    "            s = (qi @ kj.transpose(0, 1)) * (1.0 / math.sqrt(d))\n"
+    "            top = s.max(dim=1, keepdim=True).values\n"
+    "            block = top + (s - top).exp().sum(dim=1, keepdim=True).log()\n"
+    "            new = torch.logaddexp(lse, block)\n            part = (s - new).exp() @ vj\n"
+    "            acc = part if acc is None else acc * (lse - new).exp() + part\n            lse = new\n"
+    "        memory.store(out, i, acc)\n        del qi, acc\n",
+    IMPORTS + "\ndef tiled_attention(memory, q, k, v, out):\n    n, d = q.shape\n    b = 1\n"
+    "    while 2 * (b + 1) * d + 3 * (b + 1) * d + 2 * (b + 1) ** 2 + 4 * (b + 1) <= memory.capacity and b < n:\n"
+    "        b += 1\n"
+    "    for i in range(0, n, b):\n        qi = memory.load(q, i, min(i + b, n)).float() * d ** -0.5\n"
+    "        m = torch.full((qi.shape[0], 1), float('-inf'))\n        l = torch.zeros(qi.shape[0], 1)\n"
+    "        o = torch.zeros(qi.shape)\n        for j in range(0, n, b):\n"
+    "            kj = memory.load(k, j, min(j + b, n)).float()\n            vj = memory.load(v, j, min(j + b, n)).float()\n"
+    "            s = qi @ kj.T\n            m2 = torch.maximum(m, s.max(-1, keepdim=True).values)\n"
+    "            p = torch.exp(s - m2)\n            c = torch.exp(m - m2)\n"
+    "            l = c * l + p.sum(-1, keepdim=True)\n            o = c * o + p @ vj\n            m = m2\n"
+    "        memory.store(out, i, (o / l).to(q.dtype))\n        del qi, o\n",
+]
+# Row-by-row attention with an online softmax: right values, K and V read N times.
+NAIVE = (IMPORTS + "\ndef tiled_attention(memory, q, k, v, out):\n    n, d = q.shape\n    b = memory.capacity // (8 * d)\n"
+         "    for i in range(n):\n        qi = memory.load(q, i, i + 1) / math.sqrt(d)\n"
+         "        m = torch.full((1, 1), -math.inf, dtype=qi.dtype)\n        l = torch.zeros((1, 1), dtype=qi.dtype)\n"
+         "        o = torch.zeros_like(qi)\n        for j in range(0, n, b):\n"
+         "            kj = memory.load(k, j, min(j + b, n))\n            vj = memory.load(v, j, min(j + b, n))\n"
+         "            s = qi @ kj.T\n            m2 = torch.maximum(m, s.amax(-1, keepdim=True))\n"
+         "            p = (s - m2).exp()\n            l = l * (m - m2).exp() + p.sum(-1, keepdim=True)\n"
+         "            o = o * (m - m2).exp() + p @ vj\n            m = m2\n        memory.store(out, i, o / l)\n")
+
+
+def _attention(q, k, v):
+    return F.scaled_dot_product_attention(q[None], k[None], v[None])[0]
+
+
+def test_the_reference_gives_attention_within_the_bound_on_every_case():
+    run = calling(checker(KATA), reference(kata_by_name(KATA)))
+    for case in checker(KATA).cases():
+        q, k, v, capacity = case.args
+        out, reads, writes = run(q, k, v, capacity)
+        assert torch.allclose(out, _attention(q, k, v), rtol=1e-5, atol=1e-6), case.label
+        assert reads + writes <= SLACK * flash_bound(q.shape[0], q.shape[1], capacity), case.label
+        assert writes == q.numel()  # each row of O stored once
+
+
+def test_the_bound_is_algorithm_one_of_the_paper_counted_exactly():
+    """N=64, d=8, M=1024: Bc = ⌈1024/32⌉ = 32, so two key/value tiles. O, l, m initialised (512 + 128),
+    K and V read once (1024), then per tile Q, O, l, m read (1024 + 128) and O, l, m written (512 + 128)."""
+    assert flash_bound(64, 8, 1024) == (512 + 128) + 1024 + 2 * (1024 + 128 + 512 + 128) == 5248
+    # Θ(N²d²/M): with M four times larger (and still under N·d·4), the quadratic part shrinks about 4×
+    quadratic = [flash_bound(256, 16, m) - 3 * 256 * 16 - 2 * 256 for m in (1024, 4096)]
+    assert quadratic[0] == 4 * quadratic[1]
+    assert flash_bound(12, 4, 4096) == 3 * 48 + 24 + (3 * 48 + 48)  # everything fits: one tile
+
+
+def test_the_naive_solution_passes_the_values_and_fails_the_traffic_saying_by_how_much():
+    kata = kata_by_name(KATA)
+    report = grade_function(kata, NAIVE)
+    assert not report.passed and report.error is None
+    first = report.failures[0]
+    assert first.where.startswith("memory traffic: the harness counted") and "× the bound" in first.where
+    times = float(first.where.rpartition("yours is ")[2].split("×")[0])
+    assert times > 2 * SLACK  # far outside, not a matter of constants
+    assert first.mistake and "one query row at a time" in first.mistake
+    run = calling(checker(KATA), grade_function.__globals__["load_function"](kata, NAIVE))
+    q, k, v, capacity = checker(KATA).cases()[0].args
+    assert torch.allclose(run(q, k, v, capacity)[0], _attention(q, k, v))  # the values are right
+
+
+WRONG = [
+    ("shrink = (m - m_new).exp()", "shrink = torch.ones_like(m)", "rescaled by exp(m_old − m_new)"),
+    ("/ math.sqrt(d)\n", "\n", "not divided by √d"),
+    ("acc / total", "acc", "before dividing by the running sum"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "named"), WRONG)
+def test_wrong_solutions_fail_with_their_named_mistake(old, new, named):
+    kata = kata_by_name(KATA)
+    assert old in kata.solution
+    report = grade_function(kata, kata.solution.replace(old, new, 1))
+    assert not report.passed and report.failures, report.summary()
+    assert report.failures[0].mistake and named in report.failures[0].mistake, report.summary()
+
+
+def test_the_missing_maximum_overflows_on_large_scores_and_is_named():
+    kata = kata_by_name(KATA)
+    source = kata.solution.replace("torch.maximum(m, s.amax(dim=-1, keepdim=True))", "torch.zeros_like(m)")
+    source = source.replace("shrink = (m - m_new).exp()", "shrink = torch.ones_like(m)")
+    report = grade_function(kata, source)
+    assert [f.case for f in report.failures] == [c.label for c in checker(KATA).cases() if "large scores" in c.label]
+    assert "without subtracting the running maximum" in report.failures[0].mistake
+
+
+def test_holding_more_than_m_floats_is_an_error_even_when_caught():
+    kata = kata_by_name(KATA)
+    greedy = kata.solution.replace("    n, d = q.shape\n", "    n, d = q.shape\n    try:\n"
+                                   "        everything = [memory.load(h, 0, n) for h in (q, k, v)]\n"
+                                   "    except Exception:\n        pass\n", 1)
+    report = grade_function(kata, greedy)
+    assert not report.passed
+    assert "fast memory overflow" in report.failures[0].where, report.summary()
+
+
+def test_a_stub_that_stores_nothing_is_told_so():
+    source = IMPORTS + "\ndef tiled_attention(memory, q, k, v, out):\n    memory.load(q, 0, 1)\n"
+    report = grade_function(kata_by_name(KATA), source)
+    assert "no row of O was stored" in report.failures[0].where
+
+
+def test_loads_outside_the_matrix_and_foreign_handles_are_refused():
+    q = torch.randn(4, 2, dtype=torch.float64)
+
+    def bad(memory, q, k, v, out):
+        for attempt in (lambda: memory.load(q, 2, 9), lambda: memory.load("q", 0, 1), lambda: memory.store(out, 3, q)):
+            with pytest.raises(Exception) as refused:
+                attempt()
+            assert "rows" in str(refused.value) or "handles" in str(refused.value)
+        memory.store(out, 0, memory.load(q, 0, 4))
+
+    out, reads, writes = fast_memory.run(bad, q, q, q, 64)
+    assert torch.equal(out, q) and (reads, writes) == (8, 8)
+
+
+def test_the_kata_says_the_bound_it_is_graded_against():
+    stub = kata_by_name(KATA).stub
+    assert "2×" in stub and "Dao et al. 2022" in stub and "3·N·d + 2·N + ⌈N / Bc⌉·(3·N·d + 4·N)" in stub
+    assert math.isclose(SLACK, 2.0)
+
+
+# Each trick, if it worked, would reach Q, K, V (or the counters) without a counted load and store
+# the right O with almost no traffic: each must fail the kata.
+CHEAT = ("    m = None\n    for x in found:\n        if isinstance(x, dict) and {'q', 'k', 'v'} <= set(x):\n            m = x\n"
+         "    qq, kk, vv = m['q'], m['k'], m['v']\n    w = (qq @ kk.T / math.sqrt(qq.shape[1]))\n"
+         "    w = (w - w.amax(-1, keepdim=True)).exp()\n    memory.store(out, 0, (w / w.sum(-1, keepdim=True)) @ vv)\n")
+BYPASSES = {
+    "the handle's and the memory's attributes": "    found = [getattr(q, a, None) for a in dir(q)]\n"
+                                                "    found += [getattr(memory, a, None) for a in dir(memory)]\n",
+    "the controller's frame (gi_frame)": "    found = [memory._controller.gi_frame.f_locals.get('matrices')]\n",
+    "the garbage collector": "    import gc\n    found = gc.get_objects() + gc.get_referents(memory._controller)\n",
+    "the caller's frames": "    import sys\n    f, found = sys._getframe(), []\n    while f is not None:\n"
+                           "        found += list(f.f_locals.values())\n        f = f.f_back\n",
+    "a traceback's frames": "    found = []\n    try:\n        memory.load(q, 0, 10 ** 6)\n    except Exception as e:\n"
+                            "        tb = e.__traceback__\n        while tb is not None:\n"
+                            "            found += list(tb.tb_frame.f_locals.values())\n            tb = tb.tb_next\n",
+    "a tracer": "    import sys\n    found = []\n    sys.settrace(lambda frame, event, arg: found.extend(frame.f_locals.values()))\n"
+                "    memory.load(q, 0, 1)\n    sys.settrace(None)\n",
+}
+
+
+@pytest.mark.parametrize("trick", list(BYPASSES))
+def test_the_count_cannot_be_bypassed(trick):
+    source = IMPORTS + "\ndef tiled_attention(memory, q, k, v, out):\n" + BYPASSES[trick] + CHEAT
+    report = grade_function(kata_by_name(KATA), source)
+    assert not report.passed and report.failures, report.summary()
+    assert all(f.obtained == "an exception" for f in report.failures), report.summary()
+
+
+def test_taking_the_counter_away_fails_the_case():
+    """Swapping the dispatch mode's method (so copies are not seen) is noticed at the next load."""
+    source = (IMPORTS + "from torch.utils._python_dispatch import _get_current_dispatch_mode_stack\n\n"
+              "def tiled_attention(memory, q, k, v, out):\n    for mode in _get_current_dispatch_mode_stack():\n"
+              "        type(mode).__torch_dispatch__ = lambda self, f, t, a=(), kw=None: f(*a, **(kw or {}))\n"
+              "    n, d = q.shape\n    memory.store(out, 0, memory.load(q, 0, n))\n")
+    report = grade_function(kata_by_name(KATA), source)
+    assert any("took the fast memory's counter away" in f.where for f in report.failures), report.summary()
