@@ -185,7 +185,7 @@ class InterviewScreen(EndOrPause, Screen):
         for k in katas:
             for lesson in k.lessons:
                 out.setdefault(lesson, []).append(k.name)
-        return out, lesson_katas(self.app.store, katas)
+        return out, lesson_katas(self.app.store, katas, names=True)
 
     def ask(self, draft: str = "") -> None:
         q = self.questions[self.index]
