@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from minigpt.katas.catalogue import kata_by_name, load_katas
 from minigpt.katas.checkers import checker
 from minigpt.katas.grading import grade_function
-from tests.test_katas_tiled import ALTERNATIVES as TILED_ALTERNATIVES
+from tests.helpers.tiled_solutions import ALTERNATIVES as TILED_ALTERNATIVES
 
 # kata → (spelling, the learner's module). Each calls the operator the kata practises.
 SPELLINGS = {
