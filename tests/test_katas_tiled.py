@@ -126,27 +126,50 @@ def test_the_kata_says_the_bound_it_is_graded_against():
 CHEAT = ("    m = None\n    for x in found:\n        if isinstance(x, dict) and {'q', 'k', 'v'} <= set(x):\n            m = x\n"
          "    qq, kk, vv = m['q'], m['k'], m['v']\n    w = (qq @ kk.T / math.sqrt(qq.shape[1]))\n"
          "    w = (w - w.amax(-1, keepdim=True)).exp()\n    memory.store(out, 0, (w / w.sum(-1, keepdim=True)) @ vv)\n")
+# trick → (what it does, what the failure says): each reason names the refusal, not a bug in the trick.
 BYPASSES = {
-    "the handle's and the memory's attributes": "    found = [getattr(q, a, None) for a in dir(q)]\n"
-                                                "    found += [getattr(memory, a, None) for a in dir(memory)]\n",
-    "the controller's frame (gi_frame)": "    found = [memory._controller.gi_frame.f_locals.get('matrices')]\n",
-    "the garbage collector": "    import gc\n    found = gc.get_objects() + gc.get_referents(memory._controller)\n",
-    "the caller's frames": "    import sys\n    f, found = sys._getframe(), []\n    while f is not None:\n"
-                           "        found += list(f.f_locals.values())\n        f = f.f_back\n",
-    "a traceback's frames": "    found = []\n    try:\n        memory.load(q, 0, 10 ** 6)\n    except Exception as e:\n"
-                            "        tb = e.__traceback__\n        while tb is not None:\n"
-                            "            found += list(tb.tb_frame.f_locals.values())\n            tb = tb.tb_next\n",
-    "a tracer": "    import sys\n    found = []\n    sys.settrace(lambda frame, event, arg: found.extend(frame.f_locals.values()))\n"
-                "    memory.load(q, 0, 1)\n    sys.settrace(None)\n",
+    "the handle's and the memory's attributes": (
+        "    found = [getattr(q, a, None) for a in dir(q)]\n    found += [getattr(memory, a, None) for a in dir(memory)]\n",
+        "'NoneType' object is not subscriptable"),  # no attribute leads to the matrices
+    "the controller's frame (gi_frame)": (
+        "    found = [memory._controller.gi_frame.f_locals.get('matrices')]\n", "refuses object.__getattr__"),
+    "the garbage collector": (
+        "    import gc\n    found = gc.get_objects() + gc.get_referents(memory._controller)\n", "refuses gc.get_objects"),
+    "the caller's frames": (
+        "    import sys\n    f, found = sys._getframe(), []\n    while f is not None:\n"
+        "        found += list(f.f_locals.values())\n        f = f.f_back\n", "refuses sys._getframe"),
+    "a traceback's frames": (
+        "    found = []\n    try:\n        memory.load(q, 0, 10 ** 6)\n    except Exception as e:\n"
+        "        tb = e.__traceback__\n        while tb is not None:\n"
+        "            found += list(tb.tb_frame.f_locals.values())\n            tb = tb.tb_next\n",
+        "refuses object.__getattr__"),
+    "a tracer": (
+        "    import sys\n    found = []\n    sys.settrace(lambda frame, event, arg: found.extend(frame.f_locals.values()))\n"
+        "    memory.load(q, 0, 1)\n    sys.settrace(None)\n", "refuses sys.settrace"),
+    "closing the controller, then reading the grader's frames": (
+        "    import sys\n    memory._controller.close()\n    f, found = sys._getframe(), []\n    while f is not None:\n"
+        "        found.append(f.f_locals)\n        f = f.f_back\n", "stopped the fast memory"),
 }
 
 
 @pytest.mark.parametrize("trick", list(BYPASSES))
 def test_the_count_cannot_be_bypassed(trick):
-    source = IMPORTS + "\ndef tiled_attention(memory, q, k, v, out):\n" + BYPASSES[trick] + CHEAT
+    body, reason = BYPASSES[trick]
+    source = IMPORTS + "\ndef tiled_attention(memory, q, k, v, out):\n" + body + CHEAT
     report = grade_function(kata_by_name(KATA), source)
     assert not report.passed and report.failures, report.summary()
-    assert all(f.obtained == "an exception" for f in report.failures), report.summary()
+    assert all(f.obtained == "an exception" and reason in f.where for f in report.failures), report.summary()
+
+
+def test_hoarding_outside_the_counter_or_in_python_numbers_is_refused_by_name():
+    kata = kata_by_name(KATA)
+    hoard = (IMPORTS + "from torch.utils._python_dispatch import _disable_current_modes\n\n"
+             "def tiled_attention(memory, q, k, v, out):\n    with _disable_current_modes():\n"
+             "        kept = memory.load(k, 0, 1).clone()\n")
+    listed = IMPORTS + "\ndef tiled_attention(memory, q, k, v, out):\n    kept = memory.load(k, 0, 1).tolist()\n"
+    for source, rule in ((hoard, "_disable_current_modes"), (listed, "Tensor.tolist")):
+        report = grade_function(kata, source)
+        assert report.error and rule in report.error, report.summary()
 
 
 def test_taking_the_counter_away_fails_the_case():
