@@ -167,7 +167,9 @@ def test_hoarding_outside_the_counter_or_in_python_numbers_is_refused_by_name():
              "def tiled_attention(memory, q, k, v, out):\n    with _disable_current_modes():\n"
              "        kept = memory.load(k, 0, 1).clone()\n")
     listed = IMPORTS + "\ndef tiled_attention(memory, q, k, v, out):\n    kept = memory.load(k, 0, 1).tolist()\n"
-    for source, rule in ((hoard, "_disable_current_modes"), (listed, "Tensor.tolist")):
+    popped = (IMPORTS + "\ndef tiled_attention(memory, q, k, v, out):\n"
+              "    mode = getattr(torch._C, '_pop_torch_dispatch_' + 'stack')()\n    kept = memory.load(k, 0, 1).clone()\n")
+    for source, rule in ((hoard, "_disable_current_modes"), (listed, "Tensor.tolist"), (popped, "_pop_torch_dispatch_stack")):
         report = grade_function(kata, source)
         assert report.error and rule in report.error, report.summary()
 

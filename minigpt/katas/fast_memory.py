@@ -13,9 +13,12 @@ generator (the memory's controller), which is driven by messages and answers wit
 frame is reachable only through frame and garbage-collector introspection (``gi_frame``,
 ``sys._getframe``, ``tb_frame``, ``gc.get_referents`` …), and :func:`install_refusals` refuses
 those audit events while any controller is alive. The controller checks at every load and store
-that its dispatch mode is still in place. What is not counted: numbers taken out of tensors into
-Python (``tolist`` and ``numpy`` are refused by the kata's forbidden names). As the rest of the
-harness, this stops easy tricks, not a learner set on fooling their own tutor.
+that its dispatch mode is still in place. What is not counted against M: numbers taken out of
+tensors into Python (``tolist`` and ``numpy`` are refused by the kata's forbidden names), and
+copies made while the mode is taken off the stack between two loads (the public ways to take it
+off are refused by name; torch's private ``_pop_mode`` cannot be, torch's own exit uses it). The
+reads and writes are counted by the controller whatever the code does. As the rest of the harness,
+this stops easy tricks, not a learner set on fooling their own tutor.
 """
 
 from __future__ import annotations
@@ -194,9 +197,7 @@ def run(function: Callable, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, c
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             result = func(*args, **(kwargs or {}))
             if not controller.gi_running:  # the controller's own copies are not the learner's
-                refusal = controller.send(("made", _flat_tensors(result)))
-                if isinstance(refusal, _Refusal):
-                    raise KataCodeError(str(refusal))
+                controller.send(("made", _flat_tensors(result)))
             return result
 
     controller = _controller({"q": q.clone(), "k": k.clone(), "v": v.clone(), "out": out}, capacity,
