@@ -182,3 +182,15 @@ def test_taking_the_counter_away_fails_the_case():
               "    n, d = q.shape\n    memory.store(out, 0, memory.load(q, 0, n))\n")
     report = grade_function(kata_by_name(KATA), source)
     assert any("took the fast memory's counter away" in f.where for f in report.failures), report.summary()
+
+
+@pytest.mark.soak
+def test_the_bounded_runner_counts_and_refuses_as_this_process_does():
+    """The real grader (a child behind a reaper, with its own audit hook) gives the same verdicts."""
+    from minigpt.katas.sandbox import grade_source
+
+    kata = kata_by_name(KATA)
+    naive = grade_source(kata, NAIVE)
+    assert not naive.passed and naive.failures[0].where.startswith("memory traffic")
+    cheat = IMPORTS + "\ndef tiled_attention(memory, q, k, v, out):\n" + BYPASSES["the garbage collector"][0] + CHEAT
+    assert "refuses gc.get_objects" in grade_source(kata, cheat).failures[0].where
