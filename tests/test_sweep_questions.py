@@ -63,6 +63,14 @@ def test_within_seed_noise_asks_whether_it_is_real_and_a_best_of_zero_asks_nothi
     assert dropout_questions(collect(exp.dir)) == []
 
 
+def test_an_interview_with_a_dropout_sweep_asks_about_it(tmp_path, data):
+    from minigpt.study import interview as iv
+
+    _sweep(tmp_path, data, {0.0: [(2.0, 2.40)], 0.1: [(2.1, 2.30)]})
+    plan = iv.plan([], ["training"], {}, minutes=10, run_questions=sweep_questions(tmp_path / "runs"), seed=3)
+    assert [q.kind for q in plan] == ["run"] and "Is dropout 0.1 really better than 0.0" in plan[0].prompt
+
+
 def test_the_chapter_quiz_asks_a_run_question_of_its_lesson():
     q = dropout_question("drop", "1,000 parameters", 0.2, [2.2, 2.21, 2.19], [2.4, 2.42, 2.41])
     questions = quiz.chapter_quiz("training", seed=1, run_questions=[q])
