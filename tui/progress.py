@@ -112,4 +112,4 @@ def _katas(store: Store) -> tuple[int, int, dict[str, tuple[int, int]]]:
     except KataError:  # reported on the katas screen
         return 0, 0, {}
     t = totals(store, katas)
-    return t.passed, t.total, lesson_katas(store, katas)
+    return t.passed, t.total, lesson_katas(store, katas, names=True)

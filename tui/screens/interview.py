@@ -185,7 +185,7 @@ class InterviewScreen(EndOrPause, Screen):
         for k in katas:
             for lesson in k.lessons:
                 out.setdefault(lesson, []).append(k.name)
-        return out, lesson_katas(self.app.store, katas)
+        return out, lesson_katas(self.app.store, katas, names=True)
 
     def ask(self, draft: str = "") -> None:
         q = self.questions[self.index]
@@ -225,15 +225,10 @@ class InterviewScreen(EndOrPause, Screen):
 
     @staticmethod
     def _run_questions() -> list:
-        """Questions about the learner's own runs (none when the runs folder cannot be read)."""
-        from minigpt.errors import TutorError
-        from minigpt.runs.listing import list_runs
-        from minigpt.study.run_questions import questions_for_runs
+        """Questions about the learner's own runs and sweeps (none when their folders cannot be read)."""
+        from minigpt.experiments.questions import learner_run_questions
 
-        try:
-            return questions_for_runs(list_runs())
-        except (TutorError, OSError):
-            return []
+        return learner_run_questions()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "iv-resume":
