@@ -93,6 +93,18 @@ def _induction(progress) -> dict:
     return {**measure(ck.model.eval(), test), "steps": cfg.steps, "seed": cfg.seed}
 
 
+@runner("test_time")
+def _test_time(progress) -> dict:
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.data import load_words
+    from minigpt.paths import default_checkpoint, default_dataset
+    from minigpt.teaching.test_time import measure
+
+    ck = load_checkpoint(default_checkpoint())
+    split_seed = int(ck.train_config.get("split_seed", 42))
+    return measure(ck.model, ck.vocab, list(load_words(default_dataset())), split_seed, progress=progress)
+
+
 def run_job(job: str, root: Path | str | None = None, progress=print) -> dict:
     """Run ``job`` here, holding its folder's lock, and save its result (RunBusyError when it is
     already running)."""

@@ -38,6 +38,7 @@ JOBS: dict[str, LabJob] = {job.id: job for job in (
     LabJob("lora", "LoRA fine-tune on one letter's names", "lora.lab"),
     LabJob("checkpointing", "Activation checkpointing: memory and time of a step", "checkpointing.lab"),
     LabJob("induction", "Induction heads: train the attention-only model, score its heads", "induction.lab"),
+    LabJob("test_time", "Test-time compute on names: pass@k, best-of-n, majority vote", "test_time.lab"),
 )}
 
 
@@ -46,6 +47,14 @@ def job_dir(job: str, root: Path | str | None = None) -> Path:
         raise RunError(f"no lab job called {job!r} (jobs: {', '.join(JOBS)})")
     folder = Path(root) if root is not None else paths.user_data_dir() / "lab"
     return folder / job
+
+
+def bundled_dir(job: str) -> Path:
+    """The result the project measured once and ships beside the lessons (``lessons/lab/<job>/``):
+    what a lesson shows until the learner's own run finishes. Read with ``read_result``."""
+    if job not in JOBS:
+        raise RunError(f"no lab job called {job!r} (jobs: {', '.join(JOBS)})")
+    return paths.lessons_dir() / "lab" / job
 
 
 def write_result(folder: Path, values: dict) -> None:
