@@ -25,6 +25,7 @@ from minigpt.runs.lock import is_locked
 
 RESULT_FORMAT, RESULT_VERSION = "minigpt-lab-result", 1
 RESULT_FILE = "result.json"
+RUN_DIR = "run"  # a job that trains keeps its run folder here, for the explorers and compare
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,18 @@ def read_result(folder: Path) -> dict | None:
         raise RunError(f"{path}: lab result format {raw.get('format_version')!r:.20}, this minigpt reads "
                        f"{RESULT_VERSION}")
     return {k: v for k, v in raw.items() if k not in ("format", "format_version")}
+
+
+def lab_runs(root: Path | str | None = None) -> list[tuple[str, Path]]:
+    """(job, run folder) of each job that kept the run it trained (``lab/<job>/run``)."""
+    from minigpt.runs.listing import is_run_folder
+
+    found = []
+    for job in JOBS:
+        run = job_dir(job, root) / RUN_DIR
+        if is_run_folder(run):
+            found.append((job, run))
+    return found
 
 
 def is_running(folder: Path) -> bool:
