@@ -4,6 +4,8 @@ limit is refused with the limit's reason."""
 
 from __future__ import annotations
 
+import pytest
+
 from minigpt import serving_policy as policy
 from minigpt.control import lab_jobs
 from minigpt.runs.lab import job_dir, write_result
@@ -123,6 +125,7 @@ def keep_a_lab_run(job: str = "induction"):
     return run
 
 
+@pytest.mark.soak  # a lesson, the attention explorer and compare opened in turn: 8 s on two busy cores
 async def test_a_kept_lab_run_opens_from_x_in_the_attention_explorer_and_in_compare(app):
     from tui.screens.compare_runs import CompareRunsScreen
     from tui.screens.explorer_trained import TrainedAttentionScreen
@@ -144,3 +147,14 @@ async def test_a_kept_lab_run_opens_from_x_in_the_attention_explorer_and_in_comp
         await pilot.press("3")
         compare = await until(pilot, lambda: isinstance(app.screen, CompareRunsScreen) and app.screen, 20, "compare")
         assert compare.shown[0] == str(run)
+
+
+def test_x_offers_a_kept_run_beside_its_job_and_names_the_folder_it_opens():
+    from tui.widgets.lab_start import kept_run, run_choices
+
+    assert run_choices(["induction"]) == [] and kept_run("explore:induction") is None
+    run = keep_a_lab_run()
+    assert [choice for choice, _title, _where in run_choices(["induction", "lora"])] == [
+        "explore:induction", "compare:induction"]
+    assert kept_run("explore:induction") == ("explore", run) and kept_run("compare:induction") == ("compare", run)
+    assert kept_run("induction") is None  # a job to start, not a run to open
