@@ -88,7 +88,12 @@ async def start_run(cfg: TrainConfig, root: Path | str | None = None, name: str 
     the runs list shows and "copy settings" copies.
     """
     cfg.validate()
-    load_words(cfg.data_path())
+    if cfg.data_format == "text":  # a clear error now, not in the worker's log (repeats read no file)
+        from minigpt.text_data import load_text
+
+        load_text(cfg.data_path())
+    elif cfg.data_format == "lines":
+        load_words(cfg.data_path())
     run_dir = runs.new_run_dir(root, name)
     write_run_config(run_dir, cfg.to_dict())  # listed (and duplicable) from the start
     named = ["--name", name] if name else []  # the folder's name is the run's name too

@@ -115,7 +115,8 @@ def _choice(path: Path, label: str, source: str) -> CheckpointChoice | None:
 def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None,
                      live: bool = False) -> list[CheckpointChoice]:
     """The shipped checkpoints (``default`` first), then every finished run's checkpoint; with
-    ``live``, also the best checkpoint so far of each run still training (labelled "live")."""
+    ``live``, also the best checkpoint so far of each run still training (labelled "live"); then
+    the runs lab jobs kept."""
     root = bundled if bundled is not None else paths.checkpoints_dir()
     found: list[CheckpointChoice] = []
     if root.is_dir():
@@ -135,6 +136,12 @@ def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None,
             c = _choice(run.checkpoint, f"your run {label or run.name}{' (live)' if running else ''}", "run")
             if c:
                 found.append(c)
+    from minigpt.runs.lab import lab_runs
+
+    for job, run_dir in lab_runs():  # what a lab job trained and kept (lab/<job>/run)
+        c = _choice(run_dir / "checkpoint", f"lab job {job}", "run")
+        if c:
+            found.append(c)
     return found
 
 

@@ -25,6 +25,7 @@ from minigpt.runs.lock import is_locked
 
 RESULT_FORMAT, RESULT_VERSION = "minigpt-lab-result", 1
 RESULT_FILE = "result.json"
+RUN_DIR = "run"  # a job that trains keeps its run folder here, for the explorers and compare
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ JOBS: dict[str, LabJob] = {job.id: job for job in (
     LabJob("induction", "Induction heads: train the attention-only model, score its heads", "induction.lab"),
     LabJob("ptq", "Post-training quantization: GPTQ, FP8, MXFP4 and NF4 on the shipped model", "formats.ptq_lab"),
     LabJob("self-speculation", "Self-speculation: a MiniGPT drafts with its own MTP head", "self_speculation.lab"),
+    LabJob("test_time", "Test-time compute on names: pass@k, best-of-n, majority vote", "test_time.lab"),
 )}
 
 
@@ -48,6 +50,14 @@ def job_dir(job: str, root: Path | str | None = None) -> Path:
         raise RunError(f"no lab job called {job!r} (jobs: {', '.join(JOBS)})")
     folder = Path(root) if root is not None else paths.user_data_dir() / "lab"
     return folder / job
+
+
+def bundled_dir(job: str) -> Path:
+    """The result the project measured once and ships beside the lessons (``lessons/lab/<job>/``):
+    what a lesson shows until the learner's own run finishes. Read with ``read_result``."""
+    if job not in JOBS:
+        raise RunError(f"no lab job called {job!r} (jobs: {', '.join(JOBS)})")
+    return paths.lessons_dir() / "lab" / job
 
 
 def write_result(folder: Path, values: dict) -> None:
@@ -73,6 +83,18 @@ def read_result(folder: Path) -> dict | None:
         raise RunError(f"{path}: lab result format {raw.get('format_version')!r:.20}, this minigpt reads "
                        f"{RESULT_VERSION}")
     return {k: v for k, v in raw.items() if k not in ("format", "format_version")}
+
+
+def lab_runs(root: Path | str | None = None) -> list[tuple[str, Path]]:
+    """(job, run folder) of each job that kept the run it trained (``lab/<job>/run``)."""
+    from minigpt.runs.listing import is_run_folder
+
+    found = []
+    for job in JOBS:
+        run = job_dir(job, root) / RUN_DIR
+        if is_run_folder(run):
+            found.append((job, run))
+    return found
 
 
 def is_running(folder: Path) -> bool:

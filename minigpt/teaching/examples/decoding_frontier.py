@@ -8,7 +8,7 @@ import functools
 
 from minigpt import paths
 from minigpt.errors import RunError
-from minigpt.runs.lab import JOBS, is_running, job_dir, read_result
+from minigpt.runs.lab import JOBS, bundled_dir, is_running, job_dir, read_result
 from minigpt.teaching import self_drafting as D
 from minigpt.teaching.examples.registry import count, example, fmt, table
 
@@ -124,7 +124,7 @@ SELF_NOT_RUN = ("Your own run: not yet. Press **x** in this lesson to start it i
 def bundled_result() -> dict | None:
     """The figures of one run of the job, shipped for learners who do not run it."""
     try:
-        return read_result(paths.lessons_dir() / "lab" / "self-speculation")
+        return read_result(bundled_dir("self-speculation"))
     except RunError:
         return None
 

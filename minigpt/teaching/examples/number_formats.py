@@ -10,7 +10,7 @@ import math
 import torch
 
 from minigpt.errors import RunError
-from minigpt.runs.lab import JOBS, is_running, job_dir, read_result
+from minigpt.runs.lab import JOBS, bundled_dir, is_running, job_dir, read_result
 from minigpt.teaching import number_formats as N
 from minigpt.teaching.examples.registry import example, fmt, table
 
@@ -278,10 +278,8 @@ NOT_RUN = ("Not run on this machine yet: below is the result bundled with the le
 def bundled_result() -> dict | None:
     """The result shipped with the lessons (lessons/lab/ptq/result.json), for learners who do not
     run the job."""
-    from minigpt.paths import lessons_dir
-
     try:
-        return read_result(lessons_dir() / "lab" / "ptq")
+        return read_result(bundled_dir("ptq"))
     except RunError:
         return None
 
