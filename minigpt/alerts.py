@@ -24,6 +24,7 @@ import math
 import os
 import shlex
 import subprocess
+import threading
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -237,10 +238,13 @@ def command_argv(command: str) -> list[str]:
 
 
 def run_command(command: str, alert: Event):
-    """Start the learner's command with the event in its environment; returns the process (not
-    waited for: a slow command never holds training or the app). Its output goes where ours does."""
-    return spawn.popen(command_argv(command), env=spawn.child_env(unbuffered=False, extra=command_env(alert)),
+    """Start the learner's command with the event in its environment; returns the process. A thread
+    waits for it (a slow command never holds training or the app, and an ended one is reaped at once,
+    not left a zombie until some later subprocess call). Its output is dropped."""
+    proc = spawn.popen(command_argv(command), env=spawn.child_env(unbuffered=False, extra=command_env(alert)),
                        new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    threading.Thread(target=proc.wait, name="alert-command", daemon=True).start()
+    return proc
 
 
 def terminal_of(stream) -> object | None:

@@ -9,6 +9,7 @@ import json
 import os
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,17 @@ def test_the_command_runs_for_real_with_the_event_in_its_environment(tmp_path):
     assert env == {"MINIGPT_EVENT": "finished", "MINIGPT_RUN": "run; rm -rf ~", "MINIGPT_MESSAGE": "done $(touch pwned)",
                    "MINIGPT_STEP": "40", "MINIGPT_VAL_LOSS": "2.12346"}
     assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()
+
+
+def test_the_alert_command_is_reaped_when_it_ends_without_anyone_waiting():
+    """No zombie until some later subprocess call: a thread waits for the command."""
+    proc = alerts.run_command("true", alerts.event("finished", "r", "r finished"))
+    deadline = time.monotonic() + 20
+    while proc.returncode is None and time.monotonic() < deadline:  # set only by a wait
+        time.sleep(0.01)
+    assert proc.returncode == 0
+    with pytest.raises(ChildProcessError):
+        os.waitpid(proc.pid, os.WNOHANG)  # already reaped
 
 
 def test_delivery_follows_the_choices_and_a_missing_command_is_a_note():
