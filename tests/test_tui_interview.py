@@ -347,3 +347,37 @@ async def test_with_a_run_present_the_interview_asks_about_it_and_scores_its_rub
         await until(pilot, lambda: bool(screen.report.answers))
     answer = screen.report.answers[-1]
     assert answer.question.kind == "run" and answer.score == 1 / 3 and len(answer.missed) == 2
+
+
+async def test_quitting_the_app_mid_interview_pauses_it_with_the_answer_typed(tmp_path, make_app):
+    from minigpt.study import interview_pause
+
+    store = _read_causal_masking(tmp_path)
+    app = make_app(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _interview(pilot, app, store)
+        await pilot.press(*"half")
+        await until(pilot, lambda: screen.query_one(".iv-answer").value == "half")
+        await pilot.press("ctrl+q")  # before: the interview was lost
+    paused = interview_pause.paused(store)
+    assert paused is not None and paused.draft == "half" and paused.index == 0
+    assert 590 < paused.seconds_left <= 600
+
+
+async def test_s_typed_into_an_answer_box_is_a_letter_never_a_skip(tmp_path, make_app):
+    from textual.widgets import Input, TextArea
+
+    store = _read_causal_masking(tmp_path)
+    app = make_app(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _interview(pilot, app, store)
+        await pilot.press(*"ss")
+        await until(pilot, lambda: screen.query_one(".iv-answer", Input).value == "ss")
+        assert screen.index == 0 and screen.report.answers == []
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.state == "revealed")
+        await pilot.press("y")
+        await until(pilot, lambda: bool(screen.query(TextArea)) and app.focused is screen.query_one(TextArea))
+        await pilot.press(*"sums")  # the explanation box: every letter is text
+        await until(pilot, lambda: screen.query_one(TextArea).text == "sums")
+        assert screen.index == 1 and [a.skipped for a in screen.report.answers] == [False]
