@@ -187,6 +187,47 @@ class ForegroundRun:
             self.say(alert)
 
 
+# Set in the environment of the ranks a launcher starts under torchrun: the launcher alerts (it owns
+# the terminal; a multi-node rank's output is a pipe), so no rank does. A torchrun the learner starts
+# by hand sets nothing, and its rank 0 alerts.
+LAUNCHER_ALERTS_ENV = "MINIGPT_ALERTS_FROM_LAUNCHER"
+FOLLOW_S = 2.0  # how often a launcher reads the ranks' metrics for the target loss
+
+
+class LaunchedRun:
+    """The alerts of a run the ranks a launcher started train: the target loss from the metrics
+    file (read every FOLLOW_S by a thread, only when a target is set), the end from the status file
+    once the ranks are done (:meth:`ended`). Each event once, from this one process."""
+
+    def __init__(self, run_dir: Path | str, target_loss: float | None, say):
+        from minigpt.runs.metrics import read_metrics
+
+        self._read = read_metrics
+        self.run = ForegroundRun(run_dir, target_loss, say)
+        self._offset = read_metrics(run_dir)[1]  # a resumed run's earlier records are not news
+        self._done = threading.Event()
+        self._thread = None
+        if target_loss is not None:
+            self._thread = threading.Thread(target=self._follow, name="launcher-alerts", daemon=True)
+            self._thread.start()
+
+    def _poll(self) -> None:
+        records, self._offset = self._read(self.run.run_dir, self._offset)
+        for alert in self.run.watcher.records(records):
+            self.run.say(alert)
+
+    def _follow(self) -> None:
+        while not self._done.wait(FOLLOW_S):
+            self._poll()
+
+    def ended(self) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._poll()  # the last records, written after the thread's last look
+        self.run.ended()
+
+
 # ---------------------------------------------------------------------------- delivery
 
 
