@@ -350,6 +350,8 @@ async def test_with_a_run_present_the_interview_asks_about_it_and_scores_its_rub
 
 
 async def test_quitting_the_app_mid_interview_pauses_it_with_the_answer_typed(tmp_path, make_app):
+    from textual.widgets import Input, TextArea
+
     from minigpt.study import interview_pause
 
     store = _read_causal_masking(tmp_path)
@@ -362,6 +364,39 @@ async def test_quitting_the_app_mid_interview_pauses_it_with_the_answer_typed(tm
     paused = interview_pause.paused(store)
     assert paused is not None and paused.draft == "half" and paused.index == 0
     assert 590 < paused.seconds_left <= 600
+    # the app opened again: resume, and type on after the draft (before: it was selected and replaced)
+    await _resume_and_type(make_app(store=store), "!", Input, "half!", then_explain="ab")
+    await _resume_and_type(make_app(store=store), "c", TextArea, "abc")
+
+
+async def _resume_and_type(app, typed: str, box, kept: str, then_explain: str = "") -> None:
+    """Resume the paused interview, type on, check the box holds ``kept``; with ``then_explain``,
+    go on to the explanation and type that there; then quit the app."""
+    from textual.widgets import Button, Input, TextArea
+
+    from tui import navigation
+
+    def text() -> str:
+        field = screen.query_one(box)
+        return field.value if isinstance(field, Input) else field.text
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "interview")
+        screen = app.screen
+        await until(pilot, lambda: isinstance(app.focused, Button))
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.state == "asking" and bool(screen.query(box)))
+        await until(pilot, lambda: app.focused is screen.query_one(box))
+        await pilot.press(typed)
+        await until(pilot, lambda: text() == kept)
+        if then_explain:
+            await pilot.press("enter")
+            await until(pilot, lambda: screen.state == "revealed")
+            await pilot.press("y")
+            await until(pilot, lambda: bool(screen.query(TextArea)) and app.focused is screen.query_one(TextArea))
+            await pilot.press(*then_explain)
+            await until(pilot, lambda: screen.query_one(TextArea).text == then_explain)
+        await pilot.press("ctrl+q")
 
 
 async def test_s_typed_into_an_answer_box_is_a_letter_never_a_skip(tmp_path, make_app):

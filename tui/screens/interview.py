@@ -197,7 +197,7 @@ class InterviewScreen(EndOrPause, Screen):
         widgets, answer = views.question_widgets(q, draft)
         self._fill(*widgets)  # no ids in the body: the old children leave after the new arrive
         if answer is not None:
-            self.call_after_refresh(answer.focus)
+            self.call_after_refresh(views.focus_at_end, answer)
         self.refresh_bindings()
 
     def current_text(self) -> str:
