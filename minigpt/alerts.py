@@ -112,7 +112,7 @@ class AlertWatcher:
         self.run = Path(run_dir).name
         self.target_loss = target_loss
         self.seen_active: bool | None = None
-        self.target_said = self.end_said = False
+        self.target_said = self.end_said = self.diverged_said = False
 
     def records(self, records: list[dict]) -> list[Event]:
         """Events in newly read metrics records (the target loss)."""
@@ -126,6 +126,14 @@ class AlertWatcher:
                               f"(target {self.target_loss:g}) at step {rec.get('step')}",
                               step=rec.get("step"), val_loss=val, target_loss=self.target_loss)]
         return []
+
+    def diverging(self, step: int, evidence: str) -> list[Event]:
+        """A run seen training whose numbers say it diverges (the diagnosis' evidence) while it goes
+        on (a loss far above a uniform guess is still a number): told once, its end not again as diverged."""
+        if not self.seen_active or self.diverged_said or self.end_said:
+            return []
+        self.diverged_said = True
+        return [event("diverged", self.run, f"{self.run} is diverging at step {step}: {evidence}", step=step)]
 
     def status(self, status: RunStatus) -> list[Event]:
         """The run's end, once, if it was seen training first (or starting)."""
@@ -143,7 +151,9 @@ class AlertWatcher:
             return []
         found = status_event(state, self.run, step=step, reason=reason, **figures)
         self.end_said = found is not None
-        return [found] if found is not None else []
+        if found is None or (found.kind == "diverged" and self.diverged_said):
+            return []
+        return [found]
 
 
 class ReviewsWatch:
@@ -165,16 +175,20 @@ class ForegroundRun:
     arrive, the end from the status file (finished, stopped or failed, written before training
     returns or raises). ``say`` delivers each event."""
 
-    def __init__(self, run_dir: Path | str, target_loss: float | None, say):
+    def __init__(self, run_dir: Path | str, target_loss: float | None, say, diverging=None):
         self.run_dir, self.say = Path(run_dir), say
         self.watcher = AlertWatcher(run_dir, target_loss)
         self.watcher.seen_active = True  # this process trains it: its end is news
+        self.diverging = diverging  # (run folder) → the diagnosis' evidence of a divergence, or None
 
     def wrap(self, on_log):
-        """``on_log`` followed by the alerts its record holds."""
+        """``on_log`` followed by the alerts its record holds (at an evaluation, a divergence too)."""
         def both(rec: dict) -> None:
             on_log(rec)
             for alert in self.watcher.records([rec]):
+                self.say(alert)
+            evidence = self.diverging(self.run_dir) if self.diverging and "val_loss" in rec else None
+            for alert in self.watcher.diverging(rec.get("step", 0), evidence) if evidence else []:
                 self.say(alert)
         return both
 

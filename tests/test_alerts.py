@@ -116,6 +116,30 @@ def test_the_command_runs_for_real_with_the_event_in_its_environment(tmp_path):
     assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()
 
 
+def test_a_run_diverging_while_it_trains_is_told_once_and_not_again_at_its_end(tmp_path):
+    """A loss that explodes but stays a number does not fail the run (an lr of 10 walked in tmux
+    finished with val loss 10.7 and only "finished" was told): the diagnosis' evidence is."""
+    said, logged = [], []
+    evidence = "train loss 91.9 at step 70, against ln V = 3.296"
+    run = alerts.ForegroundRun(tmp_path / "hot", None, said.append, diverging=lambda _dir: evidence)
+    on_log = run.wrap(logged.append)
+    on_log({"step": 10, "train_loss": 40.0})  # checked at evaluations only
+    assert said == [] and len(logged) == 1
+    on_log({"step": 20, "train_loss": 90.0, "val_loss": 107.2})
+    on_log({"step": 40, "train_loss": 44.7, "val_loss": 34.6})
+    [alert] = said
+    assert (alert.kind, alert.message) == ("diverged", f"hot is diverging at step 20: {evidence}")
+    assert run.watcher.state(RunState.FAILED, step=60, reason="training diverged: the loss became nan") == []
+    calm = alerts.ForegroundRun(tmp_path / "calm", None, said.append, diverging=lambda _dir: None)
+    calm.wrap(logged.append)({"step": 20, "val_loss": 2.3})
+    assert len(said) == 1  # no evidence, nothing said
+    watcher = alerts.AlertWatcher(tmp_path / "cooled")  # diverging, then finishing: its end is still news
+    watcher.state(RunState.RUNNING)
+    assert [a.kind for a in watcher.diverging(20, evidence)] == ["diverged"] and watcher.diverging(40, evidence) == []
+    [end] = watcher.state(RunState.FINISHED, step=100, val_loss=10.67)
+    assert end.kind == "finished"
+
+
 def test_the_alert_command_is_reaped_when_it_ends_without_anyone_waiting():
     """No zombie until some later subprocess call: a thread waits for the command."""
     proc = alerts.run_command("true", alerts.event("finished", "r", "r finished"))

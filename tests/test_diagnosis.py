@@ -23,7 +23,7 @@ from minigpt.runs.insight import (
     read_head_spread,
     surprise_header,
 )
-from minigpt.training.diagnosis import HEAD_UNIFORM, diagnose
+from minigpt.training.diagnosis import HEAD_UNIFORM, diagnose, divergence
 from minigpt.training.options import TrainConfig
 from tests.helpers.run_fixtures import write_insight, write_run
 
@@ -96,6 +96,8 @@ def test_divergence_from_the_status_from_a_nan_and_from_a_climbing_loss(tmp_path
     assert "step 30" in diagnose(nan)[0].evidence and "3.500 at step 60, up from 2.400 at step 30" in diagnose(climbing)[0].evidence
     assert diagnose(exploded)[0].evidence == "train loss 1922 at step 20, against ln V = 3.296"
     assert ids(FIXTURES / "round1" / "diverged" / "run-lr1e6") == ["diverged"]  # a recorded lr=1e6 run
+    assert divergence(exploded) == "train loss 1922 at step 20, against ln V = 3.296"  # what an alert says
+    assert divergence(FIXTURES / "round1" / "runs" / "run-gpt") is None
 
 
 def test_val_rising_while_train_falls_is_overfitting(tmp_path):

@@ -309,7 +309,10 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
             from minigpt import alerts
 
             if alerting is not None and _is_main_rank() and not os.environ.get(alerts.LAUNCHER_ALERTS_ENV):
-                watcher = alerts.ForegroundRun(run_dir, alerting[1], lambda alert: _deliver(alerting[0], alert))
+                from minigpt.training.diagnosis import divergence
+
+                watcher = alerts.ForegroundRun(run_dir, alerting[1], lambda alert: _deliver(alerting[0], alert),
+                                               diverging=divergence)
             try:
                 status = run_training(cfg, run_dir, resume=resume is not None, name=run_name, note=note,
                                       on_log=watcher.wrap(on_log) if watcher else on_log,

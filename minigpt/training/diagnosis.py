@@ -112,6 +112,11 @@ def diagnose(run_dir: Path | str) -> list[Symptom]:
     return diagnose_numbers(read_run(run_dir))
 
 
+def divergence(run_dir: Path | str) -> str | None:
+    """The evidence that the run diverges (its loss may have exploded and still be a number), or None."""
+    return next((s.evidence for s in diagnose(run_dir) if s.id == "diverged"), None)
+
+
 def diagnose_numbers(run: RunNumbers) -> list[Symptom]:
     diverged = _diverged(run)
     if diverged is not None:  # the other checks read a curve that no longer means anything
