@@ -106,6 +106,10 @@ def test_val_rising_while_train_falls_is_overfitting(tmp_path):
     [symptom] = diagnose(write(tmp_path, "over", train, val))
     assert symptom.id == "overfitting" and symptom.lesson == "training"
     assert "2.550 at step 1000, up from 2.300 at step 500" in symptom.evidence
+    # ten names learnt by heart (as a real run did): train far below the bigram, val far above it,
+    # is overfitting only, never "slow progress, the learning rate is too low"
+    by_heart = [round(max(0.3, 3.0 - 0.05 * i), 5) for i in range(40)]
+    assert ids(write(tmp_path, "ten", by_heart, {20: 5.477, 200: 6.5, 400: 7.313}, steps=400)) == ["overfitting"]
     # val rising while train rises too is not overfitting; a rise of less than RISE_MARGIN is noise
     assert "overfitting" not in ids(write(tmp_path, "noise", train, {250: 2.4, 500: 2.3, 750: 2.31, 1000: 2.32}))
 

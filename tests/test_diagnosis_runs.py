@@ -30,6 +30,7 @@ def test_ten_names_overfit_and_point_to_the_training_lesson(tmp_path):
     symptoms = {s.id: s for s in diagnose(tmp_path / "ten")}
     assert "overfitting" in symptoms, [s.line() for s in symptoms.values()]
     assert symptoms["overfitting"].lesson == "training"
+    assert "slow" not in symptoms  # train far below the bigram: not a learning rate too low
 
 
 def test_an_extreme_learning_rate_diverges(tmp_path):
@@ -44,9 +45,9 @@ def test_an_extreme_learning_rate_diverges(tmp_path):
 
 
 def test_a_tiny_learning_rate_leaves_the_heads_averaging_evenly(tmp_path):
-    """Adam at 1e-6 barely moves the queries and keys from their initialisation (Muon's steps, or
-    Adam at 1e-5, already part the heads by step 200): the heads still average the past, and the
-    loss stays flat."""
+    """Adam at 1e-6 barely moves the queries and keys from their initialisation (the default optimizer
+    at 1e-6 or 1e-5 already parted the heads by step 200): the heads still average the past, and
+    the loss stays flat."""
     cfg = TrainConfig(data=names_file(tmp_path, 300), steps=200, eval_interval=25, lr=1e-6, optimizer="adamw",
                       device="cpu")
     train(cfg, tmp_path / "cold")

@@ -203,6 +203,8 @@ def _slow(run: RunNumbers) -> Symptom | None:
     best = min(loss for _, loss in val)
     if best <= st.bigram_loss:
         return None
+    if run.train and min(loss for _, loss in run.train) < st.bigram_loss - RISE_MARGIN:
+        return None  # it learns its training items well: the gap is overfitting (or data), not a slow rate
     size = f" with {st.n_params:,} parameters" if st.n_params else ""
     return Symptom("slow", "Slow progress for the model size",
                    f"best val loss {best:.3f}{size} after {run.step} steps, no better than a counted bigram "
