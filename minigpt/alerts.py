@@ -64,8 +64,37 @@ class AlertChoices:
         return event.kind in self.events and (self.notify or self.command is not None)
 
 
-# A trainer the app starts says nothing itself: the app watching its folder delivers the alerts.
+# A trainer the app starts says nothing itself: the app watching its folder delivers the alerts,
+# unless the app (named by WATCHER_ENV, "pid:start") is gone by then: the learner's command then
+# runs from the trainer (it has no terminal left to ring).
 WATCHED_TRAINER_FLAGS = ("--no-notify", "--on-event", "")
+WATCHER_ENV = "MINIGPT_ALERTS_WATCHER"
+
+
+def watcher_mark() -> dict[str, str]:
+    """The environment naming this process as the one that alerts for the trainers it starts."""
+    from minigpt import processes
+
+    return {WATCHER_ENV: f"{os.getpid()}:{processes.start_time(os.getpid())}"}
+
+
+def watcher_gone(mark: str) -> bool:
+    """Whether the process a ``watcher_mark`` named has ended (a reused pid has another start)."""
+    from minigpt import processes
+
+    pid, _, start = mark.partition(":")
+    try:
+        return processes.start_time(int(pid)) != int(start)
+    except ValueError:
+        return True
+
+
+def unwatched(choices: AlertChoices) -> AlertChoices:
+    """``choices``, or the learner's stored command alone when the app that alerts for this trainer closed."""
+    mark = os.environ.get(WATCHER_ENV)
+    if not mark or not watcher_gone(mark):
+        return choices
+    return stored_choices(notify=False)
 
 
 def choices_from(store: Store | None, notify: bool | None = None, command: str | None = None) -> AlertChoices:

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -242,3 +243,28 @@ def test_an_unreadable_command_is_refused_before_training(small_run_args, tmp_pa
     r = CliRunner().invoke(main, [*small_run_args, "--out", str(tmp_path / "run"), "--on-event", "notify 'unclosed"])
     assert r.exit_code != 0 and "--on-event: cannot read the command" in r.output
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("app_open", [True, False])
+def test_a_trainer_the_app_started_runs_the_command_itself_once_the_app_is_closed(tmp_path, small_run_args,
+                                                                                  monkeypatch, app_open):
+    """The app alerts for the trainers it starts (they get --no-notify --on-event ""); with the app
+    gone (its pid now another process's, or none), the trainer runs the learner's stored command."""
+    command, out = recorder_command(tmp_path)
+    user = Path(os.environ["MINIGPT_DATA_DIR"])
+    user.mkdir(parents=True, exist_ok=True)
+    store = Store(user / "progress.sqlite3")
+    settings.set(store, settings.ALERTS_ON_EVENT, command)
+    store.close()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    mark = alerts.watcher_mark()[alerts.WATCHER_ENV] if app_open else f"{gone.stdout.strip()}:1"
+    monkeypatch.setenv(alerts.WATCHER_ENV, mark)
+    r = CliRunner().invoke(main, [*small_run_args, "--out", str(tmp_path / "run"), *alerts.WATCHED_TRAINER_FLAGS])
+    assert r.exit_code == 0, r.output
+    if app_open:  # the app delivers: the trainer stays quiet
+        time.sleep(0.5)
+        assert recorded(out) == []
+    else:
+        wait_until(lambda: len(recorded(out)) == 1, what="the stored command, run by the trainer")
+        assert recorded(out)[0]["MINIGPT_EVENT"] == "finished"
+    assert not alerts.watcher_gone(alerts.watcher_mark()[alerts.WATCHER_ENV]) and alerts.watcher_gone("x:y")

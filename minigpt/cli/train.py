@@ -344,7 +344,7 @@ def _deliver(choices, alert) -> None:
     """Write the alert to this terminal (stderr, when it is one) and start the learner's command."""
     from minigpt import alerts
 
-    problem = alerts.deliver(alert, choices, alerts.terminal_of(sys.stderr))
+    problem = alerts.deliver(alert, alerts.unwatched(choices), alerts.terminal_of(sys.stderr))
     if problem:
         click.echo(f"\nnote: {printable(problem)}", err=True)
 
