@@ -5,9 +5,7 @@ in the run folder."""
 from __future__ import annotations
 
 import io
-import json
 import os
-import shlex
 import subprocess
 import sys
 import time
@@ -20,24 +18,11 @@ from minigpt import alerts, paths, settings
 from minigpt.cli.main import main
 from minigpt.runs.schema import RunState, RunStatus
 from minigpt.store import Store
+from tests.helpers.alert_recorder import recorded, recorder_command
 from tests.helpers.waiting import wait_until
 
+
 # The learner's command in these tests: appends its MINIGPT_* environment to a file, one JSON line each.
-RECORDER = ("import json, os, sys\n"
-            "with open(sys.argv[1], 'a') as f:\n"
-            "    f.write(json.dumps({k: v for k, v in os.environ.items() if k.startswith('MINIGPT_')}) + '\\n')\n")
-
-
-def recorder_command(tmp_path: Path) -> tuple[str, Path]:
-    script, out = tmp_path / "record.py", tmp_path / "events.jsonl"
-    script.write_text(RECORDER)
-    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {shlex.quote(str(out))}", out
-
-
-def recorded(out: Path) -> list[dict]:
-    return [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
-
-
 def status(state: RunState, **values) -> RunStatus:
     return RunStatus(state=state, **values)
 
@@ -245,6 +230,23 @@ def test_an_unreadable_command_is_refused_before_training(small_run_args, tmp_pa
     assert not (tmp_path / "run").exists()
 
 
+def test_with_the_app_that_alerts_for_it_closed_a_trainer_takes_the_stored_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIGPT_DATA_DIR", str(tmp_path / "user"))
+    store = Store(paths.database_path())
+    settings.set(store, settings.ALERTS_ON_EVENT, "notify-send minigpt")
+    store.close()
+    quiet = alerts.choices_from(None, notify=False, command="")  # what WATCHED_TRAINER_FLAGS give
+    monkeypatch.delenv(alerts.WATCHER_ENV, raising=False)
+    assert alerts.unwatched(quiet) is quiet  # a trainer no app started: its own flags
+    monkeypatch.setenv(alerts.WATCHER_ENV, alerts.watcher_mark()[alerts.WATCHER_ENV])
+    assert alerts.unwatched(quiet) is quiet  # the app is open: it alerts
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    monkeypatch.setenv(alerts.WATCHER_ENV, f"{gone.stdout.strip()}:1")
+    assert alerts.unwatched(quiet) == alerts.AlertChoices(False, "notify-send minigpt", alerts.DEFAULT_EVENTS)
+    assert alerts.watcher_gone("x:y")
+
+
+@pytest.mark.soak  # a real training run per case: the default tier checks the choice above
 @pytest.mark.parametrize("app_open", [True, False])
 def test_a_trainer_the_app_started_runs_the_command_itself_once_the_app_is_closed(tmp_path, small_run_args,
                                                                                   monkeypatch, app_open):

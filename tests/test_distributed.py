@@ -139,7 +139,7 @@ def test_sigterm_to_the_launcher_leaves_a_resumable_run(tmp_path, made_up_names,
 def test_two_nodes_on_one_machine_complete_a_run_and_node_0_alerts_once(tmp_path, made_up_names):
     """Each alert once, from node 0's launcher, on the terminal it runs in (a rank's output there is a
     pipe: before, rank 0 ran the command but the bell never reached the terminal)."""
-    from tests.test_alerts import recorded, recorder_command
+    from tests.helpers.alert_recorder import recorded, recorder_command
 
     names = made_up_names
     run, port = tmp_path / "run", free_port()
