@@ -24,7 +24,7 @@ from pathlib import Path
 
 import minigpt
 from minigpt import guarded, spawn
-from minigpt.alerts import WATCHED_TRAINER_FLAGS
+from minigpt.alerts import WATCHED_TRAINER_FLAGS, watcher_mark
 from minigpt.data import load_words
 from minigpt.errors import RunControlError
 from minigpt.runs import listing as runs
@@ -72,7 +72,7 @@ async def _spawn(run_dir: Path, args: list[str]) -> int:
     root = Path(minigpt.__file__).resolve().parent.parent  # the worker must import this minigpt
     with guarded.open_append(run_dir / STDOUT_FILE, text=False) as out, \
             guarded.open_append(run_dir / STDERR_FILE, text=False) as err:
-        proc = await spawn.start(trainer_argv(args), env=spawn.child_env(import_root=root),
+        proc = await spawn.start(trainer_argv(args), env=spawn.child_env(import_root=root, extra=watcher_mark()),
                                  new_session=True, niceness=WORKER_NICENESS, stdout=out, stderr=err)
     _LAUNCHED.append(proc)
     write_json_atomic(run_dir / LAUNCH_FILE, {"pid": proc.pid, "pid_start": process_start_time(proc.pid),

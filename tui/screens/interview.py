@@ -77,6 +77,7 @@ class InterviewScreen(EndOrPause, Screen):
         self.started_at = ""
         self.titles: dict[str, str] = {}
         self.typed = ""              # the answer as typed for the question revealed
+        self.draft = ""              # the answer being typed (kept as it changes: see on_input_changed)
         self.time_up = False         # the clock ran out: the question on screen is the last
         self.warned = False          # the one-minute notice was given
         self.kata_screen = None      # the scratch kata editor opened for this question
@@ -189,14 +190,14 @@ class InterviewScreen(EndOrPause, Screen):
 
     def ask(self, draft: str = "") -> None:
         q = self.questions[self.index]
-        self.state, self.ticked, self.asked_at, self.typed = "asking", set(), time.monotonic(), ""
+        self.state, self.ticked, self.asked_at, self.typed, self.draft = "asking", set(), time.monotonic(), "", draft
         self.update_status()
         if q.kind == "kata":
             self.kata_screen, self.kata_passed = None, False
         widgets, answer = views.question_widgets(q, draft)
         self._fill(*widgets)  # no ids in the body: the old children leave after the new arrive
         if answer is not None:
-            self.call_after_refresh(answer.focus)
+            self.call_after_refresh(views.focus_at_end, answer)
         self.refresh_bindings()
 
     def current_text(self) -> str:
@@ -207,7 +208,7 @@ class InterviewScreen(EndOrPause, Screen):
             return self.kata_screen.latest_code if self.kata_screen is not None else self.kata_code
         for field in self.query(".iv-answer"):
             return field.text if isinstance(field, TextArea) else field.value
-        return ""
+        return self.draft
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
