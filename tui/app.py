@@ -110,12 +110,21 @@ class TutorApp(App):
         if self._initial:
             self.call_after_refresh(self._open_initial)
         self.call_after_refresh(self._check_size)
+        self.call_after_refresh(self._after_first_frame)
+
+    def _after_first_frame(self) -> None:
+        """What the first screen does not show waits until it is drawn, and the warm-ups (torch,
+        the decks' numeric cards, the reviews' count) a moment more: a thread started earlier took
+        the GIL from the first frame half the time, and one started with it from the first key."""
+        self.set_timer(PREWARM_AFTER_S, self._prewarm)
+
+    def _prewarm(self) -> None:
         if not serving_policy.is_served():  # a browser's guest is not told of the owner's cards
             from tui.widgets import run_alerts
 
             run_alerts.watch_reviews(self)
-        self.set_timer(PREWARM_AFTER_S, self._prewarm)
         self._warm_decks()
+        self._warm_imports()
 
     # -- the learner's keys -----------------------------------------------------------------------
     def _apply_keymap(self) -> None:
@@ -195,7 +204,7 @@ class TutorApp(App):
         if notice:  # told once: take_notice removed it
             self.notify(markup_escape(notice), title="Grading fixed", timeout=20)
 
-    def _prewarm(self) -> None:
+    def _warm_imports(self) -> None:
         """Import what the heavier screens need (torch, the charts) in a thread once the home
         screen is up, so the first visit to the stepper, the playground or training does not
         freeze the event loop for the second or two that importing torch takes."""
