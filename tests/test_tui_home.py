@@ -108,6 +108,34 @@ async def test_filling_the_glance_moves_nothing_on_home(monkeypatch, make_app):
         assert {w.id: w.region for w in home.query("#glance, #area-list, #area-description, #home-intro")} == layout
 
 
+async def test_home_looks_the_same_before_and_after_the_other_screens_styles_are_read(monkeypatch, make_app):
+    """The first frame parses app.tcss only (all of home's rules are there); the other screens'
+    files are read once it is drawn, before any other screen opens, and change nothing on home."""
+    from tui.app import TutorApp
+
+    looks = []
+    read_later = TutorApp._after_first_frame
+
+    def home_styles(app) -> list:
+        return [(type(node).__name__, node.id, node._css_styles.css) for node in app.screen.walk_children()]
+
+    def after_first_frame(app):
+        looks.append(home_styles(app))
+        read_later(app)
+        looks.append(home_styles(app))
+
+    monkeypatch.setattr(TutorApp, "_after_first_frame", after_first_frame)
+    app = make_app()
+    assert [str(p) for p in app.css_path] == [str(TutorApp.CSS_PATH[0])]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: len(looks) == 2, 30, "the other styles read")
+        assert all(app.stylesheet.has_source(str(path)) for path in TutorApp.LATER_CSS_PATHS)
+        assert len(TutorApp.LATER_CSS_PATHS) >= 5 and looks[0] == looks[1]
+        await pilot.press("k")  # a screen styled by another file (katas.tcss: #kata-description)
+        await until(pilot, lambda: type(app.screen).__name__ == "KatasScreen", 30, "the katas list")
+        assert app.screen.query_one("#kata-description").styles.height.value == 2
+
+
 def test_the_glance_counts_cards_without_computing_the_numeric_ones(monkeypatch, tmp_path):
     """Counting due cards and readiness needs the cards' ids and lessons only: the glance reads the
     decks with numeric cards described (computing them imports torch, seconds of CPU right after
