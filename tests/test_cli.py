@@ -46,6 +46,26 @@ def test_help_everywhere(runner, cmd):
     assert r.exit_code == 0 and "Usage:" in r.output
 
 
+def test_the_app_command_reaches_every_headless_command_it_no_longer_imports_at_start(runner):
+    """``tui.cli``'s group fetches the headless commands when one is asked for (opening the app
+    imports none of them: tests/test_architecture.py); ``minigpt.cli.main`` stays the group
+    whichever import of the submodule came first."""
+    import importlib
+
+    import click
+
+    import minigpt.cli
+    from tui.cli import main as app_main
+
+    assert isinstance(minigpt.cli.main, click.Group) and minigpt.cli.main is main
+    assert importlib.import_module("minigpt.cli.main").main is main
+    listed = runner.invoke(app_main, ["--help"]).output
+    for name in [*main.commands, "watch", "serve", "keys"]:
+        assert f"  {name} " in listed, name
+    assert runner.invoke(app_main, ["runs", "--help"]).exit_code == 0
+    assert runner.invoke(app_main, ["no-such-command"]).exit_code == 2
+
+
 def _train_help(runner) -> str:
     out = runner.invoke(main, ["train", "--help"], terminal_width=200).output
     return " ".join(out.split())  # click wraps long help lines

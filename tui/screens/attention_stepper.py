@@ -175,16 +175,25 @@ class AttentionStepperScreen(Screen):
         cur.border_title = " · ".join(names)
         self.render_checks()
         self.render_explain()
-        self.call_after_refresh(self._fit)
+        if self.query_one("#att-matrices").size.width:  # laid out: fit in the same layout as the panels
+            self._fit()
+        else:  # (fitting after the next layout cost the next stage a second one)
+            self.call_after_refresh(self._fit)
         if hidden and self.input_mode != "predict":
             self.ask_prediction(panel)
 
     def _show(self, selector: str, content: str) -> None:
-        """Update a line only when its text changes: each update asks for a new layout, and most
-        lines stay the same from one stage to the next."""
-        if self._shown.get(selector) != content:
-            self._shown[selector] = content
-            self.query_one(selector, Static).update(content)
+        """Update a line only when its text changes, and lay the screen out again only when its
+        height does: a layout reflows and redraws every widget of the screen (most of the next
+        stage's cost), while most stages change a line's words, not its height."""
+        if self._shown.get(selector) == content:
+            return
+        self._shown[selector] = content
+        line = self.query_one(selector, Static)
+        height, width = line.size.height, line.size.width
+        line.update(content, layout=False)
+        if not width or line.get_content_height(line.size, self.app.size, width) != height:
+            line.refresh(layout=True)
 
     def preset_key(self) -> tuple:
         st = self.state

@@ -153,6 +153,10 @@ class LessonScreen(ReadingPosition, Screen):
     @on(ExampleBlock.Filled)
     def _example_filled(self) -> None:
         self._layout_changed()
+        self._restore_when_rendered()  # the saved place waits for the last example (its height)
+
+    def _blocks_final(self) -> bool:
+        return self.examples_filled
 
     def on_mount(self) -> None:
         if not self.is_shown:  # popped again before it was mounted (n pressed twice in a burst)
