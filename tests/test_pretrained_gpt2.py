@@ -1,0 +1,282 @@
+"""GPT-2-family folders in the MiniGPT, against ``transformers`` and ``tokenizers`` (the oracles).
+
+No network: a byte-level BPE is trained by ``tokenizers`` on a small text and saved in GPT-2's
+format; a GPT-2 with random weights is built by ``transformers`` from a small config and saved in
+the Hugging Face layout. Everything here checks random weights only (real GPT-2 weights cannot be
+downloaded in the test environment). transformers' import is slow: it happens once, in the
+module's fixture.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+from safetensors.torch import load_file, save_file
+
+from minigpt.cli import main
+from minigpt.errors import CheckpointError, SamplingError
+from minigpt.pretrained.byte_bpe import load_byte_bpe, pieces
+from minigpt.pretrained.gpt2 import load_gpt2
+from minigpt.sampling import continue_text
+from minigpt.text_scoring import text_loss, token_surprise
+from tests.helpers.floats import LOSS_RTOL, PRETRAINED_LOGITS
+
+REPO = Path(__file__).resolve().parents[1]
+TRAINING_TEXT = [
+    "It's the tutor's own text: we've read it, they'll see it, I'd say so.\n\n",
+    "  Two spaces, a\ttab, and a line break.\nCafé naïve façade 北京 東京 123 4567 ½ x² ١٢٣\n",
+    "the theory of the thing, then them; they're there! 2024-12-03 ... --> ?!\n",
+] * 30
+TEXTS = [
+    "Hello world",
+    " a leading space",
+    "it's  we've\n\n\nthree  \n x",
+    "Café 北京 ½ x² ١٢٣ 🙂👍🏽 naïve",
+    "tabs\t\tand   \u3000wide spaces",
+    "trailing spaces   ",
+    "a'S 'll'd 's",
+    "\n",
+    "x\u00a0y\u2003z",
+    "$$$ ... --> ?! (a) [b] {c}",
+    "line one\r\nline two\n\n  indented\n",
+]
+SMALL = {"n_positions": 48, "n_embd": 32, "n_layer": 2, "n_head": 4, "layer_norm_epsilon": 1e-5}
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    transformers = pytest.importorskip("transformers")
+    transformers.logging.set_verbosity_error()
+    return transformers
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory, oracle):
+    """A GPT-2 folder as transformers saves it (prefixed keys), with a tokenizers-trained BPE."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    path = tmp_path_factory.mktemp("gpt2") / "tiny-gpt2"
+    path.mkdir()
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(TRAINING_TEXT, trainers.BpeTrainer(
+        vocab_size=400, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=["<|endoftext|>"]))
+    bpe.model.save(str(path))
+    torch.manual_seed(0)
+    config = oracle.GPT2Config(vocab_size=bpe.get_vocab_size(), bos_token_id=0, eos_token_id=0, **SMALL)
+    model = oracle.GPT2LMHeadModel(config).eval()
+    model.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def reference(folder, oracle):
+    return oracle.GPT2LMHeadModel.from_pretrained(folder).eval()
+
+
+@pytest.fixture(scope="module")
+def loaded(folder):
+    return load_gpt2(folder)
+
+
+def hub_layout(source: Path, target: Path) -> Path:
+    """``source`` rewritten as the hub's files are: unprefixed names and the mask buffers."""
+    shutil.copytree(source, target)
+    weights = load_file(source / "model.safetensors")
+    n_positions = json.loads((source / "config.json").read_text())["n_positions"]
+    renamed = {k.removeprefix("transformer."): v for k, v in weights.items()}
+    mask = torch.ones(n_positions, n_positions).tril()[None, None]
+    for layer in {k.split(".")[1] for k in renamed if k.startswith("h.")}:
+        renamed[f"h.{layer}.attn.bias"] = mask.clone()
+    save_file(renamed, target / "model.safetensors")
+    return target
+
+
+def test_the_tokenizer_cuts_and_merges_as_transformers_does(folder, oracle):
+    theirs = oracle.GPT2Tokenizer.from_pretrained(folder)
+    ours = load_byte_bpe(folder)
+    for text in TEXTS:
+        ids = ours.encode(text)
+        assert ids == theirs.encode(text), text
+        assert ours.decode(ids) == text  # bytes back to text, lossless
+    assert "".join(pieces("it's  we\n\n x")) == "it's  we\n\n x"
+
+
+def test_logits_and_loss_match_transformers(folder, reference, loaded):
+    text = TEXTS[3] + TEXTS[2]
+    ids = torch.tensor([loaded.tokenizer.encode(text)])
+    assert ids.shape[1] <= SMALL["n_positions"]  # one window: transformers' own figure
+    with torch.no_grad():
+        theirs = reference(ids, labels=ids)
+        ours, _ = loaded.model(ids)
+    torch.testing.assert_close(ours, theirs.logits, **PRETRAINED_LOGITS)
+    loss, tokens = text_loss(loaded.model, loaded.tokenizer, text)
+    assert tokens == ids.shape[1]
+    assert math.isclose(loss, float(theirs.loss), rel_tol=LOSS_RTOL)
+
+
+def test_a_text_longer_than_the_context_is_read_in_windows_that_share_a_token(folder, reference, loaded):
+    text = "".join(TEXTS) * 4
+    ids = loaded.tokenizer.encode(text)
+    block = SMALL["n_positions"]
+    assert len(ids) > 2 * block
+    total = 0.0
+    with torch.no_grad():
+        for start in range(0, len(ids) - 1, block - 1):
+            window = torch.tensor([ids[start:start + block]])
+            total += float(reference(window, labels=window).loss) * (window.shape[1] - 1)
+    loss, tokens = text_loss(loaded.model, loaded.tokenizer, text)
+    assert tokens == len(ids)
+    assert math.isclose(loss, total / (len(ids) - 1), rel_tol=LOSS_RTOL)
+    with pytest.raises(SamplingError, match="more than the 10 one evaluation reads"):
+        text_loss(loaded.model, loaded.tokenizer, text, max_tokens=10)
+
+
+def test_the_hub_layout_with_its_mask_buffers_loads_the_same_model(folder, loaded, tmp_path):
+    hub = load_gpt2(hub_layout(folder, tmp_path / "hub"))
+    ids = torch.tensor([loaded.tokenizer.encode(TEXTS[2])])
+    with torch.no_grad():
+        torch.testing.assert_close(hub.model(ids)[0], loaded.model(ids)[0], rtol=0.0, atol=0.0)
+    assert hub.model.head.weight is hub.model.tok_emb.weight  # the head stays tied
+
+
+def test_surprise_is_the_probability_transformers_gives_each_token(reference, loaded):
+    text = TEXTS[3]
+    ids = loaded.tokenizer.encode(text)
+    with torch.no_grad():
+        probs = torch.softmax(reference(torch.tensor([ids])).logits[0], dim=-1)
+    surprise = token_surprise(loaded.model, loaded.tokenizer, text)
+    assert [s.piece for s in surprise] == [loaded.tokenizer.piece(i) for i in ids[1:]]
+    for t, s in enumerate(surprise):
+        assert math.isclose(s.prob, float(probs[t, ids[t + 1]]), rel_tol=1e-4)
+        assert math.isclose(s.bits, -math.log2(s.prob), rel_tol=LOSS_RTOL)
+    assert loaded.tokenizer.piece(loaded.tokenizer.encode(" the")[0]).startswith("␣")
+
+
+def test_continuing_a_text_with_the_cache_matches_greedy_transformers(reference, loaded):
+    prompt = "the theory"
+    ours = continue_text(loaded.model, loaded.tokenizer, prompt, 12, top_k=1, seed=0)[0]
+    ids = torch.tensor([loaded.tokenizer.encode(prompt)])
+    with torch.no_grad():
+        theirs = reference.generate(ids, max_new_tokens=12, do_sample=False, pad_token_id=0)
+    assert ours.text == loaded.tokenizer.decode(theirs[0, ids.shape[1]:].tolist())
+
+
+def test_sample_and_eval_commands_on_a_folder(folder, reference, loaded, tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(main, ["sample", "--checkpoint", str(folder), "--prefix", "the theory", "--seed", "1",
+                                  "--max-len", "8", "--json"])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.output)
+    assert row["prompt"] == "the theory" and row["text"]
+    text_file = tmp_path / "text.txt"
+    text_file.write_text(TEXTS[2], encoding="utf-8")
+    result = runner.invoke(main, ["eval", "--checkpoint", str(folder), "--text", str(text_file), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    ids = torch.tensor([loaded.tokenizer.encode(TEXTS[2])])
+    with torch.no_grad():
+        expected = float(reference(ids, labels=ids).loss)
+    assert report["tokens"] == ids.shape[1]
+    assert math.isclose(report["loss"], expected, rel_tol=LOSS_RTOL)
+    too_long = runner.invoke(main, ["sample", "--checkpoint", str(folder), "--prefix", "x", "--max-len", "500"])
+    assert too_long.exit_code == 2 and "must fit the model's context of 48 tokens" in too_long.output
+    no_text = runner.invoke(main, ["eval", "--checkpoint", str(folder)])
+    assert no_text.exit_code == 2 and "give --text FILE" in no_text.output
+
+
+def _broken(folder: Path, tmp_path: Path, change) -> Path:
+    copy = tmp_path / "broken"
+    shutil.copytree(folder, copy)
+    change(copy)
+    return copy
+
+
+def _config_with(**values):
+    def change(copy: Path) -> None:
+        config = json.loads((copy / "config.json").read_text())
+        config.update(values)
+        (copy / "config.json").write_text(json.dumps(config))
+    return change
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda p: (p / "merges.txt").unlink(), "merges.txt is missing"),
+    (lambda p: (p / "vocab.json").write_text("[1, 2]"), "vocab.json: not a JSON object"),
+    (lambda p: (p / "model.safetensors").unlink(), "model.safetensors is missing"),
+    (lambda p: ((p / "model.safetensors").rename(p / "pytorch_model.bin")), "a pickle, which the tutor never opens"),
+    (_config_with(n_embd=64), "transformer.wte.weight has shape"),  # a wte of V × 32 where 64 is said
+    (_config_with(model_type="llama"), "only GPT-2-family checkpoints"),
+    (_config_with(activation_function="relu"), "activation_function 'relu'"),
+    (_config_with(n_layer=3), "transformer.h.2.ln_1.weight is missing"),
+    (_config_with(n_layer=1), "unexpected tensors transformer.h.1"),
+    (_config_with(n_layer=40, n_embd=768 * 2, n_head=12), "too large"),
+])
+def test_a_broken_folder_is_one_clear_error(folder, tmp_path, change, message):
+    broken = _broken(folder, tmp_path, change)
+    with pytest.raises(CheckpointError) as caught:
+        load_gpt2(broken)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.soak
+def test_gpt2_small_shapes_load_and_run_within_memory_on_two_cores(tmp_path):
+    """A random checkpoint of GPT-2 small's exact shapes in the hub's layout (124 M parameters,
+    the mask buffers): loaded, one 1,024-token evaluation and 20 sampled tokens, in a child
+    process limited to two threads; its peak memory stays under 2.5 GiB."""
+    folder = tmp_path / "gpt2-small"
+    folder.mkdir()
+    d, V, T, L = 768, 50257, 1024, 12
+    generator = torch.Generator().manual_seed(0)
+
+    def rand(*shape):
+        return torch.randn(*shape, generator=generator) * 0.02
+
+    weights = {"wte.weight": rand(V, d), "wpe.weight": rand(T, d), "ln_f.weight": torch.ones(d), "ln_f.bias": torch.zeros(d)}
+    for i in range(L):
+        weights |= {f"h.{i}.ln_1.weight": torch.ones(d), f"h.{i}.ln_1.bias": torch.zeros(d),
+                    f"h.{i}.ln_2.weight": torch.ones(d), f"h.{i}.ln_2.bias": torch.zeros(d),
+                    f"h.{i}.attn.c_attn.weight": rand(d, 3 * d), f"h.{i}.attn.c_attn.bias": torch.zeros(3 * d),
+                    f"h.{i}.attn.c_proj.weight": rand(d, d), f"h.{i}.attn.c_proj.bias": torch.zeros(d),
+                    f"h.{i}.mlp.c_fc.weight": rand(d, 4 * d), f"h.{i}.mlp.c_fc.bias": torch.zeros(4 * d),
+                    f"h.{i}.mlp.c_proj.weight": rand(4 * d, d), f"h.{i}.mlp.c_proj.bias": torch.zeros(d),
+                    f"h.{i}.attn.bias": torch.ones(T, T).tril()[None, None]}
+    save_file(weights, folder / "model.safetensors")
+    del weights
+    (folder / "config.json").write_text(json.dumps({"model_type": "gpt2", "vocab_size": V, "n_positions": T,
+                                                    "n_embd": d, "n_layer": L, "n_head": 12}))
+    from minigpt.pretrained.byte_bpe import byte_alphabet
+
+    vocab = {c: i for i, c in enumerate(byte_alphabet().values())}
+    vocab |= {f"tok{i}": i for i in range(256, V)}  # ids past the bytes: never produced by the merges
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    (folder / "merges.txt").write_text("#version: 0.2\n")
+    code = (
+        "import json, resource, sys, time, torch\n"
+        "torch.set_num_threads(2)\n"
+        "from minigpt.pretrained.gpt2 import load_gpt2\n"
+        "from minigpt.text_scoring import text_loss\n"
+        "from minigpt.sampling import continue_text\n"
+        "t = time.perf_counter(); ck = load_gpt2(sys.argv[1]); loaded = time.perf_counter() - t\n"
+        "t = time.perf_counter(); loss, n = text_loss(ck.model, ck.tokenizer, 'x' * 1024); scored = time.perf_counter() - t\n"
+        "t = time.perf_counter(); continue_text(ck.model, ck.tokenizer, 'hello', 20, seed=0); sampled = time.perf_counter() - t\n"
+        "print(json.dumps({'params': ck.parameters, 'tokens': n, 'load_s': loaded, 'eval_s': scored, 'sample_s': sampled,\n"
+        "                  'peak_kib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True, cwd=REPO,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "2"}, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    print(report)  # the times, for the closing note (speeds belong in benchmarks/, not in asserts)
+    assert report["params"] == 124_439_808  # GPT-2 small, tied head
+    assert report["tokens"] == 1024
+    assert report["peak_kib"] < 2.5 * 2**20
