@@ -26,6 +26,8 @@ from minigpt.errors import CheckpointError, SamplingError
 from minigpt.pretrained.byte_bpe import load_byte_bpe, pieces
 from minigpt.pretrained.gpt2 import load_gpt2
 from minigpt.sampling import continue_text
+from minigpt.teaching.induction import head_scores, induction_score, previous_token_score, repeated_chunk_ids
+from minigpt.teaching.trained_stepper import trained_state
 from minigpt.text_scoring import text_loss, token_surprise
 from tests.helpers.floats import LOSS_RTOL, PRETRAINED_LOGITS
 
@@ -80,7 +82,7 @@ def folder(tmp_path_factory, oracle):
 
 @pytest.fixture(scope="module")
 def reference(folder, oracle):
-    return oracle.GPT2LMHeadModel.from_pretrained(folder).eval()
+    return oracle.GPT2LMHeadModel.from_pretrained(folder, attn_implementation="eager").eval()  # (its weights, shown)
 
 
 @pytest.fixture(scope="module")
@@ -169,6 +171,35 @@ def test_continuing_a_text_with_the_cache_matches_greedy_transformers(reference,
     with torch.no_grad():
         theirs = reference.generate(ids, max_new_tokens=12, do_sample=False, pad_token_id=0)
     assert ours.text == loaded.tokenizer.decode(theirs[0, ids.shape[1]:].tolist())
+
+
+def test_the_stepper_shows_one_head_of_any_layer_on_the_learners_sentence(reference, loaded):
+    sentence = "it's the theory"
+    ids = loaded.tokenizer.encode(sentence)
+    with torch.no_grad():
+        theirs = reference(torch.tensor([ids]), output_attentions=True).attentions
+    for layer, head in ((0, 0), (1, 3)):
+        state = trained_state(loaded, sentence, layer, head)
+        assert state.tokens == [loaded.tokenizer.piece(i) for i in ids] and "␣the" in state.tokens
+        assert f"head {head + 1}/4" in state.name and state.n_heads == 1
+        weights = state.compute().heads[0].weights
+        torch.testing.assert_close(weights.float(), theirs[layer][0, head], **PRETRAINED_LOGITS)
+    with pytest.raises(ValueError, match="at most 8 tokens"):
+        trained_state(loaded, TEXTS[3] * 3, 0, 0)
+    with pytest.raises(ValueError, match="heads 1 to 4"):
+        trained_state(loaded, sentence, 0, 4)
+
+
+def test_previous_token_and_induction_scores_read_transformers_attention(reference, loaded):
+    chunk, config = 10, loaded.model_config
+    rows = repeated_chunk_ids(chunk, 3, seed=1, vocab_size=config.vocab_size, start_token=loaded.start_token)
+    assert rows[:, 0].tolist() == [0, 0, 0]  # the folder's bos_token_id
+    with torch.no_grad():
+        maps = torch.stack([torch.stack(reference(row[None], output_attentions=True).attentions)[:, 0] for row in rows])
+    scores = head_scores(loaded.model, chunk, 3, seed=1, vocab_size=config.vocab_size, start_token=loaded.start_token)
+    torch.testing.assert_close(scores.previous, previous_token_score(maps), **PRETRAINED_LOGITS)
+    torch.testing.assert_close(scores.induction, induction_score(maps, chunk), **PRETRAINED_LOGITS)
+    assert scores.previous.shape == (config.n_layers, config.n_heads)
 
 
 def test_sample_and_eval_commands_on_a_folder(folder, reference, loaded, tmp_path):

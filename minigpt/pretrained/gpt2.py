@@ -44,6 +44,7 @@ class PretrainedCheckpoint:
     model: object  # a MiniGPT, eval mode
     tokenizer: ByteLevelBPE
     model_config: GPTConfig
+    start_token: int = 0  # config.json's bos_token_id (GPT-2's <|endoftext|>): what a text starts after
     kind: str = "gpt"
 
     @property
@@ -72,8 +73,8 @@ def _whole(config: dict, key: str, path: Path) -> int:
     return value
 
 
-def read_gpt2_config(folder: Path) -> GPTConfig:
-    """The MiniGPT that ``config.json`` describes; one CheckpointError for what is not GPT-2."""
+def read_config_json(folder: Path) -> dict:
+    """``config.json`` of a Hugging Face folder, read once through the guarded reader."""
     path = folder / CONFIG_FILE
     try:
         config = json.loads(guarded.read_text(path, guarded.CHECKPOINT_JSON_BYTES))
@@ -85,6 +86,12 @@ def read_gpt2_config(folder: Path) -> GPTConfig:
         raise CheckpointError(f"{path}: not readable JSON ({getattr(e, 'strerror', None) or e})") from None
     if not isinstance(config, dict):
         raise CheckpointError(f"{path}: not a JSON object")
+    return config
+
+
+def gpt2_config(config: dict, path: Path) -> GPTConfig:
+    """The MiniGPT that ``config`` (read from ``path``) describes; one CheckpointError for what is
+    not GPT-2."""
     if config.get("model_type") != "gpt2":
         raise CheckpointError(f"{path}: model_type is {config.get('model_type')!r:.40}; only GPT-2-family "
                               f"checkpoints (\"gpt2\") load here")
@@ -166,7 +173,8 @@ def load_gpt2(folder: Path | str, device: str = "cpu") -> PretrainedCheckpoint:
     folder = Path(folder).expanduser()
     if not folder.is_dir():
         raise CheckpointError(f"{folder}: no such folder")
-    config = read_gpt2_config(folder)
+    config_json = read_config_json(folder)
+    config = gpt2_config(config_json, folder / CONFIG_FILE)
     tokenizer = load_byte_bpe(folder)
     if tokenizer.size > config.vocab_size:
         raise CheckpointError(f"{folder / VOCAB_FILE}: ids up to {tokenizer.size - 1:,}, past the model's "
@@ -198,4 +206,12 @@ def load_gpt2(folder: Path | str, device: str = "cpu") -> PretrainedCheckpoint:
     if config.tie_weights:
         model.head.weight = model.tok_emb.weight  # one matrix, as GPT-2 has it
     model.to(device).eval()
-    return PretrainedCheckpoint(path=folder, model=model, tokenizer=tokenizer, model_config=config)
+    return PretrainedCheckpoint(path=folder, model=model, tokenizer=tokenizer, model_config=config,
+                                start_token=_start_token(config_json, config))
+
+
+def _start_token(config_json: dict, config: GPTConfig) -> int:
+    """config.json's bos_token_id when it names a token of the model, else 0."""
+    bos = config_json.get("bos_token_id")
+    valid = isinstance(bos, int) and not isinstance(bos, bool) and 0 <= bos < config.vocab_size
+    return bos if valid else 0
