@@ -18,6 +18,7 @@ from minigpt.cli.fsrs_fit import fsrs
 from minigpt.cli.kata import kata
 from minigpt.cli.lab import lab
 from minigpt.cli.plan import plan
+from minigpt.cli.pretrained import hf
 from minigpt.cli.progress import progress
 from minigpt.cli.settings import settings
 from minigpt.cli.support import UserError, _fail, apply_data_dir, data_dir_option, tell_study_notes_on_close
@@ -48,6 +49,7 @@ main.add_command(lab)
 main.add_command(doctor)
 main.add_command(settings)
 main.add_command(explain)
+main.add_command(hf)
 
 
 # ---------------------------------------------------------------------------- sample / eval

@@ -14,7 +14,8 @@ from pathlib import Path
 import click
 
 from minigpt import guarded
-from minigpt.errors import SamplingError, UnsafeFileError
+from minigpt.cli.support import _fail
+from minigpt.errors import SamplingError, TutorError, UnsafeFileError
 from minigpt.text import printable
 
 MAX_PRETRAINED_ROWS = 16  # continuations at once: each row keeps its own KV cache
@@ -80,3 +81,38 @@ def eval_text(model, tokenizer, checkpoint_path, text_file: Path, as_json: bool)
         return
     click.echo(f"checkpoint {printable(checkpoint_path)}  text {printable(text_file)}")
     click.echo(f"loss {loss:.4f} over {tokens:,} tokens")
+
+
+@click.group()
+def hf() -> None:
+    """GPT-2-family checkpoints from the Hugging Face hub (the only command that goes online)."""
+
+
+@hf.command(name="fetch")
+@click.argument("repo", default="gpt2")
+@click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for the four files (default: models/REPO in the data folder).")
+def hf_fetch(repo: str, folder: Path | None) -> None:
+    """Download REPO's config.json, model.safetensors, vocab.json and merges.txt, checksums checked.
+
+    Then: minigpt sample --checkpoint FOLDER --prefix "Once upon a time"."""
+    from minigpt import paths
+    from minigpt.pretrained.fetch import fetch
+    from minigpt.pretrained.gpt2 import FILES
+
+    folder = folder or paths.user_data_dir() / "models" / repo.replace("/", "--")
+    shown: dict[str, int] = {}
+
+    def progress(name: str, done: int, total: int | None) -> None:
+        step = (total or 0) // 20 or 8 << 20  # a line per twentieth (per 8 MiB when the size is unknown)
+        if done // step != shown.get(name, -1) or done == total:
+            shown[name] = done // step
+            of = f" of {guarded.size_text(total)}" if total else ""
+            click.echo(f"\r{name}: {guarded.size_text(done)}{of}", err=True, nl=done == total)
+
+    try:
+        fetched = fetch(repo, folder.expanduser(), progress)
+    except TutorError as e:
+        raise _fail(e) from None
+    kept = len(FILES) - len(fetched)
+    click.echo(f"{printable(folder)}: {len(fetched)} file(s) downloaded" + (f", {kept} already there" if kept else ""))
