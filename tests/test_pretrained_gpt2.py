@@ -202,6 +202,22 @@ def test_previous_token_and_induction_scores_read_transformers_attention(referen
     assert scores.previous.shape == (config.n_layers, config.n_heads)
 
 
+def test_the_playground_continues_a_prompt_on_a_fetched_folder(folder, loaded, tmp_path):
+    from minigpt.playground.generation import Settings, load_for_playground, pretrained_choices, run_batch
+
+    models = tmp_path / "models"
+    shutil.copytree(folder, models / "tiny-gpt2")
+    (models / "not-a-model").mkdir()
+    assert [c.path.name for c in pretrained_choices(models)] == ["tiny-gpt2"]
+    playground = load_for_playground(models / "tiny-gpt2")
+    assert playground.is_text and playground.dataset is None
+    batch = run_batch(playground, Settings(n=2, prefix="the theory", max_len=12, top_k=1))
+    greedy = continue_text(loaded.model, loaded.tokenizer, "the theory", 12, top_k=1, seed=0)[0].text
+    assert [s.text for s in batch.samples] == ["the theory" + greedy] * 2
+    with pytest.raises(SamplingError, match="makes 1 to 16 at once"):
+        run_batch(playground, Settings(n=50, prefix="the"))
+
+
 def test_sample_and_eval_commands_on_a_folder(folder, reference, loaded, tmp_path):
     runner = CliRunner()
     result = runner.invoke(main, ["sample", "--checkpoint", str(folder), "--prefix", "the theory", "--seed", "1",

@@ -3,7 +3,7 @@
 A folder in the Hugging Face layout (``minigpt.pretrained``) is told apart from the tutor's own
 checkpoints by its tokenizer files. What it costs is bounded before any work: a continuation
 must fit the model's context (so the KV cache serves every step), a few rows at once, and an
-evaluated text at most ``MAX_EVAL_TOKENS`` tokens.
+evaluated text at most ``MAX_EVAL_TOKENS`` tokens (``PretrainedCheckpoint.check_continuation``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from minigpt.cli.support import _fail
 from minigpt.errors import SamplingError, TutorError, UnsafeFileError
 from minigpt.text import printable
 
-MAX_PRETRAINED_ROWS = 16  # continuations at once: each row keeps its own KV cache
 DEFAULT_TOKENS = 50
 
 
@@ -38,15 +37,9 @@ def sample_pretrained(ckpt, *, n: int | None, prefix: str, max_len: int | None, 
     from minigpt.sampling import continue_text
 
     rows, tokens = 1 if n is None else n, DEFAULT_TOKENS if max_len is None else max_len
-    if not 1 <= rows <= MAX_PRETRAINED_ROWS:
-        raise SamplingError(f"-n must be from 1 to {MAX_PRETRAINED_ROWS} for a pretrained model on this machine, got {rows}")
     if not prefix:
         raise SamplingError("a pretrained model continues a text: give it with --prefix")
-    block = ckpt.model_config.block_size
-    prompt_tokens = len(ckpt.tokenizer.encode(prefix))
-    if tokens < 1 or prompt_tokens + tokens > block:
-        raise SamplingError(f"the prefix ({prompt_tokens:,} tokens) and --max-len {tokens:,} must fit the model's "
-                            f"context of {block:,} tokens, with --max-len at least 1")
+    ckpt.check_continuation(prefix, tokens, rows)
     outs = continue_text(ckpt.model, ckpt.tokenizer, prefix, tokens, n=rows, temperature=temperature,
                          top_k=top_k, top_p=top_p, seed=seed)
     if as_json:

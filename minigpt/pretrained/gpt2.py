@@ -21,11 +21,11 @@ shapes checked before anything is allocated, and the one size rule with the infe
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from minigpt import guarded
-from minigpt.errors import CheckpointError, ConfigError, UnsafeFileError
+from minigpt.errors import CheckpointError, ConfigError, SamplingError, UnsafeFileError
 from minigpt.models.config import GPTConfig
 from minigpt.pretrained.byte_bpe import MERGES_FILE, VOCAB_FILE, ByteLevelBPE, load_byte_bpe
 from minigpt.safetensors_header import read_header
@@ -38,18 +38,42 @@ TANH_GELUS = ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")
 MASK_BUFFERS = ("attn.bias", "attn.masked_bias")  # the hub's causal-mask buffers: not weights
 
 
+MAX_ROWS = 16  # continuations at once on a CPU: each row keeps its own KV cache
+
+
 @dataclass
 class PretrainedCheckpoint:
+    """A loaded GPT-2 with the fields of ``minigpt.checkpoint.Checkpoint`` that the tools read
+    (``vocab`` is the tokenizer, ``train_config`` says it continues text, no metrics), so the
+    playground and the stepper take either."""
+
     path: Path
     model: object  # a MiniGPT, eval mode
     tokenizer: ByteLevelBPE
     model_config: GPTConfig
     start_token: int = 0  # config.json's bos_token_id (GPT-2's <|endoftext|>): what a text starts after
     kind: str = "gpt"
+    train_config: dict = field(default_factory=lambda: {"data_format": "text"})
+    metrics: dict = field(default_factory=dict)
+
+    @property
+    def vocab(self) -> ByteLevelBPE:
+        return self.tokenizer
 
     @property
     def parameters(self) -> int:
         return sum(p.numel() for p in self.model.parameters())
+
+    def check_continuation(self, prompt: str, tokens: int, rows: int) -> None:
+        """SamplingError unless ``rows`` continuations of ``tokens`` tokens after ``prompt`` fit:
+        at most MAX_ROWS rows, and the prompt and the continuation within the context (past it,
+        every token would recompute the whole context: minutes for GPT-2 on a CPU)."""
+        if not 1 <= rows <= MAX_ROWS:
+            raise SamplingError(f"{rows} continuations: a pretrained model on a CPU makes 1 to {MAX_ROWS} at once")
+        block, prompt_tokens = self.model_config.block_size, len(self.tokenizer.encode(prompt))
+        if tokens < 1 or prompt_tokens + tokens > block:
+            raise SamplingError(f"the prompt ({prompt_tokens:,} tokens) and a continuation of {tokens:,} must fit "
+                                f"the model's context of {block:,} tokens, with at least one token to continue")
 
 
 def is_pretrained_folder(path: Path | str) -> bool:
