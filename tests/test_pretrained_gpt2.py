@@ -327,3 +327,40 @@ def test_gpt2_small_shapes_load_and_run_within_memory_on_two_cores(tmp_path):
     assert report["params"] == 124_439_808  # GPT-2 small, tied head
     assert report["tokens"] == 1024
     assert report["peak_kib"] < 2.5 * 2**20
+
+
+async def test_the_stepper_screen_steps_through_a_fetched_gpt2_at_80x24(app, folder, reference, loaded):
+    """c lists the folder hf fetch keeps; "2 3 sentence" shows head 3 of layer 2 on the learner's
+    own sentence as BPE pieces, the weights transformers computes; the layout fits 80×24."""
+    from minigpt import paths
+    from tests.helpers.screen_checks import all_problems
+    from tests.helpers.waiting import until
+
+    shutil.copytree(folder, paths.user_data_dir() / "models" / "tiny-gpt2")
+    sentence = "it's the theory"
+    ids = loaded.tokenizer.encode(sentence)
+    with torch.no_grad():
+        want = reference(torch.tensor([ids]), output_attentions=True).attentions[1][0, 2]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("a")
+        await pilot.pause()
+        scr = pilot.app.screen
+        await pilot.press("c")
+        picker = app.screen
+        (row,) = [i for i, (_, path) in enumerate(picker.rows) if path.name == "tiny-gpt2"]
+        assert "pretrained" in picker.rows[row][0]
+        picker.dismiss(picker.rows[row][1])
+        await until(pilot, lambda: scr.input_mode == "model", 15, "the input for a layer, a head and a sentence")
+        scr.query_one("#att-input").value = f"2 3 {sentence}"
+        await pilot.press("enter")
+
+        def message() -> str:
+            return str(scr.query_one("#att-message").render())
+
+        await until(pilot, lambda: "that model's own numbers" in message(), 30, "the GPT-2 layer loaded",
+                    describe=message)
+        assert scr.state.tokens == [loaded.tokenizer.piece(i) for i in ids]
+        assert scr.state.name == "it's␣the␣theory · layer 2/2, head 3/4"
+        torch.testing.assert_close(scr.mh.heads[0].weights.float(), want, **PRETRAINED_LOGITS)
+        await until(pilot, lambda: all_problems(app) == [], 15, "a layout with no problems",
+                    describe=lambda: str(all_problems(app)))

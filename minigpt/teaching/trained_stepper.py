@@ -108,6 +108,23 @@ def trained_state(ckpt, name: str, layer: int, head: int | None = None) -> Stepp
     return state
 
 
+def load_steppable(path):
+    """The checkpoint at ``path``: the tutor's own, or a GPT-2 folder (minigpt.pretrained)."""
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.pretrained.gpt2 import is_pretrained_folder, load_gpt2
+
+    return load_gpt2(path) if is_pretrained_folder(path) else load_checkpoint(path)
+
+
+def parse_layer_head_sentence(text: str) -> tuple[str, int, int]:
+    """"5 3 The cat sat" → ("The cat sat", 5, 3): a layer and a head counted from 1, then the
+    sentence a pretrained model reads (its own spaces kept)."""
+    parts = text.strip().split(" ", 2)
+    if len(parts) < 3 or not parts[0].isdigit() or not parts[1].isdigit() or not parts[2].strip():
+        raise ValueError("type a layer, a head and your sentence, e.g. 5 1 The cat sat on the mat")
+    return parts[2], int(parts[0]), int(parts[1])
+
+
 def parse_name_layer(text: str) -> tuple[str, int]:
     """"emma 2" → ("emma", 2): the name the model reads and a layer counted from 1 (1 if left out)."""
     parts = text.split()
