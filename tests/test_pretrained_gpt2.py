@@ -364,3 +364,28 @@ async def test_the_stepper_screen_steps_through_a_fetched_gpt2_at_80x24(app, fol
         torch.testing.assert_close(scr.mh.heads[0].weights.float(), want, **PRETRAINED_LOGITS)
         await until(pilot, lambda: all_problems(app) == [], 15, "a layout with no problems",
                     describe=lambda: str(all_problems(app)))
+
+
+async def test_the_playground_screen_continues_a_prompt_with_a_fetched_gpt2(make_app, folder, loaded, tmp_path):
+    """The playground lists the folder hf fetch keeps, starts it at a few continuations (not fifty
+    names) and continues the learner's prefix with GPT-2's own tokens."""
+    from minigpt import paths
+    from tests.helpers.waiting import until
+    from tests.test_tui_playground import settle
+    from tui.screens.playground import PlaygroundScreen
+
+    shutil.copytree(folder, paths.user_data_dir() / "models" / "tiny-gpt2")
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = PlaygroundScreen(checkpoints_dir=tmp_path / "no-bundled", runs_root=tmp_path / "no-runs")
+        app.push_screen(screen)
+        await until(pilot, lambda: screen.batch is not None, 30, "the first continuations",
+                    describe=lambda: str(screen.query_one("#pg-message").render()) if screen.is_mounted else "")
+        assert screen.loaded.checkpoint.path.name == "tiny-gpt2" and screen.loaded.is_text
+        assert screen.settings.n == 4 and len(screen.batch.samples) == 4
+        for field, value in (("prefix", "the theory"), ("max_len", "12"), ("top_k", "1")):
+            screen.query_one(f"#pg-{field}").value = value
+        screen.apply_fields()
+        await settle(pilot)
+        greedy = continue_text(loaded.model, loaded.tokenizer, "the theory", 12, top_k=1, seed=0)[0].text
+        assert [s.text for s in screen.batch.samples] == ["the theory" + greedy] * 4

@@ -23,6 +23,7 @@ from minigpt.errors import CheckpointError, DatasetError, SamplingError
 from minigpt.models.config import MODEL_LABELS as KIND_LABELS
 from minigpt.numbers import number_text
 from minigpt.outputs import write_output
+from minigpt.pretrained.gpt2 import is_pretrained_folder, load_gpt2
 from minigpt.sampling import Sample, continue_text, generate, is_text_model, next_distribution
 
 TEXT_CHARS = 120  # a text model's continuation when no length is set
@@ -114,8 +115,6 @@ def _choice(path: Path, label: str, source: str) -> CheckpointChoice | None:
 
 def pretrained_choices(models: Path | None = None) -> list[CheckpointChoice]:
     """GPT-2-family folders where ``minigpt hf fetch`` puts them (models/ in the data folder)."""
-    from minigpt.pretrained.gpt2 import is_pretrained_folder
-
     root = models if models is not None else paths.user_data_dir() / "models"
     folders = sorted(d for d in root.iterdir() if is_pretrained_folder(d)) if root.is_dir() else []
     return [CheckpointChoice(f"{d.name} (pretrained, continues text)", d, "gpt", None, "pretrained", "pretrained")
@@ -192,8 +191,6 @@ def dataset_for(checkpoint):
 
 
 def load_for_playground(path: Path | str) -> Loaded:
-    from minigpt.pretrained.gpt2 import is_pretrained_folder, load_gpt2
-
     if is_pretrained_folder(path):  # GPT-2 continues text, with its own BPE and the KV cache
         return Loaded(load_gpt2(path), None, "a pretrained model: it continues the prefix as a prompt")
     ckpt = load_checkpoint(path)
@@ -354,10 +351,12 @@ def text_prompt(loaded: Loaded, prefix: str) -> str:
 def _continue_prompt(loaded: Loaded, s: Settings, t0: float) -> Batch:
     """A text model's batch: ``n`` continuations of the prefix (see ``text_prompt``)."""
     prompt = text_prompt(loaded, s.prefix)
+    length = s.max_len or TEXT_CHARS
     if hasattr(loaded.checkpoint, "check_continuation"):  # a pretrained model: bounded before any work
-        loaded.checkpoint.check_continuation(prompt, s.max_len or TEXT_CHARS, s.n)
+        length = s.max_len or min(TEXT_CHARS, loaded.model.config.block_size - len(loaded.vocab.encode(prompt)))
+        loaded.checkpoint.check_continuation(prompt, length, s.n)
     with one_thread():
-        outs = continue_text(loaded.model, loaded.vocab, prompt, s.max_len or TEXT_CHARS, n=s.n,
+        outs = continue_text(loaded.model, loaded.vocab, prompt, length, n=s.n,
                              temperature=s.temperature, top_k=s.top_k, top_p=s.top_p, seed=s.seed)
     samples = [Sample(s.prefix + o.text, o.logprob, len(o.text), True) for o in outs]
     model_lp = [o.logprob for o in outs]
