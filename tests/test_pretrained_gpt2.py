@@ -389,3 +389,15 @@ async def test_the_playground_screen_continues_a_prompt_with_a_fetched_gpt2(make
         await settle(pilot)
         greedy = continue_text(loaded.model, loaded.tokenizer, "the theory", 12, top_k=1, seed=0)[0].text
         assert [s.text for s in screen.batch.samples] == ["the theory" + greedy] * 4
+        # o: the per-token surprise of a typed text (on GPT-2 the score key stays, for text)
+        assert screen.check_action("score", ()) is True and screen.check_action("step", ()) is False
+        screen.action_score()
+        await until(pilot, lambda: type(app.screen).__name__ == "ScoreScreen", 15, "the score screen")
+        scorer = app.screen
+        scorer.query_one("#score-input").value = "it's the theory"
+        scorer.action_score()
+        await pilot.pause()
+        expected = token_surprise(loaded.model, loaded.tokenizer, "it's the theory")
+        assert [(r.char, r.prob) for r in scorer.score.rows] == [(s.piece, s.prob) for s in expected]
+        assert scorer.query_one("#score-table").row_count == len(expected)
+        assert "per token" in str(scorer.query_one("#score-total").render())

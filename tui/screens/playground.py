@@ -28,7 +28,7 @@ from minigpt.playground.generation import (
     run_batch,
     save_names,
 )
-from minigpt.playground.inspection import refuse_text_model
+from minigpt.playground.inspection import is_pretrained, refuse_text_model
 from minigpt.text import markup_escape, printable
 from tui import navigation
 from tui.widgets.dropdown import Dropdown
@@ -378,6 +378,8 @@ class PlaygroundScreen(Screen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         # A text model has no names to step through or score: those keys leave the footer, help and
         # palette (dimmed ones did nothing when pressed, with nothing said); the model line explains.
+        if action == "score" and self.loaded is not None and is_pretrained(self.loaded):
+            return True  # GPT-2 scores a typed text token by token (its per-token surprise)
         if action in ("step", "score") and self.loaded is not None and self.loaded.is_text:
             return False
         return True
@@ -393,7 +395,7 @@ class PlaygroundScreen(Screen):
             navigation.open_screen(self.app, "playground.step", self.loaded, replace(self.settings))
 
     def action_score(self) -> None:
-        if self._ready("Scoring"):
+        if self._ready(None if self.loaded is not None and is_pretrained(self.loaded) else "Scoring"):
             navigation.open_screen(self.app, "playground.score", self.loaded, self.highlighted_name())
 
     def action_sweep(self) -> None:
