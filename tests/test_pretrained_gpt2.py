@@ -401,3 +401,24 @@ async def test_the_playground_screen_continues_a_prompt_with_a_fetched_gpt2(make
         assert [(r.char, r.prob) for r in scorer.score.rows] == [(s.piece, s.prob) for s in expected]
         assert scorer.query_one("#score-table").row_count == len(expected)
         assert "per token" in str(scorer.query_one("#score-total").render())
+
+
+def test_the_positions_and_nearest_tokens_read_the_gpt2_embeddings(reference, loaded):
+    from torch.nn import functional as F
+
+    from minigpt.teaching.model_views import nearest_tokens, position_view
+
+    view = position_view(loaded)
+    wpe = reference.transformer.wpe.weight.detach().double()
+    assert view.learned and len(view.table) == SMALL["n_positions"]
+    torch.testing.assert_close(torch.tensor(view.table, dtype=torch.float64), wpe, rtol=0.0, atol=0.0)
+    unit = F.normalize(reference.transformer.wte.weight.detach(), dim=1)
+    ids = loaded.tokenizer.encode(" the theory")
+    rows = nearest_tokens(loaded, " the theory", k=3)
+    assert [piece for piece, _ in rows] == [loaded.tokenizer.piece(i) for i in ids]
+    for i, (_, neighbours) in zip(ids, rows):
+        sims = unit @ unit[i]
+        sims[i] = -2.0
+        best = sims.topk(3)
+        assert [p for p, _ in neighbours] == [loaded.tokenizer.piece(j) for j in best.indices.tolist()]
+        torch.testing.assert_close(torch.tensor([v for _, v in neighbours]), best.values, **PRETRAINED_LOGITS)
