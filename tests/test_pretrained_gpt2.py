@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -260,6 +261,8 @@ def _config_with(**values):
     (lambda p: (p / "merges.txt").unlink(), "merges.txt is missing"),
     (lambda p: (p / "vocab.json").write_text("[1, 2]"), "vocab.json: not a JSON object"),
     (lambda p: (p / "model.safetensors").unlink(), "model.safetensors is missing"),
+    (lambda p: ((p / "vocab.json").unlink(), os.mkfifo(p / "vocab.json")), "a pipe (FIFO), not a regular file"),
+    (lambda p: (p / "model.safetensors").write_bytes(b"\xff" * 64), "not a safetensors file"),
     (lambda p: ((p / "model.safetensors").rename(p / "pytorch_model.bin")), "a pickle, which the tutor never opens"),
     (_config_with(n_embd=64), "transformer.wte.weight has shape"),  # a wte of V × 32 where 64 is said
     (_config_with(model_type="llama"), "only GPT-2-family checkpoints"),
