@@ -374,7 +374,6 @@ async def test_the_playground_screen_continues_a_prompt_with_a_fetched_gpt2(make
     names) and continues the learner's prefix with GPT-2's own tokens."""
     from minigpt import paths
     from tests.helpers.waiting import until
-    from tests.test_tui_playground import settle
     from tui.screens.playground import PlaygroundScreen
 
     shutil.copytree(folder, paths.user_data_dir() / "models" / "tiny-gpt2")
@@ -389,7 +388,8 @@ async def test_the_playground_screen_continues_a_prompt_with_a_fetched_gpt2(make
         for field, value in (("prefix", "the theory"), ("max_len", "12"), ("top_k", "1")):
             screen.query_one(f"#pg-{field}").value = value
         screen.apply_fields()
-        await settle(pilot)
+        await until(pilot, lambda: screen.batch.samples[0].text.startswith("the theory"), 30, "the prefix continued",
+                    describe=lambda: str(screen.query_one("#pg-message").render()))
         greedy = continue_text(loaded.model, loaded.tokenizer, "the theory", 12, top_k=1, seed=0)[0].text
         assert [s.text for s in screen.batch.samples] == ["the theory" + greedy] * 4
         # o: the per-token surprise of a typed text (on GPT-2 the score key stays, for text)
