@@ -101,8 +101,9 @@ def test_a_ddp_run_tracks_one_process_and_rank_1_writes_nothing(tmp_path, made_u
     _rank_1_wrote_nothing(tmp_path / "one", tmp_path / "two")
 
 
-def test_sigterm_to_the_launcher_leaves_a_resumable_run(tmp_path, made_up_names, cpu_load):
-    """The stop races the ranks' last steps and the checkpoint write: it runs with every core busy."""
+def test_sigterm_to_the_launcher_leaves_a_resumable_run(tmp_path, made_up_names, busy_in_soak):
+    """The stop races the ranks' last steps and the checkpoint write: the soak tier runs it again with
+    every core busy."""
     names = made_up_names
     run = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-m", "minigpt.cli", "train", *TINY, "--data", str(names),
