@@ -271,7 +271,7 @@ async def test_start_stop_resume_quit_and_reattach(tmp_path, make_app):
         panel = screen.panel
         await wait_for(pilot, lambda: panel.state.info.step > step_when_closed, 30, "progress after reopening")
         await wait_for(pilot, lambda: panel.state.status == "finished", 60, "the run to finish")
-        await wait_for(pilot, lambda: len(panel.samples) == 6, 20, "samples from the checkpoint")
+        await wait_for(pilot, lambda: len(panel.samples) == 6, 60, "samples from the checkpoint")
         assert "✓ finished" in str(panel.query_one("#run-stats").render())
     finished = [r for r in runs.list_runs() if r.status == "finished"]
     assert [r.path for r in finished] == [run_dir] and (run_dir / "checkpoint" / "model.safetensors").exists()
