@@ -190,7 +190,7 @@ class Trainer:
         self.lr = lr_at(cfg, self.progress(), self.step, cfg.steps)
         momentum = muon_momentum_at(cfg, self.step)
         for g in self.optimizer.param_groups:
-            g["lr"] = self.lr
+            g["lr"] = self.lr * g.get("lr_mult", 1.0)  # μP's hidden matrices: × 1/width multiplier
             if g.get("muon"):
                 g["momentum"] = momentum
         x, y, extra = self.next_batch()
