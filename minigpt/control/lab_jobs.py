@@ -93,6 +93,22 @@ def _induction(progress) -> dict:
     return {**measure(ck.model.eval(), test), "steps": cfg.steps, "seed": cfg.seed}
 
 
+@runner("mup")
+def _mup(progress) -> dict:
+    from minigpt.training.transfer import coordinate_check, lr_sweep
+
+    result = lr_sweep(progress=progress)
+    result["coordinate_check"] = {p: {str(w): v for w, v in coordinate_check(p).items()} for p in ("sp", "mup")}
+    return result
+
+
+@runner("stability")
+def _stability(progress) -> dict:
+    from minigpt.training.stability import compare
+
+    return compare(progress=progress)
+
+
 def run_job(job: str, root: Path | str | None = None, progress=print) -> dict:
     """Run ``job`` here, holding its folder's lock, and save its result (RunBusyError when it is
     already running)."""

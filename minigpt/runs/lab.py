@@ -38,6 +38,8 @@ JOBS: dict[str, LabJob] = {job.id: job for job in (
     LabJob("lora", "LoRA fine-tune on one letter's names", "lora.lab"),
     LabJob("checkpointing", "Activation checkpointing: memory and time of a step", "checkpointing.lab"),
     LabJob("induction", "Induction heads: train the attention-only model, score its heads", "induction.lab"),
+    LabJob("mup", "μP: sweep learning rates at three widths, SP against μP", "train_scale.mup_lab"),
+    LabJob("stability", "Stability at a high learning rate: QK-norm, z-loss, soft-capping", "train_scale.stability_lab"),
 )}
 
 
@@ -65,12 +67,25 @@ def read_result(folder: Path) -> dict | None:
         raw = json.loads(guarded.read_text(path, guarded.SMALL_JSON_BYTES))
     except (OSError, ValueError) as e:
         raise RunError(f"{path}: unreadable lab result ({e})") from None
+    return _checked(raw, path)
+
+
+def _checked(raw, path: Path) -> dict:
     if not isinstance(raw, dict) or raw.get("format") != RESULT_FORMAT:
         raise RunError(f"{path}: not a lab result")
     if raw.get("format_version") != RESULT_VERSION:
         raise RunError(f"{path}: lab result format {raw.get('format_version')!r:.20}, this minigpt reads "
                        f"{RESULT_VERSION}")
     return {k: v for k, v in raw.items() if k not in ("format", "format_version")}
+
+
+def bundled_result(job: str) -> dict | None:
+    """The result shipped with the lessons (``lessons/lab/<job>.json``, a result.json of the
+    job's own run) for learners who do not run the job; None for a job without one."""
+    path = paths.lessons_dir() / "lab" / f"{job}.json"
+    if not path.exists():
+        return None
+    return _checked(json.loads(guarded.read_text(path, guarded.SMALL_JSON_BYTES)), path)
 
 
 def is_running(folder: Path) -> bool:

@@ -32,9 +32,9 @@ class ShortRun:
     diverged_at: int | None = None  # the step whose loss or gradient was not finite
 
 
-def attention_logits_max(model, x: torch.Tensor, positions=None, segments=None) -> float:
-    """The largest pre-softmax attention score q·k·scale over every layer, head and allowed pair
-    of the batch ``x`` (what QK-norm bounds). Read through hooks on each layer's input."""
+def attention_scores(model, x: torch.Tensor, positions=None, segments=None) -> list[torch.Tensor]:
+    """Each layer's pre-softmax attention scores q·k·scale (B, heads, T, T), −∞ where a query may
+    not look, recomputed from the layer's input (caught by a hook) as the layer computes them."""
     from minigpt.models.gpt import apply_rope, word_mask
 
     inputs = []
@@ -47,7 +47,7 @@ def attention_logits_max(model, x: torch.Tensor, positions=None, segments=None) 
             h.remove()
     B, T = x.shape
     mask = word_mask(segments) if segments is not None else torch.ones(T, T, dtype=torch.bool).tril()
-    best = -math.inf
+    out = []
     with torch.no_grad():
         for block, h in zip(model.blocks, inputs):
             a = block.attn
@@ -62,9 +62,14 @@ def attention_logits_max(model, x: torch.Tensor, positions=None, segments=None) 
                 rope = (cos[:, None], sin[:, None]) if pos.dim() == 2 else (cos, sin)
                 q, k = apply_rope(q, *rope), apply_rope(k, *rope)
             k = k.repeat_interleave(a.n_heads // a.n_kv_heads, dim=1)
-            scores = (q @ k.transpose(-2, -1)) * a.scale
-            best = max(best, float(scores.masked_fill(~mask, -math.inf).max()))
-    return best
+            out.append(((q @ k.transpose(-2, -1)) * a.scale).masked_fill(~mask, -math.inf))
+    return out
+
+
+def attention_logits_max(model, x: torch.Tensor, positions=None, segments=None) -> float:
+    """The largest attention score over every layer, head and allowed pair of the batch (what
+    QK-norm bounds)."""
+    return max(float(s.max()) for s in attention_scores(model, x, positions, segments))
 
 
 def short_run(cfg: TrainConfig, data: Dataset, probe_every: int = 0,

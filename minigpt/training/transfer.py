@@ -20,7 +20,7 @@ from minigpt.training.options import TrainConfig
 COORD_WIDTHS = (32, 64, 128, 256)
 # The lab job's sweep: three widths around μP's base (64), a half-decade grid of rates.
 SWEEP_WIDTHS = (32, 64, 128)
-SWEEP_LRS = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+SWEEP_LRS = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 SWEEP_STEPS, SWEEP_BATCH, SWEEP_LAYERS = 100, 32, 2
 
 
