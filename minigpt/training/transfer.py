@@ -100,11 +100,11 @@ def best_lr(lrs, losses) -> float | None:
     i = min(range(len(scored)), key=lambda j: scored[j][1])
     if 0 < i < len(scored) - 1:
         (x0, y0), (x1, y1), (x2, y2) = scored[i - 1 : i + 2]
-        curvature = (y2 - y1) / (x2 - x1) - (y1 - y0) / (x1 - x0)
-        if curvature > 0:  # a proper minimum between the neighbours
-            h = (x2 - x0) / 2
-            shift = 0.5 * h * (y0 - y2) / (y0 - 2 * y1 + y2) if x1 - x0 == x2 - x1 else 0.0
-            return 10 ** (x1 + max(-h / 2, min(h / 2, shift)))
+        num = (x1 - x0) ** 2 * (y1 - y2) - (x1 - x2) ** 2 * (y1 - y0)
+        den = (x1 - x0) * (y1 - y2) - (x1 - x2) * (y1 - y0)
+        if den < 0:  # the parabola opens upwards: its vertex, kept between the neighbours' midpoints
+            vertex = x1 - 0.5 * num / den
+            return 10 ** min(max(vertex, (x0 + x1) / 2), (x1 + x2) / 2)
     return 10 ** scored[i][0]
 
 

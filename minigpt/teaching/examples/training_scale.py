@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from minigpt.numbers import number_text
 from minigpt.runs.lab import JOBS
 from minigpt.teaching import parallelism as PA
 from minigpt.teaching import training_scale as TS
@@ -104,7 +103,9 @@ def lab_or_bundled(job: str) -> tuple[dict | None, str]:
 
 
 def _lr_text(lr: float | None) -> str:
-    return "—" if lr is None else number_text(lr, significant=2)
+    from minigpt.text_chart import compact_number
+
+    return "—" if lr is None else compact_number(float(f"{lr:.1e}"))
 
 
 def _lr_chart(curves: dict, lrs: list[float], title: str) -> str:
