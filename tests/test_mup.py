@@ -53,7 +53,7 @@ def test_at_the_base_width_mup_builds_the_sp_model_with_a_zero_head():
 def test_mup_scales_init_lr_logits_and_attention_with_the_width():
     wide = model_for(128, n_layers=1, **MUP)  # m = 2
     assert wide.output_mult == 0.5
-    assert math.isclose(wide.blocks[0].attn.scale, 4 / 32)  # √(base head width 16) / 32: ∝ 1/d
+    assert math.isclose(wide.blocks[0].attn.scale, 4 / 32, rel_tol=1e-6)  # √(base head width 16) / 32: ∝ 1/d
     std = wide.blocks[0].attn.qkv.weight.std().item()
     assert 0.0134 < std < 0.0149  # 0.02 / √2 (128 × 384 draws: within 5%)
     groups = _mup_groups(wide, TrainConfig(d_model=128, n_layers=1, lr=0.01, **MUP))  # make_optimizer's
@@ -61,7 +61,7 @@ def test_mup_scales_init_lr_logits_and_attention_with_the_width():
     for g in groups:
         is_hidden = {id(p) in hidden for p in g["params"]}
         assert len(is_hidden) == 1  # a group is all hidden matrices or none
-        assert g["lr_mult"] == (0.5 if is_hidden.pop() else 1.0) and math.isclose(g["lr"], 0.01 * g["lr_mult"])
+        assert g["lr_mult"] == (0.5 if is_hidden.pop() else 1.0) and math.isclose(g["lr"], 0.01 * g["lr_mult"], rel_tol=1e-6)
 
 
 def test_the_coordinate_check_is_flat_under_mup_and_grows_under_sp():
@@ -77,10 +77,10 @@ def test_the_coordinate_check_is_flat_under_mup_and_grows_under_sp():
 
 def test_best_lr_refines_the_grid_minimum_and_spread_counts_decades():
     lrs = (1e-3, 1e-2, 1e-1)
-    assert math.isclose(best_lr(lrs, [3.0, 2.0, 3.0]), 1e-2)  # symmetric: the middle
-    assert 1e-2 < best_lr(lrs, [3.0, 2.0, 2.5]) < 10 ** -1.5  # leans to the lower neighbour's side
+    assert math.isclose(best_lr(lrs, [3.0, 2.0, 3.0]), 1e-2, rel_tol=1e-6)  # symmetric: the middle
+    assert 1e-2 < best_lr(lrs, [3.0, 2.0, 2.5]) < 10 ** -1.5  # leans towards the better neighbour
     assert best_lr(lrs, [2.0, 2.5, None]) == 1e-3 and best_lr(lrs, [None, None, None]) is None
-    assert math.isclose(optimum_spread({32: [2.0, 3.0, 4.0], 64: [4.0, 3.0, 2.0]}, lrs), 2.0)
+    assert math.isclose(optimum_spread({32: [2.0, 3.0, 4.0], 64: [4.0, 3.0, 2.0]}, lrs), 2.0, rel_tol=1e-6)
 
 
 def test_z_loss_is_the_mean_square_log_normaliser_and_trains_only():
@@ -109,3 +109,36 @@ def test_the_mup_optimum_moves_less_across_widths_than_sps():
     result = lr_sweep(widths=(32, 128))
     assert result["mup"]["spread_decades"] < result["sp"]["spread_decades"], result
     assert result["sp"]["best_lr"]["128"] < result["sp"]["best_lr"]["32"], result
+
+
+def test_the_schedule_keeps_mups_hidden_share_of_the_learning_rate():
+    """apply_lr (the trainer's and the short runs' per-step lr) keeps μP's 1/m on the hidden matrices."""
+    from types import SimpleNamespace
+
+    from minigpt.training.schedule import apply_lr
+
+    groups = _mup_groups(model_for(128, n_layers=1, **MUP), TrainConfig(d_model=128, n_layers=1, lr=0.01, **MUP))
+    optimizer = SimpleNamespace(param_groups=groups + [{"params": [], "muon": True, "momentum": 0.9}])
+    apply_lr(optimizer, 0.004, momentum=0.95)
+    assert sorted(g["lr"] for g in groups) == [0.002, 0.004, 0.004]
+    assert optimizer.param_groups[-1] == {"params": [], "muon": True, "momentum": 0.95, "lr": 0.004}
+
+
+@pytest.mark.soak
+def test_the_trainer_keeps_mups_hidden_learning_rate_under_the_schedule(tmp_path):
+    """The real trainer (20 s under load: soak) with μP and z-loss: the optimizer saved in last/
+    keeps the 1/m share, and the run's config.json names μP."""
+    from minigpt.checkpoint_meta import read_checkpoint_meta
+    from minigpt.runs.files import LAST_DIR
+    from minigpt.training.loop import train
+    from minigpt.training.options import load_run_config
+
+    cfg = TrainConfig(d_model=128, n_layers=1, n_heads=4, batch_size=8, steps=2, eval_interval=2, lr=0.01,
+                      warmup=0.0, ema=0.0, layer_every=0, z_loss=1e-4, device="cpu", **MUP)
+    train(cfg, tmp_path / "run")
+    groups = read_checkpoint_meta(tmp_path / "run" / LAST_DIR).optimizer["param_groups"]
+    assert sorted(g["lr_mult"] for g in groups) == [0.5, 1.0, 1.0]
+    for g in groups:
+        assert math.isclose(g["lr"], g["lr_mult"] * groups[-1]["lr"] / groups[-1]["lr_mult"], rel_tol=1e-6)
+    saved = load_run_config(tmp_path / "run")
+    assert (saved.parametrization, saved.z_loss) == ("mup", 1e-4)

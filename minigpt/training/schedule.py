@@ -54,6 +54,15 @@ def muon_momentum_at(cfg: TrainConfig, step: int) -> float:
     return MUON_MOMENTUM_START + (MUON_MOMENTUM - MUON_MOMENTUM_START) * frac
 
 
+def apply_lr(optimizer, lr: float, momentum: float | None = None) -> None:
+    """The schedule's lr for this step into every group: μP's hidden matrices at lr × their
+    ``lr_mult`` (1/m), Muon's groups with their momentum (Muon scales its own lr by ``lr_scale``)."""
+    for g in optimizer.param_groups:
+        g["lr"] = lr * g.get("lr_mult", 1.0)
+        if momentum is not None and g.get("muon"):
+            g["momentum"] = momentum
+
+
 def batch_size_at(cfg: TrainConfig, progress: float) -> int:
     """Names in the step's batch: a quarter of ``batch_size`` growing linearly to all of it over
     the first ``batch_ramp`` of the budget (the speedrun's ramp: early steps need less averaging,

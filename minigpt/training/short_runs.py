@@ -18,7 +18,7 @@ import torch
 from minigpt.data import Dataset
 from minigpt.models.build import build_model
 from minigpt.training.options import TrainConfig
-from minigpt.training.schedule import evaluate, lr_at, make_optimizer
+from minigpt.training.schedule import apply_lr, evaluate, lr_at, make_optimizer
 
 
 @dataclass
@@ -84,9 +84,7 @@ def short_run(cfg: TrainConfig, data: Dataset, probe_every: int = 0,
     out = ShortRun()
     model.train()
     for step in range(cfg.steps):
-        lr = lr_at(cfg, step / cfg.steps, step, cfg.steps)
-        for g in optimizer.param_groups:
-            g["lr"] = lr * g.get("lr_mult", 1.0)
+        apply_lr(optimizer, lr_at(cfg, step / cfg.steps, step, cfg.steps))
         b = data.train.packed_batch(torch.randint(len(data.train), (cfg.batch_size,), generator=gen))
         extra = {"positions": b.positions, "segments": b.segments}
         _, loss = model(b.x, b.y, **extra)
