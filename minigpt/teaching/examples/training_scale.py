@@ -161,11 +161,19 @@ def _stability_lab() -> str:
                      fmt(statistics.fmean(finished), 3) if finished else "—",
                      "—" if vs is None else f"{vs['difference']:+.3f} ± {vs['stderr']:.3f}, p = {vs['p']:.2g}"])
     n = len(result["seeds"])
+    default = result["variants"]["default"]["runs"]
+    if not any(r["spikes"] or r["diverged_at"] for r in default):
+        verdict = ("No default run spiked or diverged by this definition: at this size and length the "
+                   "damage shows as attention scores in the hundreds or thousands and a worse loss that "
+                   "depends on the seed, not as a jump. ")
+    else:
+        verdict = ""
     return (table(["variant", "spikes", "diverged", "max attention score", "val loss", "against default"], rows)
             + f"\n\nEach variant trained {result['steps']} steps at AdamW lr {fmt(result['lr'], 2)} (six times "
               f"the default) from seeds {', '.join(str(s) for s in result['seeds'])}: spikes and divergences are "
               f"summed over the {n} runs, the attention score is the largest q·k·scale seen at any "
-              f"{10}th step, the val loss is the mean. A spike is a step at least "
+              "10th step, the val loss is the mean. A spike is a step at least "
               f"{fmt(result['spike_nats'], 1)} nats above the median of the {result['spike_window']} steps "
               "before it (a run of such steps counts once). The last column is the paired t-test of "
-              "the final val loss against the default run of the same seed (negative: better). " + source)
+              "the final val loss against the default run of the same seed (negative: better). " + verdict
+              + source)
