@@ -168,10 +168,10 @@ def _stability_lab() -> str:
                    "depends on the seed, not as a jump. ")
     else:
         verdict = ""
-    return (table(["variant", "spikes", "diverged", "max attention score", "val loss", "against default"], rows)
+    return (table(["variant", "spikes", "diverged", "max score", "val loss", "vs default"], rows)
             + f"\n\nEach variant trained {result['steps']} steps at AdamW lr {fmt(result['lr'], 2)} (six times "
               f"the default) from seeds {', '.join(str(s) for s in result['seeds'])}: spikes and divergences are "
-              f"summed over the {n} runs, the attention score is the largest q·k·scale seen at any "
+              f"summed over the {n} runs, the max score is the largest attention score q·k·scale seen at any "
               "10th step, the val loss is the mean. A spike is a step at least "
               f"{fmt(result['spike_nats'], 1)} nats above the median of the {result['spike_window']} steps "
               "before it (a run of such steps counts once). The last column is the paired t-test of "
