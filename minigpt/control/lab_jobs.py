@@ -3,9 +3,12 @@
 ``lora`` fine-tunes the shipped MiniGPT on the names of one letter (full and LoRA at three ranks);
 ``checkpointing`` times and measures a training step of a 16-layer MiniGPT with and without
 activation checkpointing; ``induction`` trains the two-layer attention-only model on repeated
-chunks (the training form's "induction" preset) and scores its heads. ``minigpt lab run JOB`` runs one in the foreground; ``start_job`` (the
-app) launches the same command as a background process, at the trainers' niceness, holding the job
-folder's lock. The lesson shows ``result.json`` once it exists (``minigpt.runs.lab``).
+chunks (the training form's "induction" preset) and scores its heads; ``mup`` sweeps learning rates
+at three widths under SP and μP (and runs the coordinate check); ``stability`` trains the default
+model at a too-high learning rate with and without QK-norm, z-loss and soft-capping.
+``minigpt lab run JOB`` runs one in the foreground; ``start_job`` (the app) launches the same
+command as a background process, at the trainers' niceness, holding the job folder's lock. The
+lesson shows ``result.json`` once it exists (``minigpt.runs.lab``).
 
 A job is declared in ``minigpt.runs.lab.JOBS`` (id, title, example); here only its runner is
 written, bound to the declared id by ``@runner(id)``.
