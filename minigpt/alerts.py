@@ -24,6 +24,7 @@ import math
 import os
 import shlex
 import subprocess
+import threading
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,8 +64,37 @@ class AlertChoices:
         return event.kind in self.events and (self.notify or self.command is not None)
 
 
-# A trainer the app starts says nothing itself: the app watching its folder delivers the alerts.
+# A trainer the app starts says nothing itself: the app watching its folder delivers the alerts,
+# unless the app (named by WATCHER_ENV, "pid:start") is gone by then: the learner's command then
+# runs from the trainer (it has no terminal left to ring).
 WATCHED_TRAINER_FLAGS = ("--no-notify", "--on-event", "")
+WATCHER_ENV = "MINIGPT_ALERTS_WATCHER"
+
+
+def watcher_mark() -> dict[str, str]:
+    """The environment naming this process as the one that alerts for the trainers it starts."""
+    from minigpt import processes
+
+    return {WATCHER_ENV: f"{os.getpid()}:{processes.start_time(os.getpid())}"}
+
+
+def watcher_gone(mark: str) -> bool:
+    """Whether the process a ``watcher_mark`` named has ended (a reused pid has another start)."""
+    from minigpt import processes
+
+    pid, _, start = mark.partition(":")
+    try:
+        return processes.start_time(int(pid)) != int(start)
+    except ValueError:
+        return True
+
+
+def unwatched(choices: AlertChoices) -> AlertChoices:
+    """``choices``, or the learner's stored command alone when the app that alerts for this trainer closed."""
+    mark = os.environ.get(WATCHER_ENV)
+    if not mark or not watcher_gone(mark):
+        return choices
+    return stored_choices(notify=False)
 
 
 def choices_from(store: Store | None, notify: bool | None = None, command: str | None = None) -> AlertChoices:
@@ -111,7 +141,7 @@ class AlertWatcher:
         self.run = Path(run_dir).name
         self.target_loss = target_loss
         self.seen_active: bool | None = None
-        self.target_said = self.end_said = False
+        self.target_said = self.end_said = self.diverged_said = False
 
     def records(self, records: list[dict]) -> list[Event]:
         """Events in newly read metrics records (the target loss)."""
@@ -125,6 +155,14 @@ class AlertWatcher:
                               f"(target {self.target_loss:g}) at step {rec.get('step')}",
                               step=rec.get("step"), val_loss=val, target_loss=self.target_loss)]
         return []
+
+    def diverging(self, step: int, evidence: str) -> list[Event]:
+        """A run seen training whose numbers say it diverges (the diagnosis' evidence) while it goes
+        on (a loss far above a uniform guess is still a number): told once, its end not again as diverged."""
+        if not self.seen_active or self.diverged_said or self.end_said:
+            return []
+        self.diverged_said = True
+        return [event("diverged", self.run, f"{self.run} is diverging at step {step}: {evidence}", step=step)]
 
     def status(self, status: RunStatus) -> list[Event]:
         """The run's end, once, if it was seen training first (or starting)."""
@@ -142,7 +180,9 @@ class AlertWatcher:
             return []
         found = status_event(state, self.run, step=step, reason=reason, **figures)
         self.end_said = found is not None
-        return [found] if found is not None else []
+        if found is None or (found.kind == "diverged" and self.diverged_said):
+            return []
+        return [found]
 
 
 class ReviewsWatch:
@@ -164,16 +204,20 @@ class ForegroundRun:
     arrive, the end from the status file (finished, stopped or failed, written before training
     returns or raises). ``say`` delivers each event."""
 
-    def __init__(self, run_dir: Path | str, target_loss: float | None, say):
+    def __init__(self, run_dir: Path | str, target_loss: float | None, say, diverging=None):
         self.run_dir, self.say = Path(run_dir), say
         self.watcher = AlertWatcher(run_dir, target_loss)
         self.watcher.seen_active = True  # this process trains it: its end is news
+        self.diverging = diverging  # (run folder) → the diagnosis' evidence of a divergence, or None
 
     def wrap(self, on_log):
-        """``on_log`` followed by the alerts its record holds."""
+        """``on_log`` followed by the alerts its record holds (at an evaluation, a divergence too)."""
         def both(rec: dict) -> None:
             on_log(rec)
             for alert in self.watcher.records([rec]):
+                self.say(alert)
+            evidence = self.diverging(self.run_dir) if self.diverging and "val_loss" in rec else None
+            for alert in self.watcher.diverging(rec.get("step", 0), evidence) if evidence else []:
                 self.say(alert)
         return both
 
@@ -184,6 +228,47 @@ class ForegroundRun:
             return
         for alert in self.watcher.status(status):
             self.say(alert)
+
+
+# Set in the environment of the ranks a launcher starts under torchrun: the launcher alerts (it owns
+# the terminal; a multi-node rank's output is a pipe), so no rank does. A torchrun the learner starts
+# by hand sets nothing, and its rank 0 alerts.
+LAUNCHER_ALERTS_ENV = "MINIGPT_ALERTS_FROM_LAUNCHER"
+FOLLOW_S = 2.0  # how often a launcher reads the ranks' metrics for the target loss
+
+
+class LaunchedRun:
+    """The alerts of a run the ranks a launcher started train: the target loss from the metrics
+    file (read every FOLLOW_S by a thread, only when a target is set), the end from the status file
+    once the ranks are done (:meth:`ended`). Each event once, from this one process."""
+
+    def __init__(self, run_dir: Path | str, target_loss: float | None, say):
+        from minigpt.runs.metrics import read_metrics
+
+        self._read = read_metrics
+        self.run = ForegroundRun(run_dir, target_loss, say)
+        self._offset = read_metrics(run_dir)[1]  # a resumed run's earlier records are not news
+        self._done = threading.Event()
+        self._thread = None
+        if target_loss is not None:
+            self._thread = threading.Thread(target=self._follow, name="launcher-alerts", daemon=True)
+            self._thread.start()
+
+    def _poll(self) -> None:
+        records, self._offset = self._read(self.run.run_dir, self._offset)
+        for alert in self.run.watcher.records(records):
+            self.run.say(alert)
+
+    def _follow(self) -> None:
+        while not self._done.wait(FOLLOW_S):
+            self._poll()
+
+    def ended(self) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._poll()  # the last records, written after the thread's last look
+        self.run.ended()
 
 
 # ---------------------------------------------------------------------------- delivery
@@ -237,10 +322,13 @@ def command_argv(command: str) -> list[str]:
 
 
 def run_command(command: str, alert: Event):
-    """Start the learner's command with the event in its environment; returns the process (not
-    waited for: a slow command never holds training or the app). Its output goes where ours does."""
-    return spawn.popen(command_argv(command), env=spawn.child_env(unbuffered=False, extra=command_env(alert)),
+    """Start the learner's command with the event in its environment; returns the process. A thread
+    waits for it (a slow command never holds training or the app, and an ended one is reaped at once,
+    not left a zombie until some later subprocess call). Its output is dropped."""
+    proc = spawn.popen(command_argv(command), env=spawn.child_env(unbuffered=False, extra=command_env(alert)),
                        new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    threading.Thread(target=proc.wait, name="alert-command", daemon=True).start()
+    return proc
 
 
 def terminal_of(stream) -> object | None:

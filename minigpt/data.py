@@ -25,6 +25,7 @@ import torch
 from minigpt import paths
 from minigpt.corpus import BOUNDARY, Items, WordList, read_items
 from minigpt.errors import DatasetError
+from minigpt.tokenizer import shown_piece
 
 IGNORE = -1  # target index that cross-entropy skips
 MIN_ITEMS = 3  # one each for training, validation and test
@@ -101,6 +102,13 @@ class Vocab:
 
     def decode(self, ids) -> str:
         return "".join(self.chars[int(i)] for i in ids)
+
+    def piece(self, token_id: int) -> str:
+        """The character itself, made visible (``minigpt.tokenizer``'s interface)."""
+        return shown_piece(self.chars[int(token_id)])
+
+    def token_bytes(self, token_id: int) -> bytes:
+        return self.chars[int(token_id)].encode("utf-8", "surrogatepass")
 
     def ids_of(self, points: np.ndarray, where: str = "") -> np.ndarray:
         """Code points to token ids (uint8 or int16); unknown characters raise a DatasetError."""

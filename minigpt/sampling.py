@@ -15,6 +15,7 @@ import torch
 
 from minigpt.data import Vocab
 from minigpt.errors import SamplingError
+from minigpt.tokenizer import Tokenizer
 
 MIN_TEMPERATURE = 1e-3  # below this the scaled float32 logits overflow (and the choice is greedy anyway)
 MAX_SAMPLES = 10_000  # one batch; more would only exhaust memory
@@ -94,11 +95,12 @@ def _encode_prefix(vocab: Vocab, prefix: str) -> list[int]:
     return [0] + vocab.encode(prefix)
 
 
-def _encode_prompt(vocab: Vocab, prompt: str) -> list[int]:
-    """A text model's prompt as ids: no start token, and ``.`` is an ordinary character."""
+def _encode_prompt(vocab: Tokenizer, prompt: str) -> list[int]:
+    """A text model's prompt as ids: no start token, and ``.`` is an ordinary character (any
+    tokenizer: a character vocabulary names what it lacks, a byte-level BPE lacks nothing)."""
     if not prompt:
         raise SamplingError("a text model continues a prompt: type at least one character")
-    missing = vocab.unknown(prompt)
+    missing = vocab.unknown(prompt) if isinstance(vocab, Vocab) else []
     if missing:
         raise SamplingError(f"prompt: {', '.join(repr(c) for c in missing)} not in the model's vocabulary")
     return vocab.encode(prompt)
@@ -255,10 +257,11 @@ def is_text_model(train_config: dict | None) -> bool:
 
 
 @torch.no_grad()
-def continue_text(model, vocab: Vocab, prompt: str, n_chars: int = 200, *, n: int = 1,
+def continue_text(model, vocab: Tokenizer, prompt: str, n_chars: int = 200, *, n: int = 1,
                   temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
                   seed: int | None = None) -> list[Continuation]:
-    """Extend ``prompt`` by ``n_chars`` characters, ``n`` times in one batch (text models).
+    """Extend ``prompt`` by ``n_chars`` tokens (characters for a character model), ``n`` times in
+    one batch (text models and GPT-2, through ``minigpt.tokenizer``'s interface).
 
     Text has no end token: generation stops at the length asked for. Past the model's block size
     the context slides: the model sees the last ``block_size`` characters (and its key/value cache,
@@ -290,5 +293,5 @@ def continue_text(model, vocab: Vocab, prompt: str, n_chars: int = 200, *, n: in
         start = seq.shape[1]
         step_input = nxt[:, None].to(device)
         seq = torch.cat((seq, step_input), dim=1)
-    cut = len(prompt)
+    cut = len(prompt_ids)
     return [Continuation(prompt, vocab.decode(row[cut:]), lp) for row, lp in zip(seq.tolist(), logprob.tolist())]

@@ -67,10 +67,15 @@ def _visible(ch: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
-@lru_cache(maxsize=16)
-def _pattern(keep: str) -> re.Pattern[str]:
+# The unsafe characters an ASCII string can hold: no format character is ASCII, so such a string
+# (most of what the app escapes) never needs the Cf scan, which then stays off the first frame.
+_ASCII_UNSAFE = "\x00-\x1f\x7f"
+
+
+@lru_cache(maxsize=32)
+def _pattern(keep: str, ascii_only: bool = False) -> re.Pattern[str]:
     allowed = "".join(re.escape(c) for c in sorted(set(keep)))
-    unsafe = _UNSAFE + _format_characters()
+    unsafe = _ASCII_UNSAFE if ascii_only else _UNSAFE + _format_characters()
     if not allowed:
         return re.compile(f"[{unsafe}]")
     return re.compile(f"(?![{allowed}])[{unsafe}]")
@@ -83,7 +88,9 @@ def printable(text: object, *, keep: str = "", prose: bool = False) -> str:
     ``keep="\\n"`` suits a multi-line message, ``keep="\\n\\t"`` program output shown as a block.
     Anything not a string is converted with ``str`` first, so a path or an exception can be given.
     """
-    return _pattern(keep + PROSE_JOINERS if prose else keep).sub(lambda m: _visible(m.group()), str(text))
+    text = str(text)
+    pattern = _pattern(keep + PROSE_JOINERS if prose else keep, text.isascii())
+    return pattern.sub(lambda m: _visible(m.group()), text)
 
 
 def markup_escape(text: object, *, keep: str = "\n\t", prose: bool = False) -> str:
@@ -103,4 +110,4 @@ def markup_escape(text: object, *, keep: str = "\n\t", prose: bool = False) -> s
 
 def has_control(text: str) -> bool:
     """Whether ``text`` holds a character :func:`printable` would change (with nothing kept)."""
-    return _pattern("").search(text) is not None
+    return _pattern("", text.isascii()).search(text) is not None

@@ -76,6 +76,17 @@ def cpu_load():
             proc.wait()
 
 
+@pytest.fixture(params=[pytest.param(False, id="quiet"),
+                        pytest.param(True, id="every-core-busy", marks=pytest.mark.soak)])
+def busy_in_soak(request):
+    """A race check run twice: on a quiet worker in the default tier, and again with every core
+    busy (``cpu_load``) in the soak tier. The spinners take both cores from the other workers for
+    the test's whole length, so the default tier keeps the quiet run and CI runs both tiers."""
+    if request.param:
+        request.getfixturevalue("cpu_load")
+    return request.param
+
+
 @pytest.fixture
 def names(tmp_path) -> Path:
     """The first 300 names of the course's names.txt: enough to train a tiny model on, quickly."""

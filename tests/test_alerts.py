@@ -5,10 +5,10 @@ in the run folder."""
 from __future__ import annotations
 
 import io
-import json
 import os
-import shlex
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,24 +18,11 @@ from minigpt import alerts, paths, settings
 from minigpt.cli.main import main
 from minigpt.runs.schema import RunState, RunStatus
 from minigpt.store import Store
+from tests.helpers.alert_recorder import recorded, recorder_command
 from tests.helpers.waiting import wait_until
 
+
 # The learner's command in these tests: appends its MINIGPT_* environment to a file, one JSON line each.
-RECORDER = ("import json, os, sys\n"
-            "with open(sys.argv[1], 'a') as f:\n"
-            "    f.write(json.dumps({k: v for k, v in os.environ.items() if k.startswith('MINIGPT_')}) + '\\n')\n")
-
-
-def recorder_command(tmp_path: Path) -> tuple[str, Path]:
-    script, out = tmp_path / "record.py", tmp_path / "events.jsonl"
-    script.write_text(RECORDER)
-    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {shlex.quote(str(out))}", out
-
-
-def recorded(out: Path) -> list[dict]:
-    return [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
-
-
 def status(state: RunState, **values) -> RunStatus:
     return RunStatus(state=state, **values)
 
@@ -113,6 +100,41 @@ def test_the_command_runs_for_real_with_the_event_in_its_environment(tmp_path):
     assert env == {"MINIGPT_EVENT": "finished", "MINIGPT_RUN": "run; rm -rf ~", "MINIGPT_MESSAGE": "done $(touch pwned)",
                    "MINIGPT_STEP": "40", "MINIGPT_VAL_LOSS": "2.12346"}
     assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()
+
+
+def test_a_run_diverging_while_it_trains_is_told_once_and_not_again_at_its_end(tmp_path):
+    """A loss that explodes but stays a number does not fail the run (an lr of 10 walked in tmux
+    finished with val loss 10.7 and only "finished" was told): the diagnosis' evidence is."""
+    said, logged = [], []
+    evidence = "train loss 91.9 at step 70, against ln V = 3.296"
+    run = alerts.ForegroundRun(tmp_path / "hot", None, said.append, diverging=lambda _dir: evidence)
+    on_log = run.wrap(logged.append)
+    on_log({"step": 10, "train_loss": 40.0})  # checked at evaluations only
+    assert said == [] and len(logged) == 1
+    on_log({"step": 20, "train_loss": 90.0, "val_loss": 107.2})
+    on_log({"step": 40, "train_loss": 44.7, "val_loss": 34.6})
+    [alert] = said
+    assert (alert.kind, alert.message) == ("diverged", f"hot is diverging at step 20: {evidence}")
+    assert run.watcher.state(RunState.FAILED, step=60, reason="training diverged: the loss became nan") == []
+    calm = alerts.ForegroundRun(tmp_path / "calm", None, said.append, diverging=lambda _dir: None)
+    calm.wrap(logged.append)({"step": 20, "val_loss": 2.3})
+    assert len(said) == 1  # no evidence, nothing said
+    watcher = alerts.AlertWatcher(tmp_path / "cooled")  # diverging, then finishing: its end is still news
+    watcher.state(RunState.RUNNING)
+    assert [a.kind for a in watcher.diverging(20, evidence)] == ["diverged"] and watcher.diverging(40, evidence) == []
+    [end] = watcher.state(RunState.FINISHED, step=100, val_loss=10.67)
+    assert end.kind == "finished"
+
+
+def test_the_alert_command_is_reaped_when_it_ends_without_anyone_waiting():
+    """No zombie until some later subprocess call: a thread waits for the command."""
+    proc = alerts.run_command("true", alerts.event("finished", "r", "r finished"))
+    deadline = time.monotonic() + 20
+    while proc.returncode is None and time.monotonic() < deadline:  # set only by a wait
+        time.sleep(0.01)
+    assert proc.returncode == 0
+    with pytest.raises(ChildProcessError):
+        os.waitpid(proc.pid, os.WNOHANG)  # already reaped
 
 
 def test_delivery_follows_the_choices_and_a_missing_command_is_a_note():
@@ -206,3 +228,45 @@ def test_an_unreadable_command_is_refused_before_training(small_run_args, tmp_pa
     r = CliRunner().invoke(main, [*small_run_args, "--out", str(tmp_path / "run"), "--on-event", "notify 'unclosed"])
     assert r.exit_code != 0 and "--on-event: cannot read the command" in r.output
     assert not (tmp_path / "run").exists()
+
+
+def test_with_the_app_that_alerts_for_it_closed_a_trainer_takes_the_stored_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIGPT_DATA_DIR", str(tmp_path / "user"))
+    store = Store(paths.database_path())
+    settings.set(store, settings.ALERTS_ON_EVENT, "notify-send minigpt")
+    store.close()
+    quiet = alerts.choices_from(None, notify=False, command="")  # what WATCHED_TRAINER_FLAGS give
+    monkeypatch.delenv(alerts.WATCHER_ENV, raising=False)
+    assert alerts.unwatched(quiet) is quiet  # a trainer no app started: its own flags
+    monkeypatch.setenv(alerts.WATCHER_ENV, alerts.watcher_mark()[alerts.WATCHER_ENV])
+    assert alerts.unwatched(quiet) is quiet  # the app is open: it alerts
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    monkeypatch.setenv(alerts.WATCHER_ENV, f"{gone.stdout.strip()}:1")
+    assert alerts.unwatched(quiet) == alerts.AlertChoices(False, "notify-send minigpt", alerts.DEFAULT_EVENTS)
+    assert alerts.watcher_gone("x:y")
+
+
+@pytest.mark.soak  # a real training run per case: the default tier checks the choice above
+@pytest.mark.parametrize("app_open", [True, False])
+def test_a_trainer_the_app_started_runs_the_command_itself_once_the_app_is_closed(tmp_path, small_run_args,
+                                                                                  monkeypatch, app_open):
+    """The app alerts for the trainers it starts (they get --no-notify --on-event ""); with the app
+    gone (its pid now another process's, or none), the trainer runs the learner's stored command."""
+    command, out = recorder_command(tmp_path)
+    user = Path(os.environ["MINIGPT_DATA_DIR"])
+    user.mkdir(parents=True, exist_ok=True)
+    store = Store(user / "progress.sqlite3")
+    settings.set(store, settings.ALERTS_ON_EVENT, command)
+    store.close()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    mark = alerts.watcher_mark()[alerts.WATCHER_ENV] if app_open else f"{gone.stdout.strip()}:1"
+    monkeypatch.setenv(alerts.WATCHER_ENV, mark)
+    r = CliRunner().invoke(main, [*small_run_args, "--out", str(tmp_path / "run"), *alerts.WATCHED_TRAINER_FLAGS])
+    assert r.exit_code == 0, r.output
+    if app_open:  # the app delivers: the trainer stays quiet
+        time.sleep(0.5)
+        assert recorded(out) == []
+    else:
+        wait_until(lambda: len(recorded(out)) == 1, what="the stored command, run by the trainer")
+        assert recorded(out)[0]["MINIGPT_EVENT"] == "finished"
+    assert not alerts.watcher_gone(alerts.watcher_mark()[alerts.WATCHER_ENV]) and alerts.watcher_gone("x:y")

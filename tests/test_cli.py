@@ -12,6 +12,7 @@ from minigpt.data import load_dataset
 from minigpt.models.config import GPTConfig
 from minigpt.models.gpt import MiniGPT
 from minigpt.runs.schema import read_config_values
+from tests.helpers.floats import LOSS_RTOL
 
 COMMANDS = [[], ["train"], ["sample"], ["eval"], ["runs"]]
 
@@ -44,6 +45,26 @@ def one_error_line(result):
 def test_help_everywhere(runner, cmd):
     r = runner.invoke(main, [*cmd, "--help"])
     assert r.exit_code == 0 and "Usage:" in r.output
+
+
+def test_the_app_command_reaches_every_headless_command_it_no_longer_imports_at_start(runner):
+    """``tui.cli``'s group fetches the headless commands when one is asked for (opening the app
+    imports none of them: tests/test_architecture.py); ``minigpt.cli.main`` stays the group
+    whichever import of the submodule came first."""
+    import importlib
+
+    import click
+
+    import minigpt.cli
+    from tui.cli import main as app_main
+
+    assert isinstance(minigpt.cli.main, click.Group) and minigpt.cli.main is main
+    assert importlib.import_module("minigpt.cli.main").main is main
+    listed = runner.invoke(app_main, ["--help"]).output
+    for name in [*main.commands, "watch", "serve", "keys"]:
+        assert f"  {name} " in listed, name
+    assert runner.invoke(app_main, ["runs", "--help"]).exit_code == 0
+    assert runner.invoke(app_main, ["no-such-command"]).exit_code == 2
 
 
 def _train_help(runner) -> str:
@@ -139,6 +160,30 @@ def test_eval_uses_default_checkpoint(runner):
     data = json.loads(r.output)
     assert Path(data["checkpoint"]).resolve() == paths.default_checkpoint().resolve()
     assert 1.0 < data["val"] < 2.5 and 1.0 < data["test"] < 2.5 and data["train"] > 0
+
+
+def test_eval_text_gives_the_mean_next_character_loss_of_a_file(runner, ckpt, tmp_path):
+    """--text works on the tutor's own models too, through the tokenizer interface; a character
+    the vocabulary lacks, or --data beside it, is one error line."""
+    from torch.nn import functional as F
+
+    from minigpt.checkpoint import load_checkpoint
+
+    loaded = load_checkpoint(ckpt)
+    (tmp_path / "t.txt").write_text("anna.emma", encoding="utf-8")
+    r = runner.invoke(main, ["eval", "--checkpoint", str(ckpt), "--text", str(tmp_path / "t.txt"), "--json"])
+    assert r.exit_code == 0, r.output
+    ids = torch.tensor([loaded.vocab.encode("anna.emma")])
+    with torch.no_grad():
+        logits, _ = loaded.model(ids)
+    expected = float(F.cross_entropy(logits[0, :-1], ids[0, 1:]))
+    report = json.loads(r.output)
+    assert report["tokens"] == 9 and report["loss"] == pytest.approx(expected, rel=LOSS_RTOL)
+    (tmp_path / "bad.txt").write_text("ann4", encoding="utf-8")
+    assert "'4' not in the model's vocabulary" in one_error_line(
+        runner.invoke(main, ["eval", "--checkpoint", str(ckpt), "--text", str(tmp_path / "bad.txt")]))
+    assert "not both" in one_error_line(runner.invoke(main, ["eval", "--checkpoint", str(ckpt), "--text",
+                                                              str(tmp_path / "t.txt"), "--data", "x"]))
 
 
 @pytest.mark.skipif(not (paths.default_checkpoint() / "config.json").exists(), reason="no default checkpoint")

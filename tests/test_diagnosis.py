@@ -15,8 +15,15 @@ from click.testing import CliRunner
 from minigpt.cli.main import main
 from minigpt.lessons import load_lessons
 from minigpt.runs.files import RunWriter
-from minigpt.runs.insight import LAYERS_FILE, InsightLog, layers_header
-from minigpt.training.diagnosis import diagnose
+from minigpt.runs.insight import (
+    LAYERS_FILE,
+    SURPRISE_FILE,
+    InsightLog,
+    layers_header,
+    read_head_spread,
+    surprise_header,
+)
+from minigpt.training.diagnosis import HEAD_UNIFORM, diagnose, divergence
 from minigpt.training.options import TrainConfig
 from tests.helpers.run_fixtures import write_insight, write_run
 
@@ -58,11 +65,14 @@ def test_a_healthy_curve_and_the_runs_the_screens_use_show_nothing(tmp_path):
 
 
 def test_the_recorded_default_recipe_run_shows_no_symptom(tmp_path):
-    """A real run of the default recipe (3000 steps, layer health every 25), its status, metrics and
-    layer health kept in the trainer's own files."""
+    """A real run of the default recipe (3000 steps, layer health every 25, the heads' spread at each
+    evaluation), its status, metrics, layer health and surprise kept in the trainer's own files."""
     run = FIXTURES / "diagnosis" / "default-recipe"
     records = (run / "metrics.jsonl").read_text().splitlines()
     assert len(records) > 250 and (run / "layers.jsonl").stat().st_size > 0  # the whole run is there
+    heads = read_head_spread(run)
+    assert heads.steps[-1] == 3000 and len(heads.steps) == 12 and len(heads.spread[0]) == 4  # 4 layers × 4 heads
+    assert sum(v >= HEAD_UNIFORM for row in heads.spread[-1] for v in row) == 3  # a few even heads are normal
     assert diagnose(run) == []
 
 
@@ -86,6 +96,8 @@ def test_divergence_from_the_status_from_a_nan_and_from_a_climbing_loss(tmp_path
     assert "step 30" in diagnose(nan)[0].evidence and "3.500 at step 60, up from 2.400 at step 30" in diagnose(climbing)[0].evidence
     assert diagnose(exploded)[0].evidence == "train loss 1922 at step 20, against ln V = 3.296"
     assert ids(FIXTURES / "round1" / "diverged" / "run-lr1e6") == ["diverged"]  # a recorded lr=1e6 run
+    assert divergence(exploded) == "train loss 1922 at step 20, against ln V = 3.296"  # what an alert says
+    assert divergence(FIXTURES / "round1" / "runs" / "run-gpt") is None
 
 
 def test_val_rising_while_train_falls_is_overfitting(tmp_path):
@@ -94,6 +106,10 @@ def test_val_rising_while_train_falls_is_overfitting(tmp_path):
     [symptom] = diagnose(write(tmp_path, "over", train, val))
     assert symptom.id == "overfitting" and symptom.lesson == "training"
     assert "2.550 at step 1000, up from 2.300 at step 500" in symptom.evidence
+    # ten names learnt by heart (as a real run did): train far below the bigram, val far above it,
+    # is overfitting only, never "slow progress, the learning rate is too low"
+    by_heart = [round(max(0.3, 3.0 - 0.05 * i), 5) for i in range(40)]
+    assert ids(write(tmp_path, "ten", by_heart, {20: 5.477, 200: 6.5, 400: 7.313}, steps=400)) == ["overfitting"]
     # val rising while train rises too is not overfitting; a rise of less than RISE_MARGIN is noise
     assert "overfitting" not in ids(write(tmp_path, "noise", train, {250: 2.4, 500: 2.3, 750: 2.31, 1000: 2.32}))
 
@@ -124,6 +140,54 @@ def test_a_matrix_out_of_its_optimizers_band_sample_after_sample(tmp_path):
     log.close()
     [symptom] = diagnose(run)
     assert symptom.id == "update_ratio" and "b0.ffn.down (muon) 10^-3.9" in symptom.evidence
+
+
+def write_heads(run: Path, tables: dict[int, tuple[list[list[float]], list[list[float]]]]) -> Path:
+    """``surprise.jsonl`` as the trainer writes it, with each evaluation's (spread, first) per head."""
+    log = InsightLog(run / SURPRISE_FILE, surprise_header(["ab"], [["a", "b", "."]]))
+    for step, (spread, first) in tables.items():
+        log.write({"step": step, "nll": [[1.0, 2.0, 0.5]], "heads": {"spread": spread, "first": first}})
+    log.close()
+    return run
+
+
+def heads_run(root: Path, name: str, spread: list[list[float]], first: list[list[float]], *, last_only=False,
+              steps: int = 1000) -> Path:
+    """A healthy curve whose last two evaluations (or the last only) show these heads; 0.7 / 0.15 before."""
+    ok = ([[0.7] * 4] * 4, [[0.15] * 4] * 4)
+    run = write(root, name, healthy(), {s: 2.1 + math.exp(-6 * s / 1000) for s in range(250, 1001, 250)},
+                steps=steps)
+    return write_heads(run, {250: ok, 500: ok, 750: ok if last_only else (spread, first), 1000: (spread, first)})
+
+
+def test_attention_heads_that_still_average_evenly_point_to_the_averaging_lesson(tmp_path):
+    even = [[0.98, 0.99, 0.97, 0.96], [0.98, 0.97, 0.99, 0.96], [0.97, 0.98, 0.7, 0.6], [0.5, 0.6, 0.7, 0.6]]
+    first = [[0.15] * 4] * 4
+    [symptom] = diagnose(heads_run(tmp_path, "even", even, first))
+    assert (symptom.id, symptom.lesson) == ("heads_uniform", "averaging-the-past")
+    assert symptom.evidence.startswith("10 of 16 heads spread their attention at least 95% as evenly")
+    assert "at step 1000 (b0.h0 0.98, b0.h1 0.99, b0.h2 0.97, b0.h3 0.96 and 6 more)" in symptom.evidence
+    assert diagnose(heads_run(tmp_path, "once", even, first, last_only=True)) == []  # one evaluation: not yet
+    few = [row[:] for row in even]
+    few[1] = [0.7] * 4  # 6 of 16: below half, as the default recipe's first layer (3 of 16) is
+    assert diagnose(heads_run(tmp_path, "few", few, first)) == []
+
+
+def test_attention_heads_that_read_only_the_first_position_are_dead(tmp_path):
+    spread = [[0.1] * 4, [0.1] * 4, [0.7] * 4, [0.7] * 4]
+    first = [[0.97] * 4, [0.95, 0.93, 0.99, 0.91], [0.2] * 4, [0.3] * 4]
+    [symptom] = diagnose(heads_run(tmp_path, "dead", spread, first))
+    assert (symptom.id, symptom.lesson) == ("heads_dead", "multi-head-attention")
+    assert symptom.evidence.startswith("8 of 16 heads put at least 90% of their weight on the first position")
+
+
+def test_a_heads_record_that_is_not_layers_by_heads_of_shares_is_skipped(tmp_path):
+    run = write(tmp_path, "bad", healthy(), {})
+    even = [[0.99] * 4] * 4
+    write_heads(run, {500: (even, [[0.1] * 4] * 4), 750: (even, [[0.1] * 3] * 4), 1000: ([[1.5] * 4] * 4, even)})
+    heads = read_head_spread(run)
+    assert heads.steps == [500]  # the ragged and the out-of-range records are left out
+    assert diagnose(run) == []  # one evaluation left: too few to name anything
 
 
 def test_every_symptom_names_a_lesson_that_exists():

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -99,8 +101,9 @@ def test_a_ddp_run_tracks_one_process_and_rank_1_writes_nothing(tmp_path, made_u
     _rank_1_wrote_nothing(tmp_path / "one", tmp_path / "two")
 
 
-def test_sigterm_to_the_launcher_leaves_a_resumable_run(tmp_path, made_up_names, cpu_load):
-    """The stop races the ranks' last steps and the checkpoint write: it runs with every core busy."""
+def test_sigterm_to_the_launcher_leaves_a_resumable_run(tmp_path, made_up_names, busy_in_soak):
+    """The stop races the ranks' last steps and the checkpoint write: the soak tier runs it again with
+    every core busy."""
     names = made_up_names
     run = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-m", "minigpt.cli", "train", *TINY, "--data", str(names),
@@ -134,15 +137,44 @@ def test_sigterm_to_the_launcher_leaves_a_resumable_run(tmp_path, made_up_names,
     assert st["step"] > stopped_at and st["world_size"] == 1
 
 
-def test_two_nodes_on_one_machine_complete_a_run(tmp_path, made_up_names):
+def test_two_nodes_on_one_machine_complete_a_run_and_node_0_alerts_once(tmp_path, made_up_names):
+    """Each alert once, from node 0's launcher, on the terminal it runs in (a rank's output there is a
+    pipe: before, rank 0 ran the command but the bell never reached the terminal)."""
+    from tests.helpers.alert_recorder import recorded, recorder_command
+
     names = made_up_names
     run, port = tmp_path / "run", free_port()
+    command, events = recorder_command(tmp_path)
     base = [sys.executable, "-m", "minigpt.cli", "train", *TINY, "--data", str(names), "--steps", "20",
             "--eval-interval", "10", "--nproc", "1", "--nnodes", "2", "--master-addr", "127.0.0.1",
-            "--master-port", str(port), "--out", str(run), "-q"]
+            "--master-port", str(port), "--out", str(run), "-q", "--notify", "--on-event", command,
+            "--target-loss", "100"]
+    terminal, node0_tty = pty.openpty()  # node 0's launcher in a terminal, as the learner starts it
+    seen = bytearray()
+    reader = threading.Thread(target=_drain, args=(terminal, seen), daemon=True)
+    reader.start()
     procs = [subprocess.Popen(base + ["--node-rank", str(r)], cwd=REPO, env=_env(), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for r in (0, 1)]
+                              stderr=node0_tty if r == 0 else subprocess.PIPE) for r in (0, 1)]
+    os.close(node0_tty)
     outs = [p.communicate(timeout=240) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     status = json.loads((run / "status.json").read_text())
     assert status["state"] == "finished" and status["world_size"] == 2 and status["step"] == 20
+    wait_until(lambda: len(recorded(events)) >= 2, timeout=30)
+    reader.join(timeout=10)
+    assert sorted(e["MINIGPT_EVENT"] for e in recorded(events)) == ["finished", "target_reached"]
+    # each alert rang once on node 0's terminal: the bell, then OSC 9 and OSC 777 (each ends in a BEL)
+    assert seen.count(b"\x1b]9;minigpt: ") == seen.count(b"\x1b]777;notify;minigpt;") == 2, bytes(seen)
+    assert seen.count(b"\a") == 3 * 2
+
+
+def _drain(fd: int, into: bytearray) -> None:
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # the terminal's other side closed: every process writing to it ended
+            break
+        if not chunk:
+            break
+        into.extend(chunk)
+    os.close(fd)

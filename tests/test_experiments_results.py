@@ -191,6 +191,22 @@ def test_extras_measure_train_loss_in_eval_mode_and_the_length_check(tmp_path):
     assert extras["train_loss"] == pytest.approx(evaluate(ckpt.model, split), rel=LOSS_RTOL)
 
 
+@pytest.mark.soak  # a real (tiny) training run: 4 s on two busy cores
+def test_a_sweep_run_on_generated_rows_finishes_without_name_extras(tmp_path):
+    """The extras are measured on names; a run on the repeated chunks has none, and no error."""
+    from minigpt.experiments.evaluation import compute_extras, read_extras
+    from minigpt.training.loop import train
+    from minigpt.training.options import TrainConfig
+
+    spec = ExperimentSpec(name="rep", axes=[Axis("lr", (1e-3,))], budget=Budget("steps", 2),
+                          base={"d_model": 8, "n_heads": 1, "n_layers": 1, "batch_size": 4, "block_size": 8,
+                                "data_format": "repeats", "device": "cpu"})
+    exp = ef.create_experiment(spec, root=tmp_path / "runs")
+    run_dir = exp.run_dir(exp.runs[0])
+    train(TrainConfig.from_dict(exp.runs[0].config), run_dir)
+    assert compute_extras(run_dir, exp.long_data) == {} == read_extras(run_dir)
+
+
 def test_a_compute_axis_gives_loss_against_compute_and_the_frontier(tmp_path, data):
     from minigpt.experiments.presets import custom_spec, parse_grid_text
 

@@ -66,6 +66,25 @@ def test_a_time_budget_group_is_aligned_on_its_budget(tmp_path):
     assert finals.test.mean == pytest.approx(2.00)  # the fixture's test loss is best_val − 0.02
 
 
+def test_short_time_budget_runs_that_evaluate_only_at_their_end_are_compared_on_their_finals(tmp_path):
+    """As real 6-second seeds did (one evaluation each, at 47 to 92 steps): no point of the budget
+    grid holds two runs, so the finals are compared (before: "need two runs each at a shared
+    evaluation" and no seeds needed)."""
+    from tests.helpers.run_fixtures import time_run
+
+    for seed, steps in ((1, 180), (2, 190), (3, 220)):  # 90 %, 95 % and 110 % of the budget
+        time_run(tmp_path, f"a{seed}", "A", seed, 2.00 + seed / 100, steps, steps)
+        time_run(tmp_path, f"b{seed}", "B", seed, 2.10 + seed / 50, steps, steps)
+    a, b = groups.find_groups(sorted(listing.list_runs(tmp_path), key=lambda i: i.name))
+    band_a, band_b = groups.group_band(a), groups.group_band(b)
+    assert not set(band_a.steps) & set(band_b.steps) or all(len(v) < 2 for v in band_a.values)
+    comparison = groups.compare(a, b, band_a, band_b)
+    va, vb = groups.finals(a).val_values, groups.finals(b).val_values
+    assert comparison.paired and comparison.result == stats.compare_groups(va, vb, True)
+    assert comparison.seeds_needed == stats.seeds_needed(stats.effect_size(va, vb))
+    assert "at 100% of the time budget" in groups.describe(comparison, "A", "B")
+
+
 def test_interpolation_never_extrapolates_before_the_first_evaluation():
     points = [(0.3, 3.0), (0.6, 2.0), (0.98, 1.5)]
     got = groups.interpolate(points, [0.2, 0.3, 0.45, 1.0])

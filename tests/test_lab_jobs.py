@@ -129,14 +129,105 @@ def test_a_live_lab_job_takes_a_served_training_slot(monkeypatch, tmp_path):
         pass  # the slot is free again once the job is gone
 
 
+def test_the_self_speculation_result_as_the_lesson_shows_it():
+    from minigpt.teaching.examples.decoding_frontier import bundled_result
+
+    shipped = bundled_result()  # the committed run: greedy agreed, and its figures are shown
+    assert shipped["greedy"]["plain"] == shipped["greedy"]["self"]
+    shown = render_example("self_speculation.lab")
+    assert shown.count("The bundled run") == 1 and "minigpt lab run self-speculation" in shown
+    plain, mine = shipped["plain"], shipped["self"]
+    speedup = plain["seconds"] / mine["seconds"]
+    assert f"| own MTP head | {mine['target_calls']:,} | {mine['tokens'] / mine['target_calls']:.2f} |" in shown
+    assert f"{speedup:.2f} |" in shown and "identical name both ways" in shown
+    write_result(job_dir("self-speculation"), {**shipped, "seconds": 12.0})
+    assert render_example("self_speculation.lab").startswith("**Self-speculation") and \
+        "Your run, 12 s" in render_example("self_speculation.lab")
+
+
+@pytest.mark.soak
+def test_the_self_speculation_job_runs_cut_down():
+    """The real runner, a small model and few names: greedy agrees, the second head's drafts are
+    counted and some are kept, and the calls fall below plain sampling's."""
+    small = dict(model="gpt", d_model=32, n_heads=2, n_layers=2, batch_size=32, lr=5e-3, steps=60,
+                 eval_interval=30, mtp_weight=0.3)
+    result = lab_jobs.RUNNERS["self-speculation"](lambda line: None, training=small, names=30)
+    assert result["greedy"]["plain"] == result["greedy"]["self"]
+    assert 0 < result["self"]["accepted"] < result["self"]["drafted"]
+    assert result["self"]["target_calls"] < result["plain"]["target_calls"]
+    assert sum(result["rank_hits"]) <= 1
+
+
+def test_the_test_time_lesson_shows_the_bundled_result_until_the_learners_own(monkeypatch):
+    """The shipped result's curves are minigpt's pass@k of its own counts; the lesson shows it, with
+    where it came from, until the learner's run lands."""
+    from minigpt.runs.lab import bundled_dir
+    from minigpt.teaching.reasoning import pass_at_k
+    from minigpt.teaching.test_time import Task, measure
+
+    shipped = read_result(bundled_dir("test_time"))
+    for task in shipped["tasks"]:
+        assert task["pass_at_k"] == [pytest.approx(pass_at_k(task["n"], task["right"], k)) for k in shipped["ks"]]
+    before = render_example("test_time.lab")
+    assert "Measured when the course was built" in before and "minigpt lab run test_time" in before
+    assert "success against samples" in before and "| held-out name |" in before
+
+    def tiny(progress):
+        from minigpt.checkpoint import load_checkpoint
+        from minigpt.data import load_words
+        from minigpt.paths import default_checkpoint, default_dataset
+
+        ck = load_checkpoint(default_checkpoint())
+        return measure(ck.model, ck.vocab, list(load_words(default_dataset())), 42, n=8, ks=(1, 8),
+                       task_list=[Task("el", "held-out"), Task("el", "rule", 5, "a")], progress=progress)
+
+    monkeypatch.setitem(lab_jobs.RUNNERS, "test_time", tiny)
+    lab_jobs.run_job("test_time", progress=lambda line: None)
+    after = render_example("test_time.lab")
+    assert "Your run:" in after and "| k = 1 | k = 8 |" in after and "Measured when" not in after
+
+
+def test_a_job_that_trains_keeps_its_run_where_the_explorers_and_the_cli_find_it(monkeypatch):
+    """A keeps_run job trains in a fresh folder that replaces the kept run only once it finished;
+    the checkpoint pickers list it and `minigpt watch PATH` opens it."""
+    import shutil
+
+    import tui.app
+    from minigpt.paths import checkpoints_dir
+    from minigpt.playground.generation import find_checkpoints
+    from minigpt.runs.lab import RUN_DIR, lab_runs
+    from tests.helpers.run_fixtures import write_run
+    from tui.cli import main as app_main
+
+    def trains(progress, run_dir):
+        assert not run_dir.exists() and run_dir.name == f"{RUN_DIR}.new"
+        write_run(run_dir.parent, run_dir.name, best_val=1.5)
+        shutil.copytree(checkpoints_dir() / "induction", run_dir / "checkpoint")
+        return {"steps": 1}
+
+    monkeypatch.setitem(lab_jobs.RUNNERS, "induction", trains)
+    assert "induction" in lab_jobs.KEEPS_RUN and lab_runs() == []
+    first = lab_jobs.run_job("induction", progress=lambda line: None)
+    kept = job_dir("induction") / RUN_DIR
+    assert first["run"] == str(kept) and lab_runs() == [("induction", kept)]
+    (kept / "first.txt").write_text("the first run")
+    lab_jobs.run_job("induction", progress=lambda line: None)
+    assert not (kept / "first.txt").exists()  # replaced by the second run
+    assert not (job_dir("induction") / f"{RUN_DIR}.new").exists() and not (job_dir("induction") / f"{RUN_DIR}.old").exists()
+    labels = [c.label for c in find_checkpoints() if c.path == kept / "checkpoint"]
+    assert len(labels) == 1 and labels[0].startswith("lab job induction")
+    opened = {}
+    monkeypatch.setattr(tui.app, "run_app", lambda **kw: opened.update(kw))
+    assert CliRunner().invoke(app_main, ["watch", str(kept)]).exit_code == 0
+    assert opened["initial"] == f"run:{kept.resolve()}"
 def test_the_mup_and_stability_results_as_lesson_178_shows_them():
-    """Until the learner runs them, the bundled results (lessons/lab/) fill the examples; a result
+    """Until the learner runs them, the bundled results (lessons/lab/<job>/) fill the examples; a result
     of the learner's own replaces them, with its own numbers."""
-    from minigpt.runs.lab import bundled_result
+    from minigpt.runs.lab import bundled_dir
 
     for job, words in (("mup", ("best lr", "spread (decades)", "Coordinate check", "The bundled result")),
                        ("stability", ("QK-norm", "z-loss 1e-4", "soft-cap 15", "paired t-test", "The bundled result"))):
-        assert bundled_result(job) is not None, job
+        assert read_result(bundled_dir(job)) is not None, job
         shown = render_example(f"train_scale.{job}_lab")
         assert all(w in shown for w in words), (job, shown)
     curves = {"sp": {"curves": {"32": [2.6, 2.4, 2.5], "128": [2.4, 2.5, None]}, "best_lr": {"32": 1e-3, "128": 1e-4},

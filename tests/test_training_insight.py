@@ -11,9 +11,9 @@ import torch
 
 from minigpt.checkpoint import load_checkpoint
 from minigpt.data import IGNORE, EncodedSplit, Vocab
-from minigpt.runs.insight import read_layer_health, read_surprise
+from minigpt.runs.insight import read_head_spread, read_layer_health, read_surprise
 from minigpt.runs.schema import read_status
-from minigpt.training.insight import LayerProbe, SurpriseProbe, per_char_nll, reference_losses
+from minigpt.training.insight import LayerProbe, SurpriseProbe, head_stats, per_char_nll, reference_losses
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig, load_data_for
 
@@ -60,6 +60,33 @@ def test_surprise_probe_writes_each_items_characters_and_their_surprise(tmp_path
     assert got.steps == [20]
     assert got.nll[0] == [[round(math.log(3), 3)] * 3, [round(math.log(3), 3)] * 2]
     assert got.at(10) is None and got.at(25)[0] == 20
+
+
+class TwoHeads(Table):
+    """A table whose one layer has two heads: head 0 averages the past evenly, head 1 reads only the
+    first position."""
+
+    def attention_maps(self, idx):
+        T = idx.shape[1]
+        even = torch.tril(torch.ones(T, T)) / torch.arange(1, T + 1).unsqueeze(1)
+        first = torch.zeros(T, T)
+        first[:, 0] = 1.0
+        return torch.stack([even, first]).unsqueeze(0)  # (layers, heads, T, T)
+
+
+def test_head_stats_by_hand_and_what_the_surprise_probe_writes(tmp_path):
+    vocab = Vocab(tuple(".ab"))
+    split = EncodedSplit(["abab", "ab"], vocab, block_size=8)  # the second item is too short to count
+    probe = SurpriseProbe(tmp_path, split, vocab, torch.device("cpu"))
+    probe.record(TwoHeads([[0.0] * 3] * 3), 20)
+    probe.close()
+    # "abab" and its end: 5 queries, of which t = 3, 4 see at least 4 positions
+    first_even = (1 / 4 + 1 / 5) / 2
+    assert head_stats(TwoHeads([[0.0] * 3] * 3), *split.batch(torch.arange(2))) == {
+        "spread": [[1.0, 0.0]], "first": [[round(first_even, 3), 1.0]]}
+    heads = read_head_spread(tmp_path)
+    assert heads.steps == [20] and heads.spread == [[[1.0, 0.0]]] and heads.first == [[[round(first_even, 3), 1.0]]]
+    assert head_stats(Table([[0.0] * 3] * 3), *split.batch(torch.arange(2))) is None  # no attention: nothing
 
 
 def test_layer_probe_measures_the_update_and_the_gradient_by_hand(tmp_path):
@@ -110,6 +137,8 @@ def test_a_run_writes_surprise_layers_and_references(tmp_path):
     expected = [[round(float(v), 3) for v in row if not math.isnan(v)] for row in nll]
     flat = [v for row in surprise.nll[-1] for v in row]
     assert flat == pytest.approx([v for row in expected for v in row], abs=2e-3)
+    heads = read_head_spread(run)  # the saved model's heads, on the same items
+    assert heads.steps == [20, 40] and heads.spread[-1] == head_stats(last.model, x, y)["spread"]
     health = read_layer_health(run)
     assert health.steps == [10, 20, 30, 40]
     assert "blocks.0.attn.qkv.weight" in health.names

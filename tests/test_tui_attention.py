@@ -330,3 +330,28 @@ async def test_the_parameter_counter_loads_a_checkpoints_shape(app, tmp_path):
         assert "holds" not in _text(scr.query_one("#p-total"))
         from tests.helpers.screen_checks import all_problems
         assert all_problems(app) == []
+
+
+async def test_the_next_stage_updates_in_place_with_no_layout_it_does_not_need(app):
+    """`n` mounts nothing and lays the screen out only where something changes size: a stage of
+    the same shape whose lines keep their height is a repaint (masked: no layout, one before), and a
+    stage that restacks the matrices fits them in the same layout as the new panels (scaled: two
+    layouts instead of four). A layout reflows and redraws the whole screen, most of a stage's cost."""
+    async with app.run_test(size=(80, 24)) as pilot:
+        scr = await _open_stepper(pilot)
+        await pilot.pause()
+        widgets = set(scr.walk_children())
+        layouts = []
+        refresh_layout = scr._refresh_layout
+
+        def counted(*args, **kwargs):
+            layouts.append(scr.stage)
+            return refresh_layout(*args, **kwargs)
+
+        scr._refresh_layout = counted
+        for _ in scr.stages[1:]:
+            await pilot.press("n")
+            await pilot.pause()
+            await pilot.pause()
+        assert set(scr.walk_children()) == widgets and scr.stage == "output"
+        assert layouts.count("masked") == 0 and layouts.count("scaled") <= 2, layouts

@@ -115,7 +115,8 @@ async def test_the_exercises_lesson_opens_the_lab_on_its_presets(tmp_path, make_
         assert app.screen.query_one(OptionList).highlighted == 1
         plan = str(app.screen.query_one("#lab-plan", Static).render())
         assert "Dropout" in plan and "5 runs" in plan
-        await pilot.press("7")  # the temperature sweep stays in the playground: the lab links to it
+        # the temperature sweep (the last choice) stays in the playground: the lab links to it
+        await pilot.press(str(len(app.screen.order)))
         await pilot.pause()
         assert "playground" in str(app.screen.query_one("#lab-plan", Static).render())
 

@@ -54,6 +54,115 @@ async def test_the_count_reaches_the_home_screen_as_a_message(monkeypatch, make_
         assert "Lessons read   2 / 24" in str(glance.render())
 
 
+async def test_the_first_frame_is_drawn_before_anything_is_counted(monkeypatch, make_app):
+    """The glance (readiness, katas, the interview plan), the decks and the reviews' count start
+    only once home has been drawn: a counting thread started before took the GIL from the first
+    frame half the time (bench_latency.py's first frame)."""
+    import minigpt.study.decks
+    import tui.widgets.run_alerts
+    from tui.app import TutorApp
+    from tui.screens.home import HomeScreen
+
+    events = []
+    display = TutorApp._display
+
+    def drawn(app, screen, renderable):
+        if isinstance(screen, HomeScreen) and renderable is not None:
+            events.append("home drawn")
+        display(app, screen, renderable)
+
+    monkeypatch.setattr(TutorApp, "_display", drawn)
+    monkeypatch.setattr("tui.screens.home.glance", lambda store: events.append("glance") or Glance(
+        lessons_read=0, lessons_total=24, cards_due=1, last_run=None))
+    monkeypatch.setattr(minigpt.study.decks, "cached_decks", lambda *a, **k: events.append("decks") or [])
+    monkeypatch.setattr(tui.widgets.run_alerts, "watch_reviews", lambda app: events.append("reviews"))
+    monkeypatch.setattr("tui.app.PREWARM_AFTER_S", 0.05)  # the warm-ups' pause, shortened here
+    monkeypatch.setattr("tui.app.PREWARM", ())
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: {"glance", "decks", "reviews"} <= set(events), 30, "the counts",
+                    describe=lambda: str(events))
+    assert events[0] == "home drawn", events
+
+
+async def test_filling_the_glance_moves_nothing_on_home(monkeypatch, make_app):
+    """The glance's column has its full height while it says "counting…", so the counts filling it
+    move no line of the screen."""
+    release = threading.Event()
+
+    def slow_glance(store):
+        release.wait(10)
+        return Glance(lessons_read=3, lessons_total=24, cards_due=20, last_run="gpt-seed-1\nstep 40",
+                      katas_passed=1, katas_total=9, ready=0.5)
+
+    monkeypatch.setattr("tui.screens.home.glance", slow_glance)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        home = app.screen
+        layout = {w.id: w.region for w in home.query("#glance, #area-list, #area-description, #home-intro")}
+        release.set()
+        glance = home.query_one("#glance")
+        await until(pilot, lambda: "Cards to study 20" in str(glance.render()), 30, "the glance filled")
+        await pilot.pause()
+        assert {w.id: w.region for w in home.query("#glance, #area-list, #area-description, #home-intro")} == layout
+
+
+async def test_home_looks_the_same_before_and_after_the_other_screens_styles_are_read(monkeypatch, make_app):
+    """The first frame parses app.tcss only (all of home's rules are there); the other screens'
+    files are read once it is drawn, before any other screen opens, and change nothing on home."""
+    from tui.app import TutorApp
+
+    looks = []
+    read_later = TutorApp._after_first_frame
+
+    def home_styles(app) -> list:
+        return [(type(node).__name__, node.id, node._css_styles.css) for node in app.screen.walk_children()]
+
+    def after_first_frame(app):
+        looks.append(home_styles(app))
+        read_later(app)
+        looks.append(home_styles(app))
+
+    monkeypatch.setattr(TutorApp, "_after_first_frame", after_first_frame)
+    app = make_app()
+    assert [str(p) for p in app.css_path] == [str(TutorApp.CSS_PATH[0])]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: len(looks) == 2, 30, "the other styles read")
+        assert all(app.stylesheet.has_source(str(path)) for path in TutorApp.LATER_CSS_PATHS)
+        assert len(TutorApp.LATER_CSS_PATHS) >= 5 and looks[0] == looks[1]
+        await pilot.press("k")  # a screen styled by another file (katas.tcss: #kata-description)
+        await until(pilot, lambda: type(app.screen).__name__ == "KatasScreen", 30, "the katas list")
+        assert app.screen.query_one("#kata-description").styles.height.value == 2
+
+
+def test_the_glance_counts_cards_without_computing_the_numeric_ones(monkeypatch, tmp_path):
+    """Counting due cards and readiness needs the cards' ids and lessons only: the glance reads the
+    decks with numeric cards described (computing them imports torch, seconds of CPU right after
+    the first frame), with the same counts; a deck that cannot be read leaves its parts out."""
+    from minigpt.errors import DeckError
+    from minigpt.store import Store
+    from minigpt.study import decks, numeric
+    from minigpt.study.review import StudySession
+    from tui.progress import glance
+
+    store = Store(tmp_path / "p.sqlite3")
+    # (the described decks hold the computed ones' ids: tests/test_study_templates.py)
+    full = StudySession(store, decks.load_decks(numbers=False)).counts().total
+    computed = []
+    monkeypatch.setattr(decks, "_cache", {})
+    monkeypatch.setattr(numeric, "generate", lambda *a, **k: computed.append(a) or 1 / 0)
+    g = glance(store)
+    assert not computed and g.cards_due == full and g.ready is not None
+
+    def broken(*args, **kwargs):
+        raise DeckError("cards.toml: not valid TOML")
+
+    monkeypatch.setattr(decks, "cached_decks", broken)
+    g = glance(store)
+    assert g.cards_due is None and g.ready is not None
+
+
 PREWARM_CHECK = """
 import asyncio, sys
 from minigpt.store import Store

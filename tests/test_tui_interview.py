@@ -3,6 +3,8 @@ the report, the saved row, answers in the flashcard schedule, and readiness movi
 
 from __future__ import annotations
 
+import pytest
+
 from minigpt.store import Store
 from minigpt.study import readiness
 from tests.helpers.waiting import until
@@ -174,7 +176,9 @@ async def _interview(pilot, app, store, minutes=10, seed=0):
 
     navigation.open_screen(app, "interview", minutes, seed=seed)
     screen = app.screen
-    await until(pilot, lambda: screen.state == "asking" and bool(screen.query(".iv-answer")))
+    # The answer box takes focus a refresh after it mounts: keys pressed before that (a busy
+    # machine) would go to the screen, so wait for the focus as well as the box.
+    await until(pilot, lambda: screen.state == "asking" and app.focused is not None and app.focused.has_class("iv-answer"))
     assert [q.kind for q in screen.questions] == ["define", "explain", "kata", "define"]
     return screen
 
@@ -245,6 +249,9 @@ async def test_a_paused_interview_resumes_with_its_time_left_and_the_answer_type
         await pilot.press("enter")
         await until(pilot, lambda: again.state == "asking" and bool(again.query(".iv-answer")))
         assert again.query_one(".iv-answer", Input).value == "half"
+        await until(pilot, lambda: app.focused is again.query_one(".iv-answer", Input))
+        await pilot.press("!")  # typed on after the draft (before: the draft was selected, then replaced)
+        await until(pilot, lambda: again.query_one(".iv-answer", Input).value == "half!")
         assert again.questions == screen.questions and again.started_at == screen.started_at
         assert paused.seconds_left - 5 < again.seconds_left() <= paused.seconds_left
         assert interview_pause.paused(store) is None  # resumed once
@@ -347,3 +354,86 @@ async def test_with_a_run_present_the_interview_asks_about_it_and_scores_its_rub
         await until(pilot, lambda: bool(screen.report.answers))
     answer = screen.report.answers[-1]
     assert answer.question.kind == "run" and answer.score == 1 / 3 and len(answer.missed) == 2
+
+
+async def test_quitting_the_app_mid_interview_pauses_it_with_the_answer_typed(tmp_path, make_app):
+    from minigpt.study import interview_pause
+
+    store = _read_causal_masking(tmp_path)
+    app = make_app(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _interview(pilot, app, store)
+        await pilot.press(*"shalf")  # s is a letter in the box, never a skip
+        await until(pilot, lambda: screen.query_one(".iv-answer").value == "shalf")
+        assert screen.index == 0 and screen.report.answers == []
+        await pilot.press("ctrl+q")  # before: the interview was lost
+    paused = interview_pause.paused(store)
+    assert paused is not None and paused.draft == "shalf" and paused.index == 0
+    assert 590 < paused.seconds_left <= 600
+
+
+@pytest.mark.soak  # three app sessions: the default tier resumes an Input draft in the test above
+async def test_after_quitting_a_resumed_draft_is_typed_on_in_both_kinds_of_box(tmp_path, make_app):
+    from textual.widgets import Input, TextArea
+
+    from minigpt.study import interview_pause
+
+    store = _read_causal_masking(tmp_path)
+    app = make_app(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _interview(pilot, app, store)
+        await pilot.press(*"half", "ctrl+q")
+    assert interview_pause.paused(store).draft == "half"
+    # the app opened again: resume, and type on after the draft (before: it was selected and replaced)
+    await _resume_and_type(make_app(store=store), "!", Input, "half!", then_explain="ab")
+    await _resume_and_type(make_app(store=store), "c", TextArea, "abc")
+
+
+async def _resume_and_type(app, typed: str, box, kept: str, then_explain: str = "") -> None:
+    """Resume the paused interview, type on, check the box holds ``kept``; with ``then_explain``,
+    go on to the explanation and type that there; then quit the app."""
+    from textual.widgets import Button, Input, TextArea
+
+    from tui import navigation
+
+    def text() -> str:
+        field = screen.query_one(box)
+        return field.value if isinstance(field, Input) else field.text
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        navigation.open_screen(app, "interview")
+        screen = app.screen
+        await until(pilot, lambda: isinstance(app.focused, Button))
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.state == "asking" and bool(screen.query(box)))
+        await until(pilot, lambda: app.focused is screen.query_one(box))
+        await pilot.press(typed)
+        await until(pilot, lambda: text() == kept)
+        if then_explain:
+            await pilot.press("enter")
+            await until(pilot, lambda: screen.state == "revealed")
+            await pilot.press("y")
+            await until(pilot, lambda: bool(screen.query(TextArea)) and app.focused is screen.query_one(TextArea))
+            await pilot.press(*then_explain)
+            await until(pilot, lambda: screen.query_one(TextArea).text == then_explain)
+        await pilot.press("ctrl+q")
+
+
+@pytest.mark.soak  # the default tier types s into the one-line box in the quitting test above
+async def test_s_typed_into_an_answer_box_is_a_letter_never_a_skip(tmp_path, make_app):
+    from textual.widgets import Input, TextArea
+
+    store = _read_causal_masking(tmp_path)
+    app = make_app(store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _interview(pilot, app, store)
+        await pilot.press(*"ss")
+        await until(pilot, lambda: screen.query_one(".iv-answer", Input).value == "ss")
+        assert screen.index == 0 and screen.report.answers == []
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.state == "revealed")
+        await pilot.press("y")
+        await until(pilot, lambda: bool(screen.query(TextArea)) and app.focused is screen.query_one(TextArea))
+        await pilot.press(*"sums")  # the explanation box: every letter is text
+        await until(pilot, lambda: screen.query_one(TextArea).text == "sums")
+        assert screen.index == 1 and [a.skipped for a in screen.report.answers] == [False]

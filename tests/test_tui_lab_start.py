@@ -4,6 +4,8 @@ limit is refused with the limit's reason."""
 
 from __future__ import annotations
 
+import pytest
+
 from minigpt import serving_policy as policy
 from minigpt.control import lab_jobs
 from minigpt.runs.lab import job_dir, write_result
@@ -107,3 +109,52 @@ async def test_x_says_at_once_that_the_job_is_starting_when_its_answer_is_slow(a
         assert not _answers(app)
         release.set()
         assert await _notice(app, pilot) == "induction: started in the background"
+
+
+def keep_a_lab_run(job: str = "induction"):
+    """What the induction job leaves: its result and the run it trained (the bundled model as its checkpoint)."""
+    import shutil
+
+    from minigpt.paths import checkpoints_dir
+    from minigpt.runs.lab import RUN_DIR
+    from tests.helpers.run_fixtures import write_run
+
+    run = write_run(job_dir(job), RUN_DIR, d_model=64, n_layers=2, best_val=1.4, label="induction heads (lab)")
+    shutil.copytree(checkpoints_dir() / "induction", run / "checkpoint")
+    write_result(job_dir(job), {"job": job, "run": str(run)})
+    return run
+
+
+@pytest.mark.soak  # a lesson, the attention explorer and compare opened in turn: 8 s on two busy cores
+async def test_a_kept_lab_run_opens_from_x_in_the_attention_explorer_and_in_compare(app):
+    from tui.screens.compare_runs import CompareRunsScreen
+    from tui.screens.explorer_trained import TrainedAttentionScreen
+
+    run = keep_a_lab_run()
+    async with app.run_test(size=(80, 24)) as pilot:
+        lesson = await _open(app, pilot, ONE_JOB)
+        await pilot.press("x")  # one job, but its run can be opened: the menu asks
+        menu = await until(pilot, lambda: isinstance(app.screen, LabMenu) and app.screen, 10, "the menu")
+        assert [name for name, _title, _state in menu.jobs] == ["induction", "explore:induction", "compare:induction"]
+        await pilot.press("2")
+        explorer = await until(pilot, lambda: isinstance(app.screen, TrainedAttentionScreen) and app.screen, 20,
+                               "the attention explorer")
+        assert explorer.checkpoints[0][1] == run / "checkpoint"
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is lesson, 10, "back in the lesson")
+        await pilot.press("x")
+        await until(pilot, lambda: isinstance(app.screen, LabMenu), 10, "the menu again")
+        await pilot.press("3")
+        compare = await until(pilot, lambda: isinstance(app.screen, CompareRunsScreen) and app.screen, 20, "compare")
+        assert compare.shown[0] == str(run)
+
+
+def test_x_offers_a_kept_run_beside_its_job_and_names_the_folder_it_opens():
+    from tui.widgets.lab_start import kept_run, run_choices
+
+    assert run_choices(["induction"]) == [] and kept_run("explore:induction") is None
+    run = keep_a_lab_run()
+    assert [choice for choice, _title, _where in run_choices(["induction", "lora"])] == [
+        "explore:induction", "compare:induction"]
+    assert kept_run("explore:induction") == ("explore", run) and kept_run("compare:induction") == ("compare", run)
+    assert kept_run("induction") is None  # a job to start, not a run to open

@@ -120,3 +120,41 @@ async def test_scrolling_a_laid_out_lesson_does_not_query_its_widgets(app, monke
         assert Markdown not in asked
         screen._layout_changed()  # a block mounted or filled, or a resize: the widgets are asked again
         assert screen._laid_out and asked.count(Markdown) == 1
+
+
+async def test_the_reading_position_is_restored_once_the_examples_have_filled(app, monkeypatch, tmp_path):
+    """The saved fraction was taken from the whole lesson, examples included: applied while they
+    still said "computing…" it pointed into a shorter lesson, and the fill kept that wrong place.
+    The place waits for the last example, then lands at the fraction of the full height."""
+    import threading
+
+    monkeypatch.setenv("MINIGPT_CACHE_DIR", str(tmp_path / "empty-cache"))
+    release = threading.Event()
+    tall = "\n\n".join(f"worked line {i}" for i in range(30))
+
+    class SlowChild:
+        def __init__(self, example_ids):
+            self.example_ids = example_ids
+
+        def answers(self):
+            release.wait(30)
+            for example_id in self.example_ids:
+                yield example_id, tall, None
+
+        def stop(self):
+            release.set()
+
+    monkeypatch.setattr(cache, "ChildComputation", SlowChild)
+    app.store.save_lesson_position(LESSON, 0.6)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_lesson(LESSON)
+        await until(pilot, lambda: isinstance(app.screen, LessonScreen) and app.screen._laid_out, 30, "the text")
+        screen = app.screen
+        for _ in range(5):
+            await pilot.pause()
+        assert not screen.position_restored and not screen.examples_filled  # still computing: not yet
+        release.set()
+        await until(pilot, lambda: _settled(app), 30, "the examples and the place")
+        body = screen.query_one("#lesson-body", VerticalScroll)
+        await pilot.pause()
+        assert abs(body.scroll_y - 0.6 * body.max_scroll_y) <= 1, (body.scroll_y, body.max_scroll_y)

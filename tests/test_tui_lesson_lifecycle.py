@@ -1,8 +1,9 @@
 """The lesson screen's deferred work (the rest of its blocks, the reading position, its timers)
 never outlives the screen: leaving at once, or n/p twice in one burst, leaves the app running.
 
-The burst tests run with every core busy (``cpu_load``): the races they guard against showed only
-under load. The two that stage a late mount on purpose (the order is forced) need no load.
+The burst tests ran with every core busy: the races they guard against showed only under load. They
+run on a quiet worker in the default tier and again with every core busy in the soak tier
+(``busy_in_soak``). The two that stage a late mount on purpose (the order is forced) need no load.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def _burst(app, keys) -> None:
         app.post_message(events.Key(key, key if len(key) == 1 else None))
 
 
-async def test_a_lesson_left_at_once_leaves_the_app_running(app, cpu_load):
+async def test_a_lesson_left_at_once_leaves_the_app_running(app, busy_in_soak):
     lessons = load_lessons()
     async with app.run_test(size=(80, 24)) as pilot:
         for lesson in lessons[:6]:
@@ -52,7 +53,7 @@ async def test_a_lesson_left_at_once_leaves_the_app_running(app, cpu_load):
         assert app.return_code is None
 
 
-async def test_typing_into_a_lesson_then_escape_leaves_the_app_running(app, cpu_load):
+async def test_typing_into_a_lesson_then_escape_leaves_the_app_running(app, busy_in_soak):
     lesson = load_lessons()[0]
     async with app.run_test(size=(80, 24)) as pilot:
         app.open_lesson(lesson.id)
@@ -67,7 +68,7 @@ async def test_typing_into_a_lesson_then_escape_leaves_the_app_running(app, cpu_
 # n n and p n by default (onwards twice; there and back); their mirrors p p and n p in soak
 @pytest.mark.parametrize("keys", ["nn", "pn", pytest.param("pp", marks=pytest.mark.soak),
                                   pytest.param("np", marks=pytest.mark.soak)])
-async def test_two_lesson_keys_in_one_burst_move_twice_and_leave_the_app_running(app, keys, cpu_load):
+async def test_two_lesson_keys_in_one_burst_move_twice_and_leave_the_app_running(app, keys, busy_in_soak):
     ids = [lesson.id for lesson in load_lessons()]
     start = 3
     async with app.run_test(size=(80, 24)) as pilot:

@@ -96,13 +96,7 @@ async def test_every_lesson_opens_renders_its_examples_and_is_marked_read_at_the
 # late on purpose (test_tui_lesson_lifecycle: the safety timer that fires before the rest is
 # mounted); by default these two run on a quiet worker,
 # and the soak tier runs them again with every core busy.
-UNDER_LOAD = [pytest.param(False, id="quiet"), pytest.param(True, id="every-core-busy", marks=pytest.mark.soak)]
-
-
-@pytest.mark.parametrize("busy", UNDER_LOAD)
-async def test_jumping_to_the_end_on_arrival_does_not_mark_a_lesson_read(app, request, busy):
-    if busy:
-        request.getfixturevalue("cpu_load")
+async def test_jumping_to_the_end_on_arrival_does_not_mark_a_lesson_read(app, busy_in_soak):
     lesson = max(load_lessons(), key=lambda l: len(l.body))
     async with app.run_test(size=(80, 24)) as pilot:
         body = await _open_and_settle(app, pilot, lesson.id)
@@ -131,10 +125,7 @@ async def _open_and_settle(app, pilot, lesson_id):
     return app.screen.query_one("#lesson-body", VerticalScroll)
 
 
-@pytest.mark.parametrize("busy", UNDER_LOAD)
-async def test_lesson_reopens_where_the_learner_left_off(app, request, busy):
-    if busy:
-        request.getfixturevalue("cpu_load")
+async def test_lesson_reopens_where_the_learner_left_off(app, busy_in_soak):
     lesson = max(load_lessons(), key=lambda l: len(l.body))
     async with app.run_test(size=(80, 24)) as pilot:
         body = await _open_and_settle(app, pilot, lesson.id)
@@ -229,7 +220,7 @@ async def test_the_empty_palette_leads_with_the_current_screens_actions(app):
         assert all(line.startswith("Runs:") for line in first), first
 
 
-async def test_a_lesson_left_before_its_first_frame_leaves_the_app_running(app, cpu_load):
+async def test_a_lesson_left_before_its_first_frame_leaves_the_app_running(app, busy_in_soak):
     """The lesson mounts most of its blocks after its first frame: when the learner has already
     left by then, the late mount does nothing (and the app keeps running)."""
     lessons = load_lessons()

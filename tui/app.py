@@ -43,8 +43,10 @@ class TutorApp(App):
 
     TITLE = "minigpt-tutor"
     # Every .tcss file under styles/ (app.tcss first): each area adds its own file, no code change.
-    # Absolute paths, so subclasses (tests) defined elsewhere resolve them too.
-    CSS_PATH = [STYLES / "app.tcss"] + sorted(p for p in STYLES.glob("*.tcss") if p.name != "app.tcss")
+    # app.tcss holds all the first screen uses; the others are read once it is drawn (parsing them
+    # took ~70 ms of the first frame). Absolute paths, so subclasses (tests) resolve them too.
+    CSS_PATH = [STYLES / "app.tcss"]
+    LATER_CSS_PATHS = sorted(p for p in STYLES.glob("*.tcss") if p.name != "app.tcss")
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
         # F1 opens the keys from a text field too, where "?" is a character of the answer.
@@ -107,15 +109,28 @@ class TutorApp(App):
             self._open_home()
         if self.store.notice:  # a damaged file moved aside, a read-only database
             self.notify(markup_escape(self.store.notice), title="Progress", severity="warning", timeout=20)
+        self.call_after_refresh(self._after_first_frame)
         if self._initial:
             self.call_after_refresh(self._open_initial)
         self.call_after_refresh(self._check_size)
+
+    def _after_first_frame(self) -> None:
+        """What the first screen does not show waits until it is drawn: the other screens' styles
+        (before any of them opens), and a moment later the warm-ups (torch, the decks' numeric
+        cards, the reviews' count): a thread started earlier took the GIL from the first frame half
+        the time, and one started with it from the first key."""
+        self.stylesheet.read_all(self.LATER_CSS_PATHS)
+        self.css_path.extend(self.LATER_CSS_PATHS)  # watched too under `textual run --dev`
+        self.stylesheet.update(self, animate=False)  # parses the new files only (the rest is cached)
+        self.set_timer(PREWARM_AFTER_S, self._prewarm)
+
+    def _prewarm(self) -> None:
         if not serving_policy.is_served():  # a browser's guest is not told of the owner's cards
             from tui.widgets import run_alerts
 
             run_alerts.watch_reviews(self)
-        self.set_timer(PREWARM_AFTER_S, self._prewarm)
         self._warm_decks()
+        self._warm_imports()
 
     # -- the learner's keys -----------------------------------------------------------------------
     def _apply_keymap(self) -> None:
@@ -195,7 +210,7 @@ class TutorApp(App):
         if notice:  # told once: take_notice removed it
             self.notify(markup_escape(notice), title="Grading fixed", timeout=20)
 
-    def _prewarm(self) -> None:
+    def _warm_imports(self) -> None:
         """Import what the heavier screens need (torch, the charts) in a thread once the home
         screen is up, so the first visit to the stepper, the playground or training does not
         freeze the event loop for the second or two that importing torch takes."""

@@ -66,6 +66,7 @@ class ReadingPosition:
         self._saved_position = 0.0
         self._record_pending = False  # a view to record once every block has rendered
         self._known_laid_out = False  # _laid_out was true and no block has changed since
+        self._safety_rounds = 0
 
     def _start_reading(self) -> None:
         """On mount: follow the scroll, load the saved place and the views seen before, arm the
@@ -124,9 +125,14 @@ class ReadingPosition:
     def on_resize(self) -> None:
         self._layout_changed()
 
+    def _blocks_final(self) -> bool:
+        """Every block has its final content (the lesson screen: every worked example filled), so
+        the lesson's height is the one the saved fraction was taken from."""
+        return True
+
     @while_shown
     def _restore_when_rendered(self) -> None:
-        if self._restoring and self._laid_out:
+        if self._restoring and self._laid_out and self._blocks_final():
             self.call_after_refresh(self._restore, self._saved_position, 5)
 
     @while_shown
@@ -136,7 +142,10 @@ class ReadingPosition:
         restoring (and recording the view) now would see a lesson a screenful long."""
         if not self._restoring:
             return
-        if not self._all_mounted:
+        self._safety_rounds += 1
+        # Examples still computing wait a few rounds more (their child answers in seconds; one
+        # that never does must not keep the lesson from ever being recorded).
+        if not self._all_mounted or (not self._blocks_final() and self._safety_rounds < 5):
             self._safety = self.set_timer(self.restore_safety_s, self._restore_if_pending)
             return
         self._restore(self._saved_position, 5)

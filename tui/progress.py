@@ -34,14 +34,29 @@ def plan_text(plan) -> list[str]:
     return [when, f"[{colour}]{markup_escape(pace)}[/{colour}]", *today]
 
 
+def _described_decks():
+    """The cached decks with their numeric cards described, not computed: counting needs their ids
+    and lessons only, and computing them imports torch (seconds of CPU just after the first
+    frame). None when a deck file cannot be read (the flashcards screen reports it)."""
+    from minigpt.errors import DeckError
+    from minigpt.study.decks import cached_decks
+
+    try:
+        return cached_decks(numbers=False)
+    except (DeckError, OSError):
+        return None
+
+
 def _cards_due(store: Store) -> tuple[int | None, list[str] | None]:
     from minigpt.errors import DeckError
     from minigpt.study.anki import with_user_cards
-    from minigpt.study.decks import cached_decks
     from minigpt.study.review import StudySession
 
+    deck = _described_decks()
+    if deck is None:
+        return None, None
     try:  # what minigpt.study.review.queue_counts counts, over the cached decks
-        session = StudySession(store, with_user_cards(cached_decks(), store))
+        session = StudySession(store, with_user_cards(deck, store))
         c = session.counts()
         plan = session.plan()
     except (DeckError, OSError):  # a broken deck file is reported on the flashcards screen
@@ -93,9 +108,10 @@ def glance(store: Store) -> Glance:
                titles.get(lesson_to_continue(store, [lesson.id for lesson in lessons]) or ""), active,
                passed, total, plan)
     if lessons:
+        from minigpt.study.decks import Deck
         from minigpt.study.readiness import readiness_for_store
 
-        r = readiness_for_store(store, per_lesson)
+        r = readiness_for_store(store, per_lesson, deck=_described_decks() or Deck())  # unreadable: no cards
         g.ready = r.overall
         g.weakest = [(x.lesson, x.title, x.figure, x.next_step) for x in r.weakest()]
     return g
@@ -112,4 +128,4 @@ def _katas(store: Store) -> tuple[int, int, dict[str, tuple[int, int]]]:
     except KataError:  # reported on the katas screen
         return 0, 0, {}
     t = totals(store, katas)
-    return t.passed, t.total, lesson_katas(store, katas)
+    return t.passed, t.total, lesson_katas(store, katas, names=True)

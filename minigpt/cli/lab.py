@@ -37,6 +37,8 @@ def run_cmd(job: str, root: Path | None) -> None:
     except TutorError as e:
         raise _fail(e) from None
     click.echo(f"done in {result['seconds']:.0f} s (load average {result['load_average']:.1f})")
+    if result.get("run"):  # a job that trains keeps its run: the app's explorers and compare list it
+        click.echo(printable(f"its run: {result['run']} (minigpt watch {result['run']})"))
 
 
 @lab.command(name="show")

@@ -18,6 +18,7 @@ from minigpt.cli.fsrs_fit import fsrs
 from minigpt.cli.kata import kata
 from minigpt.cli.lab import lab
 from minigpt.cli.plan import plan
+from minigpt.cli.pretrained import hf
 from minigpt.cli.progress import progress
 from minigpt.cli.settings import settings
 from minigpt.cli.support import UserError, _fail, apply_data_dir, data_dir_option, tell_study_notes_on_close
@@ -48,6 +49,7 @@ main.add_command(lab)
 main.add_command(doctor)
 main.add_command(settings)
 main.add_command(explain)
+main.add_command(hf)
 
 
 # ---------------------------------------------------------------------------- sample / eval
@@ -88,19 +90,29 @@ CHECKPOINT_HELP = "Checkpoint folder, run folder or run name (default: the shipp
 
 @main.command()
 @click.option("--checkpoint", default=None, metavar="CHECKPOINT|RUN", help=CHECKPOINT_HELP)
-@click.option("-n", "--num", "n", type=int, default=20, show_default=True, help="How many names.")
+@click.option("-n", "--num", "n", type=int, default=None,
+              help="How many names (default 20), or continuations of a text (default 1).")
 @click.option("--temperature", type=float, default=1.0, show_default=True)
 @click.option("--top-k", type=int, default=None, help="Keep only the k most likely characters.")
 @click.option("--top-p", type=float, default=None, help="Keep the smallest set with probability ≥ p.")
 @click.option("--prefix", default="", help="Every name starts with these characters.")
-@click.option("--max-len", type=int, default=None, help="Longest name in characters.")
+@click.option("--max-len", type=int, default=None,
+              help="Longest name in characters; a text model's continuation in characters, GPT-2's in tokens.")
 @click.option("--seed", type=int, default=None, help="Same seed, same names.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def sample(checkpoint, n, temperature, top_k, top_p, prefix, max_len, seed, as_json):
-    """Generate names, each labelled train / val / test / new."""
+    """Generate names, each labelled train / val / test / new; or continue --prefix (a text model,
+    or a GPT-2-family folder in the Hugging Face layout)."""
+    from minigpt.cli.pretrained import pretrained_folder, sample_pretrained
     from minigpt.sampling import continue_text, generate, is_text_model
 
     try:
+        pretrained = pretrained_folder(checkpoint)
+        if pretrained is not None:
+            sample_pretrained(pretrained, n=n, prefix=prefix, max_len=max_len, temperature=temperature, top_k=top_k,
+                              top_p=top_p, seed=seed, as_json=as_json)
+            return
+        n = 20 if n is None else n
         ckpt = _load(checkpoint)
         if is_text_model(ckpt.train_config):  # a text model continues the prefix as a prompt
             outs = continue_text(ckpt.model, ckpt.vocab, prefix or "\n", max_len or 200, n=n,
@@ -136,12 +148,24 @@ def sample(checkpoint, n, temperature, top_k, top_p, prefix, max_len, seed, as_j
 @click.option("--checkpoint", default=None, metavar="CHECKPOINT|RUN", help=CHECKPOINT_HELP)
 @click.option("--data", type=click.Path(path_type=Path), default=None,
               help="Evaluate on this file instead (split the same way; characters must be in the vocabulary).")
+@click.option("--text", "text_file", type=click.Path(path_type=Path), default=None,
+              help="Instead: the mean next-token loss over this text file's tokens (any model, GPT-2 folders too).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def eval_cmd(checkpoint, data, as_json):
-    """Loss (mean cross-entropy per character) on each split."""
+def eval_cmd(checkpoint, data, text_file, as_json):
+    """Loss (mean cross-entropy per character) on each split, or per token over --text."""
+    from minigpt.cli.pretrained import eval_text, pretrained_folder
     from minigpt.training.schedule import evaluate
 
     try:
+        if text_file is not None and data is not None:
+            raise UserError("give --data or --text, not both")
+        pretrained = pretrained_folder(checkpoint)
+        if pretrained is not None or text_file is not None:
+            if text_file is None:
+                raise UserError("a GPT-2-family folder is evaluated on a text: give --text FILE")
+            model = pretrained or _load(checkpoint)
+            eval_text(model.model, model.tokenizer if pretrained else model.vocab, model.path, text_file, as_json)
+            return
         ckpt = _load(checkpoint)
         dataset = _dataset_for(ckpt, data)
         losses = {name: evaluate(ckpt.model, dataset.split(name)) for name in ("train", "val", "test")}

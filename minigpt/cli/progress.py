@@ -34,7 +34,7 @@ def progress(as_json: bool) -> None:
         store = Store(paths.database_path())
         try:
             try:
-                katas = lesson_katas(store, load_katas())
+                katas = lesson_katas(store, load_katas(), names=True)
             except TutorError:  # a broken kata folder leaves the katas part out
                 katas = {}
             r = readiness_for_store(store, katas, deck=load_decks(numbers=False))

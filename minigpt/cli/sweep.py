@@ -40,7 +40,7 @@ from minigpt.errors import TutorError
 def sweep(target, axes, sets, steps, time_s, compute, data, name, jobs, detach, show_status, action, export_format,
           out, list_all, as_json):
     """Run an experiment: a PRESET (model_size, dropout, positions, scaling_law, scaling_compute,
-    learning_rate), a TOML grid file, or --axis options; or look at one (--status, --export) and
+    learning_rate, induction), a TOML grid file, or --axis options; or look at one (--status, --export) and
     steer it (--pause, --resume, --stop). Its runs are ordinary runs: `minigpt runs` lists them."""
     from minigpt.experiments import console
 

@@ -280,7 +280,17 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
                 click.echo(f"node {node_rank} of {nnodes}: waiting up to {rdzv_timeout} s for {others} to join at "
                            f"{printable(meeting)} (start the same command there with --node-rank {ranks}; --rdzv-timeout "
                            f"changes the wait)", err=True)
-            code, held = _run_under_torchrun(launch, run_dir, hold_tracebacks=nnodes > 1)
+            from minigpt import alerts
+
+            # node 0's launcher says the alerts, once, to the terminal it owns (the ranks stay quiet)
+            followed = alerts.LaunchedRun(run_dir, alerting[1], lambda alert: _deliver(alerting[0], alert)) \
+                if node_rank == 0 and alerting is not None else None
+            try:
+                code, held = _run_under_torchrun(launch, run_dir, hold_tracebacks=nnodes > 1,
+                                                 ranks_alert=followed is None)
+            finally:
+                if followed is not None:
+                    followed.ended()
             if code != 0 and nnodes > 1 and not (Path(run_dir) / "status.json").exists():
                 raise ConfigError(f"the {nnodes} nodes did not all join at {meeting} within {rdzv_timeout} s "
                                   f"(or a node failed before training); nothing was trained")
@@ -296,10 +306,13 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
         else:
             on_log = _progress_printer(cfg, quiet or not _is_main_rank())
             watcher = None
-            if alerting is not None and _is_main_rank():
-                from minigpt import alerts
+            from minigpt import alerts
 
-                watcher = alerts.ForegroundRun(run_dir, alerting[1], lambda alert: _deliver(alerting[0], alert))
+            if alerting is not None and _is_main_rank() and not os.environ.get(alerts.LAUNCHER_ALERTS_ENV):
+                from minigpt.training.diagnosis import divergence
+
+                watcher = alerts.ForegroundRun(run_dir, alerting[1], lambda alert: _deliver(alerting[0], alert),
+                                               diverging=divergence)
             try:
                 status = run_training(cfg, run_dir, resume=resume is not None, name=run_name, note=note,
                                       on_log=watcher.wrap(on_log) if watcher else on_log,
@@ -331,7 +344,7 @@ def _deliver(choices, alert) -> None:
     """Write the alert to this terminal (stderr, when it is one) and start the learner's command."""
     from minigpt import alerts
 
-    problem = alerts.deliver(alert, choices, alerts.terminal_of(sys.stderr))
+    problem = alerts.deliver(alert, alerts.unwatched(choices), alerts.terminal_of(sys.stderr))
     if problem:
         click.echo(f"\nnote: {printable(problem)}", err=True)
 
@@ -340,14 +353,16 @@ def _is_main_rank() -> bool:
     return os.environ.get("RANK", "0") == "0"
 
 
-def _run_under_torchrun(launch: list[str], run_dir: Path, hold_tracebacks: bool = False) -> tuple[int, bytes]:
+def _run_under_torchrun(launch: list[str], run_dir: Path, hold_tracebacks: bool = False,
+                        ranks_alert: bool = True) -> tuple[int, bytes]:
     """Start this same ``train`` command under torchrun and wait; signals reach every rank.
 
     The ranks get this command's own options (``--out`` fixed to the run folder, so they all
     write, or rank 0 writes, the same place); torchrun forwards SIGTERM/SIGINT to them, and each
     rank stops at the same step after rank 0 saves. With ``hold_tracebacks`` (a multi-node run)
     its error output is relayed up to a traceback, which is held back and returned: a rendezvous
-    that times out is then said in one line instead of torchrun's pages.
+    that times out is then said in one line instead of torchrun's pages. Unless ``ranks_alert``,
+    the ranks leave the alerts to this launcher.
     """
     import signal
 
@@ -364,7 +379,10 @@ def _run_under_torchrun(launch: list[str], run_dir: Path, hold_tracebacks: bool 
     if "--resume" not in args:
         args += ["--out", str(run_dir)]
     cmd = [sys.executable, "-m", "torch.distributed.run", *launch, "-m", "minigpt.cli", "train", *args]
-    child = spawn.popen(cmd, new_session=False, stdin=None,  # same terminal: Ctrl+C reaches the ranks
+    from minigpt.alerts import LAUNCHER_ALERTS_ENV
+
+    env = None if ranks_alert else {**os.environ, LAUNCHER_ALERTS_ENV: "1"}
+    child = spawn.popen(cmd, new_session=False, stdin=None, env=env,  # same terminal: Ctrl+C reaches the ranks
                         stderr=spawn.PIPE if hold_tracebacks else None)
     forward = lambda signum, _frame: child.send_signal(signum)  # noqa: E731
     previous = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import minigpt
 from minigpt import guarded, spawn
-from minigpt.alerts import WATCHED_TRAINER_FLAGS
+from minigpt.alerts import WATCHED_TRAINER_FLAGS, watcher_mark
 from minigpt.data import load_words
 from minigpt.errors import RunControlError
 from minigpt.runs import listing as runs
@@ -72,7 +72,7 @@ async def _spawn(run_dir: Path, args: list[str]) -> int:
     root = Path(minigpt.__file__).resolve().parent.parent  # the worker must import this minigpt
     with guarded.open_append(run_dir / STDOUT_FILE, text=False) as out, \
             guarded.open_append(run_dir / STDERR_FILE, text=False) as err:
-        proc = await spawn.start(trainer_argv(args), env=spawn.child_env(import_root=root),
+        proc = await spawn.start(trainer_argv(args), env=spawn.child_env(import_root=root, extra=watcher_mark()),
                                  new_session=True, niceness=WORKER_NICENESS, stdout=out, stderr=err)
     _LAUNCHED.append(proc)
     write_json_atomic(run_dir / LAUNCH_FILE, {"pid": proc.pid, "pid_start": process_start_time(proc.pid),
@@ -88,7 +88,12 @@ async def start_run(cfg: TrainConfig, root: Path | str | None = None, name: str 
     the runs list shows and "copy settings" copies.
     """
     cfg.validate()
-    load_words(cfg.data_path())
+    if cfg.data_format == "text":  # a clear error now, not in the worker's log (repeats read no file)
+        from minigpt.text_data import load_text
+
+        load_text(cfg.data_path())
+    elif cfg.data_format == "lines":
+        load_words(cfg.data_path())
     run_dir = runs.new_run_dir(root, name)
     write_run_config(run_dir, cfg.to_dict())  # listed (and duplicable) from the start
     named = ["--name", name] if name else []  # the folder's name is the run's name too

@@ -5,6 +5,8 @@
   dropout exercise's train/val gap is taken from this one instead.
 - ``long_loss``: for the position-encoding exercise, the loss on names longer than any the run
   was trained on (the length-generalisation check).
+
+Both are measured on names (data format lines); a run on a text or on generated rows has none.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ def _measure(run_dir: Path, long_data: Path | None) -> dict:
     from minigpt.training.schedule import evaluate
 
     cfg = load_run_config(run_dir)
+    if cfg.data_format != "lines":  # windows of a text or of generated rows: no names to measure
+        write_json_atomic(run_dir / EXTRAS_FILE, {})
+        return {}
     ckpt = load_checkpoint(run_dir / BEST_DIR, device="cpu")
     block = ckpt.model_config.block_size
     data = load_data_for(cfg, vocab=ckpt.vocab, block_size=block)

@@ -87,25 +87,24 @@ def create_experiment(spec: ExperimentSpec, root: Path | str | None = None, data
     from dataclasses import replace
 
     from minigpt.data import load_words
-    from minigpt.experiments.spec import data_info, plan_runs
+    from minigpt.experiments.spec import data_format_of, data_info, plan_runs, windowed_info
 
-    formats = {str(v) for a in spec.axes if a.name == "data_format" for v in a.values} | {
-        str(spec.base.get("data_format", "lines"))}
-    if formats != {"lines"}:
-        raise ConfigError("experiments run on one-item-per-line data (data_format lines): their plans count "
-                          "tokens per name")
+    fmt = data_format_of(spec)
     source = Path(data).expanduser().resolve() if data else paths.default_dataset()
-    words = load_words(source)
-    full_block = max(len(w) for w in words) + 1
     base = dict(spec.base)
-    short, long_words = words, []
+    short, long_words = [], []
+    if fmt != "lines":  # windows of a text or of generated rows (no file read): every position a target
+        info = windowed_info(fmt, base.get("block_size"), source)
+    else:
+        words = short = load_words(source)
+        full_block = max(len(w) for w in words) + 1
     if spec.length_split is not None:
         short = [w for w in words if len(w) <= spec.length_split]
         long_words = [w for w in words if len(w) > spec.length_split]
         if not short:
             raise ConfigError(f"no name has at most {spec.length_split} characters: nothing to train on")
         base.setdefault("block_size", full_block)  # positions for the long names exist, untrained
-    if data:
+    if data and fmt != "repeats":
         base.setdefault("data", str(source))
     from minigpt.control.form import available_devices
 
@@ -115,7 +114,8 @@ def create_experiment(spec: ExperimentSpec, root: Path | str | None = None, data
         raise ConfigError(f"device {', '.join(sorted(missing))} is not available here "
                           f"({', '.join(available_devices())})")
     probe = replace(spec, base=base)
-    info = data_info(short, split_seed=int(base.get("split_seed", 42)), block_size=base.get("block_size"))
+    if fmt == "lines":
+        info = data_info(short, split_seed=int(base.get("split_seed", 42)), block_size=base.get("block_size"))
     # Plan with a provisional name to validate before any folder exists, then with the real one.
     plan_runs(probe, info)
     exp_dir = unique_dir(experiments_root(root), spec.name)
@@ -127,7 +127,7 @@ def create_experiment(spec: ExperimentSpec, root: Path | str | None = None, data
             final.base["data"] = str(exp_dir / SHORT_DATA)
         runs = plan_runs(final, info)
         record = {"version": 1, "spec": final.to_dict(), "created_at": now_iso(),
-                  "data": str(source), "info": info.__dict__, "runs": [r.to_dict() for r in runs],
+                  "data": "generated" if fmt == "repeats" else str(source), "info": info.__dict__, "runs": [r.to_dict() for r in runs],
                   "long_data": LONG_DATA if long_words else None}
         write_json_atomic(exp_dir / CONTROL_FILE, {"want": "run", "at": now_iso()})
         write_json_atomic(exp_dir / EXPERIMENT_FILE, record)  # last: its presence marks the folder

@@ -190,7 +190,7 @@ def compare(a: SeedGroup, b: SeedGroup, band_a: Band, band_b: Band) -> GroupComp
     is_paired = paired(a, b)
     steps = sorted(set(band_a.steps) & set(band_b.steps)) if band_a.axis == band_b.axis else []
     if not steps:
-        return None
+        return _on_finals(a, b, is_paired)
     at_a = {s: v for s, v in zip(band_a.steps, band_a.values, strict=True)}
     at_b = {s: v for s, v in zip(band_b.steps, band_b.values, strict=True)}
     if is_paired:  # seed order: the i-th value of each group belongs to the same seed
@@ -200,12 +200,29 @@ def compare(a: SeedGroup, b: SeedGroup, band_a: Band, band_b: Band) -> GroupComp
         at_b = {s: [v[i] for i in order_b] for s, v in at_b.items()}
     last = steps[-1]
     if len(at_a[last]) < 2 or len(at_b[last]) < 2:
-        return None
+        return _on_finals(a, b, is_paired)
     result = stats.compare_groups(at_a[last], at_b[last], is_paired)
     parted = stats.first_parting(steps, [at_a[s] for s in steps], [at_b[s] for s in steps], is_paired)
     if not math.isfinite(result.t) and result.p == 0.0:
         parted = parted or last
     return GroupComparison(result, is_paired, last, parted, band_a.axis, seeds_to_detect(at_a[last], at_b[last]))
+
+
+def _on_finals(a: SeedGroup, b: SeedGroup, is_paired: bool) -> GroupComparison | None:
+    """Two time-budget groups compared on their runs' final val losses, each at its own run's end
+    of the budget: short runs that evaluate only as the budget runs out share no point of the
+    budget grid (None for step groups, or fewer than two finals a side)."""
+    if not (is_time_group(a) and is_time_group(b)):
+        return None
+    va, vb = finals(a).val_values, finals(b).val_values
+    if len(va) < 2 or len(vb) < 2:
+        return None
+    is_paired = is_paired and len(va) == len(a.runs) and len(vb) == len(b.runs)
+    if is_paired:  # seed order, as at the evaluations
+        va = [v for _, v in sorted(zip(a.seeds, va, strict=True))]
+        vb = [v for _, v in sorted(zip(b.seeds, vb, strict=True))]
+    return GroupComparison(stats.compare_groups(va, vb, is_paired), is_paired, 1.0, None, "budget",
+                           seeds_to_detect(va, vb))
 
 
 def brief(comparison: GroupComparison, a: str, b: str) -> list[str]:

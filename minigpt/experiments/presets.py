@@ -48,6 +48,18 @@ PRESETS: dict[str, dict] = {
                     "in the course (with Muon, the default, lr would only set the embeddings' and head's).",
         base={"d_model": 64, "n_heads": 4, "n_layers": 4, "optimizer": "adamw"},
         axes={"lr": [1e-3, 2e-3, 5e-3, 1e-2, 2e-2]}, budget={"steps": 2000}),
+    # The induction-head lesson's recipe (the training form's "induction" preset, pinned equal by
+    # tests/test_experiments_spec.py) at one, two and three layers: generated rows, no file read.
+    "induction": dict(
+        title="Induction heads and depth", kind="grid",
+        description="Attention-only models of 1, 2 and 3 layers (one head each) on rows of a random chunk "
+                    "written again and again (data format repeats, the induction-head lesson's). A head "
+                    "that finds the letter after the earlier copy needs a previous-token head below it, "
+                    "so compare the one-layer model's val loss with the deeper ones'.",
+        base={"model": "gpt", "d_model": 64, "n_heads": 1, "attention_only": True, "data_format": "repeats",
+              "block_size": 32, "batch_size": 32, "optimizer": "adamw", "lr": 1e-3, "ema": 0.0,
+              "eval_interval": 250},
+        axes={"n_layers": [1, 2, 3]}, budget={"steps": 1500}),
 }
 
 

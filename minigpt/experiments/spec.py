@@ -225,6 +225,58 @@ def data_info(words: list[str], split_seed: int = 42, block_size: int | None = N
     return DataInfo(Vocab.from_words(words).size, block, mean, len(train))
 
 
+DATA_FORMATS_PLANNED = ("lines", "text", "repeats")
+
+
+def data_format_of(spec: ExperimentSpec) -> str:
+    """The one data format of an experiment's runs (its base's, or an axis of one value): losses
+    on different data are not comparable, so an axis of several formats is refused."""
+    formats = [v for a in spec.axes if a.name == "data_format" for v in a.values] or [
+        spec.base.get("data_format", "lines")]
+    if len(set(map(str, formats))) > 1:
+        raise ConfigError("data_format is one per experiment: losses on different data are not comparable "
+                          "(make one experiment per format)")
+    fmt = str(formats[0])
+    if fmt not in DATA_FORMATS_PLANNED:
+        raise ConfigError(f"data_format must be one of {', '.join(DATA_FORMATS_PLANNED)}, got {fmt!r}")
+    if spec.length_split is not None and fmt != "lines":
+        raise ConfigError("length_split trains on the shorter names: it needs data_format lines")
+    return fmt
+
+
+def windowed_info(fmt: str, block_size: int | None, data: Path | str | None = None) -> DataInfo:
+    """The plan's facts for data read in windows, where every position of a row is a target: a
+    text file (``text``) or the generated repeated chunks (``repeats``, no file read)."""
+    if fmt == "repeats":
+        from minigpt.repeat_data import DEFAULT_BLOCK, SPLIT_ROWS, repeat_vocab
+
+        block = block_size or DEFAULT_BLOCK
+        return DataInfo(repeat_vocab().size, block, float(block), SPLIT_ROWS["train"])
+    from minigpt import paths
+    from minigpt.text_data import TRAIN_FRACTION, load_text, text_vocab
+
+    block = block_size or 64  # load_text_dataset's default
+    text = load_text(data or paths.default_dataset())
+    train_chars = int(TRAIN_FRACTION * len(text))
+    if train_chars <= block:
+        raise ConfigError(f"the text's {train_chars:,} training characters hold no window of {block + 1}")
+    return DataInfo(text_vocab(text).size, block, float(block), train_chars - block)
+
+
+def spec_data_info(spec: ExperimentSpec, data: Path | str | None = None, words: list[str] | None = None) -> DataInfo:
+    """The plan's facts for ``spec``'s data format: names counted from ``words`` (or the file), a
+    text's or the generated rows' windows."""
+    fmt = data_format_of(spec)
+    block = spec.base.get("block_size")
+    if fmt != "lines":
+        return windowed_info(fmt, block, data)
+    if words is None:
+        from minigpt.data import load_words
+
+        words = load_words(data)
+    return data_info(words, split_seed=int(spec.base.get("split_seed", 42)), block_size=block)
+
+
 @dataclass(frozen=True)
 class PlannedRun:
     name: str  # the run folder's name: experiment name + axis values

@@ -85,6 +85,23 @@ def reference(kata: Kata) -> Callable:
     return namespace[kata.function]
 
 
+def calling(checker, function: Callable) -> Callable:
+    """``function`` as the cases call it: directly, or through the checker's adapter."""
+    if checker.adapter is None:
+        return function
+    from minigpt.katas.fast_memory import ADAPTERS
+
+    adapter = ADAPTERS[checker.adapter]
+    return lambda *args, **kwargs: adapter(function, *args, **kwargs)
+
+
+def _differs(checker, case, expected, obtained) -> str | None:
+    def difference(e, o):
+        return values.difference(e, o, checker.rtol, checker.atol)
+
+    return checker.compare(case, expected, obtained, difference) if checker.compare else difference(expected, obtained)
+
+
 def _given(case) -> str:
     parts = [values.show(a, limit=4) for a in case.args] + [f"{k}={values.show(v, 4)}" for k, v in case.kwargs.items()]
     return ", ".join(parts)
@@ -95,16 +112,23 @@ def _matching_mistake(checker, case, obtained, raised: str | None = None) -> str
     when the learner's code raised ``raised`` (an exception's type name), the same exception."""
     from minigpt.katas.checkers.base import clone
 
+    if raised is not None and checker.adapter is not None:
+        return None  # its mistakes are values and traffic, never an exception: nothing to run them for
     for mistake in checker.mistakes:
         try:
-            wrong = mistake.function(*clone(case.args), **clone(case.kwargs))
+            wrong = calling(checker, mistake.function)(*clone(case.args), **clone(case.kwargs))
         except Exception as e:  # a mistake that does not apply to this input, or fails like the learner's
             if raised is not None and type(e).__name__ == raised:
                 return mistake.message
             continue
         if raised is not None:
             continue
-        if wrong is not None and values.difference(wrong, obtained, checker.rtol, checker.atol) is None:
+        if wrong is None:
+            continue
+        if checker.same is not None:
+            if checker.same(wrong, obtained, lambda e, o: values.difference(e, o, checker.rtol, checker.atol)):
+                return mistake.message
+        elif values.difference(wrong, obtained, checker.rtol, checker.atol) is None:
             return mistake.message
     return None
 
@@ -123,16 +147,17 @@ def judge(kata: Kata, outcomes: list, forbidden_calls: list[str] | None = None) 
     if len(outcomes) != len(cases):
         report.error = f"the grader got results for {len(outcomes)} of {len(cases)} cases"
         return report
-    solve = reference(kata)
+    solve = calling(checker, reference(kata))
     for case, (kind, got) in zip(cases, outcomes):
         expected = solve(*clone(case.args), **clone(case.kwargs))
         if kind == "error":
             mistake = _matching_mistake(checker, case, None, raised=got.partition(":")[0])
             report.failures.append(Failure(case.label, _given(case), values.show(expected), "an exception", got, mistake))
             continue
-        gap = values.difference(expected, got, checker.rtol, checker.atol)
+        gap = _differs(checker, case, expected, got)
         if gap:
-            mistake = _matching_mistake(checker, case, got)
+            # a kata run through an adapter costs a simulated run per mistake: named on its first failure
+            mistake = None if checker.adapter and report.failures else _matching_mistake(checker, case, got)
             report.failures.append(Failure(case.label, _given(case), values.show(expected), values.show(got), gap, mistake))
     return report
 
@@ -146,7 +171,8 @@ def call_cases(kata: Kata, function: Callable) -> tuple[list, list[str]]:
     from minigpt.katas.checkers.base import clone
 
     outcomes, calls = [], []
-    cases = checker_for(kata.name).cases()
+    checker = checker_for(kata.name)
+    cases, function = checker.cases(), calling(checker, function)
     with Ban(banned_ops(kata.forbidden), calls):
         for case in cases:
             args, kwargs = clone(case.args), clone(case.kwargs)

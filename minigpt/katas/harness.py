@@ -106,6 +106,11 @@ def run_job(job: dict) -> dict:
     try:
         with Ban(job.get("banned_ops", {}), calls), guard(job.get("forbidden", []), calls):
             function = load(job["source"], job["function"])
+            if job.get("adapter"):  # the kata's function is called through a harness of its own
+                from minigpt.katas.fast_memory import ADAPTERS
+
+                adapter, learners = ADAPTERS[job["adapter"]], function
+                function = lambda *args, **kwargs: adapter(learners, *args, **kwargs)  # noqa: E731
             for args, kwargs in cases:
                 try:
                     outcomes.append(("value", function(*args, **kwargs)))

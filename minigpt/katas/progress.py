@@ -152,26 +152,29 @@ def totals(store: Store, katas: list[Kata]) -> KataTotals:
                       sum(r.hints_used for r in rows), sum(r.gave_up and not r.passed for r in rows), median)
 
 
-def lesson_katas(store: Store, katas: list[Kata], *, after_reading: bool = True) -> dict[str, tuple[int, int]]:
+def lesson_katas(store: Store, katas: list[Kata], *, after_reading: bool = True,
+                 names: bool = False) -> dict[str, tuple]:
     """For each lesson a kata practises: (katas passed, katas). With ``after_reading`` (readiness's
     credit) a kata counts toward a lesson only when it passed at or after the learner read that
-    lesson: a kata passed before, or for another lesson, is not evidence of this one."""
+    lesson: a kata passed before, or for another lesson, is not evidence of this one. With
+    ``names``, the passed katas are given by name (readiness credits each by its card's FSRS
+    retrievability)."""
     mine = records(store)
     read_at = {r[0]: r[1] for r in store.conn.execute(
         "SELECT lesson_id, read_at FROM lesson_progress WHERE read_at IS NOT NULL")}
     last_pass = {r[0]: r[1] for r in store.conn.execute(
         "SELECT kata, MAX(attempted_at) FROM kata_attempts WHERE passed = 1 GROUP BY kata")}
-    out: dict[str, list[int]] = {}
+    out: dict[str, list] = {}
     for kata in katas:
         for lesson in kata.lessons:
-            entry = out.setdefault(lesson, [0, 0])
+            entry = out.setdefault(lesson, [[], 0])
             if after_reading:
                 passed = lesson in read_at and last_pass.get(kata.name, "") >= read_at[lesson]
             else:
                 passed = mine.get(kata.name, KataRecord(kata.name)).passed
-            entry[0] += int(passed)
+            entry[0] += [kata.name] if passed else []
             entry[1] += 1
-    return {lesson: (a, b) for lesson, (a, b) in out.items()}
+    return {lesson: (tuple(a) if names else len(a), b) for lesson, (a, b) in out.items()}
 
 
 def duration_text(seconds: float | None) -> str:

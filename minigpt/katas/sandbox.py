@@ -45,11 +45,12 @@ def job(kata: Kata, source: str, token: str, out_path: Path) -> dict:
     from minigpt.katas import values
     from minigpt.katas.checkers import checker as checker_for
 
+    checker = checker_for(kata.name)
     cases = [[[values.encode(a) for a in case.args], {k: values.encode(v) for k, v in case.kwargs.items()}]
-             for case in checker_for(kata.name).cases()]
+             for case in checker.cases()]
     return {"token": token, "out": str(out_path), "function": kata.function, "source": source, "cases": cases,
             "forbidden": list(kata.forbidden), "banned_ops": banned_ops(kata.forbidden),
-            "solution_files": solution_files(kata), "audit": AUDIT_GUARD}
+            "solution_files": solution_files(kata), "audit": AUDIT_GUARD, "adapter": checker.adapter}
 
 
 def _no_result(run, printed: str) -> str:

@@ -13,7 +13,9 @@ from minigpt.errors import ConfigError
 
 POSITIONAL_ENCODINGS = ("learned", "sinusoidal", "rope", "none")
 NORMS = ("layernorm", "rmsnorm")
-FEED_FORWARDS = ("gelu", "swiglu", "relu2")
+TRAINED_FEED_FORWARDS = ("gelu", "swiglu", "relu2")  # what `minigpt train --ffn` offers
+# gelu_tanh: GELU's tanh approximation, the activation of GPT-2's checkpoints (minigpt.pretrained)
+FEED_FORWARDS = (*TRAINED_FEED_FORWARDS, "gelu_tanh")
 BIGRAM_TABLES = ("off", "residual", "logits")  # the exact bigram table: none, into the residual, into the logits
 # Standard parametrization, or μP (Yang et al. 2022, Tensor Programs V): init, learning rates and
 # multipliers scaled with the width against a base width, so a tuned learning rate transfers.
@@ -40,7 +42,8 @@ class GPTConfig:
     bias: bool = True
     pos_encoding: str = "learned"  # learned | sinusoidal | rope | none (causal attention alone)
     norm: str = "layernorm"  # layernorm | rmsnorm (no mean subtraction, no bias)
-    ffn: str = "gelu"  # gelu (4d hidden) | swiglu (gated, 8d/3 hidden: the same parameters) | relu2
+    ffn: str = "gelu"  # gelu (4d hidden) | swiglu (gated, 8d/3 hidden: the same parameters) | relu2 | gelu_tanh
+    norm_eps: float = 1e-5  # LayerNorm's ε (GPT-2's config.json names its own: layer_norm_epsilon)
     qk_norm: bool = False  # RMS-normalise each head's queries and keys before their dot product
     tie_weights: bool = False  # share the token embedding with the output head
     # Grouped-query attention: heads share keys and values in n_kv_heads groups (1 = multi-query).
@@ -94,6 +97,8 @@ class GPTConfig:
             raise ConfigError(f"norm must be one of {', '.join(NORMS)}, got {self.norm!r}", field="norm")
         if self.ffn not in FEED_FORWARDS:
             raise ConfigError(f"ffn must be one of {', '.join(FEED_FORWARDS)}, got {self.ffn!r}", field="ffn")
+        if isinstance(self.norm_eps, bool) or not isinstance(self.norm_eps, (int, float)) or not 0 < self.norm_eps < 1:
+            raise ConfigError(f"norm_eps must be a number in (0, 1), got {self.norm_eps!r}", field="norm_eps")
         if self.bigram not in BIGRAM_TABLES:
             raise ConfigError(f"bigram must be one of {', '.join(BIGRAM_TABLES)}, got {self.bigram!r}", field="bigram")
         if self.softcap is not None and (isinstance(self.softcap, bool) or not isinstance(self.softcap, (int, float))

@@ -155,6 +155,8 @@ class FeedForward(nn.Module):
             h = F.silu(gate) * value
         elif self.kind == "relu2":
             h = F.relu(h).square()
+        elif self.kind == "gelu_tanh":
+            h = F.gelu(h, approximate="tanh")
         else:
             h = F.gelu(h)
         return self.drop(self.down(h))
@@ -163,7 +165,7 @@ class FeedForward(nn.Module):
 def make_norm(cfg: GPTConfig) -> nn.Module:
     if cfg.norm == "rmsnorm":
         return nn.RMSNorm(cfg.d_model)
-    return nn.LayerNorm(cfg.d_model, bias=cfg.bias)
+    return nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps, bias=cfg.bias)
 
 
 class Block(nn.Module):

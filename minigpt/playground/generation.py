@@ -23,6 +23,7 @@ from minigpt.errors import CheckpointError, DatasetError, SamplingError
 from minigpt.models.config import MODEL_LABELS as KIND_LABELS
 from minigpt.numbers import number_text
 from minigpt.outputs import write_output
+from minigpt.pretrained.gpt2 import is_pretrained_folder, load_gpt2
 from minigpt.sampling import Sample, continue_text, generate, is_text_model, next_distribution
 
 TEXT_CHARS = 120  # a text model's continuation when no length is set
@@ -61,7 +62,7 @@ class Settings:
 def fit_case(vocab, text: str) -> str:
     """``text`` in lower case when the vocabulary has no capital letters (names typed "Xavier"
     mean "xavier" to a model trained on lower-case names); unchanged otherwise."""
-    if text != text.lower() and not any(c.isupper() for c in vocab.chars):
+    if text != text.lower() and hasattr(vocab, "chars") and not any(c.isupper() for c in vocab.chars):
         return text.lower()
     return text
 
@@ -72,7 +73,7 @@ class CheckpointChoice:
     path: Path
     kind: str
     val_loss: float | None = None
-    source: str = "bundled"  # bundled | run
+    source: str = "bundled"  # bundled | run | pretrained (minigpt hf fetch's folders)
     details: str = ""  # kind and key settings, e.g. "MiniGPT 64×4 lr 0.005 seed 1337"
 
 
@@ -112,10 +113,20 @@ def _choice(path: Path, label: str, source: str) -> CheckpointChoice | None:
     return CheckpointChoice(f"{label} ({details}{val_text})", path, kind, val, source, details)
 
 
+def pretrained_choices(models: Path | None = None) -> list[CheckpointChoice]:
+    """GPT-2-family folders where ``minigpt hf fetch`` puts them (models/ in the data folder)."""
+    root = models if models is not None else paths.user_data_dir() / "models"
+    folders = sorted(d for d in root.iterdir() if is_pretrained_folder(d)) if root.is_dir() else []
+    return [CheckpointChoice(f"{d.name} (pretrained, continues text)", d, "gpt", None, "pretrained", "pretrained")
+            for d in folders]
+
+
 def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None,
-                     live: bool = False) -> list[CheckpointChoice]:
+                     live: bool = False, pretrained: bool = False) -> list[CheckpointChoice]:
     """The shipped checkpoints (``default`` first), then every finished run's checkpoint; with
-    ``live``, also the best checkpoint so far of each run still training (labelled "live")."""
+    ``live``, also the best checkpoint so far of each run still training (labelled "live"); then
+    the runs lab jobs kept; with ``pretrained``, the GPT-2 folders ``minigpt hf fetch`` keeps (for
+    the tools that take one)."""
     root = bundled if bundled is not None else paths.checkpoints_dir()
     found: list[CheckpointChoice] = []
     if root.is_dir():
@@ -125,6 +136,7 @@ def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None,
             c = _choice(d, d.name, "bundled")
             if c:
                 found.append(c)
+    found += pretrained_choices() if pretrained else []
     from minigpt.runs.listing import list_runs
     from minigpt.runs.schema import RunState
 
@@ -135,6 +147,12 @@ def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None,
             c = _choice(run.checkpoint, f"your run {label or run.name}{' (live)' if running else ''}", "run")
             if c:
                 found.append(c)
+    from minigpt.runs.lab import lab_runs
+
+    for job, run_dir in lab_runs():  # what a lab job trained and kept (lab/<job>/run)
+        c = _choice(run_dir / "checkpoint", f"lab job {job}", "run")
+        if c:
+            found.append(c)
     return found
 
 
@@ -180,6 +198,8 @@ def dataset_for(checkpoint):
 
 
 def load_for_playground(path: Path | str) -> Loaded:
+    if is_pretrained_folder(path):  # GPT-2 continues text, with its own BPE and the KV cache
+        return Loaded(load_gpt2(path), None, "a pretrained model: it continues the prefix as a prompt")
     ckpt = load_checkpoint(path)
     if is_text_model(ckpt.train_config):  # a text model continues prompts: no names to mark
         return Loaded(ckpt, None, "a text model: it continues the prefix as a prompt")
@@ -327,6 +347,8 @@ def text_prompt(loaded: Loaded, prefix: str) -> str:
     no line breaks): a text model has no start token to begin from."""
     if prefix:
         return prefix
+    if not hasattr(loaded.vocab, "stoi"):  # a byte-level BPE spells anything
+        return "\n"
     for start in ("\n", " "):
         if start in loaded.vocab.stoi:
             return start
@@ -336,8 +358,12 @@ def text_prompt(loaded: Loaded, prefix: str) -> str:
 def _continue_prompt(loaded: Loaded, s: Settings, t0: float) -> Batch:
     """A text model's batch: ``n`` continuations of the prefix (see ``text_prompt``)."""
     prompt = text_prompt(loaded, s.prefix)
+    length = s.max_len or TEXT_CHARS
+    if hasattr(loaded.checkpoint, "check_continuation"):  # a pretrained model: bounded before any work
+        length = s.max_len or min(TEXT_CHARS, loaded.model.config.block_size - len(loaded.vocab.encode(prompt)))
+        loaded.checkpoint.check_continuation(prompt, length, s.n)
     with one_thread():
-        outs = continue_text(loaded.model, loaded.vocab, prompt, s.max_len or TEXT_CHARS, n=s.n,
+        outs = continue_text(loaded.model, loaded.vocab, prompt, length, n=s.n,
                              temperature=s.temperature, top_k=s.top_k, top_p=s.top_p, seed=s.seed)
     samples = [Sample(s.prefix + o.text, o.logprob, len(o.text), True) for o in outs]
     model_lp = [o.logprob for o in outs]

@@ -156,6 +156,29 @@ def score_name(loaded: Loaded, word: str) -> Score:
     return Score(word, rows, total, ds.membership(word) if ds is not None else None)
 
 
+def is_pretrained(loaded: Loaded) -> bool:
+    """A GPT-2 folder (minigpt.pretrained): it continues text, and scores a typed text per token."""
+    return hasattr(loaded.checkpoint, "check_continuation")
+
+
+def score_text(loaded: Loaded, text: str) -> Score:
+    """Per-token surprise of a typed text on a pretrained model: each BPE token's probability
+    after the tokens before it, and the model's own first choice there (``prefix``: the end of
+    the text so far, as pieces)."""
+    from minigpt.text_scoring import token_surprise
+
+    if not text.strip():
+        raise SamplingError("type a text to score")
+    ids = loaded.vocab.encode(text)
+    surprise = token_surprise(loaded.model, loaded.vocab, text)
+    if not surprise:
+        raise SamplingError("type a longer text: its first token is only context, there is nothing to score yet")
+    pieces = [loaded.vocab.piece(i) for i in ids]
+    rows = [ScoreRow("".join(pieces[: t + 1])[-16:], s.piece, s.prob, s.best, s.best_prob, "")
+            for t, s in enumerate(surprise)]
+    return Score(text, rows, sum(math.log(s.prob) for s in surprise), None)
+
+
 # ------------------------------------------------------------------ comparing models
 @dataclass
 class ModelColumn:

@@ -1,6 +1,7 @@
 """What the trainer records to show what training does, beyond the loss: the surprise of a fixed
-handful of validation items at each evaluation (``surprise.jsonl``) and the health of each weight
-matrix every few steps (``layers.jsonl``), with the torch-free readers the app uses.
+handful of validation items at each evaluation (``surprise.jsonl``, with each attention head's
+spread on the same items) and the health of each weight matrix every few steps (``layers.jsonl``),
+with the torch-free readers the app uses.
 
 Both files start with a versioned header line (what the records mean), then one JSON record per
 line, appended and flushed as they come, like ``metrics.jsonl``. A run from before these files
@@ -32,7 +33,7 @@ MAX_INSIGHT_BYTES = 64 << 20  # a larger file is not ours: read nothing rather t
 MAX_LINE_CHARS = 1 << 20  # a header or record is a few kilobytes: a longer line is skipped unparsed
 # What a record's numbers may be (a value outside is shown as missing): a surprise in nats, a
 # gradient norm, a log10 update ratio. Extreme finite values would break the charts' scales.
-NLL_RANGE, GRAD_RANGE, RATIO_RANGE = (0.0, 1e4), (0.0, 1e12), (-40.0, 40.0)
+NLL_RANGE, GRAD_RANGE, RATIO_RANGE, SHARE_RANGE = (0.0, 1e4), (0.0, 1e12), (-40.0, 40.0), (0.0, 1.0)
 
 
 class InsightLog:
@@ -162,6 +163,44 @@ def read_surprise(run_dir: Path | str) -> Surprise | None:
 
 def _number(v, bounds: tuple[float, float]) -> bool:
     return in_range(v, *bounds)
+
+
+@dataclass
+class HeadSpread:
+    """Per attention head at each evaluation (step ``steps[e]``): ``spread[e][layer][head]``, its
+    entropy over the most it could have (1: a uniform average), and ``first[e][layer][head]``, its
+    weight on the first position, both on the scored items (``minigpt.training.insight.head_stats``)."""
+
+    steps: list[int] = field(default_factory=list)
+    spread: list[list[list[float]]] = field(default_factory=list)
+    first: list[list[list[float]]] = field(default_factory=list)
+
+
+def read_head_spread(run_dir: Path | str) -> HeadSpread | None:
+    """The heads' records of ``surprise.jsonl`` (None: no file, or a run from before they were kept;
+    a record whose tables are not layers × heads of shares is skipped)."""
+    got = _read_lines(Path(run_dir) / SURPRISE_FILE, SURPRISE_FORMAT)
+    if got is None:
+        return None
+    out = HeadSpread()
+    for record in got[1]:
+        heads = record.get("heads")
+        tables = [heads.get(k) for k in ("spread", "first")] if isinstance(heads, dict) else []
+        if len(tables) == 2 and all(_share_table(t) for t in tables) and _shape(tables[0]) == _shape(tables[1]):
+            out.steps.append(record["step"])
+            out.spread.append(tables[0])
+            out.first.append(tables[1])
+    return out if out.steps else None
+
+
+def _share_table(table) -> bool:
+    return (isinstance(table, list) and 0 < len(table) <= 1024
+            and all(isinstance(row, list) and 0 < len(row) <= 1024 and all(_number(v, SHARE_RANGE) for v in row)
+                    for row in table))
+
+
+def _shape(table: list[list]) -> list[int]:
+    return [len(row) for row in table]
 
 
 # ---------------------------------------------------------------------------- layer health

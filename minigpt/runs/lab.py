@@ -25,6 +25,7 @@ from minigpt.runs.lock import is_locked
 
 RESULT_FORMAT, RESULT_VERSION = "minigpt-lab-result", 1
 RESULT_FILE = "result.json"
+RUN_DIR = "run"  # a job that trains keeps its run folder here, for the explorers and compare
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,9 @@ JOBS: dict[str, LabJob] = {job.id: job for job in (
     LabJob("lora", "LoRA fine-tune on one letter's names", "lora.lab"),
     LabJob("checkpointing", "Activation checkpointing: memory and time of a step", "checkpointing.lab"),
     LabJob("induction", "Induction heads: train the attention-only model, score its heads", "induction.lab"),
+    LabJob("ptq", "Post-training quantization: GPTQ, FP8, MXFP4 and NF4 on the shipped model", "formats.ptq_lab"),
+    LabJob("self-speculation", "Self-speculation: a MiniGPT drafts with its own MTP head", "self_speculation.lab"),
+    LabJob("test_time", "Test-time compute on names: pass@k, best-of-n, majority vote", "test_time.lab"),
     LabJob("mup", "μP: sweep learning rates at three widths, SP against μP", "train_scale.mup_lab"),
     LabJob("stability", "Stability at a high learning rate: QK-norm, z-loss, soft-capping", "train_scale.stability_lab"),
 )}
@@ -48,6 +52,14 @@ def job_dir(job: str, root: Path | str | None = None) -> Path:
         raise RunError(f"no lab job called {job!r} (jobs: {', '.join(JOBS)})")
     folder = Path(root) if root is not None else paths.user_data_dir() / "lab"
     return folder / job
+
+
+def bundled_dir(job: str) -> Path:
+    """The result the project measured once and ships beside the lessons (``lessons/lab/<job>/``):
+    what a lesson shows until the learner's own run finishes. Read with ``read_result``."""
+    if job not in JOBS:
+        raise RunError(f"no lab job called {job!r} (jobs: {', '.join(JOBS)})")
+    return paths.lessons_dir() / "lab" / job
 
 
 def write_result(folder: Path, values: dict) -> None:
@@ -67,10 +79,6 @@ def read_result(folder: Path) -> dict | None:
         raw = json.loads(guarded.read_text(path, guarded.SMALL_JSON_BYTES))
     except (OSError, ValueError) as e:
         raise RunError(f"{path}: unreadable lab result ({e})") from None
-    return _checked(raw, path)
-
-
-def _checked(raw, path: Path) -> dict:
     if not isinstance(raw, dict) or raw.get("format") != RESULT_FORMAT:
         raise RunError(f"{path}: not a lab result")
     if raw.get("format_version") != RESULT_VERSION:
@@ -79,13 +87,16 @@ def _checked(raw, path: Path) -> dict:
     return {k: v for k, v in raw.items() if k not in ("format", "format_version")}
 
 
-def bundled_result(job: str) -> dict | None:
-    """The result shipped with the lessons (``lessons/lab/<job>.json``, a result.json of the
-    job's own run) for learners who do not run the job; None for a job without one."""
-    path = paths.lessons_dir() / "lab" / f"{job}.json"
-    if not path.exists():
-        return None
-    return _checked(json.loads(guarded.read_text(path, guarded.SMALL_JSON_BYTES)), path)
+def lab_runs(root: Path | str | None = None) -> list[tuple[str, Path]]:
+    """(job, run folder) of each job that kept the run it trained (``lab/<job>/run``)."""
+    from minigpt.runs.listing import is_run_folder
+
+    found = []
+    for job in JOBS:
+        run = job_dir(job, root) / RUN_DIR
+        if is_run_folder(run):
+            found.append((job, run))
+    return found
 
 
 def is_running(folder: Path) -> bool:

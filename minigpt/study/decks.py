@@ -385,22 +385,24 @@ def load_decks(directory: Path | str | None = None, *, numbers: bool = True) -> 
     return deck
 
 
-_cache: tuple[tuple, Deck] | None = None
+_cache: dict[bool, tuple[tuple, Deck]] = {}  # by ``numbers``: computed decks, described decks
 _cache_lock = threading.Lock()
 
 
-def cached_decks(directory: Path | str | None = None) -> Deck:
+def cached_decks(directory: Path | str | None = None, *, numbers: bool = True) -> Deck:
     """The bundled decks, read once and again only when a deck file changes (same folder).
 
-    Reading builds every numeric card (a fraction of a second of CPU), so the app calls this
-    from a worker thread; the lock makes concurrent first calls read the files once. Callers
+    Reading builds every numeric card (importing torch: a second or two of CPU), so the app calls
+    this from a worker thread; the lock makes concurrent first calls read the files once. Callers
     share the returned Deck and must not change it (``with_user_cards`` makes a copy).
+    ``numbers=False`` describes numeric cards instead (:func:`load_decks`): the same ids and
+    lessons without torch, all that counting cards needs (the home screen's glance).
     """
-    global _cache
     folder = Path(directory) if directory else default_decks_dir()
     with _cache_lock:
         key = (str(folder.resolve()),
                tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*.toml"))))
-        if _cache is None or _cache[0] != key:
-            _cache = (key, load_decks(folder))
-        return _cache[1]
+        held = _cache.get(numbers)
+        if held is None or held[0] != key:
+            held = _cache[numbers] = (key, load_decks(folder, numbers=numbers))
+        return held[1]

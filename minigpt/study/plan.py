@@ -74,6 +74,7 @@ class Plan:
     problems: list[str] = field(default_factory=list)
     new_per_day: int = 0            # the learner's new-cards-a-day setting the plan kept to
     needed_per_day: int = 0         # new cards a day the scope needs to be introduced in time
+    katas_due: list[tuple[date, str]] = field(default_factory=list)  # (day, kata): re-solves before the day
 
     @property
     def feasible(self) -> bool:
@@ -283,7 +284,24 @@ def make_plan(store: Store, deck: Deck, interview: date, *, lessons: tuple[str, 
         problems.append("the interview is today: nothing is left to plan")
     plan_days = [PlanDay(d, shares[i], reviews[i], ahead[i]) for i, d in enumerate(days)]
     return Plan(interview, today, tuple(lessons), len(scope), plan_days, today_share,
-                len(done_ids), new_today, ahead_today, final, answers, problems, cap, needed)
+                len(done_ids), new_today, ahead_today, final, answers, problems, cap, needed,
+                kata_days(store, scheduler, days, moments, tz))
+
+
+def kata_days(store: Store, scheduler: Scheduler, days: list[date], moments: list[datetime],
+              tz: tzinfo | None) -> list[tuple[date, str]]:
+    """(day, kata) for each re-solve of a passed kata that falls due before the interview (an
+    overdue one today), each solved cleanly (Good) as the plan assumes of cards."""
+    from minigpt.study import kata_cards
+
+    out = []
+    for kata in kata_cards.cards(store).values():
+        card = kata.card
+        for day, moment in zip(days, moments):
+            if local_date(card.due, tz) <= day:
+                out.append((day, kata.kata))
+                card, _ = scheduler.review_card(card, Rating.Good, moment)
+    return sorted(out)
 
 
 def headline(plan: Plan) -> list[str]:
@@ -332,4 +350,11 @@ def describe(plan: Plan) -> list[str]:
             lines += ["(ahead): of the reviews, those brought forward so the card is fresh on the day"]
         lines += [f"New cards a day: {plan.new_per_day} (today {plan.new_done_today} of "
                   f"{plan.new_share_today} done)"]
+    if plan.katas_due:
+        by_day: dict[date, list[str]] = {}
+        for day, kata in plan.katas_due:
+            by_day.setdefault(day, []).append(kata)
+        lines += ["", "Katas to re-solve from the stub (minigpt kata due):"]
+        lines += [f"  {'today' if day == plan.today else f'{day:%a %Y-%m-%d}':<15} {', '.join(names)}"
+                  for day, names in by_day.items()]
     return lines

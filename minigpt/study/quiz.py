@@ -79,8 +79,10 @@ def chapter_notes(deck: Deck, lesson_id: str) -> dict[str, list[StudyCard]]:
 
 
 def chapter_quiz(lesson_id: str, n: int = CHAPTER_QUIZ_SIZE, seed: int | None = None, *,
-                 deck: Deck | None = None) -> list[QuizQuestion]:
-    """Up to n questions on distinct notes of one lesson, in at least two formats when possible."""
+                 deck: Deck | None = None, run_questions: list | None = None) -> list[QuizQuestion]:
+    """Up to n questions on distinct notes of one lesson, in at least two formats when possible;
+    one of them, when the learner's runs give some for this lesson (``run_questions``:
+    :class:`minigpt.study.run_questions.RunQuestion`), about their own run, explained in their words."""
     deck = deck if deck is not None else cached_decks()
     rng = random.Random(seed)
     notes = list(chapter_notes(deck, lesson_id).values())
@@ -93,7 +95,15 @@ def chapter_quiz(lesson_id: str, n: int = CHAPTER_QUIZ_SIZE, seed: int | None = 
         picked.append(rng.choice(options))
     if len({f for _, f in picked}) < 2:
         _diversify(picked, notes, n, rng)
-    return [question_for(deck, c, rng, fmt=f) for c, f in picked]
+    questions = [question_for(deck, c, rng, fmt=f) for c, f in picked]
+    mine = [r for r in run_questions or () if r.lesson == lesson_id]
+    if mine:
+        from minigpt.study.run_questions import as_card
+
+        pick = rng.choice(mine)
+        own = QuizQuestion(as_card(pick), "explain", f"About your own run: {pick.prompt}")
+        questions = questions[:n - 1] + [own] if len(questions) >= n else questions + [own]
+    return questions
 
 
 def _diversify(picked: list, notes: list[list[StudyCard]], n: int, rng: random.Random) -> None:

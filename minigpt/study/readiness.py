@@ -10,7 +10,10 @@ A lesson's figure (0..1) is a weighted mean of four parts, each 0..1:
   of the ``plan.date`` setting), or in ``HORIZON_DAYS`` days when none is set: what the learner
   will still know then, not what they saw a minute ago. A card never reviewed counts 0;
 - ``katas``: the lesson's katas passed *after reading it*, over the katas that practise it (the
-  caller counts them: :func:`minigpt.katas.progress.lesson_katas`).
+  caller names them: :func:`minigpt.katas.progress.lesson_katas`), each credited with FSRS's
+  retrievability of its kata card (:mod:`minigpt.study.kata_cards`) at the moment recall is judged:
+  a kata passed long ago and not re-solved decays as its schedule says. A pass not yet carded
+  counts whole.
 
 Cards left out (flagged or suspended, :func:`minigpt.study.flags.left_out`) count nowhere. A part
 that cannot apply (a lesson with no cards has no quiz and no recall; one with no kata has no katas
@@ -47,7 +50,7 @@ MEANING: dict[str, str] = {
     "read": "you reached the lesson's end (100%) or not (0%)",
     "quiz": f"share right of its last {QUIZ_WINDOW} answers in chapter quizzes and mock interviews",
     "recall": f"FSRS's forecast of its cards on the interview day (none set: in {HORIZON_DAYS} days)",
-    "katas": "its katas passed after you read it, over its katas",
+    "katas": "katas passed after reading it (each × FSRS recall), over its katas",
 }
 
 # What to do about the part that lags most, and the home screen's key that does it.
@@ -150,17 +153,37 @@ def retrievabilities(store: Store, when: datetime) -> dict[str, float]:
     return out
 
 
+def kata_retrievabilities(store: Store, when: datetime) -> dict[str, float]:
+    """Kata name → FSRS retrievability of its card at ``when`` (the learner's own scheduler)."""
+    from minigpt.study import kata_cards
+    from minigpt.study import scheduler as sch
+
+    scheduler = sch.learner_scheduler(store)
+    return {name: float(card.retrievability(scheduler, when)) for name, card in kata_cards.cards(store).items()}
+
+
+def _kata_credit(passed, kata_recall: dict[str, float]) -> float:
+    """The credit of a lesson's passed katas: a count as it is, or names each by its card's
+    retrievability (a pass without a card yet counts 1)."""
+    if isinstance(passed, (int, float)):
+        return float(passed)
+    return sum(kata_recall.get(name, 1.0) for name in passed)
+
+
 def readiness(store: Store, lessons: list[tuple[str, str]], cards_by_lesson: dict[str, list[str]],
-              katas_by_lesson: dict[str, tuple[int, int]], now: datetime | None = None, *,
+              katas_by_lesson: dict[str, tuple], now: datetime | None = None, *,
               on: datetime | None = None) -> Readiness:
     """Readiness for ``lessons`` ((id, title) in course order).
 
-    ``cards_by_lesson``: the deck's card ids per lesson; ``katas_by_lesson``: (passed after
-    reading, total) per lesson, as :func:`minigpt.katas.progress.lesson_katas` gives them;
+    ``cards_by_lesson``: the deck's card ids per lesson; ``katas_by_lesson``: (the katas passed
+    after reading, by name, or their count; total) per lesson, as
+    :func:`minigpt.katas.progress.lesson_katas` gives them;
     ``on``: when recall is judged (default :func:`judged_at`).
     """
     read = store.lessons_read()
-    recall = retrievabilities(store, on if on is not None else judged_at(store, now))
+    when = on if on is not None else judged_at(store, now)
+    recall = retrievabilities(store, when)
+    kata_recall = kata_retrievabilities(store, when)
     hidden = left_out(store)
     out = []
     for lesson_id, title in lessons:
@@ -170,7 +193,7 @@ def readiness(store: Store, lessons: list[tuple[str, str]], cards_by_lesson: dic
             "read": 1.0 if lesson_id in read else 0.0,
             "quiz": chapter_quiz_score(store, set(cards)) if cards else None,
             "recall": sum(recall.get(c, 0.0) for c in cards) / len(cards) if cards else None,
-            "katas": passed / total if total else None,
+            "katas": _kata_credit(passed, kata_recall) / total if total else None,
         }
         out.append(LessonReadiness(lesson_id, title, parts))
     return Readiness(out)

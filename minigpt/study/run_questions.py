@@ -6,7 +6,9 @@ why the loss started near ln V (a uniform guess over V characters), and the gap 
 training and the validation loss at a step where both were measured. Two seed groups (``minigpt
 train --seeds N``) give one more: when Welch's t-test (:mod:`minigpt.stats`) says their final losses
 differ (p < ``ALPHA``) the question asks what the difference means; otherwise it asks whether they
-differ at all, and the worked answer says why the answer is "not shown".
+differ at all, and the worked answer says why the answer is "not shown". A sweep over dropout
+(gathered by :mod:`minigpt.experiments.questions`) gives the same pair: why its best dropout beat
+0.0 at its size when the t-test over the seeds of the two settings says so, else whether it did.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from minigpt.runs.listing import RunInfo
 from minigpt.runs.metrics import RunMetrics
 from minigpt.runs.schema import RunState
 from minigpt.stats import welch_t_test
+from minigpt.study.decks import StudyCard
 
 ALPHA = 0.05          # the t-test's threshold for "the groups differ"
 GAP_NOISE = 0.02      # nats: a train/val gap smaller than this is read as no gap
@@ -147,3 +150,55 @@ def questions_for_runs(runs: list[RunInfo]) -> list[RunQuestion]:
     if len(full) == 2:
         out.append(group_question(full[0][0], full[0][1], full[1][0], full[1][1]))
     return out
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def dropout_question(sweep: str, size: str, best: float, best_losses: list[float], zero_losses: list[float],
+                     gaps: tuple[float | None, float | None] = (None, None)) -> RunQuestion:
+    """Why the sweep's best dropout beat 0.0, asked as a given only when Welch's t-test over the
+    seeds of the two settings says the difference is real (p < ALPHA); otherwise whether it is.
+    ``gaps``: the val − train gap of the best setting and of 0.0, when the sweep measured them."""
+    a, b = _mean(best_losses), _mean(zero_losses)
+    figures = (f"dropout {best:g} ended at a validation loss of {a:.3f}, dropout 0.0 at {b:.3f} "
+               f"({len(best_losses)} and {len(zero_losses)} run{'s' * (len(zero_losses) != 1)})")
+    test = welch_t_test(best_losses, zero_losses) if min(len(best_losses), len(zero_losses)) >= 2 else None
+    ident = f"run:sweep:{sweep}:dropout:{size}"
+    if test is not None and test.p < ALPHA:
+        gap_best, gap_zero = gaps
+        gap_text = (f" The gaps say so: val − train is {gap_zero:.3f} without dropout and {gap_best:.3f} with it."
+                    if gap_best is not None and gap_zero is not None else "")
+        return RunQuestion(
+            ident, "training",
+            f"In your sweep {sweep} at {size}, {figures}; the difference is beyond seed noise (p = {test.p:.3g}). "
+            f"Why did dropout {best:g} beat 0.0 at this size?",
+            f"At {size} on this data the model without dropout fits the training text more closely than it "
+            f"generalises, so its validation loss suffers.{gap_text} Dropout zeroes a random share of activations "
+            "in training, so no unit can lean on a particular other one: it regularises, trading a little fit for "
+            f"less overfitting, here {b - a:.3f} nats of validation loss (p = {test.p:.3g} < {ALPHA}). With more "
+            "data per parameter, or a smaller model, the benefit shrinks and 0.0 can win.",
+            ("without dropout the model overfits at this size: a wider train/val gap",
+             "dropout zeroes random activations in training, a regulariser against memorising",
+             f"the difference is beyond seed noise (p = {test.p:.3g} < {ALPHA})",
+             "it depends on size and data: with more data per parameter the benefit shrinks"))
+    why = (f"p = {test.p:.3g} is above {ALPHA}, so a difference this size comes often from the seeds alone"
+           if test is not None else
+           "with one run per setting there is no seed spread to compare the difference with: the seed alone "
+           "moves a final loss by about as much")
+    return RunQuestion(
+        ident, "training",
+        f"In your sweep {sweep} at {size}, {figures}. Is dropout {best:g} really better than 0.0 here?",
+        f"Not shown: {why}. Run each setting over several seeds (minigpt train --seeds N, or a seed axis) and "
+        "compare them with the t-test before explaining the difference.",
+        (f"{'p is above ' + str(ALPHA) if test is not None else 'one run per setting'}: "
+         "the difference could be seed noise",
+         "so dropout is not shown better yet",
+         "more seeds per setting, compared with a t-test, would settle it"))
+
+
+def as_card(question: RunQuestion) -> StudyCard:
+    """The question as an explain card (the chapter quiz asks it beside the deck's questions)."""
+    return StudyCard(question.id, "question", question.lesson, question.prompt, question.answer,
+                     checklist=question.rubric)

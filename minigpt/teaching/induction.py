@@ -25,11 +25,15 @@ from torch.nn import functional as F
 from minigpt.repeat_data import LETTERS, RepeatSplit
 
 
-def repeated_chunk_ids(chunk: int, n: int = 8, seed: int = 0) -> torch.Tensor:
-    """(n, 2·chunk + 1) rows: the start token, then ``chunk`` random letters written twice."""
+def repeated_chunk_ids(chunk: int, n: int = 8, seed: int = 0, *, vocab_size: int | None = None,
+                       start_token: int = 0) -> torch.Tensor:
+    """(n, 2·chunk + 1) rows: the start token, then ``chunk`` random letters written twice; with
+    ``vocab_size`` (a pretrained model) random tokens of the whole vocabulary instead, after its
+    own start token (GPT-2's ``<|endoftext|>``), as interpretability tools test GPT-2's heads."""
     gen = torch.Generator().manual_seed(seed)
-    letters = torch.randint(1, len(LETTERS) + 1, (n, chunk), generator=gen)
-    return torch.cat((torch.zeros(n, 1, dtype=torch.long), letters, letters), dim=1)
+    low, high = (1, len(LETTERS) + 1) if vocab_size is None else (0, vocab_size)
+    letters = torch.randint(low, high, (n, chunk), generator=gen)
+    return torch.cat((torch.full((n, 1), start_token, dtype=torch.long), letters, letters), dim=1)
 
 
 @torch.no_grad()
@@ -65,12 +69,14 @@ class HeadScores:
         return layer, head, float(scores[layer, head])
 
 
-def head_scores(model, chunk: int = 10, n: int = 8, seed: int = 0) -> HeadScores:
-    """Both scores of every head, on ``n`` random chunks of ``chunk`` letters written twice."""
+def head_scores(model, chunk: int = 10, n: int = 8, seed: int = 0, *, vocab_size: int | None = None,
+                start_token: int = 0) -> HeadScores:
+    """Both scores of every head, on ``n`` random chunks of ``chunk`` letters (or tokens, with
+    ``vocab_size``: see ``repeated_chunk_ids``) written twice."""
     if 2 * chunk + 1 > model.config.block_size:
         raise ValueError(f"two copies of {chunk} letters and the start token need a block of "
                          f"{2 * chunk + 1}; the model reads {model.config.block_size}")
-    maps = attention_of(model, repeated_chunk_ids(chunk, n, seed))
+    maps = attention_of(model, repeated_chunk_ids(chunk, n, seed, vocab_size=vocab_size, start_token=start_token))
     return HeadScores(previous_token_score(maps), induction_score(maps, chunk))
 
 

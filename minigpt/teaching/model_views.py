@@ -175,6 +175,25 @@ def token_view(ckpt, k: int = 3) -> TokenView:
     return TokenView(checkpoint_label(ckpt), chars, neighbours)
 
 
+@torch.no_grad()
+def nearest_tokens(ckpt, text: str, k: int = 5) -> list[tuple[str, list[tuple[str, float]]]]:
+    """Each token of ``text`` (a pretrained model's BPE pieces) with the ``k`` nearest other tokens
+    in its embedding by cosine similarity: one row of similarities per typed token, never the
+    whole vocabulary squared (GPT-2's 50,257² would be 20 GB)."""
+    tokenizer = ckpt.tokenizer
+    ids = tokenizer.encode(text)
+    if not ids:
+        raise ValueError("type a word or a sentence to find its tokens' neighbours")
+    unit = F.normalize(ckpt.model.tok_emb.weight.detach().float(), dim=1)
+    out = []
+    for i in ids[:64]:  # a screenful of tokens
+        sims = unit @ unit[i]
+        sims[i] = -2.0  # a token is not its own neighbour
+        top = sims.topk(min(k, len(sims) - 1))
+        out.append((tokenizer.piece(i), [(tokenizer.piece(j), float(v)) for v, j in zip(top.values, top.indices.tolist())]))
+    return out
+
+
 def encode_known(view: TokenView, text: str) -> list[tuple[str, int | None]]:
     """Each character of ``text`` (lower-cased, as the names were) with its id, None if the model
     never saw it."""

@@ -1,4 +1,5 @@
-"""The attention stepper on a trained model: one layer of a checkpoint's MiniGPT, on a typed name.
+"""The attention stepper on a trained model: one layer (or one head) of a checkpoint's MiniGPT, on
+a typed name, or on the learner's own sentence for a pretrained GPT-2 (minigpt.pretrained).
 
 ``trained_state`` turns a loaded checkpoint into the stepper's inputs so that every stage the
 stepper shows is what that model computes: X is what the layer's attention reads (the embeddings
@@ -41,14 +42,34 @@ def check_steppable(ckpt) -> None:
         raise CheckpointError("this model's attention is not the fused Q|K|V layer the stepper reads")
 
 
+def text_ids(ckpt, text: str, limit: int) -> tuple[list[int], list[str]]:
+    """The ids the model reads and the labels the stepper shows: a name after the start token
+    (the tutor's character models), or the learner's own sentence as BPE pieces (a pretrained
+    checkpoint, which carries a ``tokenizer``; its spaces show as ␣)."""
+    tokenizer = getattr(ckpt, "tokenizer", None)
+    if tokenizer is None:
+        return name_ids(ckpt.vocab, text, limit)
+    if not text.strip():
+        raise ValueError("type a sentence, e.g. The cat sat on the mat")
+    ids = tokenizer.encode(text)
+    if len(ids) > limit:
+        raise ValueError(f"the stepper shows at most {limit} tokens; that sentence is {len(ids)}: shorten it")
+    return ids, [tokenizer.piece(i) for i in ids]
+
+
 @torch.no_grad()
-def trained_state(ckpt, name: str, layer: int) -> StepperState:
-    """The stepper's inputs for ``layer`` (0-based) of ``ckpt``'s model reading ``name``."""
+def trained_state(ckpt, name: str, layer: int, head: int | None = None) -> StepperState:
+    """The stepper's inputs for ``layer`` (0-based) of ``ckpt``'s model reading ``name`` (a
+    sentence for a pretrained model); ``head`` (0-based) keeps that head's columns of W_Q, W_K and
+    W_V and its rows of W_O alone: one head of a wide model (GPT-2's 12 × 64 of 768) at a size
+    the stepper can show, and what that head adds to the residual stream."""
     check_steppable(ckpt)
     model, cfg = ckpt.model, ckpt.model_config
     if not 0 <= layer < cfg.n_layers:
         raise ValueError(f"the model has layers 1 to {cfg.n_layers}")
-    ids, labels = name_ids(ckpt.vocab, name, min(cfg.block_size, MAX_TOKENS))
+    if head is not None and not 0 <= head < cfg.n_heads:
+        raise ValueError(f"the model has heads 1 to {cfg.n_heads} in each layer")
+    ids, labels = text_ids(ckpt, name, min(cfg.block_size, MAX_TOKENS))
     attn = model.blocks[layer].attn
     seen = {}
 
@@ -75,11 +96,33 @@ def trained_state(ckpt, name: str, layer: int) -> StepperState:
     if group > 1:  # grouped-query: each query head reads its group's key and value head
         cols = torch.arange(C).view(cfg.n_heads, hd) // hd // group * hd + torch.arange(hd)
         W_k, W_v = W_k[:, cols.flatten()], W_v[:, cols.flatten()]
-    state = StepperState(name=f"{''.join(labels[1:])} · layer {layer + 1}/{cfg.n_layers}", tokens=labels,
-                         X=_rows(X), W_Q=_rows(W_q), W_K=_rows(W_k), W_V=_rows(W_v),
-                         W_O=_rows(attn.proj.weight.detach().double().T), n_heads=cfg.n_heads, causal=True)
+    W_o, n_heads, title = attn.proj.weight.detach().double().T, cfg.n_heads, f"layer {layer + 1}/{cfg.n_layers}"
+    if head is not None:
+        cols = slice(head * hd, (head + 1) * hd)
+        W_q, W_k, W_v, W_o, n_heads = W_q[:, cols], W_k[:, cols], W_v[:, cols], W_o[cols], 1
+        title += f", head {head + 1}/{cfg.n_heads}"
+    shown = "".join(labels) if getattr(ckpt, "tokenizer", None) is not None else "".join(labels[1:])
+    state = StepperState(name=f"{shown} · {title}", tokens=labels, X=_rows(X), W_Q=_rows(W_q), W_K=_rows(W_k),
+                         W_V=_rows(W_v), W_O=_rows(W_o), n_heads=n_heads, causal=True)
     state.dim_labels = [f"d{j}" for j in range(C)] + (["1"] if bias is not None else [])
     return state
+
+
+def load_steppable(path):
+    """The checkpoint at ``path``: the tutor's own, or a GPT-2 folder (minigpt.pretrained)."""
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.pretrained.gpt2 import is_pretrained_folder, load_gpt2
+
+    return load_gpt2(path) if is_pretrained_folder(path) else load_checkpoint(path)
+
+
+def parse_layer_head_sentence(text: str) -> tuple[str, int, int]:
+    """"5 3 The cat sat" → ("The cat sat", 5, 3): a layer and a head counted from 1, then the
+    sentence a pretrained model reads (its own spaces kept)."""
+    parts = text.strip().split(" ", 2)
+    if len(parts) < 3 or not parts[0].isdigit() or not parts[1].isdigit() or not parts[2].strip():
+        raise ValueError("type a layer, a head and your sentence, e.g. 5 1 The cat sat on the mat")
+    return parts[2], int(parts[0]), int(parts[1])
 
 
 def parse_name_layer(text: str) -> tuple[str, int]:

@@ -1,12 +1,11 @@
 """What a run's numbers say is wrong, named, with the numbers behind it and the lesson that explains it.
 
-Read from the run folder alone (``status.json``, ``metrics.jsonl``, and ``layers.jsonl`` when the
-trainer recorded layer health), so it works while the run trains, after it ended, and for a run
+Read from the run folder alone (``status.json``, ``metrics.jsonl``, ``layers.jsonl`` when the
+trainer recorded layer health, and the heads' spread in ``surprise.jsonl``), so it works while the run trains, after it ended, and for a run
 another process writes. Torch-free: the app and ``minigpt diagnose`` both call :func:`diagnose`.
 
 Each check is deliberately conservative: a symptom is named only when its evidence is clear, and
-the default recipe's run shows none (``tests/test_diagnosis.py`` holds a recorded one). Attention
-heads are not checked: layer health records matrices, not heads.
+the default recipe's run shows none (``tests/test_diagnosis.py`` holds a recorded one).
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from pathlib import Path
 
 from minigpt.errors import RunError
 from minigpt.runs.files import STATUS_FILE
-from minigpt.runs.insight import LayerHealth, read_layer_health, short_layer_name
+from minigpt.runs.insight import HeadSpread, LayerHealth, read_head_spread, read_layer_health, short_layer_name
 from minigpt.runs.metrics import read_metrics
 from minigpt.runs.schema import RunState, RunStatus, read_status
 
@@ -34,11 +33,16 @@ BLOWUP = 1.0               # a train loss this far above the lowest seen: the ru
 EXPLODED = 1.5             # a train loss this many times a uniform guess's: it blew up
 RATIO_SAMPLES = 8          # the latest layer-health samples looked at
 RATIO_SHARE = 0.75         # out of band in this share of them: not one noisy sample
+HEAD_UNIFORM = 0.95        # a head's entropy at this share of a uniform average's or more: it still averages
+HEAD_DEAD = 0.9            # a head putting this much weight on the first position: it reads nothing else
+HEAD_EVALS = 2             # … at each of the last evaluations
+HEAD_SHARE = 0.5           # of all heads, before it is named (one idle head among many is common)
 
 
 # The lesson that explains each symptom (lessons/chapters/*.md front matter ids).
 LESSONS = {"diverged": "training", "flat": "initialization", "overfitting": "training", "slow": "training",
-           "spikes": "training", "update_ratio": "training"}
+           "spikes": "training", "update_ratio": "training", "heads_uniform": "averaging-the-past",
+           "heads_dead": "multi-head-attention"}
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ class RunNumbers:
     status: RunStatus | None
     records: list[dict]
     layers: LayerHealth | None = None
+    heads: HeadSpread | None = None
 
     @property
     def train(self) -> list[tuple[int, float]]:
@@ -99,7 +104,7 @@ def read_run(run_dir: Path | str) -> RunNumbers:
     except (OSError, RunError):
         status = None
     records, _ = read_metrics(run_dir)
-    return RunNumbers(status, records, read_layer_health(run_dir))
+    return RunNumbers(status, records, read_layer_health(run_dir), read_head_spread(run_dir))
 
 
 def diagnose(run_dir: Path | str) -> list[Symptom]:
@@ -107,11 +112,16 @@ def diagnose(run_dir: Path | str) -> list[Symptom]:
     return diagnose_numbers(read_run(run_dir))
 
 
+def divergence(run_dir: Path | str) -> str | None:
+    """The evidence that the run diverges (its loss may have exploded and still be a number), or None."""
+    return next((s.evidence for s in diagnose(run_dir) if s.id == "diverged"), None)
+
+
 def diagnose_numbers(run: RunNumbers) -> list[Symptom]:
     diverged = _diverged(run)
     if diverged is not None:  # the other checks read a curve that no longer means anything
         return [diverged]
-    found = [_flat(run), _overfitting(run), _slow(run), _spikes(run), *_ratios(run)]
+    found = [_flat(run), _overfitting(run), _slow(run), _spikes(run), *_ratios(run), *_heads(run)]
     return [s for s in found if s is not None]
 
 
@@ -193,6 +203,8 @@ def _slow(run: RunNumbers) -> Symptom | None:
     best = min(loss for _, loss in val)
     if best <= st.bigram_loss:
         return None
+    if run.train and min(loss for _, loss in run.train) < st.bigram_loss - RISE_MARGIN:
+        return None  # it learns its training items well: the gap is overfitting (or data), not a slow rate
     size = f" with {st.n_params:,} parameters" if st.n_params else ""
     return Symptom("slow", "Slow progress for the model size",
                    f"best val loss {best:.3f}{size} after {run.step} steps, no better than a counted bigram "
@@ -244,6 +256,45 @@ def _ratios(run: RunNumbers) -> list[Symptom]:
                     "; ".join(parts) + more + f" (in {needed}+ of the last {len(samples)} samples)",
                     "These matrices move ten times faster or slower than the others their optimizer "
                     "moves: a learning rate or initialisation off for them.", LESSONS["update_ratio"])]
+
+
+def _heads(run: RunNumbers) -> list[Symptom]:
+    """Heads still averaging the past evenly, or looking only at the first position, at each of the
+    last HEAD_EVALS evaluations: named when they are HEAD_SHARE of all heads or more."""
+    heads = run.heads
+    if heads is None or len(heads.steps) < HEAD_EVALS or run.step < MIN_STEPS or run.progress() < FLAT_AFTER:
+        return []
+    last = range(len(heads.steps) - HEAD_EVALS, len(heads.steps))
+    shape = [len(row) for row in heads.spread[-1]]
+    if any([len(row) for row in heads.spread[e]] != shape for e in last):
+        return []  # the model changed shape between records: nothing to compare
+    every = [(layer, head) for layer, n in enumerate(shape) for head in range(n)]
+    uniform = [lh for lh in every if all(heads.spread[e][lh[0]][lh[1]] >= HEAD_UNIFORM for e in last)]
+    dead = [lh for lh in every if lh not in uniform and all(heads.first[e][lh[0]][lh[1]] >= HEAD_DEAD for e in last)]
+    if len(uniform) + len(dead) < HEAD_SHARE * len(every):
+        return []
+    step, found = heads.steps[-1], []
+    if uniform:
+        found.append(Symptom("heads_uniform", "Attention heads uniform",
+                             f"{len(uniform)} of {len(every)} heads spread their attention at least "
+                             f"{HEAD_UNIFORM:.0%} as evenly as a plain average of the past at step {step} "
+                             f"({_head_list(uniform, heads.spread[-1])})",
+                             "Their queries and keys have not learnt to pick positions yet, so each head "
+                             "only averages what came before: a learning rate too low or too few steps.",
+                             LESSONS["heads_uniform"]))
+    if dead:
+        found.append(Symptom("heads_dead", "Attention heads dead",
+                             f"{len(dead)} of {len(every)} heads put at least {HEAD_DEAD:.0%} of their weight "
+                             f"on the first position at step {step} ({_head_list(dead, heads.first[-1])})",
+                             "A head that reads one fixed place passes the same vector to every position and "
+                             "adds nothing: too few heads are working, or their learning rate is off.",
+                             LESSONS["heads_dead"]))
+    return found
+
+
+def _head_list(heads: list[tuple[int, int]], table: list[list[float]]) -> str:
+    shown = ", ".join(f"b{layer}.h{head} {table[layer][head]:.2f}" for layer, head in heads[:4])
+    return shown + (f" and {len(heads) - 4} more" if len(heads) > 4 else "")
 
 
 def _at_or_before(series: list[tuple[int, float]], step: int) -> float | None:

@@ -1,7 +1,8 @@
 """The measurements behind the training panel's inside views, taken by the trainer as it runs:
 
 - ``SurpriseProbe``: a fixed handful of validation items, scored at each evaluation: −ln p of
-  each character under the kept model (what the model still finds surprising);
+  each character under the kept model (what the model still finds surprising), and on the same
+  items each attention head's spread and its weight on the first position (``head_stats``);
 - ``LayerProbe``: every ``every`` steps, per weight matrix, the gradient norm and
   log10(‖ΔW‖/‖W‖) of that step's update;
 - ``reference_losses``: what the loss chart compares against, for the run's own data: a uniform
@@ -43,6 +44,7 @@ from minigpt.training.ema import WeightAverage
 
 SURPRISE_ITEMS = 4  # validation items scored at each evaluation
 SURPRISE_CHARS = 40  # characters kept per item (a text window is cut here)
+HEAD_MIN_KEYS = 4  # a query with fewer positions to look at says little about how a head spreads
 BIGRAM_ROWS = 20_000  # rows counted for the bigram reference (all of a names file)
 
 
@@ -74,10 +76,46 @@ class SurpriseProbe:
     def record(self, model, step: int) -> None:
         nll = per_char_nll(model, self.x.to(self.device), self.y.to(self.device)).cpu()
         rows = [[round(float(v), 3) for v in row if not math.isnan(v)] for row in nll]
-        self.log.write({"step": step, "nll": rows})
+        record = {"step": step, "nll": rows}
+        heads = head_stats(model, self.x.to(self.device), self.y.to(self.device))
+        if heads is not None:
+            record["heads"] = heads
+        self.log.write(record)
 
     def close(self) -> None:
         self.log.close()
+
+
+@torch.no_grad()
+def head_stats(model, x: torch.Tensor, y: torch.Tensor) -> dict | None:
+    """Per layer and head, averaged over the items' queries that see at least HEAD_MIN_KEYS
+    positions: ``spread``, the attention's entropy over ln(positions it may see) (1: a uniform
+    average of the past, 0: one position), and ``first``, the weight on the first position (near 1:
+    the head reads the same place whatever the text). None for a model without attention maps or
+    items too short. Costs one forward pass per item (a few, of ≤ SURPRISE_CHARS characters)."""
+    maps_of = getattr(model, "attention_maps", None)
+    if maps_of is None:
+        return None
+    spread = first = None
+    queries = 0
+    for xi, yi in zip(x, y, strict=True):
+        n = int((yi != IGNORE).sum())  # the item's own characters (padding, when any, follows them)
+        if n < HEAD_MIN_KEYS:
+            continue
+        maps = maps_of(xi[None, :n]).float()  # (layers, heads, n, n), causal
+        rows = maps[:, :, HEAD_MIN_KEYS - 1:, :]  # queries t ≥ HEAD_MIN_KEYS − 1 see t + 1 positions
+        entropy = -(rows * rows.clamp_min(1e-30).log()).sum(-1)
+        most = torch.arange(HEAD_MIN_KEYS, n + 1, dtype=torch.float32, device=rows.device).log()
+        s, f = (entropy / most).clamp(0, 1).sum(-1), rows[..., 0].sum(-1)
+        spread, first = (s, f) if spread is None else (spread + s, first + f)
+        queries += rows.shape[2]
+    if spread is None:
+        return None
+    return {"spread": _rounded(spread / queries), "first": _rounded(first / queries)}
+
+
+def _rounded(table: torch.Tensor) -> list[list[float]]:
+    return [[round(float(v), 3) for v in row] for row in table.cpu()]
 
 
 def optimizer_kinds(optimizer) -> dict[int, str]:

@@ -32,11 +32,11 @@ from minigpt import paths
 from minigpt.errors import ConfigError
 from minigpt.models.config import (
     BIGRAM_TABLES,
-    FEED_FORWARDS,
     MAX_LAYERS,
     NORMS,
     PARAMETRIZATIONS,
     POSITIONAL_ENCODINGS,
+    TRAINED_FEED_FORWARDS,
     BigramConfig,
     GPTConfig,
     MLPConfig,
@@ -95,7 +95,7 @@ class TrainConfig:
                        "(rescale only: no mean, no bias).", advanced=True, models=("gpt",), choices=NORMS)
     ffn: str = option("gelu", "Feed-forward: gelu (4·d hidden, the course's), swiglu (gated, 8·d/3 hidden) or "
                       "relu2 (squared ReLU).", label="feed-forward", advanced=True, models=("gpt",),
-                      choices=FEED_FORWARDS)
+                      choices=TRAINED_FEED_FORWARDS)
     qk_norm: bool = option(False, "RMS-normalise each head's queries and keys before their dot product.",
                            label="QK-norm", advanced=True, models=("gpt",))
     bias: bool = option(True, "Biases in the linear layers and LayerNorms.", advanced=True, models=("gpt",))

@@ -83,3 +83,19 @@ def test_the_flagged_cards_listing_shows_a_crafted_note_escaped(isolated_data_di
     assert "\x1b" not in result.output and "\x07" not in result.output and "\x9b" not in result.output
     assert not any(unicodedata.category(c) == "Cf" for c in result.output)
     assert "␛]52;c;Qm9v␇ \\u200f \\x9b2J" in result.output
+
+
+@pytest.mark.parametrize("keep", ["", "\n", "\n\t"])
+def test_ascii_text_takes_the_short_class_and_shows_what_the_full_one_would(keep):
+    """ASCII text skips building the format-character class (a scan of 196k code points the home
+    screen's first frame paid for its key names); it must escape exactly what the full class does."""
+    from minigpt import text
+
+    every_ascii = "".join(chr(c) for c in range(128))
+    full = text._pattern(keep).sub(lambda m: text._visible(m.group()), every_ascii)
+    text._format_characters.cache_clear()
+    text._pattern.cache_clear()
+    assert printable(every_ascii, keep=keep) == full
+    assert has_control(every_ascii) and not has_control("plain words")
+    assert text._format_characters.cache_info().currsize == 0  # never built for ASCII
+    assert printable("a\u200fb", keep=keep) == "a\\u200fb"  # anything else still gets the full class

@@ -24,6 +24,7 @@ from minigpt import paths
 from minigpt.errors import CheckpointError
 from minigpt.numbers import parse_number
 from minigpt.outputs import write_output
+from minigpt.pretrained.gpt2 import is_pretrained_folder
 from minigpt.teaching.attention import BUGS, check_trace
 from minigpt.teaching.stepper import (
     BUG_ORDER,
@@ -38,10 +39,10 @@ from minigpt.teaching.stepper import (
     stage_panels,
     stages_for,
 )
-from minigpt.teaching.trained_stepper import parse_name_layer, parse_shape
+from minigpt.teaching.trained_stepper import parse_layer_head_sentence, parse_name_layer, parse_shape
 from minigpt.text import markup_escape
 from tui import navigation
-from tui.widgets.checkpoint_picker import CheckpointPicker
+from tui.widgets.checkpoint_picker import CheckpointPicker, checkpoint_rows
 from tui.widgets.header import TutorHeader
 from tui.widgets.matrix_view import MatrixView
 from tui.workers import Result, background
@@ -92,6 +93,7 @@ class AttentionStepperScreen(Screen):
         self.mh = self.state.compute()
         self.model_path = None  # the checkpoint picked with c (its name and layer typed next)
         self.model_text = "emma 1"
+        self._stepped = None  # (folder, loaded checkpoint): the model last stepped, kept for the next sentence
 
     def compose(self) -> ComposeResult:
         yield TutorHeader()
@@ -175,16 +177,25 @@ class AttentionStepperScreen(Screen):
         cur.border_title = " · ".join(names)
         self.render_checks()
         self.render_explain()
-        self.call_after_refresh(self._fit)
+        if self.query_one("#att-matrices").size.width:  # laid out: fit in the same layout as the panels
+            self._fit()
+        else:  # (fitting after the next layout cost the next stage a second one)
+            self.call_after_refresh(self._fit)
         if hidden and self.input_mode != "predict":
             self.ask_prediction(panel)
 
     def _show(self, selector: str, content: str) -> None:
-        """Update a line only when its text changes: each update asks for a new layout, and most
-        lines stay the same from one stage to the next."""
-        if self._shown.get(selector) != content:
-            self._shown[selector] = content
-            self.query_one(selector, Static).update(content)
+        """Update a line only when its text changes, and lay the screen out again only when its
+        height does: a layout reflows and redraws every widget of the screen (most of the next
+        stage's cost), while most stages change a line's words, not its height."""
+        if self._shown.get(selector) == content:
+            return
+        self._shown[selector] = content
+        line = self.query_one(selector, Static)
+        height, width = line.size.height, line.size.width
+        line.update(content, layout=False)
+        if not width or line.get_content_height(line.size, self.app.size, width) != height:
+            line.refresh(layout=True)
 
     def preset_key(self) -> tuple:
         st = self.state
@@ -354,9 +365,14 @@ class AttentionStepperScreen(Screen):
         def picked(path) -> None:
             if path is not None:
                 self.model_path = path
-                self.open_input("model", "a name (up to 7 letters) and a layer, e.g. emma 1", self.model_text)
+                if is_pretrained_folder(path):
+                    typed = self.model_text if self.model_text[:1].isdigit() else "1 1 The cat sat on the mat"
+                    self.open_input("model", "layer head sentence (up to 8 tokens), e.g. 5 1 The cat sat", typed)
+                else:
+                    self.open_input("model", "a name (up to 7 letters) and a layer, e.g. emma 1", self.model_text)
 
-        self.app.push_screen(CheckpointPicker("Step through a trained model's attention"), picked)
+        self.app.push_screen(CheckpointPicker("Step through a trained model's attention",
+                                              checkpoint_rows(pretrained=True)), picked)
 
     @dataclass
     class ModelLoaded(Result):
@@ -365,12 +381,13 @@ class AttentionStepperScreen(Screen):
         error: str = ""
 
     @background(thread=True, exclusive=True, group="model")
-    def load_model(self, path, name: str, layer: int) -> ModelLoaded:
-        from minigpt.checkpoint import load_checkpoint
-        from minigpt.teaching.trained_stepper import trained_state
+    def load_model(self, path, name: str, layer: int, head: int | None = None) -> ModelLoaded:
+        from minigpt.teaching.trained_stepper import load_steppable, trained_state
 
         try:
-            return self.ModelLoaded(trained_state(load_checkpoint(path), name, layer - 1))
+            if self._stepped is None or self._stepped[0] != path:  # GPT-2 takes seconds to load: once
+                self._stepped = (path, load_steppable(path))
+            return self.ModelLoaded(trained_state(self._stepped[1], name, layer - 1, None if head is None else head - 1))
         except (CheckpointError, ValueError) as e:  # a damaged folder, a model it cannot show, a bad name
             return self.ModelLoaded(error=str(e))
 
@@ -425,11 +442,15 @@ class AttentionStepperScreen(Screen):
                 self.close_input(reveal=False)
                 self.load_preset()
             elif mode == "model":
-                name, layer = parse_name_layer(text)
+                head = None
+                if is_pretrained_folder(self.model_path):
+                    name, layer, head = parse_layer_head_sentence(text)
+                else:
+                    name, layer = parse_name_layer(text)
                 self.model_text = text
                 self.close_input(reveal=False)
                 self.message(f"loading layer {layer} of {self.model_path} …")
-                self.load_model(self.model_path, name, layer)
+                self.load_model(self.model_path, name, layer, head)
             elif mode == "predict":
                 labels = self.query_one("#att-current", MatrixView).panel.col_labels
                 ok, verdict = check_answer(self.question, text, labels)

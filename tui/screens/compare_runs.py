@@ -111,9 +111,11 @@ class CompareRunsScreen(Screen):
         Binding("escape", "back", "Back", show=True, id="compare_runs.back"),
     ]
 
-    def __init__(self, groups: bool = False):
+    def __init__(self, groups: bool = False, run: Path | str | None = None):
+        """``run``: a run folder whose curve is drawn first (a lab job's kept run)."""
         super().__init__()
         self.open_on_groups = groups  # the palette's "Seed groups": open with g already pressed
+        self.first_run = str(run) if run is not None else None
         self.shown: list[str] = []  # run paths whose curve is drawn, in the order they were shown
         self.slots: dict[str, int] = {}  # run path → its marker and colour, kept while it is shown
         self.infos: list[runs.RunInfo] = []
@@ -140,7 +142,9 @@ class CompareRunsScreen(Screen):
 
     def on_mount(self) -> None:
         self.sub_title = "Compare runs"
-        found = runs.list_runs()
+        from minigpt.runs.lab import lab_runs
+
+        found = runs.list_runs() + [runs.read_run(path) for _, path in lab_runs()]  # a lab job's kept run too
         self.infos = sorted(found, key=lambda i: (MODEL_ORDER.get((i.model or "").lower(), 3),
                                                   i.best_val if i.best_val is not None else 1e9))
         # Start with the best run of each kind, then others, as long as they have val points.
@@ -150,6 +154,8 @@ class CompareRunsScreen(Screen):
             best_per_kind.setdefault(i.model or "?", i)
         ordered = list(best_per_kind.values()) + [i for i in with_val if i not in best_per_kind.values()]
         self.shown = [str(i.path) for i in ordered[:4]]
+        if self.first_run in {str(i.path) for i in self.infos}:
+            self.shown = [self.first_run] + [p for p in self.shown if p != self.first_run][:3]
         self.slots = {path: i for i, path in enumerate(self.shown)}
         table = self.query_one(DataTable)
         table.add_columns("", "model", "run", "lr", "steps", "seed", "best val", "test")

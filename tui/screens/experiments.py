@@ -18,7 +18,7 @@ from minigpt import serving_policy
 from minigpt.errors import ConfigError, DatasetError
 from minigpt.experiments import folder as ef
 from minigpt.experiments import plots, presets, results, scheduler
-from minigpt.experiments.spec import Budget, data_info, plan_runs, value_text
+from minigpt.experiments.spec import Budget, data_format_of, plan_runs, spec_data_info, value_text
 from minigpt.text import markup_escape
 from tui import navigation
 from tui.widgets.header import TutorHeader
@@ -49,7 +49,7 @@ class ExperimentsScreen(Screen):
         first = [p for p in (presets_first or []) if p in presets.PRESETS]
         self.order = first + [p for p in presets.preset_names() if p not in first] + [TEMPERATURE]
         self.initial = preset if preset in self.order else (first[0] if first else None)
-        self._info = None
+        self._names: list[str] | None = None  # the embedded names, read once for the plans
         self._starting = False  # a question or a start under way: a second enter starts nothing
         self._curves: dict[str, dict] = {}  # per experiment: its runs' metrics, read incrementally
 
@@ -81,12 +81,16 @@ class ExperimentsScreen(Screen):
         self.set_interval(2.0, self.refresh_experiments)
 
     # -- the plan of the highlighted preset -----------------------------------------------------
-    def data_info(self):
-        if self._info is None:
+    def data_info(self, spec):
+        """The plan's facts for ``spec``'s data format: the embedded names' read once, generated
+        rows' and a text's (the embedded names as one text) as the spec asks."""
+        if data_format_of(spec) != "lines":
+            return spec_data_info(spec)
+        if self._names is None:
             from minigpt.data import load_words
 
-            self._info = data_info(load_words())
-        return self._info
+            self._names = list(load_words())
+        return spec_data_info(spec, words=self._names)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self.show_plan(event.option.id)
@@ -130,7 +134,7 @@ class ExperimentsScreen(Screen):
     def show_spec(self, spec) -> None:
         plan = self.query_one("#lab-plan", Static)
         try:
-            runs = plan_runs(spec, self.data_info())
+            runs = plan_runs(spec, self.data_info(spec))
         except (ConfigError, DatasetError) as e:
             plan.update(f"[red]{markup_escape(str(e))}[/red]")
             return
@@ -223,7 +227,7 @@ class ExperimentsScreen(Screen):
             self.notify(SERVED_REFUSAL, severity="warning", title="Not started")
             return
         try:
-            planned = plan_runs(spec, self.data_info())
+            planned = plan_runs(spec, self.data_info(spec))
         except (ConfigError, DatasetError) as e:
             self.notify(markup_escape(e), severity="error", title="Not started")
             return

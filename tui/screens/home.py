@@ -56,7 +56,8 @@ class HomeScreen(Screen):
             self.query_one("#glance", Static).update(f"[b]{escape(opening)}[/b]")
         else:
             self.query_one("#glance", Static).update("[b]Your progress[/b]\n\n[dim]counting…[/dim]")
-            self.refresh_glance()
+            self._counted_for = self._glance_key()
+            self.call_after_refresh(self._count_glance)  # a counting thread would slow the first frame
         self.set_interval(2.0, self._follow_run)
 
     def _follow_run(self) -> None:

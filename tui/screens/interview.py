@@ -77,6 +77,7 @@ class InterviewScreen(EndOrPause, Screen):
         self.started_at = ""
         self.titles: dict[str, str] = {}
         self.typed = ""              # the answer as typed for the question revealed
+        self.draft = ""              # the answer being typed (kept as it changes: see on_input_changed)
         self.time_up = False         # the clock ran out: the question on screen is the last
         self.warned = False          # the one-minute notice was given
         self.kata_screen = None      # the scratch kata editor opened for this question
@@ -185,18 +186,18 @@ class InterviewScreen(EndOrPause, Screen):
         for k in katas:
             for lesson in k.lessons:
                 out.setdefault(lesson, []).append(k.name)
-        return out, lesson_katas(self.app.store, katas)
+        return out, lesson_katas(self.app.store, katas, names=True)
 
     def ask(self, draft: str = "") -> None:
         q = self.questions[self.index]
-        self.state, self.ticked, self.asked_at, self.typed = "asking", set(), time.monotonic(), ""
+        self.state, self.ticked, self.asked_at, self.typed, self.draft = "asking", set(), time.monotonic(), "", draft
         self.update_status()
         if q.kind == "kata":
             self.kata_screen, self.kata_passed = None, False
         widgets, answer = views.question_widgets(q, draft)
         self._fill(*widgets)  # no ids in the body: the old children leave after the new arrive
         if answer is not None:
-            self.call_after_refresh(answer.focus)
+            self.call_after_refresh(views.focus_at_end, answer)
         self.refresh_bindings()
 
     def current_text(self) -> str:
@@ -207,7 +208,7 @@ class InterviewScreen(EndOrPause, Screen):
             return self.kata_screen.latest_code if self.kata_screen is not None else self.kata_code
         for field in self.query(".iv-answer"):
             return field.text if isinstance(field, TextArea) else field.value
-        return ""
+        return self.draft
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -225,15 +226,10 @@ class InterviewScreen(EndOrPause, Screen):
 
     @staticmethod
     def _run_questions() -> list:
-        """Questions about the learner's own runs (none when the runs folder cannot be read)."""
-        from minigpt.errors import TutorError
-        from minigpt.runs.listing import list_runs
-        from minigpt.study.run_questions import questions_for_runs
+        """Questions about the learner's own runs and sweeps (none when their folders cannot be read)."""
+        from minigpt.experiments.questions import learner_run_questions
 
-        try:
-            return questions_for_runs(list_runs())
-        except (TutorError, OSError):
-            return []
+        return learner_run_questions()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "iv-resume":

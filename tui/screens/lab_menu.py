@@ -1,4 +1,5 @@
-"""Which lab job to start (x in a lesson with more than one): one job per choice, never all at once.
+"""Which lab job to start (x in a lesson with more than one, or whose job kept a run): one job per
+choice, never all at once, and a kept run's "open in the explorer" and "compare" (ids ``action:job``).
 
 Each line says the job's title and its state (not run, running, done); a number or enter on a line
 dismisses the menu with that job's name, escape with None. The lesson starts what was chosen.
@@ -18,13 +19,16 @@ class LabMenu(ModalScreen):
         Binding(str(n), f"choose({n - 1})", f"Job {n}", show=False, id=f"lab_menu.job_{n}") for n in range(1, 10)]
 
     def __init__(self, jobs: list[tuple[str, str, str]]):
-        """``jobs``: (name, title, state) of each of the lesson's lab jobs, in the lesson's order."""
+        """``jobs``: (name, title, state) of each of the lesson's lab jobs, in the lesson's order, then
+        the kept runs' choices."""
         super().__init__()
         self.jobs = jobs
 
     def compose(self) -> ComposeResult:
-        yield Static("[b]Start which lab job?[/b]  (number or enter starts it, escape closes)", id="lab-menu-title")
-        yield OptionList(*[Option(f"[b]{n}[/b]  {title}  [dim]({name}: {state})[/dim]", id=name)
+        yield Static("[b]Start which lab job, or open its run?[/b]  (number or enter, escape closes)",
+                     id="lab-menu-title")
+        yield OptionList(*[Option(f"[b]{n}[/b]  {title}  [dim]({state if ':' in name else f'{name}: {state}'})[/dim]",
+                                  id=name)
                            for n, (name, title, state) in enumerate(self.jobs, start=1)], id="lab-menu")
 
     def on_mount(self) -> None:

@@ -153,6 +153,10 @@ class LessonScreen(ReadingPosition, Screen):
     @on(ExampleBlock.Filled)
     def _example_filled(self) -> None:
         self._layout_changed()
+        self._restore_when_rendered()  # the saved place waits for the last example (its height)
+
+    def _blocks_final(self) -> bool:
+        return self.examples_filled
 
     def on_mount(self) -> None:
         if not self.is_shown:  # popped again before it was mounted (n pressed twice in a burst)
@@ -255,17 +259,28 @@ class LessonScreen(ReadingPosition, Screen):
         navigation.open_screen(self.app, "experiments", presets_first=[value] if isinstance(value, str) else list(value))
 
     def action_start_lab(self) -> None:
-        if len(self.lab_jobs) == 1:
+        from tui.widgets.lab_start import job_choices, run_choices
+
+        runs = run_choices(self.lab_jobs)  # a job's kept run: opened in the explorer or compare
+        if len(self.lab_jobs) == 1 and not runs:
             self.start_lab_job(self.lab_jobs[0])
         elif self.lab_jobs:  # one key press starts one job: ask which
-            from tui.widgets.lab_start import job_choices
-
-            navigation.open_screen(self.app, "lab_menu", job_choices(self.lab_jobs),
+            navigation.open_screen(self.app, "lab_menu", job_choices(self.lab_jobs) + runs,
                                    callback=self._lab_job_chosen)
 
     def _lab_job_chosen(self, job: str | None) -> None:
-        if job is not None:  # None: the menu was closed
+        from tui.widgets.lab_start import kept_run
+
+        if job is None:  # the menu was closed
+            return
+        if ":" not in job:
             self.start_lab_job(job)
+        elif (opened := kept_run(job)) is None:
+            self.notify("That run is no longer in the lab folder.", severity="warning", title="Lab")
+        elif opened[0] == "explore":
+            navigation.open_screen(self.app, "explorer.trained", run_dir=opened[1])
+        else:
+            navigation.open_screen(self.app, "compare_runs", run=opened[1])
 
     @background(thread=False, group="lab-jobs", what="Starting a lab job")
     async def start_lab_job(self, job: str) -> None:

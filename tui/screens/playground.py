@@ -28,7 +28,7 @@ from minigpt.playground.generation import (
     run_batch,
     save_names,
 )
-from minigpt.playground.inspection import refuse_text_model
+from minigpt.playground.inspection import is_pretrained, refuse_text_model
 from minigpt.text import markup_escape, printable
 from tui import navigation
 from tui.widgets.dropdown import Dropdown
@@ -38,6 +38,7 @@ from tui.workers import Result, background
 WHERE = {"train": "● train", "val": "◐ val", "test": "◑ test", "new": "★ new"}
 TEMPERATURE_STEP, TOP_P_STEP = 0.1, 0.05
 COUNTS = (1, 5, 10, 20, 50, 100, 200)
+PRETRAINED_COUNTS = ("1", "4", "8", "16")  # continuations of a pretrained model at once (its bound: 16)
 
 
 def _int_or_none(text: str, name: str, low: int) -> int | None:
@@ -85,7 +86,7 @@ def parse_settings(fields: dict[str, str], vocab=None) -> Settings:
     if vocab is not None:
         s.prefix = fit_case(vocab, s.prefix)  # "Ma" means "ma" to a lower-case model
     s.check()
-    missing = vocab.unknown(s.prefix) if vocab is not None else []
+    missing = vocab.unknown(s.prefix) if vocab is not None and hasattr(vocab, "unknown") else []  # (BPE: none)
     if missing:
         raise SamplingError(f"prefix {s.prefix!r}: {', '.join(repr(c) for c in missing)} not in the model's "
                             f"vocabulary ({''.join(vocab.chars[1:])})")
@@ -121,7 +122,7 @@ class PlaygroundScreen(Screen):
 
     def __init__(self, checkpoints_dir=None, runs_root=None):
         super().__init__()
-        self.choices = find_checkpoints(checkpoints_dir, runs_root)
+        self.choices = find_checkpoints(checkpoints_dir, runs_root, pretrained=True)
         self.settings = Settings()
         self.loaded = None
         self.batch = None
@@ -214,6 +215,9 @@ class PlaygroundScreen(Screen):
             return
         self.loaded = loaded = message.loaded
         self.refresh_bindings()  # step and score leave the footer for a text model
+        count = self.query_one("#pg-n", Input)
+        if loaded.kind == "gpt" and hasattr(loaded.checkpoint, "check_continuation") and count.value.strip() not in PRETRAINED_COUNTS:
+            count.value = PRETRAINED_COUNTS[1]  # GPT-2 on a CPU: a few continuations, not fifty names
         self.show_message(markup_escape(loaded.dataset_note or ""), error=bool(loaded.dataset_note))
         # Use what the fields say; if one is invalid its message stays and the last valid
         # settings sample the new model, so the table never mixes two models.
@@ -374,6 +378,8 @@ class PlaygroundScreen(Screen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         # A text model has no names to step through or score: those keys leave the footer, help and
         # palette (dimmed ones did nothing when pressed, with nothing said); the model line explains.
+        if action == "score" and self.loaded is not None and is_pretrained(self.loaded):
+            return True  # GPT-2 scores a typed text token by token (its per-token surprise)
         if action in ("step", "score") and self.loaded is not None and self.loaded.is_text:
             return False
         return True
@@ -389,7 +395,7 @@ class PlaygroundScreen(Screen):
             navigation.open_screen(self.app, "playground.step", self.loaded, replace(self.settings))
 
     def action_score(self) -> None:
-        if self._ready("Scoring"):
+        if self._ready(None if self.loaded is not None and is_pretrained(self.loaded) else "Scoring"):
             navigation.open_screen(self.app, "playground.score", self.loaded, self.highlighted_name())
 
     def action_sweep(self) -> None:

@@ -1,5 +1,6 @@
 """Score a name the learner types: how likely the model finds each character, the total
-log-probability, and what the model would have said instead after each prefix."""
+log-probability, and what the model would have said instead after each prefix; on a pretrained
+GPT-2, the same for each token of a typed text (its per-token surprise)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from minigpt.errors import SamplingError
-from minigpt.playground.inspection import score_name
+from minigpt.playground.inspection import is_pretrained, score_name, score_text
 from minigpt.text import markup_escape as escape
+from minigpt.text import printable
 from tui.widgets.header import TutorHeader
 from tui.widgets.playground_bars import bar, prob_style, show_char
 
@@ -60,8 +62,9 @@ class ScoreScreen(Screen):
     def action_score(self) -> None:
         total = self.query_one("#score-total", Static)
         table = self.query_one(DataTable)
+        pretrained = is_pretrained(self.loaded)  # a typed text, token by token, instead of a name
         try:
-            sc = score_name(self.loaded, self.query_one(Input).value)
+            sc = (score_text if pretrained else score_name)(self.loaded, self.query_one(Input).value)
         except SamplingError as e:  # the typed name stays in the field to be fixed
             total.update(f"[b $error]⚠ {escape(str(e))}[/]")
             total.add_class("pg-error")
@@ -71,17 +74,21 @@ class ScoreScreen(Screen):
         total.remove_class("pg-error")
         self.score = sc
         where = WHERE.get(sc.membership, "membership unknown") if sc.membership else "membership unknown"
+        unit, item = ("token", "text's next token") if pretrained else ("char", "name's next character")
         total.update(f"[b]{escape(sc.word)}[/b]  total log p [b]{sc.total_logprob:.3f}[/b]  "
-                     f"per char {sc.mean_logprob:.3f}  {where}\n"
-                     f"[$text-muted]p = probability of the name's next character after the prefix; "
+                     f"per {unit} {sc.mean_logprob:.3f}  {'' if pretrained else where}\n"
+                     f"[$text-muted]p = probability of the {item} after the prefix; "
                      f"▲ = the model's own first choice[/]")
         table.clear()
         for r in sc.rows:
             top = "▲" if r.best == r.char else " "
             style = self._rich_style(prob_style(r.prob))
-            table.add_row(Text("." + r.prefix), show_char(r.char), Text(f"{r.prob:.3f}{top}", style=style),
-                          Text(bar(r.prob, 10), style=style), f"{show_char(r.best)} {r.best_prob:.2f}",
-                          Text(r.continuation))
+            if pretrained:  # BPE pieces from a model's files: made printable, never read as markup
+                after, char, best = (Text(printable(v)) for v in (r.prefix, f"'{r.char}'", f"'{r.best}' {r.best_prob:.2f}"))
+            else:
+                after, char, best = Text("." + r.prefix), show_char(r.char), f"{show_char(r.best)} {r.best_prob:.2f}"
+            table.add_row(after, char, Text(f"{r.prob:.3f}{top}", style=style), Text(bar(r.prob, 10), style=style),
+                          best, Text(r.continuation))
 
     def _rich_style(self, style: str) -> str:
         """DataTable cells are Rich text: turn theme variables into the theme's actual colours."""

@@ -164,8 +164,10 @@ class QuizScreen(Screen):
 
     def start_chapter(self, lesson_id: str) -> None:
         try:
+            from minigpt.experiments.questions import learner_run_questions
+
             questions = q.chapter_quiz(lesson_id, seed=self.rng.randrange(2**31),
-                                       deck=self.session.deck_in_play())
+                                       deck=self.session.deck_in_play(), run_questions=learner_run_questions())
         except ValueError:
             self.show_modes()
             self.set_status(f"✗ No questions for “{escape(self.title_of(lesson_id))}” yet · "
@@ -219,17 +221,20 @@ class QuizScreen(Screen):
     def on_question_view_answered(self, event: QuestionView.Answered) -> None:
         out = event.outcome
         log_mode = QUIZ_MODES[self.mode].log_mode
-        self.session.rate(event.view.question.card_id, out.rating, answer=event.answer[:2000],
-                          mode=log_mode)
+        own_run = event.view.question.card_id.startswith("run:")  # not a deck card: nothing to schedule
+        if not own_run:
+            self.session.rate(event.view.question.card_id, out.rating, answer=event.answer[:2000],
+                              mode=log_mode)
         self.score += int(out.correct)
         if not out.correct:
             self.missed.append((event.view.question, out))
         self.state = "answered"
         self.update_status()
         last = self.index + 1 >= len(self.questions)
-        event.view.mount(Static(
-            f"Recorded as [b]{RATING_NAMES[out.rating]} ({out.rating})[/b] in your review log. "
-            + ("n: see the score" if last else "n: next question"), classes="quiz-recorded"))
+        recorded = ("A question about your own run: scored here, not scheduled. " if own_run else
+                    f"Recorded as [b]{RATING_NAMES[out.rating]} ({out.rating})[/b] in your review log. ")
+        event.view.mount(Static(recorded + ("n: see the score" if last else "n: next question"),
+                                classes="quiz-recorded"))
         self.query_one("#quiz-body").focus()
         self.refresh_bindings()
 

@@ -25,14 +25,15 @@ from minigpt.text import markup_escape
 from tui.workers import Result, background
 
 
-def checkpoint_rows(kinds: tuple[str, ...] = ("gpt",)) -> list[tuple[str, Path]]:
+def checkpoint_rows(kinds: tuple[str, ...] = ("gpt",), pretrained: bool = False) -> list[tuple[str, Path]]:
     """(label, folder) for every checkpoint of these kinds: the shipped ones, then each run's kept
-    checkpoint (a live run's best so far) followed by its snapshots, earliest first."""
+    checkpoint (a live run's best so far) followed by its snapshots, earliest first; with
+    ``pretrained``, the GPT-2 folders ``minigpt hf fetch`` keeps."""
     from minigpt.playground.generation import find_checkpoints
     from minigpt.runs.snapshots import run_of_checkpoint, snapshot_path, snapshot_steps
 
     rows = []
-    for choice in find_checkpoints(live=True):
+    for choice in find_checkpoints(live=True, pretrained=pretrained):
         if choice.kind not in kinds:
             continue
         rows.append((markup_escape(choice.label), choice.path))

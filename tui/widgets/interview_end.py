@@ -98,19 +98,42 @@ class EndOrPause:
         except StoreError as e:
             self.notify(escape(str(e)), title="Not saved", severity="warning")
 
-    def pause(self) -> None:
-        """Keep the interview to resume later, with its time left, and leave."""
+    def _keep_paused(self) -> interview_pause.Paused:
+        """Save the interview as it stands (its time left, the answer typed); StoreError if refused."""
         paused = interview_pause.Paused(self.started_at, now_text(), self.seconds_left(), self.report,
                                         self.questions, self.index, self.current_text())
+        interview_pause.pause(self.app.store, paused)
+        self.state = "paused"
+        return paused
+
+    def pause(self) -> None:
+        """Keep the interview to resume later, with its time left, and leave."""
         try:
-            interview_pause.pause(self.app.store, paused)
+            paused = self._keep_paused()
         except StoreError as e:
             self.notify(escape(str(e)), title="Not paused", severity="warning")
             return
-        self.state = "paused"
         self.notify(f"Paused with {paused.line().split(' · ')[0]}: the mock interview (i on home) resumes it.",
                     timeout=6)
         self.app.pop_screen()
+
+    # The answer as it is typed: the box is gone by the time the screen unmounts.
+    def on_input_changed(self, event) -> None:
+        if event.input.has_class("iv-answer"):
+            self.draft = event.value
+
+    def on_text_area_changed(self, event) -> None:
+        if event.text_area.has_class("iv-answer"):
+            self.draft = event.text_area.text
+
+    def on_unmount(self) -> None:
+        """Leaving with a question live other than through escape's question (the app quit, or its
+        terminal closed) pauses the interview, as "Pause" would: resumed later, never lost."""
+        if self.report is not None and self.state in ("asking", "revealed"):
+            try:
+                self._keep_paused()
+            except StoreError:
+                pass  # the app is closing: nowhere left to say it; the answers rated are saved already
 
     def action_keep(self) -> None:
         try:

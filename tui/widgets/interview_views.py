@@ -71,8 +71,19 @@ def question_widgets(q: iv.Question, draft: str = "") -> tuple[list, object | No
             "define": "Say or type your answer, enter to see the definition."}[q.kind]
     if q.note:
         widgets.append(Static(f"[dim]{escape(q.note[:1].upper() + q.note[1:])}[/dim]", classes="iv-note"))
-    answer = Input(draft, placeholder=hint, classes="iv-answer", max_length=MAX_LOGGED_ANSWER_CHARS)
+    # not selected on focus: a resumed draft is continued, never replaced by the first key typed
+    answer = Input(draft, placeholder=hint, classes="iv-answer", max_length=MAX_LOGGED_ANSWER_CHARS,
+                   select_on_focus=False)
     return [*widgets, answer], answer
+
+
+def focus_at_end(answer) -> None:
+    """Focus an answer box with its cursor after what it holds (a resumed draft goes on from there)."""
+    answer.focus()
+    if isinstance(answer, TextArea):
+        answer.move_cursor(answer.document.end)
+    else:
+        answer.cursor_position = len(answer.value)
 
 
 def compute_widgets(q: iv.Question, typed: str, mark: str) -> list:

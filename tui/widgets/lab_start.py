@@ -9,9 +9,14 @@ between the app and a trainer). Every ``FOLLOW_S`` the lesson looks at each job'
 result file's identity, and whether the job is alive); when that changes, the job's worked example
 (its declaration's ``example``, minigpt.runs.lab.JOBS) is computed again, so "running", then the
 result, appear without reopening it.
+
+Opening: a job that kept the run it trained (``lab/<job>/run``) is offered beside the start, to
+open that run in the attention explorer or in compare.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from minigpt import serving_policy
 from minigpt.errors import TutorError
@@ -24,6 +29,28 @@ def job_choices(jobs) -> list[tuple[str, str, str]]:
     from minigpt.control import lab_jobs
 
     return [(job, lab_jobs.JOBS[job].title, lab_jobs.job_state(job)) for job in jobs if job in lab_jobs.JOBS]
+
+
+# What x offers for a job that kept the run it trained (minigpt.runs.lab.lab_runs): choice id prefix, words.
+RUN_ACTIONS = (("explore", "its run in the attention explorer"), ("compare", "its run beside your runs (compare)"))
+
+
+def run_choices(jobs) -> list[tuple[str, str, str]]:
+    """(``action:job``, title, where) to open each of ``jobs``' kept runs in the explorer and compare."""
+    from minigpt.runs.lab import JOBS, lab_runs
+
+    kept = dict(lab_runs())
+    return [(f"{action}:{job}", f"Open {job}'s {words}", "lab/" + job + "/run")
+            for job in jobs if job in kept and job in JOBS for action, words in RUN_ACTIONS]
+
+
+def kept_run(choice: str) -> tuple[str, Path] | None:
+    """(action, run folder) of a run choice; None for a job to start or a run no longer there."""
+    from minigpt.runs.lab import lab_runs
+
+    action, _, job = choice.partition(":")
+    run = dict(lab_runs()).get(job) if job else None
+    return (action, run) if run is not None else None
 
 
 async def start_lab_job(job: str) -> str:

@@ -333,6 +333,9 @@ class RunPanel(Vertical):
             line.update(diagnosis_text(self.symptoms))
         if [s.id for s in self.symptoms] != before:
             self.screen.refresh_bindings()  # the key that opens the lesson comes and goes with them
+        for symptom in (s for s in self.symptoms if s.id == "diverged" and self.alert_watcher is not None):
+            for alert in self.alert_watcher.diverging(self.state.info.step, symptom.evidence):
+                deliver(self.app, alert)
 
     @dataclass
     class Sampled(Result):

@@ -18,6 +18,7 @@ MODULES = {
     "sampling_filter": "training", "bpe_merge": "training", "lr_schedule": "training",
     "adamw_step": "training", "gpt_params": "training", "bpe_encode": "training", "newton_schulz": "training",
     "gqa_kv_step": "inference", "top_p_sample": "inference", "causal_padding_mask": "inference",
+    "tiled_attention": "tiled",
 }
 
 

@@ -33,6 +33,13 @@ class Checker:
     mistakes: tuple[Mistake, ...] = ()
     rtol: float | None = None  # None: the dtype's default (minigpt.katas.values.TOLERANCE)
     atol: float | None = None
+    # A kata whose function is not called with the case's values: the name of the adapter in
+    # minigpt.katas.fast_memory.ADAPTERS that calls it (and returns what is graded).
+    adapter: str | None = None
+    # compare(case, expected, obtained, difference) → where they differ or None, when a kata grades
+    # more than the values; same(mistake's value, obtained, difference) → whether a mistake matches.
+    compare: Callable | None = None
+    same: Callable | None = None
 
 
 def generator(seed: int) -> torch.Generator:

@@ -109,4 +109,12 @@ def _lab() -> str:
               f"{result['seconds']:.0f} s at load average {result['load_average']:.1f}: the bundled "
               "model's recipe and seed, so on the same PyTorch and CPU it matches the tables above "
               "(another build can move the last digits). `minigpt lab show induction` prints every "
-              "head's scores.")
+              "head's scores." + _kept_run(result))
+
+
+def _kept_run(result: dict) -> str:
+    """Where the job's run is kept and how to open it (results saved before it was kept have none)."""
+    if not result.get("run"):
+        return ""
+    return (f"\n\nThe run is kept in `{result['run']}`: **x** here opens it in the attention explorer "
+            "or in compare beside your runs, and `minigpt watch` with that folder opens its training panel.")

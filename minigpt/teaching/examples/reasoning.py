@@ -3,6 +3,7 @@ weigh tokens, DAPO's clip and length penalty, and a process reward model's score
 
 from __future__ import annotations
 
+from minigpt.runs.lab import JOBS
 from minigpt.teaching import reasoning as R
 from minigpt.teaching.examples.registry import count, example, fmt, table
 
@@ -133,3 +134,77 @@ def _prm() -> str:
               "the weakest step. A confident start does not save A, whose last step is "
               "probably wrong; an outcome reward model sees only the end and cannot say where "
               "a solution went wrong.")
+
+
+# --- the lab job: test-time compute on the shipped model's names ------------------------------
+
+TTC_SHOWN_KS = (1, 4, 16, 64)
+# Drawn in this order, so where two curves meet the later mark shows.
+TTC_CURVES = (("pass_at_k", "P", "pass@k (checker)"),
+              ("majority_vote", "V", "majority vote"),
+              ("best_of_k_logprob", "L", "likeliest of k"))
+# The table's short name and the chart's title of each verifier.
+TTC_VERIFIERS = {"held-out": ("held-out name", "a real name it never trained on"),
+                 "rule": ("length rule", "the set length and last letter")}
+
+
+def test_time_result() -> tuple[dict | None, str]:
+    """The learner's own result, else the bundled one; and a sentence saying which it is."""
+    from minigpt.errors import RunError
+    from minigpt.runs.lab import bundled_dir, is_running, job_dir, read_result
+
+    try:
+        own = read_result(job_dir("test_time"))
+    except RunError as e:
+        own, broken = None, f"Your saved result cannot be read ({e}); press **x** to run the job again. "
+    else:
+        broken = ""
+    if own is not None:
+        return own, f"Your run: {own['seconds']:.0f} s at load average {own['load_average']:.1f}."
+    running = "Your run is under way; its result replaces this one when it is done. " if is_running(
+        job_dir("test_time")) else ""
+    try:
+        shipped = read_result(bundled_dir("test_time"))
+    except RunError:
+        shipped = None
+    how = ("Press **x** to measure it on your machine (about half a minute on two cores), or run "
+           "`minigpt lab run test_time`.")
+    if shipped is None:
+        return None, broken + running + "Not run yet. " + how
+    return shipped, (broken + running + f"Measured when the course was built ({shipped['seconds']:.0f} s "
+                     f"on two cores at load average {shipped['load_average']:.1f}); the same seeds give the "
+                     "same names on the same PyTorch. " + how)
+
+
+def _ttc_chart(curves: dict, ks: list[int], verifier: str) -> str:
+    from minigpt.text_chart import ChartSeries, scatter_chart
+
+    series = [ChartSeries(label.split(" (")[0], mark, list(zip(ks, curves[key], strict=True)))
+              for key, mark, label in TTC_CURVES]
+    return scatter_chart(series, width=66, height=13, xlog=True, xlabel="samples k",
+                         title=f"success against samples: {TTC_VERIFIERS[verifier][1]}")
+
+
+@example(JOBS["test_time"].example, "Test-time compute on names: pass@k, best-of-k, majority vote")
+def _test_time_lab() -> str:
+    result, source = test_time_result()
+    if result is None:
+        return source
+    ks = result["ks"]
+    cols = [j for j, k in enumerate(ks) if k in TTC_SHOWN_KS or j == len(ks) - 1]
+    rows = []
+    for verifier, curves in result["summary"].items():
+        for key, _, label in TTC_CURVES + (("best_of_k_mean_logprob", "", "likeliest per letter"),):
+            rows.append([TTC_VERIFIERS[verifier][0] if key == "pass_at_k" else "", label]
+                        + [fmt(curves[key][j], 3) for j in cols])
+    charts = "\n\n".join(f"```\n{_ttc_chart(curves, ks, v)}\n```" for v, curves in result["summary"].items())
+    by_verifier = {v: [t for t in result["tasks"] if t["verifier"] == v] for v in result["summary"]}
+    rates = "; ".join(f"{TTC_VERIFIERS[v][0]}, {sum(t['right'] for t in ts):,} of {result['n'] * len(ts):,}"
+                      for v, ts in by_verifier.items())
+    return (table(["verifier", "choice", *(f"k = {ks[j]}" for j in cols)], rows)
+            + f"\n\nMeans over {len(by_verifier.get('held-out', []))} prompts per verifier, "
+              f"{count(result['n'])} names sampled per prompt at temperature {result['temperature']:g} "
+              f"(one seed per prompt, from {result['seed']}); samples that pass: {rates}. The held-out list holds "
+              f"{count(result['held_out_names'])} names. pass@k is the unbiased estimate; the most "
+              "likely of k is exact over every k-subset; the vote is the mean over 200 seeded "
+              f"k-subsets.\n\n{charts}\n\n{source}")

@@ -83,7 +83,7 @@ def lab_or_bundled(job: str) -> tuple[dict | None, str]:
     """The learner's finished result of ``job`` if there is one, else the bundled one; and a
     sentence saying which (and how to run it)."""
     from minigpt.errors import RunError
-    from minigpt.runs.lab import bundled_result, is_running, job_dir, read_result
+    from minigpt.runs.lab import bundled_dir, is_running, job_dir, read_result
 
     try:
         own = read_result(job_dir(job))
@@ -95,7 +95,10 @@ def lab_or_bundled(job: str) -> tuple[dict | None, str]:
     running = is_running(job_dir(job))
     how = ("Your run is going in the background; its numbers replace these when it is done."
            if running else f"Press **x** to run it yourself (`minigpt lab run {job}` in a terminal).")
-    result = bundled_result(job)
+    try:
+        result = read_result(bundled_dir(job))
+    except RunError:
+        result = None
     if result is None:
         return None, how
     return result, (f"The bundled result ({result['seconds']:.0f} s on one thread of a shared "
