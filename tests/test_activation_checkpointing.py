@@ -69,7 +69,7 @@ def test_the_training_option_reaches_the_model():
 
 
 def test_older_run_configs_read_as_not_checkpointed():
-    assert CONFIG_VERSION == 5
+    assert CONFIG_VERSION >= 5  # the step to 5 stays in every later migration
     old = {"format": "minigpt-run-config", "format_version": 3, "model": "gpt", "optimizer": "muon"}
     values = config_from_file(old)
     assert values["checkpoint_activations"] is False

@@ -220,3 +220,24 @@ def test_a_job_that_trains_keeps_its_run_where_the_explorers_and_the_cli_find_it
     monkeypatch.setattr(tui.app, "run_app", lambda **kw: opened.update(kw))
     assert CliRunner().invoke(app_main, ["watch", str(kept)]).exit_code == 0
     assert opened["initial"] == f"run:{kept.resolve()}"
+def test_the_mup_and_stability_results_as_lesson_178_shows_them():
+    """Until the learner runs them, the bundled results (lessons/lab/<job>/) fill the examples; a result
+    of the learner's own replaces them, with its own numbers."""
+    from minigpt.runs.lab import bundled_dir
+
+    for job, words in (("mup", ("best lr", "spread (decades)", "Coordinate check", "The bundled result")),
+                       ("stability", ("QK-norm", "z-loss 1e-4", "soft-cap 15", "paired t-test", "The bundled result"))):
+        assert read_result(bundled_dir(job)) is not None, job
+        shown = render_example(f"train_scale.{job}_lab")
+        assert all(w in shown for w in words), (job, shown)
+    curves = {"sp": {"curves": {"32": [2.6, 2.4, 2.5], "128": [2.4, 2.5, None]}, "best_lr": {"32": 1e-3, "128": 1e-4},
+                     "spread_decades": 1.0},
+              "mup": {"curves": {"32": [2.6, 2.4, 2.5], "128": [2.6, 2.4, 2.5]}, "best_lr": {"32": 1e-3, "128": 1e-3},
+                      "spread_decades": 0.0}}
+    check = {p: {"32": {"logits_change": 0.5}, "128": {"logits_change": 2.0 if p == "sp" else 0.5}} for p in ("sp", "mup")}
+    write_result(job_dir("mup"), {**curves, "lrs": [1e-4, 1e-3, 1e-2], "steps": 7, "seed": 3, "batch_size": 4,
+                                  "n_layers": 2, "base_width": 64, "coordinate_check": check, "seconds": 12.0,
+                                  "load_average": 1.5})
+    shown = render_example("train_scale.mup_lab")
+    assert "| width 128 | 1e-4 | 1e-3 |" in shown and "grows 4.0× under SP and 1.00× under μP" in shown
+    assert "Your run: 12 s" in shown and "val loss after 7 steps" in shown

@@ -141,6 +141,29 @@ def test_the_tricks_round_trip_through_a_version_4_config(tmp_path):
     assert {k: getattr(cfg, k) for k in tricks} == tricks
 
 
+def test_a_config_saved_by_format_5_loads_as_sp_without_z_loss():
+    """tests/fixtures/config-v5/config.json was written by the release before μP and z-loss (format
+    5): it opens as a standard-parametrization run with no z-loss, its own options kept."""
+    from pathlib import Path
+
+    from minigpt.runs.schema import CONFIG_V6_OFF
+
+    folder = Path(__file__).parent / "fixtures" / "config-v5"
+    assert json.loads((folder / "config.json").read_text())["format_version"] == 5
+    values = read_config_values(folder / "config.json")
+    assert {k: values[k] for k in CONFIG_V6_OFF} == CONFIG_V6_OFF == {"parametrization": "sp", "z_loss": 0.0}
+    cfg = load_run_config(folder)
+    assert (cfg.parametrization, cfg.z_loss, cfg.qk_norm, cfg.softcap, cfg.optimizer) == ("sp", 0.0, True, 30.0, "adamw")
+    assert cfg.model_config(27, 16).parametrization == "sp"
+
+
+def test_mup_and_z_loss_round_trip_through_a_version_6_config(tmp_path):
+    write_run_config(tmp_path, TrainConfig(parametrization="mup", optimizer="adamw", z_loss=1e-4).to_dict())
+    assert json.loads((tmp_path / "config.json").read_text())["format_version"] == CONFIG_VERSION == 6
+    cfg = load_run_config(tmp_path)
+    assert (cfg.parametrization, cfg.z_loss) == ("mup", 1e-4)
+
+
 def test_config_from_a_newer_release_is_refused(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"format_version": CONFIG_VERSION + 1, "model": "gpt"}))
     with pytest.raises(ConfigError, match="newer minigpt"):

@@ -20,7 +20,7 @@ from minigpt.text import printable
 ROOT_HELP = "Folder of the lab jobs (default: lab/ in the data folder)."
 
 
-@click.group(short_help="Lessons' longer measurements: LoRA, activation checkpointing, induction heads.")
+@click.group(short_help="Lessons' longer measurements: LoRA, checkpointing, induction heads, μP, stability.")
 def lab() -> None:
     """The lessons' longer measurements, which run for a minute or more."""
 

@@ -5,7 +5,9 @@
 activation checkpointing; ``induction`` trains the two-layer attention-only model on repeated
 chunks (the training form's "induction" preset), scores its heads and keeps the run (``lab/induction/run``,
 listed by the explorers and compare); ``test_time`` samples the shipped model's names for pass@k and
-best-of-k. ``minigpt lab run JOB`` runs one in the foreground; ``start_job`` (the
+best-of-k; ``mup`` sweeps learning rates at three widths under SP and μP (and runs the coordinate
+check); ``stability`` trains the default model at a too-high learning rate with and without QK-norm,
+z-loss and soft-capping. ``minigpt lab run JOB`` runs one in the foreground; ``start_job`` (the
 app) launches the same command as a background process, at the trainers' niceness, holding the job
 folder's lock. The lesson shows ``result.json`` once it exists (``minigpt.runs.lab``).
 
@@ -152,6 +154,20 @@ def _test_time(progress) -> dict:
     ck = load_checkpoint(default_checkpoint())
     split_seed = int(ck.train_config.get("split_seed", 42))
     return measure(ck.model, ck.vocab, list(load_words(default_dataset())), split_seed, progress=progress)
+@runner("mup")
+def _mup(progress) -> dict:
+    from minigpt.training.transfer import coordinate_check, lr_sweep
+
+    result = lr_sweep(progress=progress)
+    result["coordinate_check"] = {p: {str(w): v for w, v in coordinate_check(p).items()} for p in ("sp", "mup")}
+    return result
+
+
+@runner("stability")
+def _stability(progress) -> dict:
+    from minigpt.training.stability import compare
+
+    return compare(progress=progress)
 
 
 def run_job(job: str, root: Path | str | None = None, progress=print) -> dict:

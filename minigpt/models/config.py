@@ -6,6 +6,7 @@ CLI, the training form and checkpoint loading all report the same clear reason.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields
 
 from minigpt.errors import ConfigError
@@ -16,6 +17,10 @@ TRAINED_FEED_FORWARDS = ("gelu", "swiglu", "relu2")  # what `minigpt train --ffn
 # gelu_tanh: GELU's tanh approximation, the activation of GPT-2's checkpoints (minigpt.pretrained)
 FEED_FORWARDS = (*TRAINED_FEED_FORWARDS, "gelu_tanh")
 BIGRAM_TABLES = ("off", "residual", "logits")  # the exact bigram table: none, into the residual, into the logits
+# Standard parametrization, or μP (Yang et al. 2022, Tensor Programs V): init, learning rates and
+# multipliers scaled with the width against a base width, so a tuned learning rate transfers.
+PARAMETRIZATIONS = ("sp", "mup")
+MUP_BASE_WIDTH = 64  # μP's base: the course's d_model, where μP and SP build the same model
 MAX_LAYERS = 256  # the deepest MiniGPT the tutor builds (the training option's bound, and a checkpoint's)
 
 
@@ -59,6 +64,13 @@ class GPTConfig:
     # No feed-forward sub-layers: a stack of attention alone (with its norms and residuals), the
     # smallest model in which induction heads are studied. False keeps the full blocks.
     attention_only: bool = False
+    # μP (minigpt/models/mup.py): "sp" is the usual model; "mup" scales the hidden matrices' init
+    # and Adam learning rate, the logits and the attention scores with d_model / mup_base_width.
+    parametrization: str = "sp"
+    mup_base_width: int = MUP_BASE_WIDTH
+    # PaLM's z-loss: while training, z_loss · mean (log Z)² of the output softmax joins the loss
+    # (Z the normaliser), pulling log Z towards 0 so the logits cannot drift up together. 0: off.
+    z_loss: float = 0.0
 
     def __post_init__(self) -> None:
         _positive(self, "vocab_size", "block_size", "d_model", "n_heads", "n_layers")
@@ -94,6 +106,15 @@ class GPTConfig:
             raise ConfigError(f"softcap must be a positive number (or none), got {self.softcap!r}", field="softcap")
         if not (0.0 <= float(self.mtp_weight) <= 10.0):
             raise ConfigError(f"mtp_weight must be in [0, 10], got {self.mtp_weight!r}", field="mtp_weight")
+        if self.parametrization not in PARAMETRIZATIONS:
+            raise ConfigError(f"parametrization must be one of {', '.join(PARAMETRIZATIONS)}, got "
+                              f"{self.parametrization!r}", field="parametrization")
+        _positive(self, "mup_base_width")
+        if self.parametrization == "mup" and self.tie_weights:
+            raise ConfigError("μP scales the output head apart from the embedding: untie them (no tie_weights)",
+                              field="parametrization")
+        if isinstance(self.z_loss, bool) or not isinstance(self.z_loss, (int, float)) or not 0.0 <= self.z_loss <= 1.0:
+            raise ConfigError(f"z_loss must be in [0, 1], got {self.z_loss!r}", field="z_loss")
         if self.pos_encoding == "rope" and self.head_dim % 2:
             raise ConfigError("RoPE rotates pairs of dimensions: d_model / n_heads must be even",
                               field="pos_encoding")
@@ -109,6 +130,19 @@ class GPTConfig:
         """Hidden width of the feed-forward: 4·d, or 8·d/3 for the gated SwiGLU (three matrices
         instead of two, so the parameter count stays that of the 4·d GELU)."""
         return int(8 * self.d_model / 3) if self.ffn == "swiglu" else 4 * self.d_model
+
+    @property
+    def width_multiplier(self) -> float:
+        """μP's m = d_model / base width (1 under SP: nothing is rescaled)."""
+        return self.d_model / self.mup_base_width if self.parametrization == "mup" else 1.0
+
+    @property
+    def attention_scale(self) -> float:
+        """What q·k is multiplied by: 1/√head_dim under SP; under μP 1/head_dim, times the base
+        head width's √ so that at the base width both are the same (μP's 1/d, SP's value at m = 1)."""
+        if self.parametrization != "mup":
+            return 1.0 / math.sqrt(self.head_dim)
+        return math.sqrt(self.mup_base_width / self.n_heads) / self.head_dim
 
     @property
     def kv_dim(self) -> int:

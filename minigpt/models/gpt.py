@@ -26,8 +26,9 @@ from torch import nn
 from torch.nn import functional as F
 from torch.utils.checkpoint import checkpoint
 
+from minigpt.models import mup
 from minigpt.models.config import GPTConfig
-from minigpt.models.loss import next_token_loss
+from minigpt.models.loss import next_token_loss, z_loss
 from minigpt.models.speedrun import (
     BigramTable,
     KVCache,  # one (k, v) pair per layer, each (B, n_kv_heads, T_so_far, head_dim)
@@ -82,6 +83,7 @@ class CausalSelfAttention(nn.Module):
         self.dropout = cfg.dropout
         self.resid_drop = nn.Dropout(cfg.dropout)
         self.rope = cfg.pos_encoding == "rope"
+        self.scale = cfg.attention_scale  # 1/√head_dim, or μP's 1/head_dim
         # QK-norm: queries and keys at unit RMS per head (with a learned gain), so their dot
         # products cannot grow without bound as training sharpens attention.
         self.q_norm = nn.RMSNorm(cfg.head_dim) if cfg.qk_norm else None
@@ -117,7 +119,7 @@ class CausalSelfAttention(nn.Module):
             group = self.n_heads // self.n_kv_heads
             k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         if return_weights:
-            att = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
+            att = (q @ k.transpose(-2, -1)) * self.scale
             S = k.shape[2]
             mask = torch.ones(T, S, dtype=torch.bool, device=x.device).tril(S - T)
             weights = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
@@ -129,7 +131,7 @@ class CausalSelfAttention(nn.Module):
             # ``mask`` (packed words): causal within each word, nothing across words.
             y = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, is_causal=mask is None and T > 1,
-                dropout_p=self.dropout if self.training else 0.0,
+                dropout_p=self.dropout if self.training else 0.0, scale=self.scale,
             )
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # concatenate the heads
         return self.resid_drop(self.proj(y)), weights, values
@@ -220,6 +222,8 @@ class MiniGPT(nn.Module):
         for table in (self.bigram_table, self.bigram_logits):  # learn only what the pairs add
             if table is not None:
                 nn.init.zeros_(table.table.weight if isinstance(table, BigramTable) else table.weight)
+        mup.apply_init(self, cfg)
+        self.output_mult = mup.output_multiplier(cfg)
 
     def add_speedrun_parts(self, cfg: GPTConfig) -> None:
         """The speedrun's tricks that own parameters (absent when off, so a default model's
@@ -310,13 +314,17 @@ class MiniGPT(nn.Module):
         if last_only:
             x, idx = x[:, -1:, :], idx[:, -1:]
         logits = self.head(x)
+        if self.output_mult != 1.0:
+            logits = logits * self.output_mult
         if self.bigram_logits is not None:
             logits = logits + self.bigram_logits(idx)  # the current character's bigram logits
         logits = softcap(logits, cfg.softcap)
         loss = next_token_loss(logits, targets)
+        if loss is not None and cfg.z_loss > 0 and self.training:  # trains only, like the MTP loss
+            loss = loss + cfg.z_loss * z_loss(logits, targets)
         if loss is not None and self.mtp_head is not None and self.training:
             # The auxiliary loss trains only: evaluation and the logged val/test losses are next-token.
-            after_next = softcap(self.mtp_head(x), cfg.softcap)
+            after_next = softcap(self.mtp_head(x) * self.output_mult, cfg.softcap)
             loss = loss + cfg.mtp_weight * after_next_loss(after_next, targets, segments)
         return logits, loss, weights
 

@@ -44,9 +44,11 @@ class RunState(StrEnum):
 WRITTEN_STATES = (RunState.RUNNING, RunState.STOPPED, RunState.FINISHED, RunState.FAILED)
 
 STATUS_FORMAT, STATUS_VERSION = "minigpt-run-status", 3  # 3: reference losses, the seed group
-CONFIG_FORMAT, CONFIG_VERSION = "minigpt-run-config", 5  # 3: the optimizer is named (Muon is the default)
+CONFIG_FORMAT, CONFIG_VERSION = "minigpt-run-config", 6  # 3: the optimizer is named (Muon is the default)
 # 4: the speedrun's tricks are options; a config written before names none and trained without them
 # 5 (issue 34): checkpoint_activations, attention_only and the "repeats" data format
+# 6 (issue 52): parametrization (SP or μP) and z_loss; a config written before trained with SP, no z-loss
+CONFIG_V6_OFF = {"parametrization": "sp", "z_loss": 0.0}
 CONFIG_V4_OFF = {"bigram": "off", "smear": False, "value_residual": False, "x0_shortcut": False, "softcap": None,
                  "zero_init": False, "mtp_weight": 0.0, "momentum_warmup": 0, "batch_ramp": 0.0}
 METRICS_FORMAT, METRICS_VERSION = "minigpt-metrics", 2
@@ -283,7 +285,8 @@ def config_from_file(raw: dict, where: str = "config.json") -> dict:
     Format 1 (round 1) differs only by the missing version; its relative data paths are kept.
     Formats 1 and 2 had no ``optimizer`` option: those runs were trained with AdamW, and say so
     now (a resumed run must keep its optimizer, whatever today's default is). Formats before 4
-    had none of the speedrun's tricks: they are set off, for the same reason."""
+    had none of the speedrun's tricks: they are set off, for the same reason; nor, before 6, μP or
+    z-loss (SP, no z-loss)."""
     version, values = _versioned(raw, where, CONFIG_VERSION, ConfigError)
     if version < 3 and values.get("model", "gpt") == "gpt":
         values.setdefault("optimizer", "adamw")
@@ -293,6 +296,9 @@ def config_from_file(raw: dict, where: str = "config.json") -> dict:
     if version < 5 and values.get("model", "gpt") == "gpt":
         values.setdefault("checkpoint_activations", False)
         values.setdefault("attention_only", False)  # before attention-only models every block had its feed-forward
+    if version < 6:
+        for name, off in CONFIG_V6_OFF.items():
+            values.setdefault(name, off)
     return values
 
 

@@ -34,6 +34,7 @@ from minigpt.models.config import (
     BIGRAM_TABLES,
     MAX_LAYERS,
     NORMS,
+    PARAMETRIZATIONS,
     POSITIONAL_ENCODINGS,
     TRAINED_FEED_FORWARDS,
     BigramConfig,
@@ -119,6 +120,12 @@ class TrainConfig:
     attention_only: bool = option(False, "MiniGPT without feed-forward layers: attention alone (the model "
                                   "induction heads are studied in).", label="attention only", advanced=True,
                                   models=("gpt",))
+    parametrization: str = option("sp", "sp (the standard parametrization) or mup (μP: the hidden matrices' init and "
+                                  "Adam lr, the logits and the attention scores scaled with d_model / 64, so a "
+                                  "learning rate tuned at width 64 transfers; needs adamw).", label="parametrization",
+                                  advanced=True, models=("gpt",), choices=PARAMETRIZATIONS)
+    z_loss: float = option(0.0, "PaLM's z-loss: this weight times (log Z)² of the output softmax joins the training "
+                           "loss (e.g. 1e-4; 0: off).", label="z-loss", advanced=True, models=("gpt",), ge=0, le=1)
     # MLP
     mlp_context: int = option(3, "MLP: how many previous characters it sees.", label="context",
                               models=("mlp",), ge=1, le=256)
@@ -228,6 +235,9 @@ class TrainConfig:
         if self.warmup >= 1 and not self.warmup.is_integer():
             raise ConfigError(f"warmup must be a fraction in [0, 1) or a whole number of steps, got {self.warmup!r}",
                               field="warmup")
+        if self.parametrization == "mup" and self.model == "gpt" and self.optimizer != "adamw":
+            raise ConfigError("μP's learning-rate rules are Adam's (Yang et al. 2022): use optimizer adamw",
+                              field="parametrization")
         if self.processes > 1 and self.model == "bigram":
             raise ConfigError("the bigram is counted, not trained: it runs in one process", field="processes")
         # The model's own checks (d_model divisible by n_heads, …) with a stand-in vocabulary.
@@ -253,7 +263,8 @@ class TrainConfig:
                              smear=self.smear, value_residual=self.value_residual, x0_shortcut=self.x0_shortcut,
                              softcap=self.softcap, zero_init=self.zero_init, mtp_weight=self.mtp_weight,
                              checkpoint_activations=self.checkpoint_activations,
-                             attention_only=self.attention_only)
+                             attention_only=self.attention_only, parametrization=self.parametrization,
+                             z_loss=self.z_loss)
         if self.model == "mlp":
             return MLPConfig(vocab_size=vocab_size, block_size=block_size, context=self.mlp_context,
                              n_embd=self.mlp_embd, n_hidden=self.mlp_hidden)

@@ -54,6 +54,15 @@ def muon_momentum_at(cfg: TrainConfig, step: int) -> float:
     return MUON_MOMENTUM_START + (MUON_MOMENTUM - MUON_MOMENTUM_START) * frac
 
 
+def apply_lr(optimizer, lr: float, momentum: float | None = None) -> None:
+    """The schedule's lr for this step into every group: μP's hidden matrices at lr × their
+    ``lr_mult`` (1/m), Muon's groups with their momentum (Muon scales its own lr by ``lr_scale``)."""
+    for g in optimizer.param_groups:
+        g["lr"] = lr * g.get("lr_mult", 1.0)
+        if momentum is not None and g.get("muon"):
+            g["momentum"] = momentum
+
+
 def batch_size_at(cfg: TrainConfig, progress: float) -> int:
     """Names in the step's batch: a quarter of ``batch_size`` growing linearly to all of it over
     the first ``batch_ramp`` of the budget (the speedrun's ramp: early steps need less averaging,
@@ -85,6 +94,8 @@ def make_optimizer(model, cfg: TrainConfig, device: torch.device) -> torch.optim
     no_decay = [p for p in model.parameters() if p.requires_grad and p.dim() < 2]
     groups = [{"params": decay, "weight_decay": cfg.weight_decay},
               {"params": no_decay, "weight_decay": 0.0}]
+    if getattr(getattr(model, "config", None), "parametrization", "sp") == "mup":
+        groups = _mup_groups(model, cfg)
     kwargs = dict(lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
     if device.type in ("cpu", "cuda"):
         try:
@@ -92,6 +103,19 @@ def make_optimizer(model, cfg: TrainConfig, device: torch.device) -> torch.optim
         except (RuntimeError, TypeError, ValueError):
             pass
     return torch.optim.AdamW(groups, **kwargs)
+
+
+def _mup_groups(model, cfg: TrainConfig) -> list[dict]:
+    """μP's Adam groups: the hidden matrices at lr × 1/m (``lr_mult``, which the trainer's
+    schedule keeps), the other matrices and the vectors at lr, weight decay on matrices only."""
+    from minigpt.models.mup import lr_multiplier
+
+    by_mult: dict[tuple[float, bool], list] = {}
+    for name, p in model.named_parameters():
+        if p.requires_grad:
+            by_mult.setdefault((lr_multiplier(name, p, model.config), p.dim() >= 2), []).append(p)
+    return [{"params": ps, "weight_decay": cfg.weight_decay if matrix else 0.0, "lr_mult": mult, "lr": cfg.lr * mult}
+            for (mult, matrix), ps in sorted(by_mult.items(), key=lambda kv: (-kv[0][0], not kv[0][1]))]
 
 
 def eval_rows(block_size: int, vocab_size: int, rows: int = EVAL_ROWS) -> int:

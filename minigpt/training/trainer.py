@@ -38,7 +38,14 @@ from minigpt.training.distributed import World
 from minigpt.training.ema import WeightAverage
 from minigpt.training.insight import LayerProbe, SnapshotKeeper, StepObservers, SurpriseProbe, reference_losses
 from minigpt.training.options import TrainConfig
-from minigpt.training.schedule import batch_size_at, evaluate, lr_at, make_optimizer, muon_momentum_at
+from minigpt.training.schedule import (
+    apply_lr,
+    batch_size_at,
+    evaluate,
+    lr_at,
+    make_optimizer,
+    muon_momentum_at,
+)
 from minigpt.training.shapes import FixedShape
 
 # With nonfinite="skip", this many bad steps in a row mean the weights themselves are gone.
@@ -188,11 +195,7 @@ class Trainer:
         """Forward, backward, clip, and (when loss and gradients are finite) the optimizer's step."""
         cfg, world = self.cfg, self.world
         self.lr = lr_at(cfg, self.progress(), self.step, cfg.steps)
-        momentum = muon_momentum_at(cfg, self.step)
-        for g in self.optimizer.param_groups:
-            g["lr"] = self.lr
-            if g.get("muon"):
-                g["momentum"] = momentum
+        apply_lr(self.optimizer, self.lr, muon_momentum_at(cfg, self.step))
         x, y, extra = self.next_batch()
         local_tokens = int((y != IGNORE).sum())
         total_tokens = world.global_tokens(local_tokens, self.device)  # the loss is a mean over these

@@ -3,7 +3,7 @@
 Each option's values come from its declaration (type, bounds, choices, None allowed), so an option
 added to ``TrainConfig`` is covered by the round-trip tests without touching this file. Only the
 cross-field rules get help: d_model a multiple of the heads (even per head, for RoPE), exactly one
-budget, warmup steps whole, a model small enough for the form's parameter cap.
+budget, warmup steps whole, μP with AdamW and an untied head, a model small enough for the form's parameter cap.
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ def _fix(values: dict, draw) -> dict:
         values["warmup"] = float(int(min(values["warmup"], 10**6)))
     if values["model"] == "bigram":
         values["processes"] = 1  # counted, not trained: one process
+    if values["parametrization"] == "mup":  # μP's rules are Adam's, its head apart from the embedding
+        values["optimizer"], values["tie_weights"] = "adamw", False
     return values
 
 

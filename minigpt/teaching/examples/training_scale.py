@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from minigpt.runs.lab import JOBS
 from minigpt.teaching import parallelism as PA
 from minigpt.teaching import training_scale as TS
 from minigpt.teaching.examples.registry import example, fmt, table
@@ -73,3 +74,109 @@ def _balance() -> str:
               f"{h[0]:.2f} the layer runs {h[0]:.2f}× as long as a balanced one. The traffic "
               "itself for DeepSeek-V3's width and top-8 (d = 7,168; its cap of four nodes a "
               f"token left out) over 64 GPUs with 4,096 tokens each: {sent / 2**20:,.0f} MiB sent per GPU per MoE layer, forward.")
+
+
+# --- the lab jobs: μP's sweep and the stability runs, the learner's own or the bundled ones -----
+
+
+def lab_or_bundled(job: str) -> tuple[dict | None, str]:
+    """The learner's finished result of ``job`` if there is one, else the bundled one; and a
+    sentence saying which (and how to run it)."""
+    from minigpt.errors import RunError
+    from minigpt.runs.lab import bundled_dir, is_running, job_dir, read_result
+
+    try:
+        own = read_result(job_dir(job))
+    except RunError:
+        own = None
+    if own is not None:
+        return own, (f"Your run: {own['seconds']:.0f} s at load average {own['load_average']:.1f}, "
+                     f"one thread. `minigpt lab show {job}` prints every number.")
+    running = is_running(job_dir(job))
+    how = ("Your run is going in the background; its numbers replace these when it is done."
+           if running else f"Press **x** to run it yourself (`minigpt lab run {job}` in a terminal).")
+    try:
+        result = read_result(bundled_dir(job))
+    except RunError:
+        result = None
+    if result is None:
+        return None, how
+    return result, (f"The bundled result ({result['seconds']:.0f} s on one thread of a shared "
+                    f"two-core machine). {how}")
+
+
+def _lr_text(lr: float | None) -> str:
+    from minigpt.text_chart import compact_number
+
+    return "—" if lr is None else compact_number(float(f"{lr:.1e}"))
+
+
+def _lr_chart(curves: dict, lrs: list[float], title: str) -> str:
+    from minigpt.text_chart import ChartSeries, scatter_chart
+
+    markers = "o+x*#"
+    series = [ChartSeries(f"width {w}", markers[i % len(markers)],
+                          [(lr, loss) for lr, loss in zip(lrs, losses) if loss is not None])
+              for i, (w, losses) in enumerate(curves.items())]
+    return scatter_chart(series, width=72, height=14, xlog=True, title=title, xlabel="learning rate")
+
+
+@example(JOBS["mup"].example, "μP on our MiniGPT: validation loss against learning rate per width")
+def _mup_lab() -> str:
+    result, source = lab_or_bundled("mup")
+    if result is None:
+        return source
+    lrs = result["lrs"]
+    parts = []
+    for p, name in (("sp", "SP"), ("mup", "μP")):
+        parts.append("```\n" + _lr_chart(result[p]["curves"], lrs, f"{name}: val loss after "
+                                         f"{result['steps']} steps") + "\n```")
+    rows = [[f"width {w}", _lr_text(result["sp"]["best_lr"][w]), _lr_text(result["mup"]["best_lr"][w])]
+            for w in result["sp"]["best_lr"]]
+    rows.append(["spread (decades)", fmt(result["sp"]["spread_decades"], 2), fmt(result["mup"]["spread_decades"], 2)])
+    check = result["coordinate_check"]
+    grow = {p: check[p][max(check[p], key=int)]["logits_change"] / check[p][min(check[p], key=int)]["logits_change"]
+            for p in ("sp", "mup")}
+    widths = sorted(int(w) for w in check["sp"])
+    return ("\n\n".join(parts) + "\n\n" + table(["best lr", "SP", "μP"], rows)
+            + f"\n\n{result['n_layers']} layers, batches of {result['batch_size']} names, AdamW, seed "
+              f"{result['seed']}; μP's base width is {result['base_width']}, where both build the same "
+              "model (μP's head starts at zero). The best rate is the grid's lowest point refined by "
+              "a parabola through its neighbours. Coordinate check (three Adam steps at lr 0.01 on "
+              f"one batch): from width {widths[0]} to {widths[-1]} the logits' change grows "
+              f"{fmt(grow['sp'], 1)}× under SP and {fmt(grow['mup'], 2)}× under μP. " + source)
+
+
+@example(JOBS["stability"].example, "A learning rate too high: what each stabiliser changes")
+def _stability_lab() -> str:
+    import statistics
+
+    result, source = lab_or_bundled("stability")
+    if result is None:
+        return source
+    rows = []
+    for name, v in result["variants"].items():
+        runs = v["runs"]
+        finished = [r["val_loss"] for r in runs if r["val_loss"] is not None]
+        vs = v.get("against_default")
+        rows.append([name, sum(r["spikes"] for r in runs), sum(r["diverged_at"] is not None for r in runs),
+                     fmt(max(r["max_attention_logit"] for r in runs), 0),
+                     fmt(statistics.fmean(finished), 3) if finished else "—",
+                     "—" if vs is None else f"{vs['difference']:+.3f} ± {vs['stderr']:.3f}, p = {vs['p']:.2g}"])
+    n = len(result["seeds"])
+    default = result["variants"]["default"]["runs"]
+    if not any(r["spikes"] or r["diverged_at"] for r in default):
+        verdict = ("No default run spiked or diverged by this definition: at this size and length the "
+                   "damage shows as attention scores in the hundreds or thousands and a worse loss that "
+                   "depends on the seed, not as a jump. ")
+    else:
+        verdict = ""
+    return (table(["variant", "spikes", "diverged", "max score", "val loss", "vs default"], rows)
+            + f"\n\nEach variant trained {result['steps']} steps at AdamW lr {fmt(result['lr'], 2)} (six times "
+              f"the default) from seeds {', '.join(str(s) for s in result['seeds'])}: spikes and divergences are "
+              f"summed over the {n} runs, the max score is the largest attention score q·k·scale seen at any "
+              "10th step, the val loss is the mean. A spike is a step at least "
+              f"{fmt(result['spike_nats'], 1)} nats above the median of the {result['spike_window']} steps "
+              "before it (a run of such steps counts once). The last column is the paired t-test of "
+              "the final val loss against the default run of the same seed (negative: better). " + verdict
+              + source)
