@@ -10,7 +10,8 @@ from datetime import timedelta
 from click.testing import CliRunner
 
 from minigpt.katas import progress
-from minigpt.store import MIGRATIONS, Store
+from minigpt.store import Store
+from minigpt.store_schema import MIGRATIONS
 from minigpt.study import kata_cards
 from minigpt.study import scheduler as sch
 from minigpt.study.decks import Deck
