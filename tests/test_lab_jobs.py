@@ -194,7 +194,7 @@ def test_a_job_that_trains_keeps_its_run_where_the_explorers_and_the_cli_find_it
 
     import tui.launch
     from minigpt.paths import checkpoints_dir
-    from minigpt.playground.generation import find_checkpoints
+    from minigpt.playground.checkpoint_choices import find_checkpoints
     from minigpt.runs.lab import RUN_DIR, lab_runs
     from tests.helpers.run_fixtures import write_run
     from tui.cli import main as app_main

@@ -20,9 +20,9 @@ from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 
 from minigpt import paths
 from minigpt.errors import CheckpointError, DatasetError, SamplingError
+from minigpt.playground.checkpoint_choices import find_checkpoints
 from minigpt.playground.generation import (
     Settings,
-    find_checkpoints,
     fit_case,
     load_for_playground,
     run_batch,
