@@ -39,8 +39,8 @@ from minigpt.study import kata_cards, rows
 from minigpt.study import plan as planning
 from minigpt.study import scheduler as sch
 from minigpt.study.card_rows import ensure_row, restore_row
+from minigpt.study.cards import Deck
 from minigpt.study.days import start_of_local_day, start_of_next_local_day
-from minigpt.study.decks import Deck
 from minigpt.study.flags import left_out
 from minigpt.study.formats import LOG_MODES
 from minigpt.study.order import new_card_order, space_siblings
