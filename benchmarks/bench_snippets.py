@@ -3,7 +3,7 @@
     python benchmarks/bench_snippets.py            # each in this process, torch already imported
     python benchmarks/bench_snippets.py --fresh    # each as the app runs it: a fresh interpreter
 
-The app stops a snippet after ``minigpt.lessons.TIME_LIMIT_S`` seconds; a snippet over it is
+The app stops a snippet after ``minigpt.snippets.TIME_LIMIT_S`` seconds; a snippet over it is
 marked. In-process figures are the snippet's own work (one thread, as the app gives a snippet);
 ``--fresh`` adds the interpreter's start and torch's import, which the learner waits for too.
 """
@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from minigpt import lessons as L
+from minigpt.snippets import TIME_LIMIT_S, run_snippet
 
 
 def in_process(code: str) -> float:
@@ -38,7 +39,7 @@ def in_process(code: str) -> float:
 
 def fresh(code: str) -> float:
     start = time.perf_counter()
-    result = L.run_snippet(code)
+    result = run_snippet(code)
     if not result.ok:
         raise RuntimeError(result.stderr[-2000:])
     return time.perf_counter() - start
@@ -55,7 +56,7 @@ def main() -> None:
         for index, code in enumerate(lesson.snippets()):
             seconds = run(code)
             times.append(seconds)
-            over = f"  over the app's {L.TIME_LIMIT_S:g} s limit" if seconds >= L.TIME_LIMIT_S else ""
+            over = f"  over the app's {TIME_LIMIT_S:g} s limit" if seconds >= TIME_LIMIT_S else ""
             print(f"{lesson.id:<36} {index:>2} {seconds:>8.2f}{over}", flush=True)
     print(f"{len(times)} snippets: {sum(times):.1f} s in all, the slowest {max(times):.2f} s")
 

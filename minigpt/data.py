@@ -1,4 +1,5 @@
-"""Words in, tensors out: loading a one-item-per-line dataset, the character vocabulary, splits.
+"""Words in, tensors out: loading a one-item-per-line dataset, the character vocabulary, the
+encoded splits (cut by ``minigpt.splits``).
 
 Every sequence is a whole word. The input is the start token followed by the word, the target is
 the word followed by the end token (the same ``.`` character, index 0), and shorter words are
@@ -13,7 +14,6 @@ of a batch when asked. Items longer than the block size are cut there; the datas
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -25,13 +25,12 @@ import torch
 from minigpt import paths
 from minigpt.corpus import BOUNDARY, Items, WordList, read_items
 from minigpt.errors import DatasetError
+from minigpt.splits import MIN_ITEMS, Splits, split_order, split_sizes
 from minigpt.tokenizer import shown_piece
 
 IGNORE = -1  # target index that cross-entropy skips
-MIN_ITEMS = 3  # one each for training, validation and test
 MAX_VOCAB = 30_000  # more distinct characters than any alphabet: a binary or random file
 MAX_AUTO_BLOCK = 256  # without --block-size, longer items are cut here (attention grows as T²)
-PY_SHUFFLE_MAX = 1_000_000  # splits up to this size keep the standard library's seeded shuffle
 
 
 def _too_few(path, n: int) -> DatasetError:
@@ -139,40 +138,6 @@ class Vocab:
     def _refuse(unknown: np.ndarray, where: str):
         missing = "".join(sorted({chr(c) for c in np.unique(unknown).tolist()}))
         raise DatasetError(f"{where}characters {missing!r} are not in the model's vocabulary")
-
-
-@dataclass
-class Splits:
-    train: list[str]
-    val: list[str]
-    test: list[str]
-
-
-def split_sizes(n: int, fractions=(0.8, 0.1)) -> tuple[int, int, int]:
-    """80/10/10, but from ``MIN_ITEMS`` items up validation and test get at least one each."""
-    n_train, n_val = int(fractions[0] * n), int(fractions[1] * n)
-    if n >= MIN_ITEMS:
-        n_val = max(n_val, 1)
-        n_train = min(n_train, n - n_val - 1)
-    return n_train, n_val, n - n_train - n_val
-
-
-def split_order(n: int, seed: int = 42) -> np.ndarray:
-    """A seeded permutation of ``range(n)``: the standard library's shuffle (as every earlier
-    version) up to ``PY_SHUFFLE_MAX`` items, torch's above (the former needs ~40 bytes an item)."""
-    if n <= PY_SHUFFLE_MAX:
-        order = list(range(n))
-        random.Random(seed).shuffle(order)
-        return np.array(order, dtype=np.int32)
-    return torch.randperm(n, generator=torch.Generator().manual_seed(seed), dtype=torch.int32).numpy()
-
-
-def split_words(words: list[str], seed: int = 42, fractions=(0.8, 0.1)) -> Splits:
-    """Deterministic 80/10/10 split: a seeded shuffle of the list, then cut."""
-    order = split_order(len(words), seed).tolist()
-    shuffled = [words[i] for i in order]
-    n_train, n_val, _ = split_sizes(len(words), fractions)
-    return Splits(shuffled[:n_train], shuffled[n_train : n_train + n_val], shuffled[n_train + n_val :])
 
 
 class EncodedSplit:

@@ -14,7 +14,8 @@ import pytest
 from minigpt import numbers
 from minigpt.lessons import load_lessons
 from minigpt.study import numeric
-from minigpt.study.decks import CLOZE_RE, load_decks
+from minigpt.study.cards import CLOZE_RE
+from minigpt.study.decks import load_decks
 from minigpt.study.formats import FORMATS
 from minigpt.study.quiz import (
     CHAPTER_QUIZ_MIN,

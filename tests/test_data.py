@@ -1,7 +1,8 @@
 import pytest
 import torch
 
-from minigpt.data import IGNORE, DatasetError, EncodedSplit, Vocab, load_dataset, load_words, pack_rows, split_words
+from minigpt.data import IGNORE, DatasetError, EncodedSplit, Vocab, load_dataset, load_words, pack_rows
+from minigpt.splits import split_words
 
 
 def write(tmp_path, content, name="d.txt"):

@@ -15,7 +15,7 @@ from minigpt import extras
 from minigpt.errors import MissingExtraError
 from minigpt.store import Store
 from minigpt.study import anki
-from minigpt.study.decks import Deck
+from minigpt.study.cards import Deck
 from tui.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,10 +10,11 @@ from datetime import timedelta
 from click.testing import CliRunner
 
 from minigpt.katas import progress
-from minigpt.store import MIGRATIONS, Store
+from minigpt.store import Store
+from minigpt.store_schema import MIGRATIONS
 from minigpt.study import kata_cards
 from minigpt.study import scheduler as sch
-from minigpt.study.decks import Deck
+from minigpt.study.cards import Deck
 from minigpt.study.review import StudySession
 
 KATA_MIGRATION = 7  # this feature's entry in MIGRATIONS (1-based, as PRAGMA user_version)

@@ -180,11 +180,11 @@ def test_bounded_grader_judges_outputs_not_what_the_code_prints_or_its_exit_stat
 
 
 def test_runner_memory_limit_stops_a_runaway_allocation_but_lets_torch_import():
-    from minigpt.lessons import MEMORY_LIMIT, run_snippet
+    from minigpt.snippets import MEMORY_LIMIT, run_snippet
 
     hog = run_snippet("b = bytearray(3 * 1024 ** 3)\n", timeout=20)
     assert not hog.ok and "MemoryError" in hog.stderr
-    assert MEMORY_LIMIT >= 1024 ** 3  # torch's import maps ~0.62 GiB (measured; see minigpt/lessons.py)
+    assert MEMORY_LIMIT >= 1024 ** 3  # torch's import maps ~0.62 GiB (measured; see minigpt/snippets.py)
 
 
 def test_kata_modules_import_without_torch():

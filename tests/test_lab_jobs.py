@@ -192,9 +192,9 @@ def test_a_job_that_trains_keeps_its_run_where_the_explorers_and_the_cli_find_it
     the checkpoint pickers list it and `minigpt watch PATH` opens it."""
     import shutil
 
-    import tui.app
+    import tui.launch
     from minigpt.paths import checkpoints_dir
-    from minigpt.playground.generation import find_checkpoints
+    from minigpt.playground.checkpoint_choices import find_checkpoints
     from minigpt.runs.lab import RUN_DIR, lab_runs
     from tests.helpers.run_fixtures import write_run
     from tui.cli import main as app_main
@@ -217,7 +217,7 @@ def test_a_job_that_trains_keeps_its_run_where_the_explorers_and_the_cli_find_it
     labels = [c.label for c in find_checkpoints() if c.path == kept / "checkpoint"]
     assert len(labels) == 1 and labels[0].startswith("lab job induction")
     opened = {}
-    monkeypatch.setattr(tui.app, "run_app", lambda **kw: opened.update(kw))
+    monkeypatch.setattr(tui.launch, "run_app", lambda **kw: opened.update(kw))
     assert CliRunner().invoke(app_main, ["watch", str(kept)]).exit_code == 0
     assert opened["initial"] == f"run:{kept.resolve()}"
 def test_the_mup_and_stability_results_as_lesson_178_shows_them():

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from minigpt import lessons as L
+from minigpt.snippets import run_snippet, snippet_command, snippet_env
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_OVERLAP = REPO.parent / "shared" / "tools" / "seed_overlap.py"
@@ -107,18 +108,18 @@ def test_missing_folder(tmp_path):
 
 
 def test_run_snippet_ok_error_and_timeout(tmp_path):
-    ok = L.run_snippet("import minigpt.teaching.attention, sys; print('ok', sys.argv[0])")
+    ok = run_snippet("import minigpt.teaching.attention, sys; print('ok', sys.argv[0])")
     assert ok.ok and ok.stdout.startswith("ok")
-    bad = L.run_snippet("raise SystemExit(3)")
+    bad = run_snippet("raise SystemExit(3)")
     assert bad.returncode == 3 and not bad.ok
-    slow = L.run_snippet("import time; print('start', flush=True); time.sleep(5)", timeout=1)
+    slow = run_snippet("import time; print('start', flush=True); time.sleep(5)", timeout=1)
     assert slow.timed_out and slow.returncode is None and "start" in slow.stdout
 
 
 def test_snippet_command_imports_minigpt_from_elsewhere(tmp_path):
-    cmd = L.snippet_command("import minigpt.lessons; print('here')")
+    cmd = snippet_command("import minigpt.lessons; print('here')")
     assert cmd[0] == sys.executable and "-I" not in cmd
-    out = subprocess.run(cmd, cwd=tmp_path, env=L.snippet_env(), capture_output=True, text=True)
+    out = subprocess.run(cmd, cwd=tmp_path, env=snippet_env(), capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "here"
 
 
@@ -197,8 +198,8 @@ def test_every_runnable_snippet_runs(shipped):
     snippets = [(l.path.name, code) for l in shipped for code in l.snippets()]
     assert snippets
     proc = subprocess.run(
-        L.snippet_command(_DRIVER), input=json.dumps(snippets), capture_output=True, text=True,
-        env=L.snippet_env(), timeout=300,
+        snippet_command(_DRIVER), input=json.dumps(snippets), capture_output=True, text=True,
+        env=snippet_env(), timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -211,7 +212,7 @@ def test_every_runnable_snippet_runs(shipped):
 def test_one_snippet_runs_as_the_app_runs_it(shipped):
     # The real path: a fresh interpreter per snippet, via run_snippet.
     code = next(c for l in shipped for c in l.snippets())
-    res = L.run_snippet(code, timeout=60)
+    res = run_snippet(code, timeout=60)
     assert res.ok, res.stderr
 
 

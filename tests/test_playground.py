@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from minigpt.playground.checkpoint_choices import find_checkpoints
 from minigpt.playground.generation import (
     Settings,
-    find_checkpoints,
     load_for_playground,
     run_batch,
     save_names,
@@ -236,7 +236,7 @@ def test_checkpoint_labels_name_the_key_settings(ckpts):
 
 
 def test_key_settings_tell_muon_runs_from_adamw_runs():
-    from minigpt.playground.generation import key_settings
+    from minigpt.playground.checkpoint_choices import key_settings
 
     shape = {"d_model": 64, "n_layers": 4}
     assert key_settings("gpt", shape, {"optimizer": "muon", "lr": 5e-3, "seed": 7}) == "64×4 muon lr 5e-3 seed 7"
@@ -247,7 +247,7 @@ def test_key_settings_tell_muon_runs_from_adamw_runs():
 def test_compare_adds_a_column_for_the_learners_own_run(ckpts, gpt, tmp_path):
     import shutil
 
-    from minigpt.playground.generation import CheckpointChoice
+    from minigpt.playground.checkpoint_choices import CheckpointChoice
 
     shipped = find_checkpoints(ckpts["default"].parent, runs_root=Path("/nonexistent"))
     own = shutil.copytree(ckpts["default"], tmp_path / "run" / "checkpoint")

@@ -204,7 +204,8 @@ def test_previous_token_and_induction_scores_read_transformers_attention(referen
 
 
 def test_the_playground_continues_a_prompt_on_a_fetched_folder(folder, loaded, tmp_path):
-    from minigpt.playground.generation import Settings, load_for_playground, pretrained_choices, run_batch
+    from minigpt.playground.checkpoint_choices import pretrained_choices
+    from minigpt.playground.generation import Settings, load_for_playground, run_batch
 
     models = tmp_path / "models"
     shutil.copytree(folder, models / "tiny-gpt2")

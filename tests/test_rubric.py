@@ -10,7 +10,7 @@ from textual.widgets import Static, TextArea
 
 from minigpt.store import Store
 from minigpt.study import rubric
-from minigpt.study.decks import StudyCard
+from minigpt.study.cards import StudyCard
 
 CARD = StudyCard(id="q.test", kind="question", lesson="x", front="Why scale?", back="…",
                  checklist=("large scores saturate the softmax", "saturated softmax has tiny gradients",

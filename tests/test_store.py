@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from minigpt.store import MIGRATIONS, Store
+from minigpt.store import Store
+from minigpt.store_schema import MIGRATIONS
 
 
 def test_fresh_database_is_at_latest_schema_in_wal_mode(tmp_path):

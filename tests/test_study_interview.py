@@ -12,7 +12,7 @@ from minigpt.store import Store
 from minigpt.study import interview as iv
 from minigpt.study import interview_trend as trend
 from minigpt.study import numeric
-from minigpt.study.decks import Deck, StudyCard
+from minigpt.study.cards import Deck, StudyCard
 from minigpt.study.review import StudySession
 
 

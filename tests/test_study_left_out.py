@@ -117,7 +117,7 @@ def test_the_plan_leaves_a_flagged_card_out_of_scope(tmp_path):
 
 def test_the_workload_forecast_does_not_study_a_flagged_card(tmp_path):
     from minigpt.study import workload
-    from minigpt.study.decks import Deck
+    from minigpt.study.cards import Deck
 
     session = _session(tmp_path)
     deck = Deck({c.id: c for c in session.deck.by_lesson(LESSON)})

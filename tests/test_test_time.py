@@ -59,7 +59,7 @@ def test_the_vote_takes_the_most_frequent_name_and_breaks_ties_by_likelihood():
 
 
 def test_the_held_out_names_were_never_trained_on_and_the_rule_is_the_verifiers(shipped):
-    from minigpt.data import split_words
+    from minigpt.splits import split_words
 
     _, words = shipped
     held = T.held_out_names(words, 42)

@@ -10,8 +10,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Static
 
-from tui.app import TutorApp, crash_line
+from tui.app import TutorApp
 from tui.cli import main
+from tui.launch import crash_line
 from tui.workers import log_path
 
 

@@ -122,13 +122,13 @@ async def test_the_exercises_lesson_opens_the_lab_on_its_presets(tmp_path, make_
 
 
 def test_watch_opens_an_experiment_by_name_or_as_the_latest_run(monkeypatch):
-    import tui.app
+    import tui.launch
     from tui.cli import main
 
     grid = parse_grid_text("d_model=8,16 steps=5 n_layers=1 n_heads=2")
     exp = ef.create_experiment(custom_spec("w", grid.axes, grid.budget, grid.base))
     opened = {}
-    monkeypatch.setattr(tui.app, "run_app", lambda **kw: opened.update(kw))
+    monkeypatch.setattr(tui.launch, "run_app", lambda **kw: opened.update(kw))
     assert CliRunner().invoke(main, ["watch", "w"]).exit_code == 0
     assert opened["initial"] == f"experiment:{exp.dir.resolve()}"
     run_dir = exp.dir / exp.runs[0].name

@@ -15,7 +15,8 @@ from minigpt.store import Store
 from minigpt.study.decks import load_decks
 from minigpt.study.review import LEECH_LAPSES, StudySession, history
 from tests.helpers.waiting import until
-from tui.screens.flashcards import FlashcardsScreen, export_path
+from tui.flashcard_files import export_path
+from tui.screens.flashcards import FlashcardsScreen
 from tui.widgets.study_card import CardView, RatingBar
 
 

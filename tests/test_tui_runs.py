@@ -20,7 +20,7 @@ from tests.helpers.screen_checks import footer_problems, screen_lines
 from tests.helpers.screen_walk import settle
 from tests.helpers.waiting import until, wait_until
 from tui import navigation
-from tui.app import background_runs_message
+from tui.launch import background_runs_message
 from tui.widgets.loss_chart import LossChart
 from tui.widgets.training_panel import STOPPING_POLL_S
 

@@ -287,11 +287,11 @@ async def test_watch_attaches_to_a_cli_run_and_sees_kill_9(tmp_path, monkeypatch
              str(run_dir), "-q"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
     try:
         # `minigpt watch` (no argument) opens the app on the latest run.
-        import tui.app
+        import tui.launch
         from tui.cli import main
 
         opened = {}
-        monkeypatch.setattr(tui.app, "run_app", lambda **kw: opened.update(kw))
+        monkeypatch.setattr(tui.launch, "run_app", lambda **kw: opened.update(kw))
         wait_until((run_dir / "status.json").exists, 30, "the CLI run's status", step=0.2)
         result = CliRunner().invoke(main, ["watch"])
         assert result.exit_code == 0, result.output

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import gc
 import os
-import shlex
-import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,7 +18,7 @@ from textual.screen import Screen
 from minigpt import paths, serving_policy, settings
 from minigpt.errors import StoreError, TutorError
 from minigpt.store import Store
-from minigpt.text import markup_escape, printable
+from minigpt.text import markup_escape
 from tui import keymap, navigation
 from tui.areas import AREAS, PLACES
 from tui.terminal_input import tolerate_non_utf8_input
@@ -76,7 +74,7 @@ class TutorApp(App):
     # -- an unexpected error --------------------------------------------------------------------
     def _handle_exception(self, error: Exception) -> None:
         """An exception no handler caught closes the app (Textual's rule): its traceback goes to
-        ``app.log`` first, and ``run_app`` names the log in one line once the terminal is back."""
+        ``app.log`` first, and ``tui.launch.run_app`` names the log in one line once the terminal is back."""
         from tui.workers import log_failure
 
         if self.crash is None:
@@ -85,7 +83,7 @@ class TutorApp(App):
         super()._handle_exception(error)
 
     def _print_error_renderables(self) -> None:
-        # The traceback is in app.log; the terminal gets one line from run_app, not a screenful
+        # The traceback is in app.log; the terminal gets one line from tui.launch.run_app, not a screenful
         # of locals. `textual run --dev` (the "debug" feature) still prints it.
         if self.crash is not None and getattr(self, "_crash_logged", False) and "debug" not in self.features:
             self._exit_renderables.clear()
@@ -368,68 +366,3 @@ class TutorApp(App):
                     yield SystemCommand(f"Lab job: {JOBS[job].title}",
                                         f"In “{lesson.title}”: x starts it, its result shows there",
                                         lambda lid=lesson.id: self.open_lesson(lid))
-
-
-def background_runs_message() -> str:
-    """What to tell the learner on quitting while runs train: which continue, how to reattach or
-    stop each one ("" when none trains)."""
-    from minigpt.runs import listing
-
-    try:
-        running = [r for r in listing.list_runs() if str(getattr(r.status, "value", r.status)) == "running"]
-    except OSError:
-        return ""
-    if not running:
-        return ""
-    data_dir = os.environ.get("MINIGPT_DATA_DIR")
-    flag = f" --data-dir {shlex.quote(data_dir)}" if data_dir else ""
-    lines = [f"{len(running)} training run{'s' * (len(running) != 1)} continue{'s' * (len(running) == 1)} "
-             "in the background:"]
-    for run in running:
-        label = (getattr(run, "label", "") or "").strip()
-        title = f"{label} ({run.name})" if label and label != run.name else run.name
-        total = f"/{run.total:g}s" if run.total_unit == "seconds" and run.total else (
-            f"/{run.total}" if run.total else "")
-        name = shlex.quote(run.name)
-        lines += [f"  {title}: step {run.step}{total}",
-                  f"    watch it:  minigpt{flag} watch {name}",
-                  f"    stop it:   minigpt{flag} stop {name}"]
-    return "\n".join(lines)
-
-
-def run_app(data_dir: str | Path | None = None, initial: str | None = None) -> None:
-    if data_dir is not None:
-        os.environ["MINIGPT_DATA_DIR"] = str(Path(data_dir).expanduser())
-    try:
-        store = Store(paths.database_path(), busy_timeout_s=BUSY_TIMEOUT_S)
-    except StoreError as e:  # busy while it needed upgrading, or written by a newer tutor
-        print(f"Error: {printable(e)}", file=sys.stderr)
-        raise SystemExit(2) from None
-    app = TutorApp(store=store, initial=initial)
-    try:
-        app.run()
-    except Exception as error:  # outside any handler (the driver, the terminal): still logged
-        app.crash = error
-        app._crash_logged = _log_crash(error)
-    message = background_runs_message()
-    if message:
-        print(message)
-    if app.crash is not None:
-        print(crash_line(app.crash, getattr(app, "_crash_logged", False)), file=sys.stderr)
-        raise SystemExit(1)
-
-
-def _log_crash(error: BaseException) -> bool:
-    from tui.workers import log_failure
-
-    return log_failure("The app", error)
-
-
-def crash_line(error: BaseException, logged: bool) -> str:
-    """The one line the terminal shows after the app closed on an unexpected error."""
-    from tui.workers import log_path
-
-    detail = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
-    what = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
-    where = f"the details are in {log_path()}" if logged else f"the log {log_path()} could not be written"
-    return f"minigpt-tutor stopped on an unexpected error ({printable(what)}); {where}"

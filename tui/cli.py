@@ -45,7 +45,7 @@ def main(ctx: click.Context, data_dir: Path | None) -> None:
     if ctx.invoked_subcommand is not None:  # (the app shows these notes itself)
         tell_study_notes_on_close(ctx)
     if ctx.invoked_subcommand is None:
-        from tui.app import run_app
+        from tui.launch import run_app
 
         run_app()
 
@@ -104,7 +104,7 @@ def watch(run):
         experiment = folder if folder.is_dir() else paths.runs_dir() / run
         if "/" not in run or folder.is_dir():
             if (experiment / runs.EXPERIMENT_FILE).is_file():
-                from tui.app import run_app
+                from tui.launch import run_app
 
                 run_app(initial=f"experiment:{experiment.resolve()}")
                 return
@@ -114,11 +114,11 @@ def watch(run):
         hint = "" if run else ": start one with `minigpt train`"
         raise UserError(f"{e}{hint}") from None
     if not run and (run_dir.parent / runs.EXPERIMENT_FILE).is_file():
-        from tui.app import run_app
+        from tui.launch import run_app
 
         run_app(initial=f"experiment:{run_dir.parent.resolve()}")
         return
-    from tui.app import run_app
+    from tui.launch import run_app
 
     run_app(initial=f"run:{run_dir.resolve()}")
 

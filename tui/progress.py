@@ -108,7 +108,7 @@ def glance(store: Store) -> Glance:
                titles.get(lesson_to_continue(store, [lesson.id for lesson in lessons]) or ""), active,
                passed, total, plan)
     if lessons:
-        from minigpt.study.decks import Deck
+        from minigpt.study.cards import Deck
         from minigpt.study.readiness import readiness_for_store
 
         r = readiness_for_store(store, per_lesson, deck=_described_decks() or Deck())  # unreadable: no cards

@@ -216,7 +216,8 @@ class DataInfo:
 
 
 def data_info(words: list[str], split_seed: int = 42, block_size: int | None = None) -> DataInfo:
-    from minigpt.data import Vocab, split_words
+    from minigpt.data import Vocab
+    from minigpt.splits import split_words
 
     train = split_words(words, split_seed).train
     block = block_size or max(len(w) for w in words) + 1

@@ -3,7 +3,7 @@
 The code is first read (never run) for a forbidden call. Then, in a private temporary folder, this
 process writes a job (the function's name, the code, the cases' inputs as JSON, the kata's banned
 operators; never the kata's folder, never an expected value) and starts, through the bounded runner
-(:func:`minigpt.lessons.run_bounded`: time, output and memory limits), a reaper
+(:func:`minigpt.snippets.run_bounded`: time, output and memory limits), a reaper
 (:func:`minigpt.spawn.behind_reaper`) that starts :mod:`minigpt.katas.harness`. The harness writes
 the learner's outputs under a random name and token; this process decodes them and judges them
 against the reference it computes alone. Code that kills its parent kills the reaper only: the
@@ -68,7 +68,7 @@ def _no_result(run, printed: str) -> str:
 
 def grade_source(kata: Kata, source: str, *, timeout: float = GRADE_TIME_LIMIT_S,
                  stop: threading.Event | None = None) -> Report:
-    from minigpt.lessons import run_bounded
+    from minigpt.snippets import run_bounded
 
     try:
         check_source(source, kata.forbidden, kata.function)

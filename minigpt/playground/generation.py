@@ -1,6 +1,8 @@
-"""Helpers for the name-generation playground: finding checkpoints, loading one with its data
-split, batch statistics, the temperature sweep and saving names. Stepping, scoring and comparing
-models are in ``minigpt.playground.inspection``.
+"""Helpers for the name-generation playground: its settings (read from the fields' text with
+``parse_settings``), loading a checkpoint with its data split, batch statistics, the temperature
+sweep and saving names. The checkpoints to choose from are in
+``minigpt.playground.checkpoint_choices``; stepping, scoring and comparing models are in
+``minigpt.playground.inspection``.
 
 Everything here is plain library code (no Textual) so the screens stay free of maths and the
 numbers they show can be checked in unit tests.
@@ -17,11 +19,9 @@ from pathlib import Path
 import torch
 
 from minigpt import paths
-from minigpt.checkpoint import load_checkpoint, read_checkpoint_config
+from minigpt.checkpoint import load_checkpoint
 from minigpt.data import load_dataset
-from minigpt.errors import CheckpointError, DatasetError, SamplingError
-from minigpt.models.config import MODEL_LABELS as KIND_LABELS
-from minigpt.numbers import number_text
+from minigpt.errors import DatasetError, SamplingError
 from minigpt.outputs import write_output
 from minigpt.pretrained.gpt2 import is_pretrained_folder, load_gpt2
 from minigpt.sampling import Sample, continue_text, generate, is_text_model, next_distribution
@@ -67,93 +67,56 @@ def fit_case(vocab, text: str) -> str:
     return text
 
 
-@dataclass
-class CheckpointChoice:
-    label: str
-    path: Path
-    kind: str
-    val_loss: float | None = None
-    source: str = "bundled"  # bundled | run | pretrained (minigpt hf fetch's folders)
-    details: str = ""  # kind and key settings, e.g. "MiniGPT 64×4 lr 0.005 seed 1337"
-
-
-def _number(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def key_settings(kind: str, model_config: dict, train_config: dict) -> str:
-    """What tells two checkpoints of one kind apart, in a few characters: 64×4 muon lr 0.005 seed 7."""
-    parts = []
-    if kind == "gpt" and isinstance(model_config.get("d_model"), int) and isinstance(model_config.get("n_layers"), int):
-        parts.append(f"{model_config['d_model']}×{model_config['n_layers']}")
-        if train_config.get("optimizer") == "muon":  # Muon's runs beside AdamW's (older runs, --optimizer adamw)
-            parts.append("muon")
-    elif kind == "mlp" and isinstance(model_config.get("n_hidden", model_config.get("hidden")), int):
-        parts.append(f"{model_config.get('n_hidden', model_config.get('hidden'))} hidden")
-    lr = _number(train_config.get("lr"))
-    if lr is not None and kind != "bigram":
-        parts.append(f"lr {number_text(lr)}")
-    if isinstance(train_config.get("seed"), int) and not isinstance(train_config.get("seed"), bool):
-        parts.append(f"seed {train_config['seed']}")
-    return " ".join(parts)
-
-
-def _choice(path: Path, label: str, source: str) -> CheckpointChoice | None:
-    try:
-        cfg = read_checkpoint_config(path)
-    except CheckpointError:
+def _int_or_none(text: str, name: str, low: int) -> int | None:
+    text = text.strip().lower()
+    if text in ("", "off", "-", "none"):
         return None
-    metrics = cfg.get("metrics") or {}
-    kind = cfg.get("kind", "?")
-    val = _number(metrics.get("val_loss"))
-    model_config = cfg.get("model_config") if isinstance(cfg.get("model_config"), dict) else {}
-    train_config = cfg.get("train_config") if isinstance(cfg.get("train_config"), dict) else {}
-    details = " ".join(x for x in (KIND_LABELS.get(kind, kind), key_settings(kind, model_config, train_config)) if x)
-    val_text = f" val {val:.3f}" if val is not None else ""
-    return CheckpointChoice(f"{label} ({details}{val_text})", path, kind, val, source, details)
+    try:
+        value = int(text)
+    except ValueError:
+        raise SamplingError(f"{name}: {text!r} is not a whole number (leave empty for off)") from None
+    if value < low:
+        raise SamplingError(f"{name} must be at least {low}, got {value}")
+    return value
 
 
-def pretrained_choices(models: Path | None = None) -> list[CheckpointChoice]:
-    """GPT-2-family folders where ``minigpt hf fetch`` puts them (models/ in the data folder)."""
-    root = models if models is not None else paths.user_data_dir() / "models"
-    folders = sorted(d for d in root.iterdir() if is_pretrained_folder(d)) if root.is_dir() else []
-    return [CheckpointChoice(f"{d.name} (pretrained, continues text)", d, "gpt", None, "pretrained", "pretrained")
-            for d in folders]
-
-
-def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None,
-                     live: bool = False, pretrained: bool = False) -> list[CheckpointChoice]:
-    """The shipped checkpoints (``default`` first), then every finished run's checkpoint; with
-    ``live``, also the best checkpoint so far of each run still training (labelled "live"); then
-    the runs lab jobs kept; with ``pretrained``, the GPT-2 folders ``minigpt hf fetch`` keeps (for
-    the tools that take one)."""
-    root = bundled if bundled is not None else paths.checkpoints_dir()
-    found: list[CheckpointChoice] = []
-    if root.is_dir():
-        dirs = sorted((d for d in root.iterdir() if d.is_dir() and not d.name.endswith((".tmp", ".old"))),
-                      key=lambda d: (d.name != "default", d.name))
-        for d in dirs:
-            c = _choice(d, d.name, "bundled")
-            if c:
-                found.append(c)
-    found += pretrained_choices() if pretrained else []
-    from minigpt.runs.listing import list_runs
-    from minigpt.runs.schema import RunState
-
-    for run in list_runs(runs_root):
-        running = live and run.status == RunState.RUNNING
-        if (run.status in (RunState.FINISHED, RunState.STOPPED) or running) and run.checkpoint.exists():
-            label = run.label.strip()  # the run's own name
-            c = _choice(run.checkpoint, f"your run {label or run.name}{' (live)' if running else ''}", "run")
-            if c:
-                found.append(c)
-    from minigpt.runs.lab import lab_runs
-
-    for job, run_dir in lab_runs():  # what a lab job trained and kept (lab/<job>/run)
-        c = _choice(run_dir / "checkpoint", f"lab job {job}", "run")
-        if c:
-            found.append(c)
-    return found
+def parse_settings(fields: dict[str, str], vocab=None) -> Settings:
+    """The fields' text → Settings; the error names the field and says what would be valid."""
+    try:
+        n = int(fields["n"].strip())
+    except ValueError:
+        raise SamplingError(f"names: {fields['n']!r} is not a whole number") from None
+    try:
+        temperature = float(fields["temperature"].strip())
+    except ValueError:
+        raise SamplingError(f"temperature: {fields['temperature']!r} is not a number (try 1.0)") from None
+    if not temperature > 0:
+        raise SamplingError(f"temperature must be > 0, got {temperature:g}")
+    top_p_text = fields["top_p"].strip().lower()
+    top_p = None
+    if top_p_text not in ("", "off", "-", "none"):
+        try:
+            top_p = float(top_p_text)
+        except ValueError:
+            raise SamplingError(f"top-p: {top_p_text!r} is not a number in (0, 1]") from None
+        if not 0 < top_p <= 1:
+            raise SamplingError(f"top-p must be in (0, 1], got {top_p:g}")
+        top_p = None if top_p == 1 else top_p
+    try:
+        seed = int(fields["seed"].strip())
+    except ValueError:
+        raise SamplingError(f"seed: {fields['seed']!r} is not a whole number") from None
+    s = Settings(n=n, temperature=temperature, top_k=_int_or_none(fields["top_k"], "top-k", 1),
+                 top_p=top_p, prefix=fields["prefix"].strip(), seed=seed,
+                 max_len=_int_or_none(fields["max_len"], "max length", 1))
+    if vocab is not None:
+        s.prefix = fit_case(vocab, s.prefix)  # "Ma" means "ma" to a lower-case model
+    s.check()
+    missing = vocab.unknown(s.prefix) if vocab is not None and hasattr(vocab, "unknown") else []  # (BPE: none)
+    if missing:
+        raise SamplingError(f"prefix {s.prefix!r}: {', '.join(repr(c) for c in missing)} not in the model's "
+                            f"vocabulary ({''.join(vocab.chars[1:])})")
+    return s
 
 
 @dataclass

@@ -14,9 +14,9 @@ import torch
 from minigpt.data import BOUNDARY
 from minigpt.errors import CheckpointError, DatasetError
 from minigpt.models.config import MODEL_LABELS as KIND_LABELS
+from minigpt.playground.checkpoint_choices import CheckpointChoice
 from minigpt.playground.generation import (
     Batch,
-    CheckpointChoice,
     Loaded,
     Settings,
     fit_case,

@@ -27,7 +27,7 @@ from minigpt.errors import CardImportError, UnsafeFileError
 from minigpt.outputs import write_output_with
 from minigpt.store import Store
 from minigpt.study import scheduler as sch
-from minigpt.study.decks import Deck, StudyCard
+from minigpt.study.cards import Deck, StudyCard
 
 MODEL_ID = 1_741_902_316          # fixed forever: Anki matches note types on it
 DECK_ID = 1_741_902_317

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from minigpt.study import questions as Q
-from minigpt.study.decks import StudyCard
+from minigpt.study.cards import StudyCard
 from minigpt.study.questions import QuizOutcome, QuizQuestion
 
 # FSRS's four answers, by the number the learner presses.

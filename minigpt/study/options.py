@@ -12,7 +12,7 @@ import math
 import random
 from dataclasses import dataclass
 
-from minigpt.study.decks import Deck, StudyCard
+from minigpt.study.cards import Deck, StudyCard
 from minigpt.study.matching import normalize
 
 

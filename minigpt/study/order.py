@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from minigpt.study.decks import Deck
+from minigpt.study.cards import Deck
 
 # Within one lesson: a term before its reverse, then blanks, numbers and open questions.
 KIND_ORDER = {"term": 0, "reverse": 1, "cloze": 2, "numeric": 3, "question": 4, "user": 5}

@@ -35,8 +35,8 @@ from minigpt.errors import PlanError
 from minigpt.store import Store
 from minigpt.study import rows
 from minigpt.study import scheduler as sch
+from minigpt.study.cards import Deck
 from minigpt.study.days import at_local, local_date, start_of_local_day
-from minigpt.study.decks import Deck
 from minigpt.study.flags import left_out
 from minigpt.study.order import new_card_order
 

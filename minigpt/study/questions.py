@@ -21,7 +21,7 @@ import random
 from dataclasses import dataclass, field
 
 from minigpt.study import numeric
-from minigpt.study.decks import Deck, StudyCard
+from minigpt.study.cards import Deck, StudyCard
 from minigpt.study.matching import MatchResult, match_answer
 from minigpt.study.options import Option, _pick_distractors, _siblings, is_related
 from minigpt.study.templates import fresh

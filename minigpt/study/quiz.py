@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import random
 
-from minigpt.study.decks import Deck, StudyCard, cached_decks
+from minigpt.study.cards import Deck, StudyCard
+from minigpt.study.decks import cached_decks
 from minigpt.study.formats import FORMATS, QUIZ_MODES  # noqa: F401 (FORMATS: re-export)
 from minigpt.study.options import (  # noqa: F401 (re-exported)
     Option,

@@ -16,7 +16,7 @@ from minigpt import settings
 from minigpt.store import Store
 from minigpt.study import quiz, rows
 from minigpt.study import scheduler as sch
-from minigpt.study.decks import Deck
+from minigpt.study.cards import Deck
 from minigpt.study.formats import QUIZ_MODES
 
 # The review-log modes whose answers were typed: the formats that re-grade, and the chapter quiz's mix.

@@ -38,8 +38,9 @@ from minigpt.store import Store
 from minigpt.study import kata_cards, rows
 from minigpt.study import plan as planning
 from minigpt.study import scheduler as sch
+from minigpt.study.card_rows import ensure_row, restore_row
+from minigpt.study.cards import Deck
 from minigpt.study.days import start_of_local_day, start_of_next_local_day
-from minigpt.study.decks import Deck
 from minigpt.study.flags import left_out
 from minigpt.study.formats import LOG_MODES
 from minigpt.study.order import new_card_order, space_siblings
@@ -352,47 +353,17 @@ class StudySession:
                                     "window of the tutor?); undoing would erase that answer")
                 conn.execute("DELETE FROM review_log WHERE id = ?", (log_id,))
                 if row["mode"] != "cram":
-                    self._restore(conn, row["card_id"], row["prev_state"])
+                    restore_row(conn, row["card_id"], row["prev_state"])
             self._answered.pop()
             return row["card_id"]
         return None
-
-    @staticmethod
-    def _restore(conn, card_id: str, prev_json: str | None) -> None:
-        # What another window did to the card since the answer stays: a suspension, and a bury
-        # (an answer clears buried_until, so one set now was made after it).
-        current = conn.execute("SELECT suspended, buried_until FROM card_state WHERE card_id = ?",
-                               (card_id,)).fetchone()
-        conn.execute("DELETE FROM card_state WHERE card_id = ?", (card_id,))
-        prev = json.loads(prev_json) if prev_json else None
-        if prev is None:
-            if current is not None and (current["suspended"] or current["buried_until"]):  # kept, unanswered
-                StudySession._ensure_row(conn, card_id, sch.utc_now())
-                conn.execute("UPDATE card_state SET suspended = ?, buried_until = ? WHERE card_id = ?",
-                             (current["suspended"], current["buried_until"], card_id))
-            return
-        if current is not None:
-            prev["suspended"] = current["suspended"]
-            if current["buried_until"]:
-                prev["buried_until"] = current["buried_until"]
-        cols = list(prev)
-        conn.execute(f"INSERT INTO card_state({', '.join(cols)}) "
-                     f"VALUES ({', '.join('?' for _ in cols)})", [prev[c] for c in cols])
-
-    @staticmethod
-    def _ensure_row(conn, card_id: str, now: datetime) -> None:
-        card = sch.new_card(card_id, now)
-        conn.execute(
-            "INSERT OR IGNORE INTO card_state(card_id, fsrs_json, due, fsrs_state, updated_at) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (card_id, sch.card_to_json(card), sch.iso(card.due), int(card.state), sch.iso(now)))
 
     def suspend(self, card_id: str, suspended: bool = True, now: datetime | None = None) -> None:
         """Take a card out of every queue (or put it back). A new card gets a row, unanswered."""
         self._check(card_id)
         now = sch.as_utc(now)
         with self.store.transaction() as conn:
-            self._ensure_row(conn, card_id, now)
+            ensure_row(conn, card_id, now)
             conn.execute("UPDATE card_state SET suspended = ?, updated_at = ? WHERE card_id = ?",
                          (int(suspended), sch.iso(now), card_id))
 
@@ -402,7 +373,7 @@ class StudySession:
         now = sch.as_utc(now)
         until = start_of_next_local_day(now, self.tz)
         with self.store.transaction() as conn:
-            self._ensure_row(conn, card_id, now)
+            ensure_row(conn, card_id, now)
             conn.execute("UPDATE card_state SET buried_until = ?, updated_at = ? WHERE card_id = ?",
                          (sch.iso(until), sch.iso(now), card_id))
         return until

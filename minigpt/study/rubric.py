@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from minigpt.skipped_rows import skip
 from minigpt.store import Store, _utc_now
-from minigpt.study.decks import Deck, StudyCard
+from minigpt.study.cards import Deck, StudyCard
 
 MATCH_SHARE = 0.6       # of a point's key words, the share the answer must make
 NEGATION_WINDOW = 3     # words before a word that a negation reaches

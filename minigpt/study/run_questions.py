@@ -20,7 +20,7 @@ from minigpt.runs.listing import RunInfo
 from minigpt.runs.metrics import RunMetrics
 from minigpt.runs.schema import RunState
 from minigpt.stats import welch_t_test
-from minigpt.study.decks import StudyCard
+from minigpt.study.cards import StudyCard
 
 ALPHA = 0.05          # the t-test's threshold for "the groups differ"
 GAP_NOISE = 0.02      # nats: a train/val gap smaller than this is read as no gap

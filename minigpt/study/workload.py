@@ -18,7 +18,7 @@ from fsrs import Card, Rating, State
 from minigpt.store import Store
 from minigpt.study import rows
 from minigpt.study import scheduler as sch
-from minigpt.study.decks import Deck
+from minigpt.study.cards import Deck
 from minigpt.study.flags import left_out
 
 DAYS = 30

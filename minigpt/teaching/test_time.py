@@ -59,7 +59,7 @@ def tasks() -> list[Task]:
 
 def held_out_names(words: Sequence[str], split_seed: int) -> frozenset[str]:
     """The test split's names that are in neither the train nor the val split."""
-    from minigpt.data import split_words
+    from minigpt.splits import split_words
 
     splits = split_words(list(words), split_seed)
     return frozenset(splits.test) - frozenset(splits.train) - frozenset(splits.val)

@@ -11,7 +11,8 @@ import re
 
 import pytest
 
-from minigpt.lessons import load_lessons, run_snippet
+from minigpt.lessons import load_lessons
+from minigpt.snippets import run_snippet
 from minigpt.teaching.attention import COURSE_EXAMPLE
 from minigpt.teaching.stepper import STAGE, preset_state, stages_for
 from tests.browser.harness import TutorPage

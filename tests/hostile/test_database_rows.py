@@ -111,7 +111,8 @@ def test_each_command_leaves_the_row_out_and_says_so_in_one_line(isolated_data_d
 @pytest.fixture(scope="module")
 def deck():
     """The three cards and a few more: every reader runs over them in milliseconds."""
-    from minigpt.study.decks import Deck, load_decks
+    from minigpt.study.cards import Deck
+    from minigpt.study.decks import load_decks
 
     full = load_decks(numbers=False)
     return Deck({c.id: c for c in full if c.id in CARDS or c.lesson == full[CARDS[0]].lesson})

@@ -123,7 +123,7 @@ def test_the_audit_hook_refuses_each_easy_way_to_signal_start_or_read_the_refere
 
 
 def test_the_reaper_takes_the_signal_meant_for_its_caller_and_its_child_dies_with_it(tmp_path):
-    from minigpt.lessons import run_bounded
+    from minigpt.snippets import run_bounded
 
     pid_file = tmp_path / "pid"
     child = ("import os, signal, time\n"
@@ -138,7 +138,7 @@ def test_the_reaper_takes_the_signal_meant_for_its_caller_and_its_child_dies_wit
 
 
 def test_the_reapers_status_is_its_childs(tmp_path):
-    from minigpt.lessons import run_bounded
+    from minigpt.snippets import run_bounded
 
     assert run_bounded(spawn.behind_reaper([sys.executable, "-c", "raise SystemExit(3)"]), cwd=tmp_path).returncode == 3
     killed_itself = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
@@ -161,7 +161,7 @@ def test_the_grader_starts_a_reaper_and_reads_its_death_as_your_code_ending_the_
     this is the soak test below, with the CLI)."""
     from minigpt.katas import sandbox
     from minigpt.katas.catalogue import kata_by_name
-    from minigpt.lessons import SnippetResult
+    from minigpt.snippets import SnippetResult
 
     started = []
 
@@ -169,7 +169,7 @@ def test_the_grader_starts_a_reaper_and_reads_its_death_as_your_code_ending_the_
         started.append(argv)
         return SnippetResult("", "", -9, False, seconds=0.1)
 
-    monkeypatch.setattr("minigpt.lessons.run_bounded", reaper_killed)
+    monkeypatch.setattr("minigpt.snippets.run_bounded", reaper_killed)
     report = sandbox.grade_source(kata_by_name("softmax"), KILLS_ITS_PARENT.format(pid_file="/nonexistent"))
     assert started and started[0][:5] == spawn.behind_reaper([])
     assert report.error == sandbox.ENDED_BY_YOUR_CODE and report.error.startswith("your code ended the grader")

@@ -126,7 +126,7 @@ def test_the_sweep_export_is_refused_too(data):
 
 def test_the_anki_export_is_refused_too(data):
     from minigpt.study.anki import export_apkg
-    from minigpt.study.decks import Deck
+    from minigpt.study.cards import Deck
 
     with pytest.raises(UnsafeFileError, match="progress database"):
         export_apkg(Deck(), data / "progress.sqlite3")

@@ -103,12 +103,12 @@ def test_any_status_contents_read_without_raising(tmp_path_factory, values):
 
 
 def test_watch_opens_a_broken_run_and_resume_replaces_its_status(monkeypatch):
-    import tui.app
+    import tui.launch
     from tui.cli import main as console
 
     _root, bad = runs_root_with("[1, 2]")
     opened = {}
-    monkeypatch.setattr(tui.app, "run_app", lambda **kw: opened.update(kw))
+    monkeypatch.setattr(tui.launch, "run_app", lambda **kw: opened.update(kw))
     result = CliRunner().invoke(console, ["watch", "broken"])
     assert result.exit_code == 0, result.output
     assert opened["initial"] == f"run:{bad.resolve()}"

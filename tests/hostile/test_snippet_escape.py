@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from minigpt import lessons, spawn
-from minigpt.lessons import run_snippet, run_snippet_async
+from minigpt import snippets, spawn
+from minigpt.snippets import run_snippet, run_snippet_async
 from tests.helpers.waiting import until, wait_until
 
 from .test_snippets import is_gone
@@ -52,7 +52,7 @@ def _code(pid_file: Path, escape: str, then: str) -> str:
 def bound(request, monkeypatch):
     if request.param and spawn.ProcessTree().cgroup is None:
         pytest.skip("no writable cgroup v2 here")
-    monkeypatch.setattr(lessons, "USE_CGROUP", request.param)
+    monkeypatch.setattr(snippets, "USE_CGROUP", request.param)
     return request.param
 
 

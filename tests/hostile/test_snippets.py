@@ -12,7 +12,8 @@ import os
 import time
 from pathlib import Path
 
-from minigpt.lessons import OUTPUT_LIMIT, Lesson, run_snippet, run_snippet_async
+from minigpt.lessons import Lesson
+from minigpt.snippets import OUTPUT_LIMIT, run_snippet, run_snippet_async
 from tests.helpers.waiting import until, wait_until
 from tui import navigation
 from tui.widgets.snippet import SnippetBlock

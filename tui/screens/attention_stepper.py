@@ -4,16 +4,14 @@ The screen only displays: ``minigpt.teaching.stepper.StepperState`` holds the in
 ``minigpt.teaching.attention``, ``stage_panels`` says what each stage shows and ``explain_cell`` writes the
 selected cell out term by term. The current stage sits beside the previous one (stacked, with
 2-decimal cells, when the terminal is too narrow). c loads one layer of a trained model instead
-(the shipped MiniGPT, a run's checkpoint or one of its snapshots) on a typed name:
-``minigpt.teaching.trained_stepper`` builds the same inputs from the model's own weights.
+(the shipped MiniGPT, a run's checkpoint or one of its snapshots) on a typed name: that part is
+the mix-in ``tui.attention_trained_model``.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, ScrollableContainer, Vertical
@@ -21,10 +19,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from minigpt import paths
-from minigpt.errors import CheckpointError
 from minigpt.numbers import parse_number
 from minigpt.outputs import write_output
-from minigpt.pretrained.gpt2 import is_pretrained_folder
 from minigpt.teaching.attention import BUGS, check_trace
 from minigpt.teaching.stepper import (
     BUG_ORDER,
@@ -39,19 +35,18 @@ from minigpt.teaching.stepper import (
     stage_panels,
     stages_for,
 )
-from minigpt.teaching.trained_stepper import parse_layer_head_sentence, parse_name_layer, parse_shape
+from minigpt.teaching.trained_stepper import parse_shape
 from minigpt.text import markup_escape
 from tui import navigation
-from tui.widgets.checkpoint_picker import CheckpointPicker, checkpoint_rows
+from tui.attention_trained_model import TrainedModelStepping
 from tui.widgets.header import TutorHeader
 from tui.widgets.matrix_view import MatrixView
-from tui.workers import Result, background
 
 PRESET_NAMES = ("the cat sat down", "five tokens, d=4", "random")
 CHECK_GLYPH = {"ok": "[b $success]✓[/]", "fail": "[b $error]✗[/]", "skipped": "[$text-muted]–[/]"}
 
 
-class AttentionStepperScreen(Screen):
+class AttentionStepperScreen(TrainedModelStepping, Screen):
     BINDINGS = [
         Binding("escape", "back", "Back", show=False, id="attention.back"),
         Binding("n", "stage(1)", "Next", show=True, id="attention.next_stage"),
@@ -91,9 +86,6 @@ class AttentionStepperScreen(Screen):
         self.input_mode = ""  # "" | "edit" | "predict" | "shape"
         self._shown: dict[str, str] = {}  # what each line shows (see _show)
         self.mh = self.state.compute()
-        self.model_path = None  # the checkpoint picked with c (its name and layer typed next)
-        self.model_text = "emma 1"
-        self._stepped = None  # (folder, loaded checkpoint): the model last stepped, kept for the next sentence
 
     def compose(self) -> ComposeResult:
         yield TutorHeader()
@@ -358,51 +350,6 @@ class AttentionStepperScreen(Screen):
         self.last_export = folder / stem
         self.message(f"Saved {folder / stem}.md and .csv; Markdown copied (OSC 52, where supported)")
 
-    def action_model(self) -> None:
-        """Pick a trained model (the shipped one first), then type a name and a layer."""
-        self.close_input(reveal=False)
-
-        def picked(path) -> None:
-            if path is not None:
-                self.model_path = path
-                if is_pretrained_folder(path):
-                    typed = self.model_text if self.model_text[:1].isdigit() else "1 1 The cat sat on the mat"
-                    self.open_input("model", "layer head sentence (up to 8 tokens), e.g. 5 1 The cat sat", typed)
-                else:
-                    self.open_input("model", "a name (up to 7 letters) and a layer, e.g. emma 1", self.model_text)
-
-        self.app.push_screen(CheckpointPicker("Step through a trained model's attention",
-                                              checkpoint_rows(pretrained=True)), picked)
-
-    @dataclass
-    class ModelLoaded(Result):
-        """A trained model's numbers at a name and layer, or why not (``error``)."""
-        state: object = None
-        error: str = ""
-
-    @background(thread=True, exclusive=True, group="model")
-    def load_model(self, path, name: str, layer: int, head: int | None = None) -> ModelLoaded:
-        from minigpt.teaching.trained_stepper import load_steppable, trained_state
-
-        try:
-            if self._stepped is None or self._stepped[0] != path:  # GPT-2 takes seconds to load: once
-                self._stepped = (path, load_steppable(path))
-            return self.ModelLoaded(trained_state(self._stepped[1], name, layer - 1, None if head is None else head - 1))
-        except (CheckpointError, ValueError) as e:  # a damaged folder, a model it cannot show, a bad name
-            return self.ModelLoaded(error=str(e))
-
-    @on(ModelLoaded)
-    def _model_loaded(self, loaded: ModelLoaded) -> None:
-        if loaded.error:
-            self.message(loaded.error, True)
-            return
-        self.state = state = loaded.state
-        self.stage_index = min(self.stage_index, len(self.stages) - 1)
-        self.head = 0
-        bias = " (X's last column of 1s carries the biases; b_O is left out)" if state.dim_labels[-1] == "1" else ""
-        self.message(f"{state.name}: that model's own numbers{bias} · [ ] presets")
-        self.recompute()
-
     def action_explorers(self) -> None:
         navigation.open_screen(self.app, "explorer_menu")
 
@@ -442,15 +389,7 @@ class AttentionStepperScreen(Screen):
                 self.close_input(reveal=False)
                 self.load_preset()
             elif mode == "model":
-                head = None
-                if is_pretrained_folder(self.model_path):
-                    name, layer, head = parse_layer_head_sentence(text)
-                else:
-                    name, layer = parse_name_layer(text)
-                self.model_text = text
-                self.close_input(reveal=False)
-                self.message(f"loading layer {layer} of {self.model_path} …")
-                self.load_model(self.model_path, name, layer, head)
+                self.submit_model_text(text)
             elif mode == "predict":
                 labels = self.query_one("#att-current", MatrixView).panel.col_labels
                 ok, verdict = check_answer(self.question, text, labels)

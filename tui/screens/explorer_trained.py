@@ -17,7 +17,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Select, Static
 
-from minigpt.playground.generation import find_checkpoints
+from minigpt.playground.checkpoint_choices import find_checkpoints
 from minigpt.runs.snapshots import run_of_checkpoint, scrub_target, snapshot_path, snapshot_steps
 from minigpt.teaching.explorers import name_ids
 from minigpt.teaching.stepper import Panel

@@ -20,11 +20,11 @@ from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 
 from minigpt import paths
 from minigpt.errors import CheckpointError, DatasetError, SamplingError
+from minigpt.playground.checkpoint_choices import find_checkpoints
 from minigpt.playground.generation import (
     Settings,
-    find_checkpoints,
-    fit_case,
     load_for_playground,
+    parse_settings,
     run_batch,
     save_names,
 )
@@ -39,58 +39,6 @@ WHERE = {"train": "● train", "val": "◐ val", "test": "◑ test", "new": "★
 TEMPERATURE_STEP, TOP_P_STEP = 0.1, 0.05
 COUNTS = (1, 5, 10, 20, 50, 100, 200)
 PRETRAINED_COUNTS = ("1", "4", "8", "16")  # continuations of a pretrained model at once (its bound: 16)
-
-
-def _int_or_none(text: str, name: str, low: int) -> int | None:
-    text = text.strip().lower()
-    if text in ("", "off", "-", "none"):
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise SamplingError(f"{name}: {text!r} is not a whole number (leave empty for off)") from None
-    if value < low:
-        raise SamplingError(f"{name} must be at least {low}, got {value}")
-    return value
-
-
-def parse_settings(fields: dict[str, str], vocab=None) -> Settings:
-    """The fields' text → Settings; the error names the field and says what would be valid."""
-    try:
-        n = int(fields["n"].strip())
-    except ValueError:
-        raise SamplingError(f"names: {fields['n']!r} is not a whole number") from None
-    try:
-        temperature = float(fields["temperature"].strip())
-    except ValueError:
-        raise SamplingError(f"temperature: {fields['temperature']!r} is not a number (try 1.0)") from None
-    if not temperature > 0:
-        raise SamplingError(f"temperature must be > 0, got {temperature:g}")
-    top_p_text = fields["top_p"].strip().lower()
-    top_p = None
-    if top_p_text not in ("", "off", "-", "none"):
-        try:
-            top_p = float(top_p_text)
-        except ValueError:
-            raise SamplingError(f"top-p: {top_p_text!r} is not a number in (0, 1]") from None
-        if not 0 < top_p <= 1:
-            raise SamplingError(f"top-p must be in (0, 1], got {top_p:g}")
-        top_p = None if top_p == 1 else top_p
-    try:
-        seed = int(fields["seed"].strip())
-    except ValueError:
-        raise SamplingError(f"seed: {fields['seed']!r} is not a whole number") from None
-    s = Settings(n=n, temperature=temperature, top_k=_int_or_none(fields["top_k"], "top-k", 1),
-                 top_p=top_p, prefix=fields["prefix"].strip(), seed=seed,
-                 max_len=_int_or_none(fields["max_len"], "max length", 1))
-    if vocab is not None:
-        s.prefix = fit_case(vocab, s.prefix)  # "Ma" means "ma" to a lower-case model
-    s.check()
-    missing = vocab.unknown(s.prefix) if vocab is not None and hasattr(vocab, "unknown") else []  # (BPE: none)
-    if missing:
-        raise SamplingError(f"prefix {s.prefix!r}: {', '.join(repr(c) for c in missing)} not in the model's "
-                            f"vocabulary ({''.join(vocab.chars[1:])})")
-    return s
 
 
 class PlaygroundScreen(Screen):

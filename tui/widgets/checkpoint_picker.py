@@ -29,7 +29,7 @@ def checkpoint_rows(kinds: tuple[str, ...] = ("gpt",), pretrained: bool = False)
     """(label, folder) for every checkpoint of these kinds: the shipped ones, then each run's kept
     checkpoint (a live run's best so far) followed by its snapshots, earliest first; with
     ``pretrained``, the GPT-2 folders ``minigpt hf fetch`` keeps."""
-    from minigpt.playground.generation import find_checkpoints
+    from minigpt.playground.checkpoint_choices import find_checkpoints
     from minigpt.runs.snapshots import run_of_checkpoint, snapshot_path, snapshot_steps
 
     rows = []

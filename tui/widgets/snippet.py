@@ -3,7 +3,7 @@
 `e` opens the code in an editor ("try scale=True"); ctrl+s runs the edited code, escape leaves the
 editor keeping the edit, and `x` puts the original back. In a session served to a browser, edited
 code runs only if the server allows it (``minigpt.serving_policy``). Original or edited, the code runs through
-the lessons' own bounded runner (``minigpt.lessons.run_snippet``: its own process, a time limit),
+the lessons' own bounded runner (``minigpt.snippets.run_snippet``: its own process, a time limit),
 in a worker thread so the app stays responsive; the output shows under the code.
 """
 
@@ -24,7 +24,7 @@ from textual.widgets import Static, TextArea
 
 from minigpt import serving_policy
 from minigpt.errors import PolicyRefusal
-from minigpt.lessons import run_snippet
+from minigpt.snippets import run_snippet
 from minigpt.text import printable
 from tui.workers import Result, background
 

@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, Static
 
-from minigpt.study.decks import StudyCard
+from minigpt.study.cards import StudyCard
 from minigpt.text import markup_escape as escape
 
 KIND_LABELS = {
