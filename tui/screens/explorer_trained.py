@@ -110,6 +110,7 @@ class TrainedAttentionScreen(Screen):
         self._stamp = None  # the loaded checkpoint folder's stamp: a new one means a newer model
         self.set_interval(FOLLOW_S, self._follow)
         self.query_one("#tr-focus").display = False
+        self.query_one("#tr-scores").display = False  # (a pretrained model's line)
         self.query_one(AttentionGrid).focus()
         if self.checkpoints:
             self.base_path = self.checkpoints[0][1]
