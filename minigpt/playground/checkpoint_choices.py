@@ -12,7 +12,7 @@ from minigpt.checkpoint import read_checkpoint_config
 from minigpt.errors import CheckpointError
 from minigpt.models.config import MODEL_LABELS
 from minigpt.numbers import number_text
-from minigpt.pretrained.gpt2 import is_pretrained_folder
+from minigpt.pretrained.gpt2 import fetched_folders
 
 
 @dataclass
@@ -63,10 +63,8 @@ def _choice(path: Path, label: str, source: str) -> CheckpointChoice | None:
 
 def pretrained_choices(models: Path | None = None) -> list[CheckpointChoice]:
     """GPT-2-family folders where ``minigpt hf fetch`` puts them (models/ in the data folder)."""
-    root = models if models is not None else paths.user_data_dir() / "models"
-    folders = sorted(d for d in root.iterdir() if is_pretrained_folder(d)) if root.is_dir() else []
     return [CheckpointChoice(f"{d.name} (pretrained, continues text)", d, "gpt", None, "pretrained", "pretrained")
-            for d in folders]
+            for d in fetched_folders(models)]
 
 
 def find_checkpoints(bundled: Path | None = None, runs_root: Path | None = None,

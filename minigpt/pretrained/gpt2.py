@@ -90,6 +90,14 @@ def is_pretrained_folder(path: Path | str) -> bool:
         return False
 
 
+def fetched_folders(models: Path | None = None) -> list[Path]:
+    """The GPT-2-family folders ``minigpt hf fetch`` keeps (``models/`` in the data folder), by name."""
+    from minigpt import paths
+
+    root = models if models is not None else paths.user_data_dir() / "models"
+    return sorted(d for d in root.iterdir() if is_pretrained_folder(d)) if root.is_dir() else []
+
+
 def _whole(config: dict, key: str, path: Path) -> int:
     value = config.get(key)
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:

@@ -73,6 +73,18 @@ def name_ids(vocab, name: str, block_size: int) -> tuple[list[int], list[str]]:
     return ids, [vocab.chars[0]] + list(name)
 
 
+SHOWN_SENTENCE_TOKENS = 10  # a pretrained model's every head on a sentence: a focused head's columns and sums fit 80
+
+
+def sentence_ids(tokenizer, text: str, limit: int = SHOWN_SENTENCE_TOKENS) -> tuple[list[int], list[str]]:
+    """The first ``limit`` tokens of the learner's sentence as a pretrained model reads it (its own
+    spaces kept, no start token, as the stepper reads it) and their pieces as shown."""
+    if not text.strip():
+        raise ValueError("type a sentence, e.g. The cat sat on the mat. The cat")
+    ids = tokenizer.encode(text)[:limit]
+    return ids, [tokenizer.piece(i) for i in ids]
+
+
 def checkpoint_numbers(path) -> tuple[object, int]:
     """A MiniGPT checkpoint's model config and how many learned numbers its weights file holds
     (read from the safetensors header, nothing loaded; fixed buffers such as a sinusoidal table are

@@ -80,6 +80,12 @@ def head_scores(model, chunk: int = 10, n: int = 8, seed: int = 0, *, vocab_size
     return HeadScores(previous_token_score(maps), induction_score(maps, chunk))
 
 
+def pretrained_head_scores(ckpt, chunk: int = 10, n: int = 4, seed: int = 0) -> HeadScores:
+    """Every head's two scores on a pretrained model (a ``minigpt.pretrained`` checkpoint): ``n``
+    chunks of ``chunk`` random tokens of its whole vocabulary, written twice after its start token."""
+    return head_scores(ckpt.model, chunk, n, seed, vocab_size=ckpt.tokenizer.size, start_token=ckpt.start_token)
+
+
 @dataclass
 class RepeatLosses:
     repeated: float  # mean loss on targets a copy earlier predicts (from the second copy's 2nd letter)

@@ -24,9 +24,13 @@ PROBE_NAMES = ("emma", "olivia", "ava", "isabella", "sophia", "mia", "charlotte"
 
 
 def load_explorable(path):
-    """The checkpoint at ``path`` loaded, if it is a MiniGPT; CheckpointError (one line) if not."""
+    """The checkpoint at ``path`` loaded, if it is a MiniGPT or a GPT-2 folder (``minigpt hf
+    fetch``'s); CheckpointError (one line) if not."""
     from minigpt.checkpoint import load_checkpoint
+    from minigpt.pretrained.gpt2 import is_pretrained_folder, load_gpt2
 
+    if is_pretrained_folder(path):
+        return load_gpt2(path)
     ckpt = load_checkpoint(path)
     if ckpt.kind != "gpt":
         raise CheckpointError(f"{ckpt.path.name} is a {ckpt.kind} model: the explorers look inside a MiniGPT")
@@ -56,15 +60,21 @@ def cosine_matrix(rows: torch.Tensor) -> torch.Tensor:
 class PositionView:
     label: str
     learned: bool  # False: a fixed sinusoidal table the model adds, not trained
-    table: list[list[float]]  # T × d, one row a position
-    similarity: list[list[float]]  # T × T cosine similarity of the rows
-    norms: list[float]  # ‖p_i‖
-    by_distance: list[tuple[int, float]]  # (k, mean cosine of positions k apart)
+    table: list[list[float]]  # one row a shown position (``positions``), d values
+    similarity: list[list[float]]  # cosine similarity of the shown rows, each with each
+    norms: list[float]  # ‖p_i‖ of the shown positions
+    by_distance: list[tuple[int, float]]  # (k, mean cosine of positions k apart), over every position
+    positions: list[int]  # which positions the rows are: all of them, or an even sample
+    total: int  # how many positions the model has
 
 
-def position_view(ckpt) -> PositionView:
+SHOWN_POSITIONS = 32  # a longer table (GPT-2's 1,024) is shown as this many evenly spaced positions
+
+
+def position_view(ckpt, shown: int = SHOWN_POSITIONS) -> PositionView:
     """The model's position table (``pos_emb.weight``, or its fixed sinusoidal table) and its
-    similarity structure; CheckpointError for RoPE or no position encoding (no table to show)."""
+    similarity structure; past ``shown`` positions, an even sample of them (first and last
+    included) so a screen stays readable. CheckpointError for RoPE or no position encoding."""
     cfg, model = ckpt.model_config, ckpt.model
     kind = getattr(cfg, "pos_encoding", "learned")
     if kind == "learned":
@@ -77,9 +87,11 @@ def position_view(ckpt) -> PositionView:
         raise CheckpointError("this model has no position encoding: only the causal mask tells positions apart")
     sim = cosine_matrix(table)
     T = len(table)
-    by_distance = [(k, float(torch.diagonal(sim, k).mean())) for k in (1, 2, 4, 8, 16, 32) if k < T]
-    return PositionView(checkpoint_label(ckpt), kind == "learned", table.tolist(), sim.tolist(),
-                        table.norm(dim=1).tolist(), by_distance)
+    by_distance = [(k, float(torch.diagonal(sim, k).mean())) for k in (1, 2, 4, 8, 16, 32, 128, 512) if k < T]
+    positions = list(range(T)) if T <= shown else sorted({round(i * (T - 1) / (shown - 1)) for i in range(shown)})
+    rows = torch.tensor(positions)
+    return PositionView(checkpoint_label(ckpt), kind == "learned", table[rows].tolist(),
+                        sim[rows][:, rows].tolist(), table[rows].norm(dim=1).tolist(), by_distance, positions, T)
 
 
 # -- norms ------------------------------------------------------------------------------------------
@@ -176,17 +188,17 @@ def token_view(ckpt, k: int = 3) -> TokenView:
 
 
 @torch.no_grad()
-def nearest_tokens(ckpt, text: str, k: int = 5) -> list[tuple[str, list[tuple[str, float]]]]:
+def nearest_tokens(ckpt, text: str, k: int = 5, limit: int = 64) -> list[tuple[str, list[tuple[str, float]]]]:
     """Each token of ``text`` (a pretrained model's BPE pieces) with the ``k`` nearest other tokens
     in its embedding by cosine similarity: one row of similarities per typed token, never the
-    whole vocabulary squared (GPT-2's 50,257² would be 20 GB)."""
+    whole vocabulary squared (GPT-2's 50,257² would be 20 GB); the first ``limit`` tokens."""
     tokenizer = ckpt.tokenizer
     ids = tokenizer.encode(text)
     if not ids:
         raise ValueError("type a word or a sentence to find its tokens' neighbours")
     unit = F.normalize(ckpt.model.tok_emb.weight.detach().float(), dim=1)
     out = []
-    for i in ids[:64]:  # a screenful of tokens
+    for i in ids[:limit]:
         sims = unit @ unit[i]
         sims[i] = -2.0  # a token is not its own neighbour
         top = sims.topk(min(k, len(sims) - 1))

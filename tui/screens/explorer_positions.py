@@ -45,6 +45,7 @@ class PositionsExplorerScreen(LoadsCheckpoint, Screen):
     view_of = staticmethod(position_view)
     refusal_at = "#pe-error"
     picker_title = "Show a trained model's position table"
+    lists_pretrained = True  # GPT-2's 1,024 learned positions, sampled
     model: PositionView | None = None  # the loaded model's table; None: the sinusoidal one typed
 
     def compose(self) -> ComposeResult:
@@ -115,12 +116,15 @@ class PositionsExplorerScreen(LoadsCheckpoint, Screen):
     def show_table_of_model(self) -> None:
         m = self.model
         what = "learned position table (wpe)" if m.learned else "fixed sinusoidal table (not learned)"
-        T, d = len(m.table), len(m.table[0])
+        d = len(m.table[0])
         apart = " · ".join(f"{k} apart {c:+.2f}" for k, c in m.by_distance)
+        sampled = (f" (shown: {len(m.positions)} of them, evenly spaced; the means use all)"
+                   if len(m.positions) < m.total else "")
         self.query_one("#pe-title", Static).update(
-            f"[b]{markup_escape(m.label)}[/b]: its {what}, {T} positions × {d} dimensions; the grid is "
-            f"the cosine similarity of each pair of positions. Mean cosine: {apart}. Type T d for sinusoids.")
-        labels = [f"p{i}" for i in range(T)]
+            f"[b]{markup_escape(m.label)}[/b]: its {what}, {m.total:,} positions × {d} dimensions{sampled}; "
+            f"the grid is the cosine similarity of each pair of positions. Mean cosine: {apart}. "
+            f"Type T d for sinusoids.")
+        labels = [f"p{i}" for i in m.positions]
         self.query_one("#pe-table", MatrixView).set_panel(
             Panel("cos", m.similarity, "diverging", labels, labels), title="cosine(p_i, p_j)")
 
@@ -130,11 +134,13 @@ class PositionsExplorerScreen(LoadsCheckpoint, Screen):
             return
         i = view.cursor[0]
         if self.model is not None:
-            sims = sorted(((c, j) for j, c in enumerate(self.model.similarity[i]) if j != i), reverse=True)[:3]
+            m = self.model
+            p = m.positions[i]
+            sims = sorted(((c, m.positions[j]) for j, c in enumerate(m.similarity[i]) if j != i), reverse=True)[:3]
             self.query_one("#pe-row", Static).update(
-                f"[b]position {i}[/b]: ‖p{i}‖ = {self.model.norms[i]:.3f}; most alike "
+                f"[b]position {p}[/b]: ‖p{p}‖ = {m.norms[i]:.3f}; most alike (of those shown) "
                 + ", ".join(f"p{j} ({c:+.2f})" for c, j in sims) + "; first values "
-                + "  ".join(fmt(v) for v in self.model.table[i][:6]) + " …")
+                + "  ".join(fmt(v) for v in m.table[i][:6]) + " …")
             return
         self.query_one("#pe-row", Static).update(
             f"[b]position {i}[/b]: " + "  ".join(fmt(v) for v in view.panel.values[i]))

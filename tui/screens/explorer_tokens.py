@@ -3,7 +3,8 @@
 The tokenizer is trained once (in a worker thread, about a second) on the most common names and
 the lessons' own prose; smaller vocabularies are the first merges of that one training run.
 ctrl+l loads a trained model: the typed text in its own character vocabulary, and each letter's
-nearest characters in its learned token embedding.
+nearest characters in its learned token embedding; or a GPT-2 folder: the text as its BPE pieces,
+each piece's nearest tokens in its embedding (one row of similarities per piece, in a worker).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Static
 
+from minigpt.pretrained.gpt2 import PretrainedCheckpoint
 from minigpt.teaching.bpe import BPE, UNKNOWN_ID, show_token, token_rows
-from minigpt.teaching.model_views import TokenView, encode_known, token_view
+from minigpt.teaching.model_views import TokenView, encode_known, load_explorable, nearest_tokens, token_view
 from minigpt.text import printable
 from tui.widgets.checkpoint_picker import LoadsCheckpoint
 from tui.widgets.header import TutorHeader
@@ -37,12 +39,15 @@ class TokensExplorerScreen(LoadsCheckpoint, Screen):
     refusal_at = "#tok-model"
     picker_title = "Read the text with a trained model's characters"
     MAX_NEIGHBOUR_LETTERS = 12  # letters whose neighbours are listed (the first ones of the text)
+    MAX_NEIGHBOUR_PIECES = 12  # a GPT-2's pieces whose neighbours are listed: a row of 50,257 each
+    lists_pretrained = True
 
     def __init__(self) -> None:
         super().__init__()
         self.bpe: BPE | None = None
         self.rows = []
         self.model: TokenView | None = None
+        self.pretrained: PretrainedCheckpoint | None = None  # a GPT-2 folder's model, when one is loaded
 
     def compose(self) -> ComposeResult:
         yield TutorHeader()
@@ -82,13 +87,60 @@ class TokensExplorerScreen(LoadsCheckpoint, Screen):
         self.recompute()
         self.show_model_tokens()
 
-    def show_model(self, path, view: TokenView) -> None:
-        self.model = view
+    def model_view(self, path):
+        """A character model's TokenView; a GPT-2 folder's checkpoint itself (its neighbours are
+        found per typed piece, never for the whole vocabulary)."""
+        ckpt = load_explorable(path)
+        return ckpt if isinstance(ckpt, PretrainedCheckpoint) else token_view(ckpt)
+
+    def show_model(self, path, view) -> None:
+        if isinstance(view, PretrainedCheckpoint):
+            self.model, self.pretrained = None, view
+        else:
+            self.model, self.pretrained = view, None
         self.show_model_tokens()
+
+    @dataclass
+    class Neighbours(Result):
+        """A GPT-2's reading of the text: its pieces with their nearest tokens, or why not."""
+        text: str
+        rows: list
+        error: str = ""
+
+    @background(thread=True, exclusive=True, group="neighbours")
+    def find_neighbours(self, text: str) -> Neighbours:
+        try:
+            return self.Neighbours(text, nearest_tokens(self.pretrained, text, k=3, limit=self.MAX_NEIGHBOUR_PIECES))
+        except ValueError as e:
+            return self.Neighbours(text, [], str(e))
+
+    @on(Neighbours)
+    def _neighbours(self, message: Neighbours) -> None:
+        if self.pretrained is None:
+            return
+        ckpt, text = self.pretrained, message.text
+        out = Text()
+        ids = ckpt.tokenizer.encode(text) if not message.error else []
+        out.append(f"{printable(ckpt.path.name)}: byte-level BPE of {ckpt.tokenizer.size:,} tokens: "
+                   f"{len(ids)} tokens for {len(text)} characters\n", style="bold")
+        if message.error:
+            out.append(f"✗ {message.error}\n", style="red")
+        else:
+            out.append(printable("|".join(ckpt.tokenizer.piece(i) for i in ids)) + "\n")
+            out.append("ids " + " ".join(map(str, ids)) + "\n", style="dim")
+            cut = f" (the first {len(message.rows)})" if len(ids) > len(message.rows) else ""
+            out.append(f"nearest tokens in its embedding (cosine){cut}:\n", style="bold")
+            for piece, near in message.rows:
+                out.append(printable(f"{piece} → " + ", ".join(f"{n} {v:+.2f}" for n, v in near)) + "\n")
+        self.query_one("#tok-model", Static).update(out)
 
     def show_model_tokens(self) -> None:
         """The text as the loaded model reads it: one id per character, then each letter's nearest
-        characters in its embedding (cosine similarity of the rows of tok_emb)."""
+        characters in its embedding (cosine similarity of the rows of tok_emb); a GPT-2's pieces
+        and their nearest tokens come from a worker."""
+        if self.pretrained is not None:
+            self.find_neighbours(self.query_one("#tok-text", Input).value)
+            return
         if self.model is None:
             return
         m, text = self.model, self.query_one("#tok-text", Input).value

@@ -1,6 +1,10 @@
 """Trained-model attention: pick a checkpoint, type a name, see every layer × head as a small
 heatmap; enter focuses one head as a labelled matrix. The course's exercise 1, live.
 
+A GPT-2 folder (``minigpt hf fetch``'s) reads the learner's own sentence as BPE pieces, and
+every head's previous-token and induction scores (lesson 215's, on repeated random tokens) are
+measured when it loads.
+
 A run's checkpoint is followed while the run trains; ``[`` and ``]`` move to its snapshots (the
 step scrubber, ``minigpt.runs.snapshots``), and the training panel opens this view at the step it
 shows and gets the step back when the view closes."""
@@ -18,10 +22,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Select, Static
 
 from minigpt.playground.checkpoint_choices import find_checkpoints
+from minigpt.pretrained.gpt2 import PretrainedCheckpoint
 from minigpt.runs.snapshots import run_of_checkpoint, scrub_target, snapshot_path, snapshot_steps
-from minigpt.teaching.explorers import name_ids
+from minigpt.teaching.explorers import SHOWN_SENTENCE_TOKENS, name_ids, sentence_ids
 from minigpt.teaching.stepper import Panel
-from minigpt.text import markup_escape
+from minigpt.text import markup_escape, printable
 from tui.widgets.attention_grid import AttentionGrid
 from tui.widgets.header import TutorHeader
 from tui.widgets.matrix_view import MatrixView
@@ -29,8 +34,12 @@ from tui.workers import Result, background
 
 
 def available_checkpoints() -> list[tuple[str, Path]]:
-    """MiniGPT checkpoints (the shipped ones, then finished runs): only they have attention."""
-    return [(markup_escape(c.label), c.path) for c in find_checkpoints(live=True) if c.kind == "gpt"]
+    """GPT checkpoints (the shipped ones, the GPT-2 folders hf fetch keeps, then finished runs):
+    only they have attention."""
+    return [(markup_escape(c.label), c.path) for c in find_checkpoints(live=True, pretrained=True) if c.kind == "gpt"]
+
+
+SENTENCE = "The cat sat on the mat. The cat sat"  # a pretrained model's first sentence: a repeat in it
 
 
 FOLLOW_S = 2.0  # how often a live run's checkpoint is looked at
@@ -77,6 +86,7 @@ class TrainedAttentionScreen(Screen):
         self.reloads = 0  # checkpoints loaded (a live run's are reloaded as it saves)
         self.labels: list[str] = []
         self.maps = None
+        self.scores = None  # a pretrained model's HeadScores (previous-token, induction)
 
     def compose(self) -> ComposeResult:
         yield TutorHeader()
@@ -88,9 +98,10 @@ class TrainedAttentionScreen(Screen):
                 yield Select([(label, str(p)) for label, p in self.checkpoints], id="tr-ckpt",
                              allow_blank=not self.checkpoints, compact=True,
                              prompt="no checkpoint yet: train one in the Training area")
-                yield Label("name", classes="tr-label")
+                yield Label("name", classes="tr-label", id="tr-name-label")
                 yield Input(self.initial_name, id="tr-name", compact=True)
             yield Static(id="tr-status", classes="explorer-muted")
+            yield Static(id="tr-scores", classes="explorer-muted")
             yield AttentionGrid(id="tr-grid")
             yield MatrixView(id="tr-focus", show_cursor=True, auto_fit=True)
         yield Footer()
@@ -99,6 +110,7 @@ class TrainedAttentionScreen(Screen):
         self._stamp = None  # the loaded checkpoint folder's stamp: a new one means a newer model
         self.set_interval(FOLLOW_S, self._follow)
         self.query_one("#tr-focus").display = False
+        self.query_one("#tr-scores").display = False  # (a pretrained model's line)
         self.query_one(AttentionGrid).focus()
         if self.checkpoints:
             self.base_path = self.checkpoints[0][1]
@@ -143,6 +155,7 @@ class TrainedAttentionScreen(Screen):
         checkpoint: object = None
         stamp: object = None
         error: Exception | None = None
+        scores: object = None  # a pretrained model's HeadScores
 
     def load(self, path: Path) -> None:
         """Read ``path`` in a worker; the latest folder asked for wins (Result.is_stale)."""
@@ -151,14 +164,18 @@ class TrainedAttentionScreen(Screen):
 
     @background(thread=True, exclusive=True, group="load")
     def _load(self, path: Path) -> Loaded:
-        from minigpt.checkpoint import load_checkpoint
         from minigpt.errors import CheckpointError
+        from minigpt.teaching.induction import pretrained_head_scores
+        from minigpt.teaching.trained_stepper import load_steppable
 
         stamp = folder_stamp(path)
         try:
-            return self.Loaded(load_checkpoint(path), stamp)
+            ckpt = load_steppable(path)
         except CheckpointError as e:
             return self.Loaded(error=e)
+        # A GPT-2's scores are measured once here (4 short rows: a second or so on two cores).
+        scores = pretrained_head_scores(ckpt) if isinstance(ckpt, PretrainedCheckpoint) else None
+        return self.Loaded(ckpt, stamp, scores=scores)
 
     @on(Loaded)
     def _loaded(self, message: Loaded) -> None:
@@ -169,9 +186,29 @@ class TrainedAttentionScreen(Screen):
         if ckpt.kind != "gpt":
             self.status(f"✗ {ckpt.path} is a {ckpt.kind} model: only GPT models have attention")
             return
-        self.checkpoint, self._stamp = ckpt, message.stamp
+        self.checkpoint, self._stamp, self.scores = ckpt, message.stamp, message.scores
         self.reloads += 1
-        self.show_name()
+        self.show_scores()
+        pretrained = isinstance(ckpt, PretrainedCheckpoint)
+        self.query_one("#tr-name-label", Label).update("text" if pretrained else "name")
+        field = self.query_one("#tr-name", Input)
+        if pretrained and field.value == self.initial_name:
+            field.value = SENTENCE  # (Input.Changed shows it)
+        else:
+            self.show_name()
+
+    def show_scores(self) -> None:
+        """The best previous-token and induction heads of a pretrained model, as measured."""
+        line = self.query_one("#tr-scores", Static)
+        line.display = self.scores is not None
+        if self.scores is None:
+            return
+        best = {w: self.scores.best(w) for w in ("previous", "induction")}
+        line.update(markup_escape(
+            "scores on random tokens written twice (lesson 215): best previous-token head: layer "
+            f"{best['previous'][0]} head {best['previous'][1]} ({best['previous'][2]:.2f}); best induction: layer "
+            f"{best['induction'][0]} head {best['induction'][1]} ({best['induction'][2]:.2f}); "
+            "enter shows a head's own"))
 
     def _follow(self) -> None:
         """A live run saved a better checkpoint: show its heads (the trained-heads view follows
@@ -191,9 +228,12 @@ class TrainedAttentionScreen(Screen):
 
     def show_name(self) -> None:
         ckpt = self.checkpoint
+        text = self.query_one("#tr-name", Input).value
         try:
-            ids, labels = name_ids(ckpt.vocab, self.query_one("#tr-name", Input).value,
-                                   ckpt.model_config.block_size)
+            if isinstance(ckpt, PretrainedCheckpoint):
+                ids, labels = sentence_ids(ckpt.tokenizer, text, min(SHOWN_SENTENCE_TOKENS, ckpt.model_config.block_size))
+            else:
+                ids, labels = name_ids(ckpt.vocab, text, ckpt.model_config.block_size)
         except ValueError as e:
             self.status(f"✗ {e}")  # the last maps stay on screen
             return
@@ -219,9 +259,10 @@ class TrainedAttentionScreen(Screen):
         where = f"⏪ step {self.scrub_step} ([ ] steps, past the last: latest) · " if self.scrub_step is not None else ""
         layers, heads = (f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((cfg.n_layers, "layer"),
                                                                             (cfg.n_heads, "head")))
-        self.status(f"{where}{layers} × {heads} on {''.join(labels)!r} "
+        cut = f" (its first {len(labels)} tokens)" if isinstance(self.checkpoint, PretrainedCheckpoint) else ""
+        self.status(f"{where}{layers} × {heads} on {printable(''.join(labels))!r}{cut} "
                     f"(rows: query, columns: key) · arrows pick a head, enter focuses it, "
-                    f"n edits the name")
+                    f"n edits the {'text' if cut else 'name'}")
         self.query_one(AttentionGrid).set_maps(maps)
         if self.query_one("#tr-focus").display:
             self.focus_head(*self.query_one(AttentionGrid).cursor)
@@ -233,8 +274,12 @@ class TrainedAttentionScreen(Screen):
         view = self.query_one("#tr-focus", MatrixView)
         view.display = True
         step = f" · step {self.scrub_step}" if self.scrub_step is not None else ""  # the status may scroll away
-        view.set_panel(Panel(f"layer {layer} head {head}{step}", self.maps[layer][head], "unit", self.labels,
-                             self.labels), show_sums=True)
+        if self.scores is not None:
+            step += (f" · previous-token {float(self.scores.previous[layer, head]):.2f},"
+                     f" induction {float(self.scores.induction[layer, head]):.2f}")
+        labels = [printable(label) for label in self.labels]
+        view.set_panel(Panel(f"layer {layer} head {head}{step}", self.maps[layer][head], "unit", labels,
+                             labels), show_sums=True)
         view.focus()
         self.call_after_refresh(view.scroll_visible)
 

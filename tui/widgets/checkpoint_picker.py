@@ -72,11 +72,12 @@ class LoadsCheckpoint:
     """A screen mix-in: ctrl+l picks a checkpoint and shows what the library makes of it.
 
     A screen names ``view_of`` (the library's maths: a loaded MiniGPT checkpoint → the screen's
-    view; or it overrides ``model_view(path)``), ``refusal_at`` (the Static that shows a refusal's
+    view; or it overrides ``model_view(path)``), ``lists_pretrained`` (GPT-2 folders too), ``refusal_at`` (the Static that shows a refusal's
     one line) and ``show_model(path, view)``; ``picker_title`` heads the list."""
 
     MODEL_BINDING = Binding("ctrl+l", "model", "Model", show=True, id="explorer.model")  # (letters type into the fields)
     picker_title = "Look inside a trained model"
+    lists_pretrained = False  # True: the GPT-2 folders hf fetch keeps are listed too
     view_of = None  # staticmethod(minigpt.teaching.model_views.position_view) and the like
     refusal_at = ""  # "#pe-error"
 
@@ -95,7 +96,8 @@ class LoadsCheckpoint:
                 self.notify(f"Loading {markup_escape(path.name)}…", timeout=3)  # a second or more
                 self.load_model(path)
 
-        self.app.push_screen(CheckpointPicker(self.picker_title), picked)
+        rows = checkpoint_rows(pretrained=self.lists_pretrained)
+        self.app.push_screen(CheckpointPicker(self.picker_title, rows), picked)
 
     @dataclass
     class Viewed(Result):

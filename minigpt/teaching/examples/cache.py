@@ -2,9 +2,10 @@
 
 An entry is keyed by the example's id, the source of the module that registers it, the library's
 files (name, size and time: a change to the maths it calls recomputes) and the bundled checkpoints
-the examples read. Lab-job examples show a result that changes while the lesson is open: they are
-never cached. Each entry carries its key and a digest of its text; one that does not match (stale,
-damaged, written by hand) is recomputed, and a good one is only ever shown as Markdown text.
+the examples read (and the fetched GPT-2 folders, for the examples computed on one). Lab-job
+examples show a result that changes while the lesson is open: they are never cached. Each entry
+carries its key and a digest of its text; one that does not match (stale, damaged, written by
+hand) is recomputed, and a good one is only ever shown as Markdown text.
 
 ``python -m minigpt.teaching.examples.cache ID...`` (started by the app through ``minigpt.spawn``, read from a thread:
 BPE and friends are pure Python, which a thread would run holding the app's GIL) computes each
@@ -68,9 +69,12 @@ def _module_digest(module_name: str) -> str:
 
 
 def cache_key(example_id: str) -> str:
-    """The example's id, its module's source, the library and the checkpoints, hashed together."""
+    """The example's id, its module's source, the library and the checkpoints (and the fetched GPT-2
+    folders, for an example computed on them), hashed together."""
     module = EXAMPLES[example_id].build.__module__
     parts = [example_id, _module_digest(module), _environment_stamp()]
+    if EXAMPLES[example_id].reads_models:  # (looked at every time: a fetch happens while the app runs)
+        parts.append("\n".join(_stamp_of_files(paths.user_data_dir() / "models", "*")))
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 

@@ -27,6 +27,7 @@ from minigpt.teaching.examples import (  # noqa: F401  (each registers its examp
     number_formats,
     parallelism,
     precision,
+    pretrained,
     reasoning,
     scale,
     search,

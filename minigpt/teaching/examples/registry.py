@@ -23,6 +23,7 @@ class Example:
     id: str
     title: str
     build: Callable[[], str]  # returns the Markdown body (without the title)
+    reads_models: bool = False  # computed on the GPT-2 folders hf fetch keeps: cached per their state
 
     def render(self) -> str:
         return f"**{self.title}**\n\n{self.build().strip()}\n"
@@ -31,13 +32,14 @@ class Example:
 EXAMPLES: dict[str, Example] = {}
 
 
-def example(example_id: str, title: str):
-    """Decorator: register a function returning Markdown under ``example_id``."""
+def example(example_id: str, title: str, *, reads_models: bool = False):
+    """Decorator: register a function returning Markdown under ``example_id`` (``reads_models``:
+    it reads the fetched GPT-2 folders, so a fetch or a removal computes it again)."""
 
     def wrap(fn: Callable[[], str]) -> Callable[[], str]:
         if example_id in EXAMPLES:
             raise ValueError(f"example id {example_id!r} registered twice")
-        EXAMPLES[example_id] = Example(example_id, title, fn)
+        EXAMPLES[example_id] = Example(example_id, title, fn, reads_models)
         return fn
 
     return wrap

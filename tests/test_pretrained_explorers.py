@@ -1,0 +1,119 @@
+"""The trained-heads grid, the positions explorer and the tokens explorer on a GPT-2 folder (the
+kind ``minigpt hf fetch`` keeps), at 80×24: each lists the folder in its model picker, and what it
+shows equals what the library computes on the loaded weights (BPE pieces printable, GPT-2's long
+position table sampled, nearest tokens found one typed piece at a time)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from minigpt import paths
+from minigpt.pretrained.gpt2 import load_gpt2
+from minigpt.teaching.explorers import SHOWN_SENTENCE_TOKENS
+from minigpt.teaching.induction import pretrained_head_scores
+from minigpt.teaching.model_views import SHOWN_POSITIONS, nearest_tokens
+from minigpt.teaching.stepper import fmt
+from minigpt.text import printable
+from tests.helpers import waiting
+from tests.helpers.gpt2_folders import write_random_gpt2
+from tests.helpers.screen_checks import all_problems
+from tui import navigation
+from tui.widgets.matrix_view import MatrixView
+
+N_POSITIONS = 100  # more than the explorer shows: the table is sampled, as GPT-2's 1,024 are
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    return write_random_gpt2(tmp_path_factory.mktemp("gpt2") / "tiny-gpt2", n_positions=N_POSITIONS)
+
+
+@pytest.fixture(scope="module")
+def loaded(source):
+    return load_gpt2(source)
+
+
+@pytest.fixture
+def fetched(source):
+    """The folder where ``minigpt hf fetch`` puts it, in this test's data folder."""
+    return shutil.copytree(source, paths.user_data_dir() / "models" / "tiny-gpt2")
+
+
+def _text(widget) -> str:
+    return str(widget.render())
+
+
+async def test_the_trained_heads_grid_reads_a_sentence_and_scores_every_head(app, fetched, loaded):
+    from tui.screens.explorer_trained import SENTENCE, TrainedAttentionScreen, available_checkpoints
+
+    rows = [(label, path) for label, path in available_checkpoints() if path == fetched]
+    assert rows and "pretrained" in rows[0][0]
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(TrainedAttentionScreen(checkpoints=rows))
+        scr = app.screen
+        await waiting.until(pilot, lambda: scr.maps is not None, 60, "the GPT-2's maps")
+        ids = loaded.tokenizer.encode(SENTENCE)[:SHOWN_SENTENCE_TOKENS]
+        assert scr.labels == [loaded.tokenizer.piece(i) for i in ids] and "␣cat" in scr.labels
+        want = loaded.model.attention_maps(torch.tensor([ids]))
+        torch.testing.assert_close(torch.tensor(scr.maps), want, rtol=0, atol=1e-6)
+        scores = pretrained_head_scores(loaded)
+        layer, head, best = scores.best("induction")
+        assert f"best induction: layer {layer} head {head} ({best:.2f})" in _text(scr.query_one("#tr-scores"))
+        assert str(scr.query_one("#tr-name-label").render()) == "text"
+        scr.focus_head(1, 2)
+        view = scr.query_one("#tr-focus", MatrixView)
+        assert view.panel.name == (f"layer 1 head 2 · previous-token {float(scores.previous[1, 2]):.2f},"
+                                   f" induction {float(scores.induction[1, 2]):.2f}")
+        await pilot.pause()
+        assert all_problems(app) == []
+        scr.query_one("#tr-name").value = "   "
+        await pilot.pause()
+        assert "type a sentence" in _text(scr.query_one("#tr-status"))
+
+
+async def test_the_positions_explorer_samples_a_long_learned_table(app, fetched):
+    async with app.run_test(size=(80, 24)) as pilot:
+        scr = navigation.open_screen(app, "explorer.positions")
+        await pilot.pause()
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert any(path == fetched and "pretrained" in label for label, path in app.screen.rows)
+        app.screen.dismiss(fetched)
+        await waiting.until(pilot, lambda: scr.model is not None, 60, "the GPT-2's positions")
+        await pilot.pause()
+        view = scr.query_one("#pe-table", MatrixView)
+        shown = scr.model.positions
+        assert len(shown) == SHOWN_POSITIONS and shown[0] == 0 and shown[-1] == N_POSITIONS - 1
+        assert view.panel.row_labels == [f"p{p}" for p in shown]
+        wpe = load_file(fetched / "model.safetensors")["wpe.weight"].double()
+        unit = wpe / wpe.norm(dim=1, keepdim=True)
+        assert view.cell_text(3, 7) == fmt(float(unit[shown[3]] @ unit[shown[7]]), view.decimals)
+        title = _text(scr.query_one("#pe-title"))
+        assert f"{N_POSITIONS} positions" in title and f"shown: {SHOWN_POSITIONS} of them" in title
+        assert f"position 0[/b]: ‖p0‖ = {wpe[0].norm():.3f}" in str(scr.query_one("#pe-row").content)
+        assert all_problems(app) == []
+
+
+async def test_the_tokens_explorer_lists_each_pieces_nearest_tokens(app, fetched, loaded):
+    text = " the cat\x00sat"
+    async with app.run_test(size=(80, 24)) as pilot:
+        scr = navigation.open_screen(app, "explorer.tokens")
+        await pilot.pause()
+        scr.query_one("#tok-text").value = text
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert any(path == fetched for _, path in app.screen.rows)
+        app.screen.dismiss(fetched)
+        await waiting.until(pilot, lambda: "nearest tokens" in _text(scr.query_one("#tok-model")), 60,
+                            "the GPT-2's neighbours")
+        shown = _text(scr.query_one("#tok-model"))
+        ids = loaded.tokenizer.encode(text)
+        assert "ids " + " ".join(map(str, ids)) in shown and "\x00" not in shown
+        for piece, near in nearest_tokens(loaded, text, k=3):
+            assert printable(f"{piece} → " + ", ".join(f"{n} {v:+.2f}" for n, v in near)) in shown
+        await pilot.pause()
+        assert all_problems(app) == []
