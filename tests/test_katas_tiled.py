@@ -118,7 +118,7 @@ def test_loads_outside_the_matrix_and_foreign_handles_are_refused():
 def test_the_kata_says_the_bound_it_is_graded_against():
     stub = kata_by_name(KATA).stub
     assert "2×" in stub and "Dao et al. 2022" in stub and "3·N·d + 2·N + ⌈N / Bc⌉·(3·N·d + 4·N)" in stub
-    assert math.isclose(SLACK, 2.0)
+    assert SLACK == 2  # the slack the stub states, a constant written in the checker
 
 
 # Each trick, if it worked, would reach Q, K, V (or the counters) without a counted load and store

@@ -81,8 +81,14 @@ class Handle:
     dtype: torch.dtype
 
 
-class _Refusal(Exception):
-    """What the controller answers instead of a value; re-raised as KataCodeError by the caller."""
+@dataclass(frozen=True)
+class _Refusal:
+    """What the controller answers instead of a value (a message, never raised: the caller raises
+    KataCodeError with its text)."""
+    problem: str
+
+    def __str__(self) -> str:
+        return self.problem
 
 
 def _controller(matrices: dict[str, torch.Tensor], capacity: int, tracker_type: type, dispatch: Callable):
