@@ -8,8 +8,6 @@ grades every reference there) and once here for a bypass.
 
 from __future__ import annotations
 
-import math
-
 import pytest
 import torch
 import torch.nn.functional as F

@@ -140,7 +140,7 @@ async def test_a_batch_overtaken_by_a_newer_request_is_dropped(tmp_path, ckpt_ro
         await pilot.press("S")  # seed 44, asked before the first returns
         await until(pilot, lambda: names_in_table(screen) == names[44], 20, "the second batch on screen")
         release.set()
-        await until(pilot, lambda: any(r.settings and r.settings.seed == 43 for r in posted), 20,
+        await until(pilot, lambda: any(getattr(r, "settings", None) and r.settings.seed == 43 for r in posted), 20,
                     "the first batch to be posted")
         await pilot.pause()
         # A Result the test posts queues behind the first batch: once it shows, that batch was handled.

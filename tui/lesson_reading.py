@@ -67,6 +67,7 @@ class ReadingPosition:
         self._record_pending = False  # a view to record once every block has rendered
         self._known_laid_out = False  # _laid_out was true and no block has changed since
         self._safety_rounds = 0
+        self._holding_place = True  # _hold_restored keeps the restored fraction until the learner acts
 
     def _start_reading(self) -> None:
         """On mount: follow the scroll, load the saved place and the views seen before, arm the
@@ -170,12 +171,17 @@ class ReadingPosition:
     def position_settled(self) -> None:
         """Called once the saved place has been restored: the screen's hook for what waited on it."""
 
+    def release_restored_place(self) -> None:
+        """The learner moved on their own (a key that scrolls to a snippet): stop holding the
+        restored fraction, whose next refresh would otherwise scroll back over their move."""
+        self._holding_place = False
+
     @while_shown
     def _hold_restored(self, fraction: float, placed_at: float, refreshes: int) -> None:
         """The lesson may still grow a few lines after the restore (its end line, a late block):
         keep the saved fraction for a few refreshes, unless the learner has scrolled since."""
         body = self.query_one("#lesson-body", VerticalScroll)
-        if body.scroll_y != placed_at:
+        if body.scroll_y != placed_at or not self._holding_place:
             return
         if abs(fraction * body.max_scroll_y - placed_at) >= 1:
             body.scroll_to(y=fraction * body.max_scroll_y, animate=False, immediate=True)

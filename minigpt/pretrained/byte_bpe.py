@@ -136,7 +136,9 @@ class ByteLevelBPE:
         return b"".join(self.token_bytes(i) for i in ids).decode("utf-8", "replace")
 
 
-def _read_json_object(path: Path) -> dict:
+def read_folder_json(path: Path) -> dict:
+    """A JSON object file of a GPT-2 folder (config.json, vocab.json), through the guarded reader;
+    one CheckpointError naming the file at fault."""
     try:
         data = json.loads(guarded.read_text(path, guarded.CHECKPOINT_JSON_BYTES))
     except FileNotFoundError:
@@ -154,7 +156,7 @@ def _read_json_object(path: Path) -> dict:
 def load_byte_bpe(folder: Path | str) -> ByteLevelBPE:
     """The tokenizer of a GPT-2-format folder; one CheckpointError naming the file at fault."""
     folder = Path(folder)
-    vocab = _read_json_object(folder / VOCAB_FILE)
+    vocab = read_folder_json(folder / VOCAB_FILE)
     if not vocab or len(vocab) > MAX_TOKENS or not all(
             isinstance(i, int) and not isinstance(i, bool) and 0 <= i < MAX_TOKENS for i in vocab.values()):
         raise CheckpointError(f"{folder / VOCAB_FILE}: not a token → id table (ids from 0 to {MAX_TOKENS:,})")

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minigpt import guarded
-from minigpt.errors import CheckpointError, ConfigError, SamplingError, UnsafeFileError
+from minigpt.errors import CheckpointError, ConfigError, SamplingError
 from minigpt.models.config import GPTConfig
-from minigpt.pretrained.byte_bpe import MERGES_FILE, VOCAB_FILE, ByteLevelBPE, load_byte_bpe
+from minigpt.pretrained.byte_bpe import MERGES_FILE, VOCAB_FILE, ByteLevelBPE, load_byte_bpe, read_folder_json
 from minigpt.safetensors_header import read_header
 
 CONFIG_FILE, WEIGHTS_FILE = "config.json", "model.safetensors"
@@ -107,18 +107,7 @@ def _whole(config: dict, key: str, path: Path) -> int:
 
 def read_config_json(folder: Path) -> dict:
     """``config.json`` of a Hugging Face folder, read once through the guarded reader."""
-    path = folder / CONFIG_FILE
-    try:
-        config = json.loads(guarded.read_text(path, guarded.CHECKPOINT_JSON_BYTES))
-    except FileNotFoundError:
-        raise CheckpointError(f"{folder}: {CONFIG_FILE} is missing (a GPT-2 folder holds {', '.join(FILES)})") from None
-    except UnsafeFileError as e:
-        raise CheckpointError(f"{path}: {e.strerror}") from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise CheckpointError(f"{path}: not readable JSON ({getattr(e, 'strerror', None) or e})") from None
-    if not isinstance(config, dict):
-        raise CheckpointError(f"{path}: not a JSON object")
-    return config
+    return read_folder_json(folder / CONFIG_FILE)
 
 
 def gpt2_config(config: dict, path: Path) -> GPTConfig:

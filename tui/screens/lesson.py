@@ -341,6 +341,7 @@ class LessonScreen(ReadingPosition, Screen):
         if idx >= len(snippets):
             self.query_one("#lesson-body").focus()
             return
+        self.release_restored_place()
         snippets[idx].focus()
         snippets[idx].scroll_visible(top=True, animate=False)
 
