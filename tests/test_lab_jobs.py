@@ -165,11 +165,11 @@ def test_the_test_time_lesson_shows_the_bundled_result_until_the_learners_own(mo
     from minigpt.teaching.reasoning import pass_at_k
     from minigpt.teaching.test_time import Task, measure
 
-    shipped = read_result(bundled_dir("test_time"))
+    shipped = read_result(bundled_dir("test-time"))
     for task in shipped["tasks"]:
         assert task["pass_at_k"] == [pytest.approx(pass_at_k(task["n"], task["right"], k)) for k in shipped["ks"]]
     before = render_example("test_time.lab")
-    assert "Measured when the course was built" in before and "minigpt lab run test_time" in before
+    assert "Measured when the course was built" in before and "minigpt lab run test-time" in before
     assert "success against samples" in before and "| held-out name |" in before
 
     def tiny(progress):
@@ -181,8 +181,8 @@ def test_the_test_time_lesson_shows_the_bundled_result_until_the_learners_own(mo
         return measure(ck.model, ck.vocab, list(load_words(default_dataset())), 42, n=8, ks=(1, 8),
                        task_list=[Task("el", "held-out"), Task("el", "rule", 5, "a")], progress=progress)
 
-    monkeypatch.setitem(lab_jobs.RUNNERS, "test_time", tiny)
-    lab_jobs.run_job("test_time", progress=lambda line: None)
+    monkeypatch.setitem(lab_jobs.RUNNERS, "test-time", tiny)
+    lab_jobs.run_job("test-time", progress=lambda line: None)
     after = render_example("test_time.lab")
     assert "Your run:" in after and "| k = 1 | k = 8 |" in after and "Measured when" not in after
 

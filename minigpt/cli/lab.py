@@ -1,5 +1,6 @@
-"""``minigpt lab``: the lessons' background measurements (a LoRA fine-tune, activation
-checkpointing's memory and time, induction heads grown), run in the foreground or shown once done.
+"""``minigpt lab``: the lessons' background measurements (the jobs of ``minigpt.runs.lab.JOBS``: a
+LoRA fine-tune, quantization of the shipped model, μP transfer…), run in the foreground or shown
+once done.
 
 The app starts the same ``lab run JOB`` command in the background from the lesson; what it saves
 (``lab/<job>/result.json`` in the data folder) is what the lesson shows.
@@ -20,9 +21,14 @@ from minigpt.text import printable
 ROOT_HELP = "Folder of the lab jobs (default: lab/ in the data folder)."
 
 
-@click.group(short_help="Lessons' longer measurements: LoRA, checkpointing, induction heads, μP, stability.")
+@click.group(short_help="Lessons' longer measurements (lab jobs), run here or shown once done.")
 def lab() -> None:
     """The lessons' longer measurements, which run for a minute or more."""
+
+
+# The jobs listed from the one registry, so a new job is in the help without editing it ("\b":
+# click keeps the lines as they are).
+lab.help += "\n\n\b\nJobs:\n" + "\n".join(f"  {job.id:<17} {job.title}" for job in JOBS.values())
 
 
 @lab.command(name="run")

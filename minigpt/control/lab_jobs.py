@@ -4,7 +4,7 @@
 ``checkpointing`` times and measures a training step of a 16-layer MiniGPT with and without
 activation checkpointing; ``induction`` trains the two-layer attention-only model on repeated
 chunks (the training form's "induction" preset), scores its heads and keeps the run (``lab/induction/run``,
-listed by the explorers and compare); ``test_time`` samples the shipped model's names for pass@k and
+listed by the explorers and compare); ``test-time`` samples the shipped model's names for pass@k and
 best-of-k; ``mup`` sweeps learning rates at three widths under SP and μP (and runs the coordinate
 check); ``stability`` trains the default model at a too-high learning rate with and without QK-norm,
 z-loss and soft-capping. ``minigpt lab run JOB`` runs one in the foreground; ``start_job`` (the
@@ -144,7 +144,7 @@ def _self_speculation(progress, training: dict | None = None, names: int = 200) 
     return result
 
 
-@runner("test_time")
+@runner("test-time")
 def _test_time(progress) -> dict:
     from minigpt.checkpoint import load_checkpoint
     from minigpt.data import load_words

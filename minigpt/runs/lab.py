@@ -41,7 +41,7 @@ JOBS: dict[str, LabJob] = {job.id: job for job in (
     LabJob("induction", "Induction heads: train the attention-only model, score its heads", "induction.lab"),
     LabJob("ptq", "Post-training quantization: GPTQ, FP8, MXFP4 and NF4 on the shipped model", "formats.ptq_lab"),
     LabJob("self-speculation", "Self-speculation: a MiniGPT drafts with its own MTP head", "self_speculation.lab"),
-    LabJob("test_time", "Test-time compute on names: pass@k, best-of-n, majority vote", "test_time.lab"),
+    LabJob("test-time", "Test-time compute on names: pass@k, best-of-n, majority vote", "test_time.lab"),
     LabJob("mup", "μP: sweep learning rates at three widths, SP against μP", "train_scale.mup_lab"),
     LabJob("stability", "Stability at a high learning rate: QK-norm, z-loss, soft-capping", "train_scale.stability_lab"),
 )}

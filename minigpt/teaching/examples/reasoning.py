@@ -154,7 +154,7 @@ def test_time_result() -> tuple[dict | None, str]:
     from minigpt.runs.lab import bundled_dir, is_running, job_dir, read_result
 
     try:
-        own = read_result(job_dir("test_time"))
+        own = read_result(job_dir("test-time"))
     except RunError as e:
         own, broken = None, f"Your saved result cannot be read ({e}); press **x** to run the job again. "
     else:
@@ -162,13 +162,13 @@ def test_time_result() -> tuple[dict | None, str]:
     if own is not None:
         return own, f"Your run: {own['seconds']:.0f} s at load average {own['load_average']:.1f}."
     running = "Your run is under way; its result replaces this one when it is done. " if is_running(
-        job_dir("test_time")) else ""
+        job_dir("test-time")) else ""
     try:
-        shipped = read_result(bundled_dir("test_time"))
+        shipped = read_result(bundled_dir("test-time"))
     except RunError:
         shipped = None
     how = ("Press **x** to measure it on your machine (about half a minute on two cores), or run "
-           "`minigpt lab run test_time`.")
+           "`minigpt lab run test-time`.")
     if shipped is None:
         return None, broken + running + "Not run yet. " + how
     return shipped, (broken + running + f"Measured when the course was built ({shipped['seconds']:.0f} s "
@@ -185,7 +185,7 @@ def _ttc_chart(curves: dict, ks: list[int], verifier: str) -> str:
                          title=f"success against samples: {TTC_VERIFIERS[verifier][1]}")
 
 
-@example(JOBS["test_time"].example, "Test-time compute on names: pass@k, best-of-k, majority vote")
+@example(JOBS["test-time"].example, "Test-time compute on names: pass@k, best-of-k, majority vote")
 def _test_time_lab() -> str:
     result, source = test_time_result()
     if result is None:
