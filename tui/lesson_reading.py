@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 
 from textual.containers import VerticalScroll
 from textual.timer import Timer
@@ -56,6 +57,7 @@ class ReadingPosition:
 
     settle_s = SETTLE_S  # a view counts as seen once the learner rests on it this long
     restore_safety_s = 3.0  # the safety net's period, for a Markdown widget that never reports
+    examples_wait_s = 15.0  # how long the safety net waits for worked examples still computing
 
     def _init_reading(self) -> None:
         self._restoring = True
@@ -66,7 +68,7 @@ class ReadingPosition:
         self._saved_position = 0.0
         self._record_pending = False  # a view to record once every block has rendered
         self._known_laid_out = False  # _laid_out was true and no block has changed since
-        self._safety_rounds = 0
+        self._reading_since = time.monotonic()
         self._holding_place = True  # _hold_restored keeps the restored fraction until the learner acts
 
     def _start_reading(self) -> None:
@@ -143,10 +145,11 @@ class ReadingPosition:
         restoring (and recording the view) now would see a lesson a screenful long."""
         if not self._restoring:
             return
-        self._safety_rounds += 1
-        # Examples still computing wait a few rounds more (their child answers in seconds; one
-        # that never does must not keep the lesson from ever being recorded).
-        if not self._all_mounted or (not self._blocks_final() and self._safety_rounds < 5):
+        # Examples still computing are waited for up to examples_wait_s (their child answers in
+        # seconds, slower on a busy machine; one that never does must not keep the lesson from
+        # ever being recorded). A time, not a count of rounds: the period is shortened in tests.
+        waited = time.monotonic() - self._reading_since
+        if not self._all_mounted or (not self._blocks_final() and waited < self.examples_wait_s):
             self._safety = self.set_timer(self.restore_safety_s, self._restore_if_pending)
             return
         self._restore(self._saved_position, 5)

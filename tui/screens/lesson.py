@@ -342,14 +342,16 @@ class LessonScreen(ReadingPosition, Screen):
             self.query_one("#lesson-body").focus()
             return
         self.release_restored_place()
-        snippets[idx].focus()
+        snippets[idx].focus(scroll_visible=False)
         snippets[idx].scroll_visible(top=True, animate=False)
 
     def position_settled(self) -> None:
         """The saved place is restored (ReadingPosition): a snippet asked for on arrival now."""
         if self._snippet_wanted:
             self._snippet_wanted = False
-            self.action_next_snippet()
+            # After the refresh that applies the restored scroll: scrolled to the snippet before
+            # it, the snippet's region was measured at the old offset and the restore then won.
+            self.call_after_refresh(self.action_next_snippet)
 
     def open_sibling(self, step: int) -> None:
         """Open the next (+1) or previous (-1) lesson in place of this one."""
