@@ -1,10 +1,14 @@
 """What the system says about processes: psutil on every platform (Linux, macOS, Windows), and
-``/proc`` only for the two facts psutil cannot prove, both Linux's alone:
+``/proc`` only for the three facts psutil cannot prove, all Linux's alone:
 
 - which files a process holds open, by device and inode (the stop proof of ``minigpt.runs.lock``:
   a path can be renamed or replaced, the open file cannot). Elsewhere :func:`open_file_ids` falls
   back to the paths psutil lists, stat-ed now, and says so (``PROVEN_BY``);
-- this process's cgroup v2 folder (``minigpt.spawn`` bounds a snippet's tree with one).
+- this process's cgroup v2 folder (``minigpt.spawn`` bounds a snippet's tree with one);
+- a process's start in clock ticks since boot, read as the kernel wrote it. psutil's create_time is
+  boot time plus those ticks, and its boot time is now minus uptime, which moves when the wall clock
+  is stepped (NTP on a CI machine moved it 2 s between two calls): a live run's recorded start
+  would then no longer match and the run would read as dead.
 
 No other module reads ``/proc`` (``tests/test_processes.py`` greps for it). The machine's own
 facts live with their users: CPU counts and load in ``minigpt.training.cpu_policy``, the memory a
@@ -40,19 +44,30 @@ class ProcessInfo:
     zombie: bool  # exited, not yet reaped (or dead)
 
 
-def _start_value(created: float, boot: float | None = None) -> int:
-    """A process's start as a whole number, fixed for its life. On Linux the clock ticks since boot,
-    the value /proc/PID/stat holds and status files written before psutil recorded (so a run
-    started by an earlier version is still recognised); elsewhere hundredths of a second since 1970."""
-    if LINUX:
-        return round((created - (psutil.boot_time() if boot is None else boot)) * CLOCK_TICKS)
+def _stat_ticks(pid: int) -> int | None:
+    """Field 22 of /proc/PID/stat (after the parenthesised command, which may hold spaces)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _start_value(pid: int, created: float) -> int | None:
+    """A process's start as a whole number, fixed for its life. On Linux the clock ticks since boot
+    from /proc, the value status files written before psutil recorded (so a run started by an
+    earlier version is still recognised); elsewhere hundredths of a second since 1970."""
+    if LINUX and HAS_PROC:
+        return _stat_ticks(pid)
+    if LINUX:  # no /proc mounted: psutil's arithmetic, exact while the clock is not stepped
+        return round((created - psutil.boot_time()) * CLOCK_TICKS)
     return round(created * 100)
 
 
 def start_time(pid: int) -> int | None:
     """The start of ``pid`` (see ``_start_value``), to tell a reused pid apart; None when gone."""
     try:
-        return _start_value(psutil.Process(pid).create_time())
+        return _start_value(pid, psutil.Process(pid).create_time())
     except GONE:
         return None
 
@@ -92,16 +107,17 @@ def _groups(pid: int) -> tuple[int, int]:
 def table() -> dict[int, ProcessInfo]:
     """Every process the system shows: pid -> its parent, group, session, start and whether it is a
     zombie (a process that exits while this is read is left out)."""
-    found, boot = {}, psutil.boot_time()  # read once for the whole table
+    found = {}
     for proc in psutil.process_iter(["ppid", "status", "create_time"]):
         info = proc.info
         try:
             pgid, sid = _groups(proc.pid)
         except OSError:
             continue
-        if info["ppid"] is None or info["create_time"] is None:
+        start = None if info["create_time"] is None else _start_value(proc.pid, info["create_time"])
+        if info["ppid"] is None or start is None:
             continue
-        found[proc.pid] = ProcessInfo(info["ppid"], pgid, sid, _start_value(info["create_time"], boot),
+        found[proc.pid] = ProcessInfo(info["ppid"], pgid, sid, start,
                                       info["status"] in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD))
     return found
 

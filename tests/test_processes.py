@@ -41,6 +41,16 @@ def test_a_start_time_is_the_clock_ticks_that_status_files_recorded_before_psuti
     assert processes.table()[os.getpid()].start == ticks
 
 
+@LINUX_PROC
+def test_a_stepped_wall_clock_does_not_change_a_recorded_start(monkeypatch):
+    """psutil's boot time is now minus uptime: a clock stepped by NTP moved it 2 s on a CI machine, and
+    a live run's recorded start then failed to match (the run read as dead)."""
+    before = processes.start_time(os.getpid())
+    real = psutil.boot_time()
+    monkeypatch.setattr(psutil, "boot_time", lambda: real + 2.0)
+    assert processes.start_time(os.getpid()) == before == processes.table()[os.getpid()].start
+
+
 def test_the_table_shows_a_child_its_group_and_a_zombie():
     child = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
     try:
