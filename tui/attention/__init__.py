@@ -1,0 +1,1 @@
+"""The attention stepper, its matrices and its trained model."""

@@ -1,0 +1,1 @@
+"""``minigpt serve``: the tutor in a browser tab through textual-serve."""

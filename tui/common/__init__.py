@@ -1,0 +1,1 @@
+"""What every area of the app shares: the header, inputs, charts' axes and theme, the matrix view, the checkpoint picker, confirmations and the home glance."""

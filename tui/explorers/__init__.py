@@ -1,0 +1,1 @@
+"""The explorers: scaling, positions, norms, parameters, trained attention and tokens."""

@@ -1,0 +1,1 @@
+"""The mock interview: its screen, its views, how it ends and its trend chart."""

@@ -1,0 +1,1 @@
+"""Katas: the list and the kata screen."""

@@ -1,0 +1,1 @@
+"""The playground: sampling, next-character steps, scoring a text, sweeps and comparisons."""

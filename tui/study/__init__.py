@@ -1,0 +1,1 @@
+"""Flashcards, the quiz, flagged cards, the study dashboard and the plan to an interview date."""
