@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from textual.app import App, ComposeResult
 
-from minigpt.control.workers import downsample
-from tui.widgets.loss_chart import LossChart
+from minigpt.control.run_processes import downsample
+from tui.common.loss_chart import LossChart
 
 N = 100_000
 

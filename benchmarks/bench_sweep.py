@@ -43,7 +43,7 @@ def main() -> int:
     args = parse_args()
     os.environ["MINIGPT_DATA_DIR"] = args.data_dir or tempfile.mkdtemp(prefix="bench-sweep-")
     from minigpt.experiments import folder as ef
-    from minigpt.experiments import plots, presets, results, scheduler
+    from minigpt.experiments import plots, presets, results, sweep_runner
     from minigpt.experiments.spec import Budget
 
     if args.quick:
@@ -57,7 +57,7 @@ def main() -> int:
     print(f"{exp.name}: {len(exp.runs)} runs, {spec.budget.describe()}, data {args.data or 'embedded'}; "
           f"load average at start {load_start[0]:.2f} (1 min) on {os.cpu_count()} CPUs", flush=True)
     t0 = time.time()
-    scheduler.start_sync(exp.dir, args.jobs)
+    sweep_runner.start_sync(exp.dir, args.jobs)
     state = ""
     while time.time() - t0 < args.timeout:
         res = results.collect(exp.dir)

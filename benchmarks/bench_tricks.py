@@ -7,7 +7,7 @@ Every run trains for a FIXED number of steps (not seconds), so the machine's loa
 long a race takes but not its losses: the tricks can be raced on a shared machine. Each
 candidate and the default run with the same seeds (same initial weights where the model is the
 same, same batches); the score is the best checkpoint's loss on makemore's test split (see
-benchmarks/bench.py), and the paired t-test of ``minigpt.stats`` on the per-seed differences says
+benchmarks/bench.py), and the paired t-test of ``minigpt.significance`` on the per-seed differences says
 whether a candidate's gain is beyond the seed-to-seed noise. A trick that costs time per step is
 not charged for it here: read its steps per second next to it.
 
@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.bench import CANONICAL, makemore_dataset, recipe_changes  # noqa: E402
 from minigpt.checkpoint import load_checkpoint  # noqa: E402
-from minigpt.stats import mean, paired_t_test  # noqa: E402
+from minigpt.significance import mean, paired_t_test  # noqa: E402
 from minigpt.training.cpu_policy import physical_cores  # noqa: E402
 from minigpt.training.loop import train  # noqa: E402
 from minigpt.training.options import TrainConfig  # noqa: E402

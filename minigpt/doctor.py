@@ -16,7 +16,7 @@ from pathlib import Path
 
 from minigpt import extras, paths, spawn
 
-MIN_COLUMNS, MIN_ROWS = 80, 24  # the app's smallest screen (tui/screens/too_small.py)
+MIN_COLUMNS, MIN_ROWS = 80, 24  # the app's smallest screen (tui/home/too_small.py)
 LOW_MEMORY = 1 << 30  # a default GPT run with its batches and optimizer state fits well under this
 LOW_DISK = 500 << 20  # a run folder with its checkpoints and snapshots takes tens of megabytes
 CPU_TORCH = "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cpu"

@@ -1,7 +1,7 @@
 """What a session served to a browser may do (``minigpt serve``); the app's screens ask here.
 
 A served session is an app process that textual-serve started for one browser tab. The server
-tells it so through environment variables (set by ``tui.serve_server``), and every rule below is
+tells it so through environment variables (set by ``tui.browser.serve_server``), and every rule below is
 "allowed" in an ordinary terminal session, where the learner already has a shell:
 
 - **code**: lesson snippets run exactly as written; edited code runs only with ``--allow-code``,
@@ -158,7 +158,7 @@ def _locked(folder: Path) -> Iterator[None]:
 
 def _is_live(run_dir: Path) -> bool:
     from minigpt.control import lab_jobs
-    from minigpt.control.workers import run_state
+    from minigpt.control.run_processes import run_state
 
     if run_dir.name in lab_jobs.JOBS and run_dir.parent.name == "lab":  # a lesson's lab job
         return lab_jobs.is_live(run_dir)
@@ -212,20 +212,20 @@ def training_slot() -> Iterator[Callable[[Path], None]]:
 
 async def start_run(cfg) -> Path:
     """``workers.start_run`` within the served-run limit (TrainingLimitReached when it is full)."""
-    from minigpt.control import workers
+    from minigpt.control import run_processes
 
     with training_slot() as register:
-        run_dir = await workers.start_run(cfg)
+        run_dir = await run_processes.start_run(cfg)
         register(run_dir)
     return run_dir
 
 
 async def resume_run(run_dir: Path | str) -> int:
     """``workers.resume_run`` within the served-run limit."""
-    from minigpt.control import workers
+    from minigpt.control import run_processes
 
     with training_slot() as register:
-        pid = await workers.resume_run(run_dir)
+        pid = await run_processes.resume_run(run_dir)
         register(Path(run_dir))
     return pid
 
@@ -250,7 +250,7 @@ def stop_runs_in(data_dir: Path | str, grace_s: float = 10.0) -> list[Path]:
 
     For guest sessions, whose folder is about to be removed: nothing could reattach to the runs.
     """
-    from minigpt.control.workers import RunControlError, trainer_pid
+    from minigpt.control.run_processes import RunControlError, trainer_pid
     from minigpt.runs.listing import list_runs, pid_alive
 
     root = Path(data_dir) / "runs"

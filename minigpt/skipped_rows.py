@@ -1,5 +1,5 @@
 """The rows of the progress database its readers left out as unreadable, counted, and the one line
-that says so (``minigpt.study.rows`` and ``minigpt.katas.progress`` count; the CLI prints the line
+that says so (``minigpt.study.rows`` and ``minigpt.katas.history`` count; the CLI prints the line
 on stderr after a command, the app shows it once).
 
 A row counts once however many readers meet it: it is kept by its table and key.

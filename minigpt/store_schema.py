@@ -69,7 +69,7 @@ MIGRATIONS: list[str] = [
     );
     INSERT OR REPLACE INTO settings(key, value) VALUES ('study.regrade', 'pending');
     """,
-    # 4: katas (minigpt.katas.progress): one row per kata, one per graded attempt
+    # 4: katas (minigpt.katas.history): one row per kata, one per graded attempt
     """
     CREATE TABLE kata_progress (
         kata             TEXT PRIMARY KEY,         -- the kata's name (lessons/katas/*/meta.toml)

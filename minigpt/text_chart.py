@@ -4,7 +4,7 @@ Plain characters only (no colour codes), so the same text is printed by a comman
 app and exported to a file; series are told apart by their marker. Here: the experiments' scatter
 and bar charts (``minigpt sweep``, ``plot.txt``), the axes and scale of the interview trend
 (``minigpt progress``) and the sparklines of the training panel's layer health. The app's own
-plotted charts (loss curves, the interview trend, the study charts) are plotext's, in ``tui.widgets``.
+plotted charts (loss curves, the interview trend, the study charts) are plotext's, in the app's area packages (``tui.common.loss_chart`` and others).
 """
 
 from __future__ import annotations

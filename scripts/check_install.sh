@@ -115,7 +115,7 @@ from minigpt import extras
 from minigpt.study.anki import export_apkg
 from minigpt.study.decks import cached_decks
 
-import tui.serve_server  # noqa: F401  (the serve extra's server imports)
+import tui.browser.serve_server  # noqa: F401  (the serve extra's server imports)
 
 assert all(extras.installed(e.name) for e in extras.EXTRAS)
 result = export_apkg(cached_decks(), "cards.apkg")

@@ -80,7 +80,7 @@ NOT_BEFORE_THE_FIRST_FRAME = ("torch", "minigpt.cli.main", "minigpt.cli.train", 
 def test_home_screen_path_does_not_import_torch_or_the_headless_commands():
     code = (
         "import sys\n"
-        "import tui.cli, tui.app, tui.screens.home\n"
+        "import tui.cli, tui.app, tui.home.home\n"
         f"print([m for m in {NOT_BEFORE_THE_FIRST_FRAME!r} if m in sys.modules])\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -131,12 +131,16 @@ def test_only_the_spawn_module_starts_child_processes():
 
 def test_no_screen_calls_another_objects_private_methods():
     """A screen talks to another screen (or widget) through its public methods: a call of
-    ``other._name()`` from tui/screens ties two screens' insides together (runs.py once switched
-    the training screen's mode with its ``_set_mode``)."""
+    ``other._name()`` from a screen's module ties two screens' insides together (runs.py once
+    switched the training screen's mode with its ``_set_mode``). Screens are those the navigation
+    table names."""
     import ast
 
+    from tui.navigation import SCREENS
+
     found = []
-    for path in sorted((REPO / "tui" / "screens").glob("*.py")):
+    screen_files = {REPO / (target.partition(":")[0].replace(".", "/") + ".py") for target in SCREENS.values()}
+    for path in sorted(screen_files):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
                 continue
@@ -149,6 +153,25 @@ def test_no_screen_calls_another_objects_private_methods():
                 continue
             found.append(f"{path.name}:{node.lineno} {ast.unparse(node.func)}()")
     assert not found, "private methods called from outside their object:\n" + "\n".join(found)
+
+
+def test_only_the_navigation_table_reaches_a_screen():
+    """Screens and widgets share their area's package, so the old folder rule (screens above widgets)
+    is kept here: no module of the app imports a screen's module (the table imports it by name)."""
+    import ast
+
+    from tui.navigation import SCREENS
+
+    screens = {target.partition(":")[0] for target in SCREENS.values()}
+    found = []
+    for path in sorted((REPO / "tui").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module else []) + \
+                    ([a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names += [f"{node.module}.{a.name}" for a in node.names]
+            found += [f"{path.relative_to(REPO)}:{node.lineno} {name}" for name in names if name in screens]
+    assert found == [], "open screens through tui.navigation:\n" + "\n".join(found)
 
 
 def _library_and_app_sources():

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tui.widgets.chart_axes import eng, nice_step, smooth, step_label, step_ticks, tick_labels, value_ticks
-from tui.widgets.loss_chart import log_ticks
+from tui.common.chart_axes import eng, nice_step, smooth, step_label, step_ticks, tick_labels, value_ticks
+from tui.common.loss_chart import log_ticks
 
 
 def test_step_ticks_are_whole_numbers_never_fractions():
@@ -50,7 +50,7 @@ def test_smoothing_is_tensorboards_debiased_moving_average():
 
 
 def test_the_y_axis_leaves_the_initial_loss_above_when_it_would_squash_the_rest():
-    from tui.widgets.loss_chart import focused_top
+    from tui.common.loss_chart import focused_top
 
     falling = [(0, 3.3), (50, 2.6), (100, 2.3), (200, 2.2), (300, 2.15), (400, 2.12), (500, 2.1)]
     top = focused_top(falling, 0, 500, 2.1, 3.3)
@@ -62,7 +62,7 @@ def test_the_y_axis_leaves_the_initial_loss_above_when_it_would_squash_the_rest(
 def test_a_curve_drawn_under_another_within_a_row_is_named():
     from types import SimpleNamespace
 
-    from tui.screens.compare_runs import hidden_under
+    from tui.training.compare_runs import hidden_under
 
     chart = SimpleNamespace(size=SimpleNamespace(height=14))
     steps = [0, 100, 200, 300]

@@ -78,7 +78,7 @@ def test_a_real_run_records_the_policy_it_used(tmp_path):
 
 
 def test_the_panel_shows_the_policy_and_the_threads_in_use():
-    from tui.widgets.training_panel import cpu_text
+    from tui.training.training_panel import cpu_text
 
     policy = "OpenMP active waiting, 2 threads (other processes used 0.1 of 2 cores at start)"
     assert cpu_text(policy, None) == "  cpu active×2"

@@ -84,7 +84,7 @@ def test_a_module_named_only_under_another_folder_is_missing():
     tree = "```\nminigpt/   the library\n  study/     formats.py (quiz modes)\n  training/  options.py (TrainConfig)\n```\n"
     tree_entries = entries(tree)
     assert named(Path("minigpt/training/options.py"), tree_entries)
-    assert not named(Path("minigpt/study/options.py"), tree_entries)
+    assert not named(Path("minigpt/study/distractors.py"), tree_entries)
     assert named(Path("minigpt/study/__init__.py"), tree_entries)
     assert not named(Path("minigpt/models/__init__.py"), tree_entries)
 

@@ -158,7 +158,7 @@ def test_compute_matched_and_learning_rate_plots(tmp_path, data):
 
 
 def test_extras_measure_train_loss_in_eval_mode_and_the_length_check(tmp_path):
-    from minigpt.experiments.evaluation import compute_extras, read_extras
+    from minigpt.experiments.run_extras import compute_extras, read_extras
     from minigpt.training.loop import train
     from minigpt.training.options import TrainConfig
     from minigpt.training.schedule import evaluate
@@ -194,7 +194,7 @@ def test_extras_measure_train_loss_in_eval_mode_and_the_length_check(tmp_path):
 @pytest.mark.soak  # a real (tiny) training run: 4 s on two busy cores
 def test_a_sweep_run_on_generated_rows_finishes_without_name_extras(tmp_path):
     """The extras are measured on names; a run on the repeated chunks has none, and no error."""
-    from minigpt.experiments.evaluation import compute_extras, read_extras
+    from minigpt.experiments.run_extras import compute_extras, read_extras
     from minigpt.training.loop import train
     from minigpt.training.options import TrainConfig
 

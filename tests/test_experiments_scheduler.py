@@ -16,8 +16,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from minigpt import paths
-from minigpt.control import workers as rc
-from minigpt.experiments import exports, results, scheduler
+from minigpt.control import run_processes as rc
+from minigpt.experiments import exports, results, sweep_runner
 from minigpt.experiments import folder as ef
 from minigpt.experiments.presets import custom_spec, parse_grid_text
 from tests.helpers.waiting import wait_until
@@ -66,7 +66,7 @@ def test_cli_runs_a_2x2_sweep_to_the_end_and_prints_table_plot_and_fit():
     assert result.exit_code == 0, result.output
     exp_dir = paths.runs_dir() / "grid"
     assert_complete_and_never_twice(exp_dir)
-    if scheduler.max_jobs() >= 2:  # two runs trained side by side: the second began before the first ended
+    if sweep_runner.max_jobs() >= 2:  # two runs trained side by side: the second began before the first ended
         starts, ends = events(exp_dir, "start"), events(exp_dir, "finished")
         assert starts[1]["t"] < ends[0]["t"]
     out = result.output
@@ -107,7 +107,7 @@ def test_kill_9_of_the_scheduler_mid_sweep_then_a_restart_finishes_every_run_onc
     # the run adopted in part 1 and the second the run killed and resumed in part 2.
     grid = parse_grid_text("d_model=8,16 time=3 n_layers=1 n_heads=2 batch_size=32 device=cpu eval_interval=20")
     exp = ef.create_experiment(custom_spec("k9", grid.axes, grid.budget, grid.base))
-    scheduler.start_sync(exp.dir)
+    sweep_runner.start_sync(exp.dir)
 
     # 1. Kill the scheduler alone: its worker trains on, and the new scheduler adopts it.
     first = wait_until(lambda: training_with_checkpoint(exp.dir), 90, "the first run to train")
@@ -115,7 +115,7 @@ def test_kill_9_of_the_scheduler_mid_sweep_then_a_restart_finishes_every_run_onc
     os.kill(ef.read_scheduler(exp.dir)["pid"], signal.SIGKILL)
     wait_until(lambda: ef.scheduler_alive(exp.dir) is None, 10, "the scheduler to die")
     assert state_of(exp.dir) == "interrupted"
-    scheduler.start_sync(exp.dir)
+    sweep_runner.start_sync(exp.dir)
     wait_until(lambda: rc.run_state(exp.dir / first).status == "finished", 60, "the adopted run to finish")
     assert len(events(exp.dir, "start", first)) == 1 and not events(exp.dir, "resume", first)
     assert runs_pid(exp.dir / first) == worker  # the same worker finished it
@@ -143,27 +143,27 @@ def runs_pid(run_dir: Path) -> int | None:
 def test_a_second_scheduler_on_the_same_experiment_does_nothing(tmp_path):
     grid = parse_grid_text("d_model=8,16 steps=5 n_layers=1 n_heads=2")
     exp = ef.create_experiment(custom_spec("lock", grid.axes, grid.budget, grid.base))
-    held = scheduler.acquire_lock(exp.dir)
+    held = sweep_runner.acquire_lock(exp.dir)
     try:
-        assert scheduler.acquire_lock(exp.dir) is None
-        assert scheduler.main([str(exp.dir)]) == 0  # exits at once: another holds the lock
+        assert sweep_runner.acquire_lock(exp.dir) is None
+        assert sweep_runner.main([str(exp.dir)]) == 0  # exits at once: another holds the lock
         assert not any((exp.dir / r.name).exists() for r in exp.runs)
     finally:
         held.close()
-    assert scheduler.acquire_lock(exp.dir) is not None  # released with its holder
+    assert sweep_runner.acquire_lock(exp.dir) is not None  # released with its holder
 
 
 def test_a_run_stopped_by_hand_is_left_alone_until_the_experiment_is_resumed(fake_trainer):
     grid = parse_grid_text("d_model=8,16 time=3 n_layers=1 n_heads=2 batch_size=32 device=cpu eval_interval=20")
     exp = ef.create_experiment(custom_spec("held", grid.axes, grid.budget, grid.base))
-    scheduler.start_sync(exp.dir)
+    sweep_runner.start_sync(exp.dir)
     first = wait_until(lambda: training_with_checkpoint(exp.dir), 90, "the first run to train")
     rc.stop_run(exp.dir / first)  # what the runs screen's stop key does
     wait_until(lambda: state_of(exp.dir) == "paused", 120, "the scheduler to finish the rest and pause")
     assert rc.run_state(exp.dir / first).status == "stopped"
     assert [r.status for r in results.collect(exp.dir).runs] == ["stopped", "finished"]
     assert events(exp.dir, "held", first) and not events(exp.dir, "resume", first)
-    scheduler.start_sync(exp.dir)
+    sweep_runner.start_sync(exp.dir)
     wait_until(lambda: state_of(exp.dir) == "finished", 90, "the resumed experiment to finish", step=0.3)
     assert_complete_and_never_twice(exp.dir)
 
@@ -174,7 +174,7 @@ def test_phases_read_from_the_run_folders():
 
     grid = parse_grid_text("d_model=8,16 dropout=0,0.1 steps=5 n_layers=1 n_heads=2")
     exp = ef.create_experiment(custom_spec("ph", grid.axes, grid.budget, grid.base))
-    sched = scheduler.Scheduler(exp.dir)
+    sched = sweep_runner.Scheduler(exp.dir)
     names = [r.name for r in exp.runs]
     assert sched.phase(names[0]) == "fresh"  # no folder yet
     young = exp.dir / names[1]
@@ -200,6 +200,6 @@ def test_phases_read_from_the_run_folders():
     (done / "last").mkdir()
     (done / "last" / "config.json").write_text("{}")
     assert sched.phase(names[3]) == "resume"  # stopped with a checkpoint
-    for _ in range(scheduler.MAX_FAILURES):
+    for _ in range(sweep_runner.MAX_FAILURES):
         ef.append_event(exp.dir, "failed", names[3])
     assert sched.phase(names[3]) == "given_up"

@@ -25,7 +25,7 @@ def test_a_live_run_is_named_and_the_warning_says_the_cores_are_shared():
 
 async def test_the_start_question_says_the_cores_will_be_shared(make_app):
     from minigpt.training.options import TrainConfig
-    from tui.widgets.training_confirm import StartRunScreen
+    from tui.common.confirm import StartRunScreen
 
     a_training_run()
     app = make_app()

@@ -11,7 +11,7 @@ import sys
 
 from minigpt import paths
 from minigpt.checkpoint import load_checkpoint
-from minigpt.control import workers as rc
+from minigpt.control import run_processes as rc
 from minigpt.runs import listing as runs
 from minigpt.runs.metrics import read_metrics
 from minigpt.training.options import TrainConfig

@@ -11,35 +11,35 @@ import statistics
 import pytest
 from click.testing import CliRunner
 
-from minigpt import paths, stats
+from minigpt import paths, significance
 from minigpt.cli.main import main
 from minigpt.experiments import groups
 from minigpt.runs import listing
 from tests.helpers.run_fixtures import grouped_run, time_budget_groups, write_run
-from tui.screens.compare_runs import unique_labels
-from tui.screens.runs import group_tags, row_for
+from tui.training.compare_runs import unique_labels
+from tui.training.runs import group_tags, row_for
 
 
 def test_seeds_needed_matches_the_power_tables():
     # Cohen's tables (α 0.05 two-sided, power 0.8): d 0.5 → 64 per group, d 0.8 → 26; the normal
     # approximation 2 (1.96 + 0.8416)² / 0.25 = 62.8 → 63.
-    assert stats.seeds_needed(0.5) == 64
-    assert stats.seeds_needed(-0.8) == 26
-    assert stats.seeds_needed(0.5, normal=True) == 63
-    assert stats.seeds_needed(0.0) is None
-    assert stats.t_quantile(0.975, 10) == pytest.approx(2.2281, abs=1e-4)  # the t table's value
+    assert significance.seeds_needed(0.5) == 64
+    assert significance.seeds_needed(-0.8) == 26
+    assert significance.seeds_needed(0.5, normal=True) == 63
+    assert significance.seeds_needed(0.0) is None
+    assert significance.t_quantile(0.975, 10) == pytest.approx(2.2281, abs=1e-4)  # the t table's value
     with pytest.raises(ValueError):
-        stats.seeds_needed(0.5, power=1.0)
+        significance.seeds_needed(0.5, power=1.0)
 
 
 def test_summary_is_mean_standard_error_and_n():
-    s = stats.summarize([2.0, 2.1, 2.3])
+    s = significance.summarize([2.0, 2.1, 2.3])
     assert s.mean == pytest.approx(2.1333333) and s.n == 3
     assert s.stderr == pytest.approx(statistics.stdev([2.0, 2.1, 2.3]) / math.sqrt(3))
     assert s.describe() == f"2.133 ± {s.stderr:.2g} (N 3)" and s.describe(n=False) == f"2.133 ± {s.stderr:.2g}"
-    assert stats.summarize([]) is None and stats.summarize([1.5]).describe() == "1.500 (N 1)"
+    assert significance.summarize([]) is None and significance.summarize([1.5]).describe() == "1.500 (N 1)"
     # Cohen's d: difference over the pooled sd (here both sds are 0.1)
-    assert stats.effect_size([1.0, 1.1, 1.2], [1.2, 1.3, 1.4]) == pytest.approx(-2.0)
+    assert significance.effect_size([1.0, 1.1, 1.2], [1.2, 1.3, 1.4]) == pytest.approx(-2.0)
 
 
 def test_a_time_budget_group_is_aligned_on_its_budget(tmp_path):
@@ -80,8 +80,8 @@ def test_short_time_budget_runs_that_evaluate_only_at_their_end_are_compared_on_
     assert not set(band_a.steps) & set(band_b.steps) or all(len(v) < 2 for v in band_a.values)
     comparison = groups.compare(a, b, band_a, band_b)
     va, vb = groups.finals(a).val_values, groups.finals(b).val_values
-    assert comparison.paired and comparison.result == stats.compare_groups(va, vb, True)
-    assert comparison.seeds_needed == stats.seeds_needed(stats.effect_size(va, vb))
+    assert comparison.paired and comparison.result == significance.compare_groups(va, vb, True)
+    assert comparison.seeds_needed == significance.seeds_needed(significance.effect_size(va, vb))
     assert "at 100% of the time budget" in groups.describe(comparison, "A", "B")
 
 
@@ -103,8 +103,8 @@ def test_cli_prints_each_groups_finals_and_the_seeds_needed():
     first = data["groups"][0]
     # finals 2.01, 2.02, 2.03: sd 0.01, standard error 0.01 / √3
     assert first["final_val"]["n"] == 3 and first["final_val"]["stderr"] == pytest.approx(0.01 / math.sqrt(3))
-    assert data["comparison"]["seeds_needed"] == stats.seeds_needed(
-        stats.effect_size(*[groups.finals(g).val_values for g in groups.find_groups(listing.list_runs())]))
+    assert data["comparison"]["seeds_needed"] == significance.seeds_needed(
+        significance.effect_size(*[groups.finals(g).val_values for g in groups.find_groups(listing.list_runs())]))
 
 
 def test_legend_names_stay_apart():

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from click.testing import CliRunner
 
-from minigpt.katas import progress
+from minigpt.katas import history
 from minigpt.store import Store
 from minigpt.store_schema import MIGRATIONS
 from minigpt.study import kata_cards
@@ -22,7 +22,7 @@ KATA_MIGRATION = 7  # this feature's entry in MIGRATIONS (1-based, as PRAGMA use
 
 def _pass_at(store: Store, kata: str, when) -> None:
     """A first pass recorded at a chosen time (the progress row is back-dated as a pass then)."""
-    progress.record_attempt(store, kata, passed=True, cases_failed=0, cases_total=5)
+    history.record_attempt(store, kata, passed=True, cases_failed=0, cases_total=5)
     with store.transaction() as conn:
         conn.execute("UPDATE kata_progress SET opened_at = ?, first_passed_at = ? WHERE kata = ?",
                      (sch.iso(when - timedelta(minutes=20)), sch.iso(when), kata))
@@ -32,7 +32,7 @@ def test_a_kata_passed_yesterday_comes_back_due_and_is_resolved_from_the_stub(tm
     store = Store(tmp_path / "progress.sqlite3")  # a real SQLite file
     now = sch.utc_now()
     _pass_at(store, "softmax", now - timedelta(days=1))
-    progress.save_draft(store, "softmax", "def softmax(x, dim=-1):\n    return x.softmax(dim)\n")
+    history.save_draft(store, "softmax", "def softmax(x, dim=-1):\n    return x.softmax(dim)\n")
     assert kata_cards.due(store, now - timedelta(days=1, minutes=-1)) == []  # just passed: not yet
     due = kata_cards.due(store, now)
     assert [c.kata for c in due] == ["softmax"]
@@ -40,7 +40,7 @@ def test_a_kata_passed_yesterday_comes_back_due_and_is_resolved_from_the_stub(tm
     resolve = kata_cards.Resolve(store, "softmax", now=now)
     assert resolve.checked(passed=False, mistake="forgot to subtract the max", now=now) is None
     assert resolve.checked(passed=True, mistake=None, now=now + timedelta(minutes=3)) == 1  # Again
-    assert progress.record(store, "softmax").draft.startswith("def softmax(x, dim=-1)")  # draft untouched
+    assert history.record(store, "softmax").draft.startswith("def softmax(x, dim=-1)")  # draft untouched
     card = kata_cards.card(store, "softmax")
     assert card.lapses == 0 and card.reps == 2 and not card.is_due(now + timedelta(minutes=3))
     log = kata_cards.history(store, "softmax")
@@ -81,7 +81,7 @@ def test_due_katas_count_in_the_study_session_and_are_listed_by_the_shell(tmp_pa
     store = Store(paths.database_path())
     now = sch.utc_now()
     _pass_at(store, "attention", now - timedelta(days=1))
-    progress.record_attempt(store, "gelu", passed=False, cases_failed=2, cases_total=5)  # not passed
+    history.record_attempt(store, "gelu", passed=False, cases_failed=2, cases_total=5)  # not passed
     out = CliRunner().invoke(main, ["kata", "due"])
     assert out.exit_code == 0, out.output
     assert out.output.splitlines()[0].startswith("attention  due now") and "gelu" not in out.output
@@ -111,7 +111,7 @@ def test_upgrading_a_database_saved_by_the_previous_release_cards_its_passed_kat
     assert path.with_name("progress.sqlite3.schema-6.bak").exists()
     assert [c.kata for c in kata_cards.due(store)] == ["softmax"]
     assert kata_cards.history(store)[0]["why"] == "first pass, hint shown"  # hints: Hard
-    assert progress.record(store, "softmax").draft == "my old draft"
+    assert history.record(store, "softmax").draft == "my old draft"
 
 
 def test_checking_a_due_kata_from_the_shell_rates_the_resolve(tmp_path, isolated_data_dir, monkeypatch):
@@ -143,7 +143,7 @@ def test_rows_the_tutor_never_wrote_are_left_out_and_counted_not_a_traceback(iso
     _pass_at(store, "softmax", now - timedelta(days=1))
     _pass_at(store, "gelu", now - timedelta(days=1))
     kata_cards.sync_passed(store)
-    progress.record_attempt(store, "attention", passed=True, cases_failed=0, cases_total=7)
+    history.record_attempt(store, "attention", passed=True, cases_failed=0, cases_total=7)
     with store.transaction() as conn:  # a hand-edited copy: bad JSON, and a pass at "yesterday"
         conn.execute("UPDATE kata_card SET fsrs_json = '{not json' WHERE kata = 'gelu'")
         conn.execute("UPDATE kata_progress SET first_passed_at = 'yesterday' WHERE kata = 'attention'")

@@ -9,7 +9,7 @@ from datetime import date, timedelta
 from click.testing import CliRunner
 from textual.widgets import Static
 
-from minigpt.katas import progress
+from minigpt.katas import history
 from minigpt.katas.catalogue import load_katas
 from minigpt.store import Store
 from minigpt.study import kata_cards, readiness
@@ -22,7 +22,7 @@ def _read_then_pass(store: Store, lesson: str, kata: str, when) -> None:
     with store.transaction() as conn:
         conn.execute("INSERT OR REPLACE INTO lesson_progress(lesson_id, position, read_at, updated_at) "
                      "VALUES (?, 1.0, ?, ?)", (lesson, sch.iso(when - timedelta(hours=1)), sch.iso(when)))
-    progress.record_attempt(store, kata, passed=True, cases_failed=0, cases_total=5)
+    history.record_attempt(store, kata, passed=True, cases_failed=0, cases_total=5)
     with store.transaction() as conn:
         conn.execute("UPDATE kata_progress SET opened_at = ?, first_passed_at = ? WHERE kata = ?",
                      (sch.iso(when - timedelta(minutes=20)), sch.iso(when), kata))
@@ -31,7 +31,7 @@ def _read_then_pass(store: Store, lesson: str, kata: str, when) -> None:
 
 
 def _katas_part(store: Store, lesson: str, on) -> float:
-    per_lesson = progress.lesson_katas(store, load_katas(), names=True)
+    per_lesson = history.lesson_katas(store, load_katas(), names=True)
     r = readiness.readiness(store, [(lesson, lesson)], {}, per_lesson, on=on)
     return r.lessons[0].parts["katas"]
 
@@ -47,7 +47,7 @@ def test_kata_credit_decays_as_its_card_retrievability(tmp_path):
     assert _katas_part(store, "flash-attention", later) == card.retrievability(scheduler, later)
     assert 0 < _katas_part(store, "flash-attention", later) < _katas_part(store, "flash-attention", soon) < 1
     # the count form (what the katas screen shows) is unchanged: one of one passed
-    assert progress.lesson_katas(store, load_katas())["flash-attention"] == (1, 1)
+    assert history.lesson_katas(store, load_katas())["flash-attention"] == (1, 1)
 
 
 def _due_kata_store(path) -> Store:

@@ -7,7 +7,7 @@ import sqlite3
 
 from click.testing import CliRunner
 
-from minigpt.katas import progress
+from minigpt.katas import history
 from minigpt.katas.catalogue import kata_by_name, load_katas
 from minigpt.store import MIGRATIONS, Store
 
@@ -27,26 +27,26 @@ def test_migration_adds_the_kata_tables_to_an_older_database(tmp_path):
 
 def test_attempts_hints_time_to_pass_and_giving_up(tmp_path):
     store = Store(tmp_path / "p.sqlite3")
-    assert progress.record(store, "attention").status == "new"
-    progress.mark_opened(store, "attention")
-    progress.record_attempt(store, "attention", passed=False, cases_failed=5, cases_total=7)
-    progress.record_hints(store, "attention", 2)
-    progress.record_hints(store, "attention", 1)  # hints come in order: the most shown is kept
-    progress.record_attempt(store, "attention", passed=True, cases_failed=0, cases_total=7)
-    progress.record_attempt(store, "attention", passed=True, cases_failed=0, cases_total=7)
-    progress.record_solution_shown(store, "attention")  # after a pass: not giving up
-    r = progress.record(store, "attention")
+    assert history.record(store, "attention").status == "new"
+    history.mark_opened(store, "attention")
+    history.record_attempt(store, "attention", passed=False, cases_failed=5, cases_total=7)
+    history.record_hints(store, "attention", 2)
+    history.record_hints(store, "attention", 1)  # hints come in order: the most shown is kept
+    history.record_attempt(store, "attention", passed=True, cases_failed=0, cases_total=7)
+    history.record_attempt(store, "attention", passed=True, cases_failed=0, cases_total=7)
+    history.record_solution_shown(store, "attention")  # after a pass: not giving up
+    r = history.record(store, "attention")
     assert (r.attempts, r.passes, r.hints_used, r.gave_up, r.status) == (3, 2, 2, False, "passed")
     assert r.seconds_to_pass is not None and r.seconds_to_pass >= 0
-    progress.record_solution_shown(store, "softmax")
-    progress.save_draft(store, "softmax", "def softmax(x, dim=-1):\n    ...\n")
-    s = progress.record(store, "softmax")
+    history.record_solution_shown(store, "softmax")
+    history.save_draft(store, "softmax", "def softmax(x, dim=-1):\n    ...\n")
+    s = history.record(store, "softmax")
     assert s.gave_up and s.status == "gave up" and s.draft.startswith("def softmax")
-    t = progress.totals(store, load_katas())
+    t = history.totals(store, load_katas())
     assert (t.passed, t.total, t.attempts, t.hints_used, t.gave_up) == (1, len(load_katas()), 3, 2, 1)
-    lessons = progress.lesson_katas(store, load_katas(), after_reading=False)
+    lessons = history.lesson_katas(store, load_katas(), after_reading=False)
     assert lessons["causal-masking"] == (1, 2) and lessons["scaled-dot-product"] == (1, 2)
-    credit = progress.lesson_katas(store, load_katas())  # readiness: none of those lessons was read
+    credit = history.lesson_katas(store, load_katas())  # readiness: none of those lessons was read
     assert credit["causal-masking"] == (0, 2) and credit["scaled-dot-product"] == (0, 2)
 
 
@@ -67,7 +67,7 @@ def test_cli_list_show_solution_and_check_without_a_file(tmp_path, monkeypatch):
     assert unknown.exit_code == 2 and "no kata called 'nope'" in unknown.output
     solution = runner.invoke(main, data + ["kata", "solution", "softmax"])
     assert solution.output == kata_by_name("softmax").solution
-    assert progress.record(Store(tmp_path / "progress.sqlite3"), "softmax").gave_up
+    assert history.record(Store(tmp_path / "progress.sqlite3"), "softmax").gave_up
 
 
 def test_cli_check_exits_0_on_a_pass_and_prints_one_line_per_failing_case(tmp_path, monkeypatch):
@@ -89,5 +89,5 @@ def test_cli_check_exits_0_on_a_pass_and_prints_one_line_per_failing_case(tmp_pa
     assert "max shift" in lines[0]
     passed = runner.invoke(main, data + ["kata", "check", "softmax", str(good)])
     assert passed.exit_code == 0 and "all 9 cases pass" in passed.output
-    r = progress.record(Store(tmp_path / "progress.sqlite3"), "softmax")
+    r = history.record(Store(tmp_path / "progress.sqlite3"), "softmax")
     assert (r.attempts, r.passes) == (2, 1)

@@ -6,7 +6,7 @@ import re
 
 import plotext as plt
 
-from tui.widgets import plot_theme
+from tui.common import plot_theme
 
 COLOUR_CODES = re.compile(r"\x1b\[([0-9;]*)m")
 

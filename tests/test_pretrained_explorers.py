@@ -22,7 +22,7 @@ from tests.helpers import waiting
 from tests.helpers.gpt2_folders import write_random_gpt2
 from tests.helpers.screen_checks import all_problems
 from tui import navigation
-from tui.widgets.matrix_view import MatrixView
+from tui.common.matrix_view import MatrixView
 
 N_POSITIONS = 100  # more than the explorer shows: the table is sampled, as GPT-2's 1,024 are
 
@@ -48,7 +48,7 @@ def _text(widget) -> str:
 
 
 async def test_the_trained_heads_grid_reads_a_sentence_and_scores_every_head(app, fetched, loaded):
-    from tui.screens.explorer_trained import SENTENCE, TrainedAttentionScreen, available_checkpoints
+    from tui.explorers.explorer_trained import SENTENCE, TrainedAttentionScreen, available_checkpoints
 
     rows = [(label, path) for label, path in available_checkpoints() if path == fetched]
     assert rows and "pretrained" in rows[0][0]

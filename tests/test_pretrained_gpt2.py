@@ -375,7 +375,7 @@ async def test_the_playground_screen_continues_a_prompt_with_a_fetched_gpt2(make
     names) and continues the learner's prefix with GPT-2's own tokens."""
     from minigpt import paths
     from tests.helpers.waiting import until
-    from tui.screens.playground import PlaygroundScreen
+    from tui.playground.playground import PlaygroundScreen
 
     shutil.copytree(folder, paths.user_data_dir() / "models" / "tiny-gpt2")
     app = make_app()

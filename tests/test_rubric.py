@@ -104,7 +104,7 @@ async def test_the_explain_view_pre_ticks_the_points_found_and_logs_the_correcti
 
     from minigpt.study.decks import load_decks
     from minigpt.study.questions import explain_question
-    from tui.widgets.study_quiz import Checklist, ExplainView
+    from tui.study.study_quiz import Checklist, ExplainView
 
     deck = load_decks(numbers=False)
     card = deck["q.why-scale"]

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from minigpt.control import form as run_form
-from minigpt.control import workers as rc
+from minigpt.control import run_processes as rc
 from minigpt.errors import ConfigError
 from minigpt.runs.files import STATUS_FILE, process_start_time, write_json_atomic
 from minigpt.training.options import OPTIONS, TrainConfig

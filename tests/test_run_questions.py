@@ -8,7 +8,7 @@ import json
 import math
 
 from minigpt.runs.listing import list_runs, read_run
-from minigpt.stats import welch_t_test
+from minigpt.significance import welch_t_test
 from minigpt.study import interview as iv
 from minigpt.study.run_questions import ALPHA, group_question, questions_for_run, questions_for_runs
 from tests.helpers.run_fixtures import grouped_run, write_run

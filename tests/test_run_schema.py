@@ -290,7 +290,7 @@ def test_runs_of_the_same_settings_get_distinct_default_names(tmp_path):
 def test_run_actions_follow_the_state_and_the_checkpoint(tmp_path):
     from dataclasses import astuple
 
-    from minigpt.control.workers import run_actions
+    from minigpt.control.run_processes import run_actions
 
     (tmp_path / "config.json").write_text("{}", encoding="utf-8")
     assert astuple(run_actions(RunState.RUNNING, tmp_path)) == (True, False, False, True)

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from tests.browser.harness import ServedTutor
 from tests.helpers.serving import APP_FRAME, receive_until
 from tests.helpers.waiting import wait_until as _wait_until
+from tui.browser.serve import is_loopback_host, public_warning
+from tui.browser.serve_server import PAGE_TITLE, is_loopback_name
 from tui.cli import main
-from tui.serve import is_loopback_host, public_warning
-from tui.serve_server import PAGE_TITLE, is_loopback_name
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.3.4.5", "::1", "[::1]", "localhost"])

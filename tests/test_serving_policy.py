@@ -172,17 +172,17 @@ def test_stop_runs_in_escalates_to_sigkill_for_a_worker_that_ignores_sigterm(tmp
 def test_stop_runs_in_stops_a_training_worker_cleanly(tmp_path, fake_trainer):
     """A worker the app launched (the fake trainer: what is checked is the clean-up's proof and
     signal, and the worker's clean stop, not its training)."""
-    from minigpt.control import workers
+    from minigpt.control import run_processes
     from minigpt.runs.listing import pid_alive
     from minigpt.training.options import TrainConfig
 
     guest = tmp_path / "guest"
     cfg = TrainConfig(model="gpt", d_model=16, n_heads=2, n_layers=1, steps=100_000, eval_interval=50)
-    run_dir = asyncio.run(workers.start_run(cfg, root=guest / "runs"))
-    wait_until(lambda: workers.run_state(run_dir).status == "running", 90, "the worker to train", step=0.2,
-               describe=lambda: str(workers.stderr_tail(run_dir)))
-    state = workers.run_state(run_dir)
-    assert state.status == "running", workers.stderr_tail(run_dir)
+    run_dir = asyncio.run(run_processes.start_run(cfg, root=guest / "runs"))
+    wait_until(lambda: run_processes.run_state(run_dir).status == "running", 90, "the worker to train", step=0.2,
+               describe=lambda: str(run_processes.stderr_tail(run_dir)))
+    state = run_processes.run_state(run_dir)
+    assert state.status == "running", run_processes.stderr_tail(run_dir)
     assert policy.stop_runs_in(guest) == [run_dir]
     assert not pid_alive(state.alive_pid)
-    assert workers.run_state(run_dir).status == "stopped"  # SIGTERM: it saved and said so
+    assert run_processes.run_state(run_dir).status == "stopped"  # SIGTERM: it saved and said so

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from minigpt.katas.catalogue import kata_by_name
-from minigpt.katas.progress import lesson_katas
+from minigpt.katas.history import lesson_katas
 from minigpt.store import Store
 from minigpt.study import readiness as rd
 from minigpt.study import scheduler as sch

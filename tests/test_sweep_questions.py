@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from minigpt.experiments import folder as ef
-from minigpt.experiments.questions import dropout_questions, sweep_questions
 from minigpt.experiments.results import collect
 from minigpt.experiments.spec import Axis, Budget, ExperimentSpec
-from minigpt.stats import welch_t_test
+from minigpt.experiments.sweep_questions import dropout_questions, sweep_questions
+from minigpt.significance import welch_t_test
 from minigpt.study import quiz
 from minigpt.study.run_questions import ALPHA, as_card, dropout_question
 from tests.helpers.run_fixtures import fake_run
@@ -89,7 +89,7 @@ async def test_the_chapter_quiz_screen_asks_about_a_run_and_schedules_nothing_fo
     from minigpt.study.review import history
     from tests.helpers.run_fixtures import write_run
     from tests.helpers.waiting import until
-    from tui.screens.quiz import QuizScreen
+    from tui.study.quiz import QuizScreen
 
     write_run(paths.runs_dir(), "20260105-100200", steps=300, best_val=2.1)
     app = make_app()

@@ -10,7 +10,7 @@ from minigpt.teaching.explorers import real_param_count
 from minigpt.teaching.params import gpt_total
 from minigpt.teaching.stepper import BUG_ORDER, stage_panels
 from tests.helpers.waiting import until
-from tui.widgets.matrix_view import MatrixView
+from tui.common.matrix_view import MatrixView
 
 
 def _text(widget) -> str:
@@ -182,8 +182,8 @@ async def test_trained_attention_grid_and_focused_head(app, tmp_path):
     from minigpt.checkpoint import save_checkpoint
     from minigpt.data import Vocab
     from minigpt.models.gpt import MiniGPT
-    from tui.screens.explorer_trained import TrainedAttentionScreen
-    from tui.widgets.attention_grid import AttentionGrid
+    from tui.explorers.attention_grid import AttentionGrid
+    from tui.explorers.explorer_trained import TrainedAttentionScreen
 
     torch.manual_seed(0)
     model = MiniGPT(GPTConfig(vocab_size=27, block_size=16, d_model=16, n_heads=2, n_layers=2))
@@ -217,7 +217,7 @@ async def test_trained_heads_follow_a_live_run(app, tmp_path):
     from minigpt.checkpoint import save_checkpoint
     from minigpt.data import Vocab
     from minigpt.models.gpt import MiniGPT
-    from tui.screens.explorer_trained import TrainedAttentionScreen
+    from tui.explorers.explorer_trained import TrainedAttentionScreen
 
     vocab = Vocab(tuple(".abcdefghijklmnopqrstuvwxyz"))
     config = GPTConfig(vocab_size=27, block_size=16, d_model=16, n_heads=2, n_layers=2)

@@ -13,7 +13,7 @@ from tests.helpers.run_fixtures import fake_run
 from tests.helpers.screen_checks import all_problems
 from tests.helpers.waiting import until
 from tui import navigation
-from tui.widgets.loss_chart import LossChart
+from tui.common.loss_chart import LossChart
 
 WORDS = ["abcd", "bcda", "cdab", "dabc", "aabb", "bbcc", "ccdd", "ddaa", "abab", "cdcd"]
 

@@ -16,8 +16,8 @@ from minigpt.experiments.presets import custom_spec, parse_grid_text
 from minigpt.runs.files import write_json_atomic
 from tests.helpers.screen_checks import all_problems
 from tests.helpers.waiting import until
-from tui.widgets.experiment_plot import PlotCanvas
-from tui.widgets.loss_chart import LossChart
+from tui.common.loss_chart import LossChart
+from tui.experiments.experiment_plot import PlotCanvas
 
 GRID = "d_model=8,16 dropout=0,0.1 steps=30 n_layers=1 n_heads=2 batch_size=32 device=cpu"
 

@@ -18,7 +18,7 @@ from minigpt.teaching.stepper import fmt
 from tests.helpers import waiting
 from tests.helpers.screen_checks import all_problems
 from tui import navigation
-from tui.widgets.matrix_view import MatrixView
+from tui.common.matrix_view import MatrixView
 
 SHIPPED = paths.checkpoints_dir() / "default"
 

@@ -15,9 +15,9 @@ from minigpt.store import Store
 from minigpt.study.decks import load_decks
 from minigpt.study.review import LEECH_LAPSES, StudySession, history
 from tests.helpers.waiting import until
-from tui.flashcard_files import export_path
-from tui.screens.flashcards import FlashcardsScreen
-from tui.widgets.study_card import CardView, RatingBar
+from tui.study.flashcard_files import export_path
+from tui.study.flashcards import FlashcardsScreen
+from tui.study.study_card import CardView, RatingBar
 
 
 def _state(store: Store, card_id: str):
@@ -238,7 +238,7 @@ def _strip_counts(screen) -> tuple[int, int, int]:
 
 
 async def test_counts_agree_across_home_flashcards_and_stats_and_follow_bury_and_suspend(tmp_path, make_app):
-    from tui.screens.study_stats import StudyStatsScreen
+    from tui.study.study_stats import StudyStatsScreen
 
     store = Store(tmp_path / "p.sqlite3")
     StudySession(store, load_decks()).set_new_per_day(1000)   # every new card counts (no cap)

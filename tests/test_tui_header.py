@@ -11,7 +11,7 @@ from textual.app import App
 from textual.widgets import Header
 from textual.widgets._header import HeaderTitle
 
-from tui.widgets.header import TutorHeader
+from tui.common.header import TutorHeader
 
 TUI = Path(__file__).resolve().parents[1] / "tui"
 

@@ -13,8 +13,8 @@ from textual.app import App
 
 from minigpt.teaching import heatmap
 from minigpt.teaching.stepper import Panel
-from tui.widgets.attention_grid import AttentionGrid
-from tui.widgets.matrix_view import MatrixView
+from tui.common.matrix_view import MatrixView
+from tui.explorers.attention_grid import AttentionGrid
 
 WEIGHTS = [[0.0, 0.226, 0.41, 0.670, 0.93]]  # 0, then one weight in each of the four unit levels
 
@@ -120,7 +120,7 @@ def test_each_sign_is_one_ramp_in_every_colour_system(color_system, sign):
     from textual.theme import BUILTIN_THEMES
 
     from minigpt.teaching import heatmap
-    from tui.widgets.matrix_view import cell_style
+    from tui.common.matrix_view import cell_style
 
     theme = BUILTIN_THEMES["textual-dark"]
     styles = [cell_style(sign * level, "diverging", theme, color_system)

@@ -9,7 +9,7 @@ import time
 from types import SimpleNamespace
 
 from tests.helpers.waiting import until
-from tui.progress import Glance
+from tui.common.glance import Glance
 
 
 async def test_first_frame_and_keys_do_not_wait_for_the_card_count(monkeypatch, tmp_path, make_app):
@@ -19,7 +19,7 @@ async def test_first_frame_and_keys_do_not_wait_for_the_card_count(monkeypatch, 
         release.wait(10)  # the decks take their time
         return Glance(lessons_read=0, lessons_total=24, cards_due=20, last_run=None)
 
-    monkeypatch.setattr("tui.screens.home.glance", slow_glance)
+    monkeypatch.setattr("tui.home.home.glance", slow_glance)
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         started = time.monotonic()
@@ -39,9 +39,9 @@ async def test_first_frame_and_keys_do_not_wait_for_the_card_count(monkeypatch, 
 async def test_the_count_reaches_the_home_screen_as_a_message(monkeypatch, make_app):
     """The glance is counted in a worker and handed back as a ``HomeScreen.Counted`` Message
     (tui.workers.Result), which a test can wait for; its handler then shows it."""
-    from tui.screens.home import HomeScreen
+    from tui.home.home import HomeScreen
 
-    monkeypatch.setattr("tui.screens.home.glance", lambda store: Glance(
+    monkeypatch.setattr("tui.home.home.glance", lambda store: Glance(
         lessons_read=2, lessons_total=24, cards_due=7, last_run=None))
     seen = []
     app = make_app()
@@ -59,9 +59,9 @@ async def test_the_first_frame_is_drawn_before_anything_is_counted(monkeypatch, 
     only once home has been drawn: a counting thread started before took the GIL from the first
     frame half the time (bench_latency.py's first frame)."""
     import minigpt.study.decks
-    import tui.widgets.run_alerts
+    import tui.training.run_alerts
     from tui.app import TutorApp
-    from tui.screens.home import HomeScreen
+    from tui.home.home import HomeScreen
 
     events = []
     display = TutorApp._display
@@ -72,10 +72,10 @@ async def test_the_first_frame_is_drawn_before_anything_is_counted(monkeypatch, 
         display(app, screen, renderable)
 
     monkeypatch.setattr(TutorApp, "_display", drawn)
-    monkeypatch.setattr("tui.screens.home.glance", lambda store: events.append("glance") or Glance(
+    monkeypatch.setattr("tui.home.home.glance", lambda store: events.append("glance") or Glance(
         lessons_read=0, lessons_total=24, cards_due=1, last_run=None))
     monkeypatch.setattr(minigpt.study.decks, "cached_decks", lambda *a, **k: events.append("decks") or [])
-    monkeypatch.setattr(tui.widgets.run_alerts, "watch_reviews", lambda app: events.append("reviews"))
+    monkeypatch.setattr(tui.training.run_alerts, "watch_reviews", lambda app: events.append("reviews"))
     monkeypatch.setattr("tui.app.PREWARM_AFTER_S", 0.05)  # the warm-ups' pause, shortened here
     monkeypatch.setattr("tui.app.PREWARM", ())
     app = make_app()
@@ -95,7 +95,7 @@ async def test_filling_the_glance_moves_nothing_on_home(monkeypatch, make_app):
         return Glance(lessons_read=3, lessons_total=24, cards_due=20, last_run="gpt-seed-1\nstep 40",
                       katas_passed=1, katas_total=9, ready=0.5)
 
-    monkeypatch.setattr("tui.screens.home.glance", slow_glance)
+    monkeypatch.setattr("tui.home.home.glance", slow_glance)
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
@@ -144,7 +144,7 @@ def test_the_glance_counts_cards_without_computing_the_numeric_ones(monkeypatch,
     from minigpt.store import Store
     from minigpt.study import decks, numeric
     from minigpt.study.review import StudySession
-    from tui.progress import glance
+    from tui.common.glance import glance
 
     store = Store(tmp_path / "p.sqlite3")
     # (the described decks hold the computed ones' ids: tests/test_study_templates.py)
@@ -200,7 +200,7 @@ async def test_home_shows_the_interview_plan_only_when_a_date_is_set(tmp_path, m
     from minigpt.store import Store
     from minigpt.study import plan as planning
     from minigpt.study.decks import cached_decks
-    from tui.progress import glance
+    from tui.common.glance import glance
 
     store = Store(tmp_path / "p.sqlite3")
     assert glance(store).plan is None                       # without a date nothing changes
@@ -253,10 +253,10 @@ async def test_back_from_help_the_glance_is_not_counted_again_but_after_a_write_
         counts.append(1)
         return Glance(lessons_read=len(store.lessons_read()), lessons_total=24, cards_due=3, last_run=None)
 
-    monkeypatch.setattr("tui.screens.home.glance", counting_glance)
+    monkeypatch.setattr("tui.home.home.glance", counting_glance)
     # The glance also counts again when the minute turns (cards fall due): a slow run of this test
     # that crossed a minute counted once more. The minute stands still here.
-    monkeypatch.setattr("tui.screens.home.time", SimpleNamespace(time=lambda: 1_800_000_000.0))
+    monkeypatch.setattr("tui.home.home.time", SimpleNamespace(time=lambda: 1_800_000_000.0))
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         home = app.screen
@@ -312,7 +312,7 @@ def test_the_heap_is_frozen_once_imports_and_decks_are_in(monkeypatch, make_app)
 async def test_home_counts_again_after_another_app_instance_passed_a_kata(tmp_path, make_app):
     """A kata passed in a second app instance (another connection to the same file) changes what
     home depends on, so returning to home recounts "Katas passed"."""
-    from minigpt.katas import progress
+    from minigpt.katas import history
     from minigpt.store import Store
 
     app = make_app(store=Store(tmp_path / "p.sqlite3"))
@@ -321,7 +321,7 @@ async def test_home_counts_again_after_another_app_instance_passed_a_kata(tmp_pa
         home = app.screen
         before = home._glance_key()
         other = Store(tmp_path / "p.sqlite3")
-        progress.record_attempt(other, "softmax", passed=True, cases_failed=0, cases_total=5)
+        history.record_attempt(other, "softmax", passed=True, cases_failed=0, cases_total=5)
         other.close()
         after = home._glance_key()
         assert after[1] != before[1] and after[0] == before[0]  # not this app's write: another's
@@ -333,7 +333,7 @@ async def test_watch_says_it_opens_the_run_and_counts_nothing_meanwhile(monkeypa
     from tui.app import TutorApp
 
     counted = []
-    monkeypatch.setattr("tui.screens.home.glance", lambda store: counted.append(1) or Glance(0, 24, None, None))
+    monkeypatch.setattr("tui.home.home.glance", lambda store: counted.append(1) or Glance(0, 24, None, None))
     monkeypatch.setattr(TutorApp, "_open_initial", lambda self: None)  # the panel still on its way
     app = make_app(initial="run:/somewhere/runs/gpt-seed-1337")
     async with app.run_test(size=(80, 24)) as pilot:
@@ -349,7 +349,7 @@ async def test_home_recounts_while_shown_when_a_second_instance_passes_a_kata(ma
     """Home and the Katas screen agree: a kata passed in a second app instance (another connection
     to the database) reaches the home count without leaving home."""
     from minigpt.katas.catalogue import load_katas
-    from minigpt.katas.progress import record_attempt
+    from minigpt.katas.history import record_attempt
     from minigpt.store import Store
 
     app = make_app()

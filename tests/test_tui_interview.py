@@ -53,7 +53,7 @@ async def test_a_short_interview_from_home_to_report(tmp_path, make_app):
 
 async def test_escape_asks_and_an_interview_ended_early_stays_out_of_the_trend_unless_kept(tmp_path, make_app):
     from minigpt.study import interview_trend
-    from tui.widgets.interview_end import EndInterviewQuestion
+    from tui.interview.interview_end import EndInterviewQuestion
 
     store = Store(tmp_path / "p.sqlite3")
     app = make_app(store=store)
@@ -93,7 +93,7 @@ def _keep(store, *scores):
 
 async def test_one_past_interview_is_charted_without_a_crash(tmp_path, make_app):
     from tui import navigation
-    from tui.widgets.interview_trend import InterviewTrendChart
+    from tui.interview.interview_trend import InterviewTrendChart
 
     store = Store(tmp_path / "p.sqlite3")
     _keep(store, 0.5)  # one point: plotext once divided by an empty range
@@ -113,7 +113,7 @@ async def test_one_past_interview_is_charted_without_a_crash(tmp_path, make_app)
 
 async def test_the_report_charts_every_interview_at_160_by_48(tmp_path, make_app):
     from tui import navigation
-    from tui.widgets.interview_trend import InterviewTrendChart
+    from tui.interview.interview_trend import InterviewTrendChart
 
     store = Store(tmp_path / "p.sqlite3")
     store.save_lesson_position("causal-masking", 1.0, reached_end=True)
@@ -136,7 +136,7 @@ async def test_the_report_charts_every_interview_at_160_by_48(tmp_path, make_app
 
 def test_date_ticks_are_thinned_to_the_width_and_keep_the_last_interview():
     from minigpt.study.interview_trend import TrendPoint
-    from tui.widgets.interview_trend import date_ticks
+    from tui.interview.interview_trend import date_ticks
 
     past = [TrendPoint(f"2026-03-{1 + i // 2:02d}T0{i % 2}:00:00Z", 0.5, 4) for i in range(20)]  # two a day
     xs, labels = date_ticks(past, 40)
@@ -193,7 +193,7 @@ async def test_the_typed_answer_stays_beside_the_model_answer_and_explain_gets_l
     from textual.widgets import TextArea
 
     from minigpt.study import interview as iv
-    from tui.widgets.interview_end import EndInterviewQuestion
+    from tui.interview.interview_end import EndInterviewQuestion
 
     store = _read_causal_masking(tmp_path)
     app = make_app(store=store)
@@ -230,7 +230,7 @@ async def test_a_paused_interview_resumes_with_its_time_left_and_the_answer_type
 
     from minigpt.study import interview_pause
     from tui import navigation
-    from tui.screens.interview import InterviewScreen
+    from tui.interview.interview import InterviewScreen
 
     store = _read_causal_masking(tmp_path)
     app = make_app(store=store)
@@ -296,13 +296,13 @@ async def test_time_up_reveals_the_answer_in_progress_after_a_one_minute_notice(
 async def test_a_kata_in_an_interview_starts_from_the_stub_and_leaves_the_draft(tmp_path, make_app):
     from textual.widgets import TextArea
 
-    from minigpt.katas import progress
+    from minigpt.katas import history
     from minigpt.katas.catalogue import kata_by_name
 
     store = _read_causal_masking(tmp_path)
     for name in ("attention", "causal_padding_mask"):  # the lesson's katas: the plan draws one
-        progress.save_draft(store, name, "# my passing practice code")
-        progress.record_attempt(store, name, passed=True, cases_failed=0, cases_total=5)
+        history.save_draft(store, name, "# my passing practice code")
+        history.record_attempt(store, name, passed=True, cases_failed=0, cases_total=5)
     app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _interview(pilot, app, store)
@@ -320,7 +320,7 @@ async def test_a_kata_in_an_interview_starts_from_the_stub_and_leaves_the_draft(
         await until(pilot, lambda: app.screen is screen)
         await pilot.press("enter")  # before: the old passing draft, ctrl+r, a free point
         await until(pilot, lambda: screen.index == 3)
-    assert progress.record(store, drawn).draft == "# my passing practice code"
+    assert history.record(store, drawn).draft == "# my passing practice code"
     kata_answer = screen.report.answers[-1]
     assert kata_answer.score == 0.0 and kata_answer.typed.startswith("x")
 

@@ -9,7 +9,7 @@ from datetime import timedelta
 from textual.app import App
 from textual.widgets import Static, TextArea
 
-from minigpt.katas import progress
+from minigpt.katas import history
 from minigpt.katas.catalogue import kata_by_name
 from minigpt.katas.grading import Failure, Report
 from minigpt.store import Store
@@ -38,8 +38,8 @@ async def test_a_due_kata_is_resolved_from_the_stub_without_touching_the_draft(t
                      Report("softmax", 5)])
     monkeypatch.setattr("minigpt.katas.sandbox.grade_source", lambda kata, code, **kw: next(verdicts))
     yesterday = sch.utc_now() - timedelta(days=1)
-    progress.record_attempt(app.store, "softmax", passed=True, cases_failed=0, cases_total=5)
-    progress.save_draft(app.store, "softmax", DRAFT)
+    history.record_attempt(app.store, "softmax", passed=True, cases_failed=0, cases_total=5)
+    history.save_draft(app.store, "softmax", DRAFT)
     kata_cards.rate(app.store, "softmax", 3, why="first pass", now=yesterday)  # the pass, a day ago
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
@@ -64,7 +64,7 @@ async def test_a_due_kata_is_resolved_from_the_stub_without_touching_the_draft(t
         await until(pilot, lambda: screen.report is not None, 30, "the second grading")
         await pilot.pause()
         assert screen.resolve.rating == 1  # the named mistake on the way: Again
-        assert progress.record(app.store, "softmax").draft == DRAFT  # the scratch buffer saved nothing
+        assert history.record(app.store, "softmax").draft == DRAFT  # the scratch buffer saved nothing
         assert DRAFT.strip() in screen.extra_text and "re-solve rated Again" in str(
             screen.query_one("#kata-status", Static).render())
         assert not kata_cards.card(app.store, "softmax").is_due()

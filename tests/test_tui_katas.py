@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from textual.widgets import Static, TextArea
 
-from minigpt.katas import progress
+from minigpt.katas import history
 from minigpt.katas.catalogue import load_katas
 from minigpt.katas.grading import grade_function
 from tests.helpers.waiting import until
@@ -60,7 +60,7 @@ async def test_attention_kata_from_its_lesson_to_the_stats(app, monkeypatch):
         result = _text(screen, "#kata-result")
         assert "the scores were not divided by √d_k" in result and "First failing case" in result
         assert "expected" in result and "obtained" in result
-        record = progress.record(app.store, "attention")
+        record = history.record(app.store, "attention")
         assert (record.attempts, record.passes) == (1, 0)
 
         await pilot.press("ctrl+b")
@@ -75,7 +75,7 @@ async def test_attention_kata_from_its_lesson_to_the_stats(app, monkeypatch):
         assert "All 7 cases pass" in _text(screen, "#kata-result") and screen.passed
         await pilot.press("ctrl+f")
         assert "+++ the reference" in screen.extra_text and "-    s = q @ k.transpose(-2, -1) / q.shape" in screen.extra_text
-        record = progress.record(app.store, "attention")
+        record = history.record(app.store, "attention")
         assert (record.attempts, record.passes, record.hints_used, record.gave_up) == (2, 1, 1, False)
         assert record.seconds_to_pass is not None and record.draft == FIXED  # saved when run
 
@@ -106,10 +106,10 @@ async def test_giving_up_is_recorded_and_the_lesson_list_counts_passed_katas(app
         assert not screen.solution_shown
         await pilot.press("ctrl+g")
         assert screen.solution_shown and "def split_heads" in screen.extra_text
-        assert progress.record(app.store, "split_heads").gave_up
+        assert history.record(app.store, "split_heads").gave_up
 
-    progress.record_attempt(app.store, "merge_heads", passed=True, cases_failed=0, cases_total=4)
-    counts = progress.lesson_katas(app.store, [kata_by_name(n) for n in ("split_heads", "merge_heads")],
+    history.record_attempt(app.store, "merge_heads", passed=True, cases_failed=0, cases_total=4)
+    counts = history.lesson_katas(app.store, [kata_by_name(n) for n in ("split_heads", "merge_heads")],
                                    after_reading=False)
     assert counts == {"multi-head-attention": (1, 2)}
 

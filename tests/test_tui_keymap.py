@@ -13,10 +13,10 @@ from minigpt.serving_policy import ENV_SERVED
 from minigpt.store import Store
 from tests.helpers.waiting import until
 from tui import keymap
-from tui.screens.help import HelpScreen
-from tui.screens.home import HomeScreen
-from tui.screens.lessons import LessonsScreen
-from tui.widgets.screen_commands import screen_commands
+from tui.common.screen_commands import screen_commands
+from tui.home.help import HelpScreen
+from tui.home.home import HomeScreen
+from tui.lessons.lessons import LessonsScreen
 
 
 def _store(tmp_path, **keys) -> Store:

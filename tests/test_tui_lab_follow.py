@@ -11,8 +11,8 @@ from minigpt.control import form, lab_jobs
 from minigpt.runs.lab import job_dir
 from minigpt.runs.lock import RunLock
 from tests.helpers.waiting import until
-from tui.screens.lesson import LessonScreen
-from tui.widgets.lesson_blocks import ExampleBlock
+from tui.lessons.lesson import LessonScreen
+from tui.lessons.lesson_blocks import ExampleBlock
 
 
 def _lab_text(app) -> str:

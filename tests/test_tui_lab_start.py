@@ -10,8 +10,8 @@ from minigpt import serving_policy as policy
 from minigpt.control import lab_jobs
 from minigpt.runs.lab import job_dir, write_result
 from tests.helpers.waiting import until
-from tui.screens.lab_menu import LabMenu
-from tui.screens.lesson import LessonScreen
+from tui.experiments.lab_menu import LabMenu
+from tui.lessons.lesson import LessonScreen
 
 TWO_JOBS = "quantization-lora-checkpointing"  # lab = ["lora", "checkpointing"]
 ONE_JOB = "induction-heads"  # lab = ["induction"]
@@ -100,7 +100,7 @@ async def test_x_says_at_once_that_the_job_is_starting_when_its_answer_is_slow(a
         await release.wait()  # a busy machine: the job's start takes its time
         return f"{job}: started in the background"
 
-    monkeypatch.setattr("tui.widgets.lab_start.start_lab_job", slow_start)
+    monkeypatch.setattr("tui.lessons.lab_start.start_lab_job", slow_start)
     async with app.run_test(size=(80, 24)) as pilot:
         await _open(app, pilot, ONE_JOB)
         await pilot.press("x")
@@ -127,8 +127,8 @@ def keep_a_lab_run(job: str = "induction"):
 
 @pytest.mark.soak  # a lesson, the attention explorer and compare opened in turn: 8 s on two busy cores
 async def test_a_kept_lab_run_opens_from_x_in_the_attention_explorer_and_in_compare(app):
-    from tui.screens.compare_runs import CompareRunsScreen
-    from tui.screens.explorer_trained import TrainedAttentionScreen
+    from tui.explorers.explorer_trained import TrainedAttentionScreen
+    from tui.training.compare_runs import CompareRunsScreen
 
     run = keep_a_lab_run()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -150,7 +150,7 @@ async def test_a_kept_lab_run_opens_from_x_in_the_attention_explorer_and_in_comp
 
 
 def test_x_offers_a_kept_run_beside_its_job_and_names_the_folder_it_opens():
-    from tui.widgets.lab_start import kept_run, run_choices
+    from tui.lessons.lab_start import kept_run, run_choices
 
     assert run_choices(["induction"]) == [] and kept_run("explore:induction") is None
     run = keep_a_lab_run()

@@ -11,9 +11,9 @@ from textual.widgets import Markdown, Static
 from minigpt.teaching.examples import cache
 from minigpt.teaching.examples.catalog import render_example
 from tests.helpers.waiting import until
-from tui.screens.lesson import LessonScreen
-from tui.widgets import lesson_blocks
-from tui.widgets.lesson_blocks import ExampleBlock
+from tui.lessons import lesson_blocks
+from tui.lessons.lesson import LessonScreen
+from tui.lessons.lesson_blocks import ExampleBlock
 
 LESSON = "four-token-example"  # three attention examples, quick to compute
 IDS = ["attention.course.scores", "attention.course.weights", "attention.course.output"]

@@ -16,8 +16,8 @@ from textual.containers import VerticalScroll
 
 from minigpt.lessons import load_lessons
 from tests.helpers.waiting import until
-from tui.screens.home import HomeScreen
-from tui.screens.lesson import LessonScreen
+from tui.home.home import HomeScreen
+from tui.lessons.lesson import LessonScreen
 
 
 def _settled(app) -> bool:
@@ -119,7 +119,7 @@ async def test_tab_pressed_on_arrival_focuses_the_first_snippet_once_the_lesson_
     found the snippet key disabled and was lost (a loaded browser run: the footer offered
     "tab Snippet", the tab did nothing). Now the key is on for any lesson with a snippet, and a
     tab before the place is restored focuses the first snippet after it, scrolled into view."""
-    from tui.widgets.snippet import SnippetBlock
+    from tui.lessons.snippet import SnippetBlock
 
     mount_rest = LessonScreen._mount_rest
 

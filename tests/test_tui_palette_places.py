@@ -13,7 +13,7 @@ from minigpt.runs.lab import JOBS
 from minigpt.study import flags
 from tests.helpers.waiting import until
 from tui import navigation
-from tui.widgets.screen_commands import screen_name
+from tui.common.screen_commands import screen_name
 
 # Every screen's class name, whole and without "Screen", where it is not a plain word ("StudyStats",
 # "KataScreen"; "Runs" is a word).

@@ -7,7 +7,7 @@ import pytest
 
 from minigpt.playground.generation import Settings, load_for_playground, run_batch
 from minigpt.playground.inspection import score_name
-from tui.screens.playground import PlaygroundScreen
+from tui.playground.playground import PlaygroundScreen
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +108,7 @@ async def test_a_batch_overtaken_by_a_newer_request_is_dropped(tmp_path, ckpt_ro
     (tui.workers.Result), so the table keeps the names of the settings the fields show."""
     import threading
 
-    import tui.screens.playground as pg
+    import tui.playground.playground as pg
     import tui.workers as workers
     from tests.helpers.waiting import until
 
@@ -157,7 +157,7 @@ async def test_step_mode(tmp_path, ckpt_root, make_app):
         await pilot.press("i")
         await pilot.pause()
         step = app.screen
-        from tui.screens.playground_step import StepScreen
+        from tui.playground.playground_step import StepScreen
         assert isinstance(step, StepScreen)
         dist = step.stepper.distribution
         table = str(step.query_one("#step-table").render())
@@ -316,7 +316,7 @@ async def test_cli_and_screen_give_the_same_names(tmp_path, ckpt_root, make_app)
 
 
 async def test_palette_lists_the_screen_actions(tmp_path, ckpt_root, make_app):
-    from tui.widgets.screen_commands import screen_commands
+    from tui.common.screen_commands import screen_commands
 
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:

@@ -9,8 +9,8 @@ from textual.widgets import Input, Static, TextArea
 from minigpt.study import quiz as q
 from minigpt.study.formats import QUIZ_MODES
 from minigpt.study.review import history
-from tui.screens.quiz import QuizScreen
-from tui.widgets.study_quiz import Checklist, ChoiceView, ExplainView, TypedView
+from tui.study.quiz import QuizScreen
+from tui.study.study_quiz import Checklist, ChoiceView, ExplainView, TypedView
 
 
 def _feedback(screen) -> str:
@@ -208,7 +208,7 @@ async def test_chapter_quiz_from_the_picker_and_from_a_lesson(tmp_path, make_app
 def test_number_box_examples_are_no_answer():
     from minigpt.study import numeric
     from minigpt.study.decks import load_decks
-    from tui.widgets.study_quiz import NUMBER_EXAMPLES
+    from tui.study.study_quiz import NUMBER_EXAMPLES
 
     answers = [float(c.numeric.value) for c in load_decks() if c.kind == "numeric"
                and not c.numeric.is_shape]
@@ -220,8 +220,8 @@ def test_number_box_examples_are_no_answer():
 
 
 async def test_end_of_quiz_lists_misses_and_reviews_them(tmp_path, make_app):
-    from tui.screens.flashcards import FlashcardsScreen
-    from tui.widgets.study_card import CardView
+    from tui.study.flashcards import FlashcardsScreen
+    from tui.study.study_card import CardView
 
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:

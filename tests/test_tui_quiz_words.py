@@ -10,8 +10,8 @@ from minigpt.study import flags
 from minigpt.study.formats import FORMATS, QUIZ_MODES
 from minigpt.study.quiz import formats_for
 from minigpt.study.review import history
-from tui.screens.quiz import QuizScreen
-from tui.widgets.study_quiz import VIEWS, TypedView
+from tui.study.quiz import QuizScreen
+from tui.study.study_quiz import VIEWS, TypedView
 
 
 def _status(screen) -> str:
@@ -128,7 +128,7 @@ async def test_flag_a_question_takes_it_out_of_the_score(tmp_path, make_app):
 
 
 async def test_flashcards_flag_key_takes_the_card_out_of_the_queue(tmp_path, make_app):
-    from tui.screens.flashcards import FlashcardsScreen
+    from tui.study.flashcards import FlashcardsScreen
 
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:

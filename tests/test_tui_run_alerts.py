@@ -12,9 +12,9 @@ from minigpt import alerts, serving_policy, settings
 from minigpt.store import Store
 from tests.helpers.run_fixtures import a_training_run
 from tests.helpers.waiting import until, wait_until
-from tui.screens.lesson import LessonScreen
-from tui.screens.training import TrainingScreen
-from tui.widgets import run_alerts
+from tui.lessons.lesson import LessonScreen
+from tui.training import run_alerts
+from tui.training.training import TrainingScreen
 
 RUN = "20260105-110000"  # a_training_run's folder
 

@@ -13,16 +13,16 @@ import time
 import pytest
 
 from minigpt import paths
-from minigpt.control import workers as rc
+from minigpt.control import run_processes as rc
 from minigpt.runs.files import process_start_time
 from tests.helpers.run_fixtures import write_course_runs, write_run
 from tests.helpers.screen_checks import footer_problems, screen_lines
 from tests.helpers.screen_walk import settle
 from tests.helpers.waiting import until, wait_until
 from tui import navigation
+from tui.common.loss_chart import LossChart
 from tui.launch import background_runs_message
-from tui.widgets.loss_chart import LossChart
-from tui.widgets.training_panel import STOPPING_POLL_S
+from tui.training.training_panel import STOPPING_POLL_S
 
 
 def footer_text(app) -> str:

@@ -12,8 +12,8 @@ from minigpt import serving_policy as policy
 from minigpt.lessons import load_lessons
 from minigpt.runs import listing as runs
 from tests.helpers.waiting import until
-from tui.serve_session import GUEST_NOTICE, ServedTutorApp
-from tui.widgets.snippet import SnippetBlock
+from tui.browser.serve_session import GUEST_NOTICE, ServedTutorApp
+from tui.lessons.snippet import SnippetBlock
 
 
 @pytest.fixture

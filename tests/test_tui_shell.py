@@ -15,13 +15,13 @@ from minigpt.teaching.examples.cache import cached, compute, is_cacheable
 from minigpt.teaching.examples.catalog import render_example
 from tests.helpers.waiting import until
 from tui.areas import AREAS
-from tui.screens.help import HelpScreen
-from tui.screens.home import HomeScreen
-from tui.screens.lesson import ExampleBlock, LessonScreen
-from tui.screens.lessons import LessonsScreen
-from tui.screens.too_small import TooSmallScreen
-from tui.widgets import lesson_blocks
-from tui.widgets.snippet import SnippetBlock
+from tui.home.help import HelpScreen
+from tui.home.home import HomeScreen
+from tui.home.too_small import TooSmallScreen
+from tui.lessons import lesson_blocks
+from tui.lessons.lesson import ExampleBlock, LessonScreen
+from tui.lessons.lessons import LessonsScreen
+from tui.lessons.snippet import SnippetBlock
 
 
 async def test_launch_lands_on_home_with_every_area(app):
@@ -155,7 +155,7 @@ async def test_editing_a_snippet_hides_run_and_reset_clears_a_failure(app):
     from textual.widgets import Footer
     from textual.widgets._footer import FooterKey
 
-    from tui.widgets.snippet import SnippetEditor
+    from tui.lessons.snippet import SnippetEditor
 
     lesson = next(l for l in load_lessons() if l.snippets())
     async with app.run_test(size=(80, 24)) as pilot:
@@ -336,7 +336,7 @@ async def test_lessons_that_name_an_explorer_open_it(app):
         app.open_lesson(target.id)
         await pilot.pause()
         await pilot.press("o")
-        await until(pilot, lambda: type(app.screen).__module__.startswith("tui.screens.explorer_"), 30,
+        await until(pilot, lambda: type(app.screen).__module__.startswith("tui.explorers.explorer_"), 30,
                     "the lesson's explorer")
 
 
@@ -351,7 +351,7 @@ async def test_sixteen_colour_terminal_gets_ansi_dark_until_the_learner_chooses(
 
 
 async def test_a_snippet_can_be_edited_run_and_reset(app):
-    from tui.widgets.snippet import SnippetEditor
+    from tui.lessons.snippet import SnippetEditor
 
     async with app.run_test(size=(80, 24)) as pilot:
         await _open_and_settle(app, pilot, "four-token-example")
@@ -398,7 +398,7 @@ async def test_worked_matrices_are_compact_at_80_by_24(app):
 
 
 async def test_last_read_home_and_continue_point_to_one_lesson(app):
-    from tui.progress import glance, lesson_to_continue
+    from tui.common.glance import glance, lesson_to_continue
 
     lessons = load_lessons()
     ids = [lesson.id for lesson in lessons]

@@ -13,9 +13,9 @@ from minigpt.study import stats
 from minigpt.study.decks import load_decks
 from minigpt.study.review import StudySession
 from tests.helpers.waiting import until
-from tui.screens.study_stats import StudyStatsScreen
-from tui.widgets.study_card import card_title
-from tui.widgets.study_charts import ForecastChart, glyph
+from tui.study.study_card import card_title
+from tui.study.study_charts import ForecastChart, glyph
+from tui.study.study_stats import StudyStatsScreen
 
 
 def _seed(store: Store) -> list[str]:

@@ -9,7 +9,7 @@ from textual.widgets import Input
 from minigpt.teaching.bpe import UNKNOWN_ID
 from minigpt.teaching.examples.tokenization import EXPLORER_MERGES, explorer_bpe
 from tests.helpers.waiting import until
-from tui.screens.lesson import LessonScreen
+from tui.lessons.lesson import LessonScreen
 
 
 async def _wait_trained(pilot, screen):

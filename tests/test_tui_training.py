@@ -23,7 +23,7 @@ from textual.widgets import Collapsible, Select
 
 from minigpt import paths
 from minigpt.control import form as run_form
-from minigpt.control import workers as rc
+from minigpt.control import run_processes as rc
 from minigpt.runs import listing as runs
 from minigpt.runs.metrics import read_metrics
 from minigpt.store import Store
@@ -31,11 +31,11 @@ from minigpt.training.options import OPTIONS
 from tests.helpers.config_strategies import valid_configs
 from tests.helpers.waiting import until, wait_until
 from tui.app import TutorApp
-from tui.screens.training import TrainingScreen
-from tui.widgets.loss_chart import LossChart
-from tui.widgets.training_confirm import StartRunScreen
-from tui.widgets.training_form import TrainingForm
-from tui.widgets.training_panel import RunPanel
+from tui.common.confirm import StartRunScreen
+from tui.common.loss_chart import LossChart
+from tui.training.training import TrainingScreen
+from tui.training.training_form import TrainingForm
+from tui.training.training_panel import RunPanel
 
 REPO = Path(__file__).resolve().parents[1]
 # A time budget keeps the run alive long enough for stop / resume / quit whatever the machine's load.
@@ -329,7 +329,7 @@ async def test_runs_screen_lists_copies_and_deletes_with_confirmation(tmp_path, 
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        app.push_screen(__import__("tui.screens.runs", fromlist=["RunsScreen"]).RunsScreen())
+        app.push_screen(__import__("tui.training.runs", fromlist=["RunsScreen"]).RunsScreen())
         await pilot.pause()
         table = app.screen.query_one("#runs-table")
         row = [str(c) for c in table.get_row_at(0)]
@@ -342,7 +342,7 @@ async def test_runs_screen_lists_copies_and_deletes_with_confirmation(tmp_path, 
         assert isinstance(app.screen, TrainingScreen) and app.screen.form.values()["n_heads"] == "3"
         await pilot.press("escape")
         await pilot.pause()
-        app.push_screen(__import__("tui.screens.runs", fromlist=["RunsScreen"]).RunsScreen())
+        app.push_screen(__import__("tui.training.runs", fromlist=["RunsScreen"]).RunsScreen())
         await pilot.pause()
         await pilot.press("d")
         await pilot.pause()
@@ -374,7 +374,7 @@ async def test_copy_settings_starts_a_run_with_the_identical_config(tmp_path, ma
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        app.push_screen(__import__("tui.screens.runs", fromlist=["RunsScreen"]).RunsScreen())
+        app.push_screen(__import__("tui.training.runs", fromlist=["RunsScreen"]).RunsScreen())
         await pilot.pause()
         await pilot.press("c")
         await pilot.pause()
@@ -395,7 +395,7 @@ async def test_copy_settings_starts_a_run_with_the_identical_config(tmp_path, ma
 def test_the_start_question_counts_one_layer_in_the_singular():
     """Found walking the app: a tiny run's start question said "1 layers"."""
     from minigpt.training.options import TrainConfig
-    from tui.widgets.training_confirm import describe_model
+    from tui.common.confirm import describe_model
 
     assert describe_model(TrainConfig(d_model=16, n_heads=1, n_layers=1)) == "MiniGPT: d_model 16, 1 head, 1 layer"
     assert describe_model(TrainConfig(d_model=16, n_heads=4, n_layers=2)).endswith("4 heads, 2 layers")
@@ -405,7 +405,7 @@ def test_the_runs_settings_line_counts_one_layer_in_the_singular():
     """The runs list and compare said "GPT 16 wide × 1 layers × 4 heads" under a tiny run."""
     from types import SimpleNamespace
 
-    from tui.widgets.run_summary import settings_line
+    from tui.training.run_summary import settings_line
 
     line = settings_line(SimpleNamespace(model="gpt"), {"model": "gpt", "d_model": 16, "n_layers": 1, "n_heads": 1})
     assert line.startswith("GPT 16 wide × 1 layer × 1 head")

@@ -10,8 +10,8 @@ from tests.helpers.panel import open_panel
 from tests.helpers.run_fixtures import write_insight, write_run
 from tests.helpers.screen_checks import all_problems
 from tui import navigation
-from tui.screens.help import HelpScreen
-from tui.widgets.inside_views import layers_text, surprise_text, view_steps
+from tui.home.help import HelpScreen
+from tui.training.inside_views import layers_text, surprise_text, view_steps
 
 
 def _footer_keys(screen) -> list[str]:

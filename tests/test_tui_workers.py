@@ -14,7 +14,7 @@ from textual.widgets import Static
 from minigpt import paths
 from minigpt.lessons import load_lessons
 from tests.helpers.waiting import until
-from tui.widgets.snippet import SnippetBlock
+from tui.lessons.snippet import SnippetBlock
 from tui.workers import Result, background, post_result
 
 
@@ -31,7 +31,7 @@ def _error_notes(app) -> list[str]:
 
 
 async def test_a_thread_worker_that_raises_is_reported_and_the_app_keeps_running(tmp_path, monkeypatch, make_app):
-    import tui.screens.playground as pg
+    import tui.playground.playground as pg
 
     def boom(*_args, **_kwargs):
         raise RuntimeError("injected failure in the loader")
@@ -50,7 +50,7 @@ async def test_a_thread_worker_that_raises_is_reported_and_the_app_keeps_running
 
 
 async def test_an_async_worker_that_raises_is_reported_and_the_app_keeps_running(tmp_path, monkeypatch, make_app):
-    import tui.widgets.snippet as snippet_module
+    import tui.lessons.snippet as snippet_module
 
     def boom(_code, **_options):
         raise OSError("injected failure starting python")

@@ -21,17 +21,17 @@ from minigpt.store import Store
 from minigpt.text import markup_escape
 from tui import keymap, navigation
 from tui.areas import AREAS, PLACES
+from tui.common.screen_commands import ScreenCommands
 from tui.terminal_input import tolerate_non_utf8_input
-from tui.widgets.screen_commands import ScreenCommands
 from tui.workers import Result, background
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 _WARM_LOCK = threading.Lock()
 PREWARM_AFTER_S = 1.0  # after the first frame, while the learner reads the home screen
-PREWARM = ("torch", "textual_plotext", "tui.widgets.plot_theme", "minigpt.teaching.attention",
+PREWARM = ("torch", "textual_plotext", "tui.common.plot_theme", "minigpt.teaching.attention",
            "minigpt.teaching.stepper", "minigpt.playground.generation")
 DEFAULT_THEME = "textual-dark"
-STYLES = Path(__file__).resolve().parent / "styles"
+TUI = Path(__file__).resolve().parent
 # The UI waits this long for another instance's write lock, then says so (the library waits 10 s).
 BUSY_TIMEOUT_S = 3.0
 
@@ -40,11 +40,11 @@ class TutorApp(App):
     """Keyboard-first; every action has a key in the footer and an entry in the palette."""
 
     TITLE = "minigpt-tutor"
-    # Every .tcss file under styles/ (app.tcss first): each area adds its own file, no code change.
+    # app.tcss, then each area package's own .tcss file: a new area adds its file, no code change.
     # app.tcss holds all the first screen uses; the others are read once it is drawn (parsing them
     # took ~70 ms of the first frame). Absolute paths, so subclasses (tests) resolve them too.
-    CSS_PATH = [STYLES / "app.tcss"]
-    LATER_CSS_PATHS = sorted(p for p in STYLES.glob("*.tcss") if p.name != "app.tcss")
+    CSS_PATH = [TUI / "app.tcss"]
+    LATER_CSS_PATHS = sorted(TUI.glob("*/*.tcss"))
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
         # F1 opens the keys from a text field too, where "?" is a character of the answer.
@@ -124,7 +124,7 @@ class TutorApp(App):
 
     def _prewarm(self) -> None:
         if not serving_policy.is_served():  # a browser's guest is not told of the owner's cards
-            from tui.widgets import run_alerts
+            from tui.training import run_alerts
 
             run_alerts.watch_reviews(self)
         self._warm_decks()

@@ -12,7 +12,7 @@ import click
 
 from minigpt.cli import settings as headless_settings
 from minigpt.cli.support import UserError, apply_data_dir, data_dir_option, tell_study_notes_on_close
-from tui.serve import serve
+from tui.browser.serve import serve
 
 
 class _TutorGroup(click.Group):

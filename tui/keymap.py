@@ -36,7 +36,6 @@ BROWSER_KEPT = frozenset({"ctrl+n", "ctrl+t", "ctrl+w", "ctrl+q", "ctrl+tab", "c
 # What a served tab uses instead, for each binding whose keys the browser keeps.
 SERVED_KEYS: dict[str, str] = {"app.quit": "f10", "home.quit": "f10", "too_small.quit": "f10",
                                "app.theme": "f9", "interview.skip": "f8"}
-BINDING_PACKAGES = ("tui.screens", "tui.widgets")
 
 
 def as_binding(b) -> Binding:
@@ -92,12 +91,16 @@ def normalise_keys(text: str) -> str:
 # -- the app's bindings ------------------------------------------------------------------------------
 @cache
 def binding_classes(app_class: type) -> tuple[type, ...]:
-    """Every class that declares bindings itself: the app's, and those of every screen and widget
-    module (found by walking the packages, so a new screen is checked without being listed)."""
+    """Every class that declares bindings itself: the app's, and those of every module of every area
+    package (found by walking ``tui``, so a new screen or area is checked without being listed; the
+    browser package serves the app and has no keys of its own)."""
+    import tui
+
     modules = []
-    for package in BINDING_PACKAGES:
-        pkg = importlib.import_module(package)
-        modules += [importlib.import_module(f"{package}.{m.name}") for m in pkgutil.iter_modules(pkg.__path__)]
+    for area in pkgutil.iter_modules(tui.__path__):
+        if area.ispkg and area.name != "browser":
+            pkg = importlib.import_module(f"tui.{area.name}")
+            modules += [importlib.import_module(f"{pkg.__name__}.{m.name}") for m in pkgutil.iter_modules(pkg.__path__)]
     found = [app_class]
     for module in modules:
         for value in vars(module).values():

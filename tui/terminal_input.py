@@ -23,7 +23,7 @@ def tolerate_non_utf8_input() -> None:
 
     drivers = [linux_driver]
     try:
-        from textual.drivers import web_driver  # served to a browser (tui.serve_session)
+        from textual.drivers import web_driver  # served to a browser (tui.browser.serve_session)
 
         drivers.append(web_driver)
     except ImportError:  # pragma: no cover - a Textual without it

@@ -43,7 +43,7 @@ def kata() -> None:
 def list_katas() -> None:
     """Every kata, in the order of the lessons it practises, with your progress."""
     from minigpt.katas.catalogue import load_katas
-    from minigpt.katas.progress import records
+    from minigpt.katas.history import records
 
     try:
         katas = load_katas()
@@ -67,7 +67,7 @@ def show(name: str) -> None:
 @click.argument("name")
 def solution(name: str) -> None:
     """Print the reference solution of NAME (recorded as giving up if you have not passed it)."""
-    from minigpt.katas.progress import record_solution_shown
+    from minigpt.katas.history import record_solution_shown
 
     k = _kata(name)
     try:
@@ -82,7 +82,7 @@ def solution(name: str) -> None:
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 def check(name: str, file: Path) -> None:
     """Grade FILE against the hidden tests of NAME: exit 0 when every case passes."""
-    from minigpt.katas.progress import record_attempt
+    from minigpt.katas.history import record_attempt
     from minigpt.katas.sandbox import grade_source
 
     k = _kata(name)

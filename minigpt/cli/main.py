@@ -253,20 +253,20 @@ def _print_groups(found, as_json: bool) -> None:
 def stop(run, wait, timeout):
     """Stop a training run cleanly (it finishes its step and saves): RUN (a folder or a run
     name), or the newest running one."""
-    from minigpt.control import workers
+    from minigpt.control import run_processes
     from minigpt.runs.resolve import is_running, resolve_run
 
     try:
         run_dir = resolve_run(run, pick=None if run else is_running, none_found="no running run")
-        pid = workers.stop_run(run_dir)
+        pid = run_processes.stop_run(run_dir)
     except TutorError as e:
         raise _fail(e) from None
-    except workers.RunControlError as e:
+    except run_processes.RunControlError as e:
         raise UserError(f"{run_dir.name}: {e}") from None
     click.echo(printable(f"stop requested: {run_dir.name} (pid {pid})"))
     if not wait:
         return
-    view = workers.wait_until_stopped(run_dir, timeout)
+    view = run_processes.wait_until_stopped(run_dir, timeout)
     if view.status.active:
         raise UserError(f"{run_dir.name}: still running after {timeout:g} s (it stops after its current step)")
     click.echo(printable(f"{run_dir.name}: {view.status} at step {view.info.step}; resume it with "

@@ -21,7 +21,7 @@ def progress(as_json: bool) -> None:
     """How ready you are for an interview, lesson by lesson (read, quiz, recall, katas)."""
     from minigpt import paths
     from minigpt.katas.catalogue import load_katas
-    from minigpt.katas.progress import lesson_katas
+    from minigpt.katas.history import lesson_katas
     from minigpt.store import Store
     from minigpt.study.days import today
     from minigpt.study.decks import load_decks

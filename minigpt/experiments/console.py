@@ -15,7 +15,7 @@ import click
 
 from minigpt import outputs
 from minigpt.errors import ConfigError
-from minigpt.experiments import exports, plots, presets, results, scheduler
+from minigpt.experiments import exports, plots, presets, results, sweep_runner
 from minigpt.experiments import folder as ef
 from minigpt.experiments.spec import Budget, ExperimentSpec, load_spec_file
 from minigpt.runs.listing import pid_alive
@@ -90,12 +90,12 @@ def estimate_text(spec: ExperimentSpec, jobs: int) -> str:
 def start(spec: ExperimentSpec, data: str | None, jobs: int, detach: bool, as_json: bool) -> int:
     if not 1 <= jobs <= MAX_JOBS:
         raise ConfigError(f"--jobs must be from 1 to {MAX_JOBS}, got {jobs}")
-    usable = scheduler.max_jobs()
+    usable = sweep_runner.max_jobs()
     if jobs > usable:
         _say(f"note: {usable} core(s) here, so at most {usable} job(s) side by side", err=True)
     _say(f"experiment {spec.name}: {estimate_text(spec, min(jobs, usable))}", err=True)  # before any work
     exp = ef.create_experiment(spec, data=data)
-    pid = scheduler.start_sync(exp.dir, jobs)
+    pid = sweep_runner.start_sync(exp.dir, jobs)
     total_flops = sum(r.flops or 0 for r in exp.runs)
     _say((f"{total_flops:.2g} FLOPs in all; " if total_flops else "") + f"folder: {exp.dir}", err=True)
     if detach:
@@ -187,11 +187,11 @@ def steer(name: str | None, action: str, jobs: int) -> int:
         if res.state == "finished" and ef.read_scheduler(exp_dir).get("state") == "finished":
             _say(f"{exp_dir.name}: every run has finished; nothing to resume")
             return 0
-        pid = scheduler.start_sync(exp_dir, jobs)
+        pid = sweep_runner.start_sync(exp_dir, jobs)
         _say(f"{exp_dir.name}: " + ("scheduler already running" if pid is None else
                                            f"scheduler {pid} continues the unfinished runs"))
         return 0
-    _say(f"{exp_dir.name}: {scheduler.request(exp_dir, action)}")
+    _say(f"{exp_dir.name}: {sweep_runner.request(exp_dir, action)}")
     return 0
 
 

@@ -1,6 +1,6 @@
 """Seed groups: one configuration trained over several seeds (``minigpt train --seeds N``), read
 back as a band (the mean curve and its spread) and compared with another group by a t-test
-(``minigpt.stats``): is the difference between two settings larger than what the seed alone
+(``minigpt.significance``): is the difference between two settings larger than what the seed alone
 changes?
 
 A run belongs to a group when its status names one (``status.json``'s ``group``, format 3). Two
@@ -20,7 +20,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from minigpt import stats
+from minigpt import significance
 from minigpt.runs import listing
 from minigpt.runs.metrics import read_metrics
 from minigpt.runs.schema import read_config_values
@@ -49,7 +49,7 @@ class Band:
 
 @dataclass
 class GroupComparison:
-    result: stats.TestResult  # on the final common evaluation's val losses
+    result: significance.TestResult  # on the final common evaluation's val losses
     paired: bool
     step: int  # the evaluation compared
     parted_at: int | None  # the first step from which they differ beyond the noise
@@ -146,8 +146,8 @@ def group_band(group: SeedGroup) -> Band:
 class Finals:
     """Each run's final val and test loss, summarised as mean ± standard error and N."""
 
-    val: stats.Summary | None
-    test: stats.Summary | None
+    val: significance.Summary | None
+    test: significance.Summary | None
     val_values: list[float]
 
     def describe(self) -> str:
@@ -169,14 +169,14 @@ def finals(group: SeedGroup) -> Finals:
             vals.append(val)
         if info.test_loss is not None:
             tests.append(info.test_loss)
-    return Finals(stats.summarize(vals), stats.summarize(tests), vals)
+    return Finals(significance.summarize(vals), significance.summarize(tests), vals)
 
 
 def seeds_to_detect(a: list[float], b: list[float]) -> int | None:
     """Seeds per group a t-test needs (α 0.05, power 0.8) to detect the difference of these two
     groups' means at their pooled noise; None when it cannot be told (too few runs, no noise)."""
-    d = stats.effect_size(a, b)
-    return None if d is None else stats.seeds_needed(d)
+    d = significance.effect_size(a, b)
+    return None if d is None else significance.seeds_needed(d)
 
 
 def paired(a: SeedGroup, b: SeedGroup) -> bool:
@@ -201,8 +201,8 @@ def compare(a: SeedGroup, b: SeedGroup, band_a: Band, band_b: Band) -> GroupComp
     last = steps[-1]
     if len(at_a[last]) < 2 or len(at_b[last]) < 2:
         return _on_finals(a, b, is_paired)
-    result = stats.compare_groups(at_a[last], at_b[last], is_paired)
-    parted = stats.first_parting(steps, [at_a[s] for s in steps], [at_b[s] for s in steps], is_paired)
+    result = significance.compare_groups(at_a[last], at_b[last], is_paired)
+    parted = significance.first_parting(steps, [at_a[s] for s in steps], [at_b[s] for s in steps], is_paired)
     if not math.isfinite(result.t) and result.p == 0.0:
         parted = parted or last
     return GroupComparison(result, is_paired, last, parted, band_a.axis, seeds_to_detect(at_a[last], at_b[last]))
@@ -221,7 +221,7 @@ def _on_finals(a: SeedGroup, b: SeedGroup, is_paired: bool) -> GroupComparison |
     if is_paired:  # seed order, as at the evaluations
         va = [v for _, v in sorted(zip(a.seeds, va, strict=True))]
         vb = [v for _, v in sorted(zip(b.seeds, vb, strict=True))]
-    return GroupComparison(stats.compare_groups(va, vb, is_paired), is_paired, 1.0, None, "budget",
+    return GroupComparison(significance.compare_groups(va, vb, is_paired), is_paired, 1.0, None, "budget",
                            seeds_to_detect(va, vb))
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from minigpt.control import workers as rc
+from minigpt.control import run_processes as rc
 from minigpt.experiments import folder as ef
-from minigpt.experiments.evaluation import read_extras
+from minigpt.experiments.run_extras import read_extras
 from minigpt.experiments.spec import value_text
 from minigpt.runs.metrics import RunMetrics
 

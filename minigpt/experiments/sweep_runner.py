@@ -1,7 +1,7 @@
 """The background process that runs an experiment's plan, and the calls that start and steer it.
 
-``python -m minigpt.experiments.scheduler EXP_DIR [--jobs N]`` starts each planned run the way the
-app does (``minigpt.control.workers``: a ``minigpt train`` worker in its own session, writing an
+``python -m minigpt.experiments.sweep_runner EXP_DIR [--jobs N]`` starts each planned run the way the
+app does (``minigpt.control.run_processes``: a ``minigpt train`` worker in its own session, writing an
 ordinary run folder), ``jobs`` at a time, until every run has finished. It keeps no state of its
 own that matters: on every tick it reads each run folder and decides from what is on disk —
 
@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 
 from minigpt import guarded, spawn
-from minigpt.control import workers as rc
+from minigpt.control import run_processes as rc
 from minigpt.experiments import folder as ef
-from minigpt.experiments.evaluation import EXTRAS_FILE, compute_extras
+from minigpt.experiments.run_extras import EXTRAS_FILE, compute_extras
 from minigpt.runs.files import now_iso, process_start_time, write_json_atomic
 from minigpt.training.options import TrainConfig
 
@@ -283,7 +283,7 @@ def acquire_lock(exp_dir: Path):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m minigpt.experiments.scheduler")
+    parser = argparse.ArgumentParser(prog="python -m minigpt.experiments.sweep_runner")
     parser.add_argument("experiment", type=Path)
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args(argv)
@@ -309,7 +309,7 @@ def max_jobs() -> int:
 
 def _scheduler_command(exp_dir: Path, jobs: int) -> tuple[list[str], dict[str, str]]:
     env = spawn.child_env(import_root=Path(__file__).resolve().parents[2])  # it must import this minigpt
-    return [sys.executable, "-m", "minigpt.experiments.scheduler", str(exp_dir), "--jobs", str(jobs)], env
+    return [sys.executable, "-m", "minigpt.experiments.sweep_runner", str(exp_dir), "--jobs", str(jobs)], env
 
 
 async def start(exp_dir: Path | str, jobs: int = 1) -> int | None:

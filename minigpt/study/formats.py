@@ -7,7 +7,7 @@ format, what it does: which cards suit it, how a question is built and graded, a
 answer is re-graded. Those functions live in ``minigpt.study.questions``. The quiz
 (``minigpt.study.quiz``), the repair of old grades (``minigpt.study.repair``) and the interviews
 dispatch through this table; the picker, the header, the review-log mode names and the stats read
-it; the app's widget for each format is keyed by the same ids (``tui/widgets/study_quiz.py``
+it; the app's widget for each format is keyed by the same ids (``tui/study/study_quiz.py``
 ``VIEWS``, a test checks every format has one).
 """
 

@@ -38,9 +38,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from minigpt.store import Store
+from minigpt.study.distractors import is_related
 from minigpt.study.formats import QUIZ_MODES
 from minigpt.study.matching import normalize
-from minigpt.study.options import is_related
 from minigpt.study.review import MAX_LOGGED_ANSWER_CHARS
 
 DEFAULT_MINUTES = 30

@@ -4,7 +4,7 @@
 early that the learner did not keep (``in_trend``, migration 6); the readiness an interview
 started from is in its report's JSON (``readiness``, absent from reports kept before it was
 recorded). :func:`chart_text` draws them as plain text for ``minigpt progress`` (the app draws
-the same points with plotext, ``tui.widgets.interview_trend``): percent up the side, one column
+the same points with plotext, ``tui.interview.interview_trend``): percent up the side, one column
 per interview in the order they were taken, the first and last dates under the axis. Markers tell
 the two series apart without colour: ``●`` score, ``○`` readiness, ``◉`` both in one cell.
 """

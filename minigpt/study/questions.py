@@ -10,7 +10,7 @@ Rules every question keeps (tests/test_content_rules.py checks them over the who
 - "type the term" is only asked for terms; a blank or card whose answer is a number is asked
   as a number and compared by value (``minigpt.study.numeric``), so 1/5, 0.2 and 2e-1 agree.
 
-Wrong options are picked in ``minigpt.study.options`` (the card's own misconceptions, then
+Wrong options are picked in ``minigpt.study.distractors`` (the card's own misconceptions, then
 sibling concepts; never a related concept, never two that restate one idea).
 Outcome → rating: wrong → Again (1); right with a typo or a hint → Hard (2); right → Good (3).
 """
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 from minigpt.study import numeric
 from minigpt.study.cards import Deck, StudyCard
+from minigpt.study.distractors import Option, _pick_distractors, _siblings, is_related
 from minigpt.study.matching import MatchResult, match_answer
-from minigpt.study.options import Option, _pick_distractors, _siblings, is_related
 from minigpt.study.templates import fresh
 
 

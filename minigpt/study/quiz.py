@@ -13,8 +13,7 @@ import random
 
 from minigpt.study.cards import Deck, StudyCard
 from minigpt.study.decks import cached_decks
-from minigpt.study.formats import FORMATS, QUIZ_MODES  # noqa: F401 (FORMATS: re-export)
-from minigpt.study.options import (  # noqa: F401 (re-exported)
+from minigpt.study.distractors import (  # noqa: F401 (re-exported)
     Option,
     _pick_distractors,
     _siblings,
@@ -22,6 +21,7 @@ from minigpt.study.options import (  # noqa: F401 (re-exported)
     is_related,
     restates,
 )
+from minigpt.study.formats import FORMATS, QUIZ_MODES  # noqa: F401 (FORMATS: re-export)
 from minigpt.study.questions import (  # noqa: F401 (re-exported: the quiz's API)
     QuizOutcome,
     QuizQuestion,

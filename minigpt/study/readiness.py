@@ -10,7 +10,7 @@ A lesson's figure (0..1) is a weighted mean of four parts, each 0..1:
   of the ``plan.date`` setting), or in ``HORIZON_DAYS`` days when none is set: what the learner
   will still know then, not what they saw a minute ago. A card never reviewed counts 0;
 - ``katas``: the lesson's katas passed *after reading it*, over the katas that practise it (the
-  caller names them: :func:`minigpt.katas.progress.lesson_katas`), each credited with FSRS's
+  caller names them: :func:`minigpt.katas.history.lesson_katas`), each credited with FSRS's
   retrievability of its kata card (:mod:`minigpt.study.kata_cards`) at the moment recall is judged:
   a kata passed long ago and not re-solved decays as its schedule says. A pass not yet carded
   counts whole.
@@ -177,7 +177,7 @@ def readiness(store: Store, lessons: list[tuple[str, str]], cards_by_lesson: dic
 
     ``cards_by_lesson``: the deck's card ids per lesson; ``katas_by_lesson``: (the katas passed
     after reading, by name, or their count; total) per lesson, as
-    :func:`minigpt.katas.progress.lesson_katas` gives them;
+    :func:`minigpt.katas.history.lesson_katas` gives them;
     ``on``: when recall is judged (default :func:`judged_at`).
     """
     read = store.lessons_read()
@@ -203,7 +203,7 @@ def readiness_for_store(store: Store, katas_by_lesson: dict[str, tuple[int, int]
                         deck=None, now: datetime | None = None) -> Readiness:
     """Readiness over the bundled lessons and decks (with the learner's own cards).
 
-    The caller passes the katas per lesson (``minigpt.katas.progress.lesson_katas``): the study
+    The caller passes the katas per lesson (``minigpt.katas.history.lesson_katas``): the study
     and kata packages are independent layers. A deck that cannot be read (reported on its own
     screen) leaves the cards' parts out rather than failing the whole table. ``deck``: the bundled
     decks as the caller read them (the command line describes numeric cards without torch);

@@ -4,10 +4,10 @@ Each question carries a rubric and a worked answer computed from the run folder 
 metrics.jsonl, read through :mod:`minigpt.runs`): the final loss in bits per character (nats / ln 2),
 why the loss started near ln V (a uniform guess over V characters), and the gap between the
 training and the validation loss at a step where both were measured. Two seed groups (``minigpt
-train --seeds N``) give one more: when Welch's t-test (:mod:`minigpt.stats`) says their final losses
+train --seeds N``) give one more: when Welch's t-test (:mod:`minigpt.significance`) says their final losses
 differ (p < ``ALPHA``) the question asks what the difference means; otherwise it asks whether they
 differ at all, and the worked answer says why the answer is "not shown". A sweep over dropout
-(gathered by :mod:`minigpt.experiments.questions`) gives the same pair: why its best dropout beat
+(gathered by :mod:`minigpt.experiments.sweep_questions`) gives the same pair: why its best dropout beat
 0.0 at its size when the t-test over the seeds of the two settings says so, else whether it did.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from minigpt.runs.listing import RunInfo
 from minigpt.runs.metrics import RunMetrics
 from minigpt.runs.schema import RunState
-from minigpt.stats import welch_t_test
+from minigpt.significance import welch_t_test
 from minigpt.study.cards import StudyCard
 
 ALPHA = 0.05          # the t-test's threshold for "the groups differ"

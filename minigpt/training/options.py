@@ -5,7 +5,7 @@ bounds or choices, whether the form shows it among the common options or under "
 which model kinds it applies to. :data:`OPTIONS` is read from those declarations, and everything
 else is generated from it: the ``minigpt train`` flags and their help (``minigpt/cli/train.py``), the
 new-run form's fields, its text conversions and presets (``minigpt/control/form.py`` and
-``tui/widgets/training_form.py``), and the checks below.
+``tui/training/training_form.py``), and the checks below.
 
 **Adding an option is a one-place change**: add a field here, e.g. ::
 

@@ -3,7 +3,7 @@
 Four variants share everything but one option: the default model, QK-norm, z-loss (1e-4) and
 logit soft-capping (15, the speedrun's cap), each trained from the same seeds (the same initial
 weights where the option adds none, and the same batches), so variant and default form pairs
-and the paired t-test of ``minigpt.stats`` compares them. Per run: the loss spikes, the largest
+and the paired t-test of ``minigpt.significance`` compares them. Per run: the loss spikes, the largest
 attention score seen, and the final validation loss (None when the run diverged).
 
 A **spike** is a step whose training loss lies at least ``SPIKE_NATS`` above the median of the
@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 
-from minigpt.stats import paired_t_test
+from minigpt.significance import paired_t_test
 from minigpt.training.options import TrainConfig
 
 SPIKE_NATS, SPIKE_WINDOW = 0.5, 20

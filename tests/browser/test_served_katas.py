@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from minigpt.katas import progress
+from minigpt.katas import history
 from minigpt.katas.catalogue import load_katas
 from minigpt.store import Store
 from tests.browser.harness import ServedTutor, TutorPage
@@ -32,7 +32,7 @@ def served_with_code(tmp_path_factory):
     folder = tmp_path_factory.mktemp("served-katas")
     data = folder / "data"
     data.mkdir()
-    progress.save_draft(Store(data / "progress.sqlite3"), "attention", NO_SCALE)  # the learner's last draft
+    history.save_draft(Store(data / "progress.sqlite3"), "attention", NO_SCALE)  # the learner's last draft
     server = ServedTutor(data, "--allow-code", log_path=folder / "serve.log").start()
     yield server
     server.stop()

@@ -17,7 +17,7 @@ from minigpt.teaching.attention import COURSE_EXAMPLE
 from minigpt.teaching.stepper import STAGE, preset_state, stages_for
 from tests.browser.harness import TutorPage
 from tests.helpers.minigpt_fake_trainer import MODULE as FAKE_TRAINER_MODULE
-from tui.serve_server import PAGE_TITLE
+from tui.browser.serve_server import PAGE_TITLE
 
 # One Chromium per worker session and served tutors per module: the browser tests stay together.
 pytestmark = pytest.mark.xdist_group("browser")

@@ -21,7 +21,7 @@ from minigpt import paths
 from tests.helpers import waiting
 from tests.helpers.run_fixtures import write_course_runs, write_run
 from tui import navigation
-from tui.screens.too_small import TooSmallScreen
+from tui.home.too_small import TooSmallScreen
 
 SIZE = (80, 24)
 
@@ -218,7 +218,7 @@ def course_world(monkeypatch, own_folder: Path, scenario: str, colours: str | No
 
 async def looks_like_its_picture(pilot, snap_compare, monkeypatch) -> bool:
     """The screen as it stands, compared with its SVG once nothing on it still changes."""
-    from tui.widgets.loss_chart import LossChart
+    from tui.common.loss_chart import LossChart
 
     app = pilot.app
     for field in app.screen.query(Input):

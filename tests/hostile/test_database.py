@@ -18,7 +18,7 @@ from minigpt.study.anki import import_file, user_cards
 from minigpt.study.review import history
 from minigpt.study.scheduler import card_from_json
 from tests.helpers.hostile import REPO, assert_no_control, decoded, denied, minigpt, screen_text
-from tui.screens.flashcards import FlashcardsScreen
+from tui.study.flashcards import FlashcardsScreen
 
 ROUND1 = REPO / "tests" / "fixtures" / "round1" / "progress.sqlite3"
 

@@ -120,7 +120,7 @@ def deck():
 
 def _read_everything(store: Store, deck) -> None:
     """What the CLI commands and the app's flashcards, home, stats and plan read of the database."""
-    from minigpt.katas import progress as katas
+    from minigpt.katas import history as katas
     from minigpt.study import fsrs_fit, interview_trend, stats, workload
     from minigpt.study import plan as planning
     from minigpt.study.readiness import retrievabilities
@@ -198,7 +198,7 @@ async def test_the_apps_home_and_flashcards_leave_the_rows_out_and_say_so(tmp_pa
     from textual.widgets import Static
 
     from tests.helpers.waiting import until
-    from tui.screens.flashcards import FlashcardsScreen
+    from tui.study.flashcards import FlashcardsScreen
 
     path = build_database(tmp_path, CASES[0][2])  # the four rows of the findings, in one database
     with closing(sqlite3.connect(path)) as conn, conn:

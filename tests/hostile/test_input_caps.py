@@ -17,8 +17,8 @@ from minigpt.study.decks import load_decks
 from minigpt.study.matching import MAX_ANSWER_CHARS, match_answer
 from minigpt.study.review import MAX_LOGGED_ANSWER_CHARS, StudySession, history
 from tests.helpers.waiting import until
-from tui.screens.quiz import QuizScreen
-from tui.widgets.study_quiz import TypedView
+from tui.study.quiz import QuizScreen
+from tui.study.study_quiz import TypedView
 
 MEGABYTE = "a" * 1_000_000
 

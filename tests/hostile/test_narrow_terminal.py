@@ -7,9 +7,9 @@ import pytest
 
 from minigpt.lessons import load_lessons
 from tests.helpers.waiting import until
-from tui.screens.home import HomeScreen
-from tui.screens.lesson import LessonScreen
-from tui.screens.too_small import TooSmallScreen
+from tui.home.home import HomeScreen
+from tui.home.too_small import TooSmallScreen
+from tui.lessons.lesson import LessonScreen
 
 
 @pytest.mark.parametrize("size", [(30, 8), (10, 8), (20, 24), (25, 40), (79, 24),

@@ -56,7 +56,7 @@ def test_a_number_out_of_its_range_is_dropped_and_the_record_kept(tmp_path, key,
 
 
 def test_a_huge_elapsed_time_no_longer_overflows_the_eta(tmp_path):
-    from minigpt.control.workers import format_duration, progress
+    from minigpt.control.run_processes import format_duration, progress
     from minigpt.runs.listing import RunInfo
 
     _write(tmp_path / "metrics.jsonl", [json.dumps({"step": 10, "elapsed_s": 1e308})])
@@ -130,7 +130,7 @@ def test_an_experiments_events_and_control_files_survive_deep_nesting(tmp_path):
                                             ("1e9", 24), ("", 24), (None, 24), ("9" * 5000, 1000), (" 120 ", 120)],
                          ids=lambda v: repr(v)[:12])
 def test_a_terminal_size_from_the_url_is_clamped(text, side):
-    from tui.serve_server import terminal_side
+    from tui.browser.serve_server import terminal_side
 
     assert terminal_side(text, 24) == side
 
@@ -138,7 +138,7 @@ def test_a_terminal_size_from_the_url_is_clamped(text, side):
 @pytest.mark.parametrize(("field", "value"), [("step", 10**400), ("total_steps", 10**13), ("best_val", 1e300),
                                               ("time_budget_s", -1e300), ("pid", 2**80)])
 def test_a_status_number_out_of_range_marks_the_run_broken_not_the_progress_bar(tmp_path, field, value):
-    from minigpt.control.workers import progress
+    from minigpt.control.run_processes import progress
     from minigpt.runs import listing
 
     run = tmp_path / "r1"

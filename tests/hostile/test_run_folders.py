@@ -125,9 +125,9 @@ def test_watch_of_a_missing_run_is_one_error_line():
 
 
 async def test_screens_show_a_broken_run_beside_the_others(tmp_path, make_app):
-    from tui.screens.playground import PlaygroundScreen
-    from tui.screens.runs import RunsScreen
-    from tui.screens.training import TrainingScreen
+    from tui.playground.playground import PlaygroundScreen
+    from tui.training.runs import RunsScreen
+    from tui.training.training import TrainingScreen
 
     root, bad = runs_root_with(MALFORMED["string best_val"])
     app = make_app()

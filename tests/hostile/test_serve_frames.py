@@ -10,7 +10,7 @@ import pytest
 
 from tests.browser.harness import ServedTutor
 from tests.helpers.serving import APP_FRAME, receive_until
-from tui.serve_server import parse_frame
+from tui.browser.serve_server import parse_frame
 
 BAD_FRAMES = [
     '["stdin", 12345]',                              # the sweep's four

@@ -16,7 +16,7 @@ from minigpt.lessons import Lesson
 from minigpt.snippets import OUTPUT_LIMIT, run_snippet, run_snippet_async
 from tests.helpers.waiting import until, wait_until
 from tui import navigation
-from tui.widgets.snippet import SnippetBlock
+from tui.lessons.snippet import SnippetBlock
 
 
 def grandchild_code(pid_file: Path, then: str) -> str:

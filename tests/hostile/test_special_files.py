@@ -137,14 +137,14 @@ def test_metrics_and_lock_files_never_block_a_listing(run, kind):
 @pytest.mark.parametrize("kind", ["fifo", "zero", "sparse"])
 def test_control_files_of_the_app_never_block(run, kind):
     """launch.json, the stop request and the worker's error log (the app polls them)."""
-    from minigpt.control import workers
+    from minigpt.control import run_processes
 
-    for name in (workers.LAUNCH_FILE, workers.STOP_FILE, workers.STDERR_FILE):
+    for name in (run_processes.LAUNCH_FILE, run_processes.STOP_FILE, run_processes.STDERR_FILE):
         special(run / name, kind)
     with bounded(10):
-        tail = workers.stderr_tail(run)  # a 20 GB log: only its last 16 KB are read
+        tail = run_processes.stderr_tail(run)  # a 20 GB log: only its last 16 KB are read
         assert tail == [] if kind != "sparse" else sum(map(len, tail)) <= 16384
-        view = workers.run_state(run)
+        view = run_processes.run_state(run)
         assert view.info.status == "finished"
 
 
@@ -170,7 +170,7 @@ def test_decks_lessons_card_files_and_experiment_specs(tmp_path, kind):
 
 def test_experiment_folder_files_read_as_empty_not_forever(tmp_path):
     from minigpt.experiments import folder as ef
-    from minigpt.experiments.evaluation import read_extras
+    from minigpt.experiments.run_extras import read_extras
 
     for name, kind in ((ef.EVENTS_FILE, "fifo"), (ef.LOG_FILE, "zero"), ("extras.json", "fifo")):
         special(tmp_path / name, kind)

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from minigpt import paths, serving_policy
 from minigpt.cli import main
-from minigpt.control import workers as rc
+from minigpt.control import run_processes as rc
 from minigpt.errors import RunControlError
 from minigpt.runs.lock import RunLock
 from minigpt.spawn import process_start_time

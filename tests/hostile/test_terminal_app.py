@@ -15,8 +15,8 @@ from minigpt.study.anki import import_file, user_card_id
 from tests.helpers.hostile import BROKEN_RUN, EVIL_RUN, assert_screen_safe
 from tests.helpers.waiting import until
 from tui import navigation
-from tui.screens.playground import PlaygroundScreen
-from tui.widgets.snippet import SnippetBlock
+from tui.lessons.snippet import SnippetBlock
+from tui.playground.playground import PlaygroundScreen
 
 
 async def settle(pilot, rounds: int = 3) -> None:

@@ -72,7 +72,7 @@ async def test_the_apps_flashcards_and_home_count_in_utc_and_warn_once(zone, mak
     from textual.widgets import Static
 
     from tests.helpers.waiting import until
-    from tui.screens.flashcards import FlashcardsScreen
+    from tui.study.flashcards import FlashcardsScreen
 
     zone("UTC-99")
     app = make_app()

@@ -150,7 +150,7 @@ def test_round1_diverged_run_reads_as_failed_and_its_checkpoint_is_refused():
 
 
 async def test_the_playground_says_a_nan_checkpoint_cannot_be_used(tmp_path, make_app):
-    from tui.screens.playground import PlaygroundScreen
+    from tui.playground.playground import PlaygroundScreen
 
     shutil.copytree(DIVERGED / "checkpoint", tmp_path / "checkpoints" / "default")
     app = make_app()

@@ -5,7 +5,7 @@ The screen only displays: ``minigpt.teaching.stepper.StepperState`` holds the in
 selected cell out term by term. The current stage sits beside the previous one (stacked, with
 2-decimal cells, when the terminal is too narrow). c loads one layer of a trained model instead
 (the shipped MiniGPT, a run's checkpoint or one of its snapshots) on a typed name: that part is
-the mix-in ``tui.attention_trained_model``.
+the mix-in ``tui.attention.attention_trained_model``.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ from minigpt.teaching.stepper import (
 from minigpt.teaching.trained_stepper import parse_shape
 from minigpt.text import markup_escape
 from tui import navigation
-from tui.attention_trained_model import TrainedModelStepping
-from tui.widgets.header import TutorHeader
-from tui.widgets.matrix_view import MatrixView
+from tui.attention.attention_trained_model import TrainedModelStepping
+from tui.common.header import TutorHeader
+from tui.common.matrix_view import MatrixView
 
 PRESET_NAMES = ("the cat sat down", "five tokens, d=4", "random")
 CHECK_GLYPH = {"ok": "[b $success]✓[/]", "fail": "[b $error]✗[/]", "skipped": "[$text-muted]–[/]"}

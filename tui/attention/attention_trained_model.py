@@ -3,7 +3,7 @@ first, a run's checkpoint or snapshot, or a GPT-2-family folder), a typed name a
 head and sentence for GPT-2) say what to step through, and a worker thread loads it.
 
 ``minigpt.teaching.trained_stepper`` builds the stepper's inputs from the model's own weights; the
-screen (``tui.screens.attention_stepper``) supplies ``open_input``, ``close_input``, ``message``
+screen (``tui.attention.attention_stepper``) supplies ``open_input``, ``close_input``, ``message``
 and ``recompute``. The Result is handled by name (``on_trained_layer_loaded``): Textual collects
 ``@on`` handlers only from the screen's own class body, not from a mix-in.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from minigpt.errors import CheckpointError
 from minigpt.pretrained.gpt2 import is_pretrained_folder
 from minigpt.teaching.trained_stepper import parse_layer_head_sentence, parse_name_layer
-from tui.widgets.checkpoint_picker import CheckpointPicker, checkpoint_rows
+from tui.common.checkpoint_picker import CheckpointPicker, checkpoint_rows
 from tui.workers import Result, background
 
 

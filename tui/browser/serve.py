@@ -4,7 +4,7 @@ Defaults keep a served tutor as private as the terminal one: it listens on the l
 only (another address needs ``--public``, and then a warning), edited code does not run
 (``--allow-code``), typed paths stay inside the data folder and the bundled content
 (``--allow-files``), and at most 8 tabs and 1 training run started from them at a time. The rules
-themselves live in ``minigpt.serving_policy`` (what a session may do) and ``tui.serve_server``
+themselves live in ``minigpt.serving_policy`` (what a session may do) and ``tui.browser.serve_server``
 (who may connect).
 """
 
@@ -77,7 +77,7 @@ def serve(ctx: click.Context, host: str, port: int, data_dir: Path | None, publi
                         f"want (anyone who reaches it can use the tutor), or keep the default 127.0.0.1")
     if guest and data_dir is not None:
         raise UserError("--guest gives every tab its own temporary folder: leave out --data-dir")
-    from tui.serve_server import ServeOptions, TutorServer
+    from tui.browser.serve_server import ServeOptions, TutorServer
     if public and not is_loopback_host(host):
         click.echo(public_warning(host, port, allow_code, allow_files), err=True)
     options = ServeOptions(host=host, port=port, data_dir=data_dir.expanduser() if data_dir else None,

@@ -153,7 +153,7 @@ class TutorServer(Server):
 
     def session_command(self, session: Session) -> str:
         # textual-serve runs it through the shell; exec so that the app is the process it stops.
-        app = shlex.join([sys.executable, "-m", "tui.serve_session"])
+        app = shlex.join([sys.executable, "-m", "tui.browser.serve_session"])
         return f"cd {shlex.quote(str(session.data_dir))} && exec {app}"
 
     def shared_data_dir(self) -> Path:

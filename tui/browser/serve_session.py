@@ -1,6 +1,6 @@
-"""The app process of one browser tab: ``python -m tui.serve_session``, started by ``minigpt serve``.
+"""The app process of one browser tab: ``python -m tui.browser.serve_session``, started by ``minigpt serve``.
 
-textual-serve runs it with Textual's web driver; ``tui.serve_server`` adds the served flags that
+textual-serve runs it with Textual's web driver; ``tui.browser.serve_server`` adds the served flags that
 ``minigpt.serving_policy`` reads, the data folder, and that folder as the working directory (so a
 relative path typed in the browser means a file in the learner's own folder).
 """

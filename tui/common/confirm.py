@@ -15,7 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from minigpt.control.workers import format_duration
+from minigpt.control.run_processes import format_duration
 from minigpt.text import markup_escape as escape
 from minigpt.training.options import TrainConfig
 from tui.workers import Result, background, post_result

@@ -13,11 +13,11 @@ class Glance:
     lessons_total: int
     cards_due: int | None  # None when the decks cannot be read
     last_run: str | None
-    last_lesson: str | None = None  # title of the lesson to continue (tui.progress.lesson_to_continue)
+    last_lesson: str | None = None  # title of the lesson to continue (tui.common.glance.lesson_to_continue)
     run_active: bool = False  # the last run is training: its line is worth refreshing
     katas_passed: int = 0
     katas_total: int = 0
-    plan: list[str] | None = None  # the interview plan's line or two (tui.progress.plan_text); None: no date
+    plan: list[str] | None = None  # the interview plan's line or two (tui.common.glance.plan_text); None: no date
     ready: float | None = None  # overall interview readiness 0..1 (minigpt.study.readiness)
     # the three weakest lessons: (lesson id, title, figure, next step: read | quiz | recall | katas)
     weakest: list[tuple[str, str, float, str]] = field(default_factory=list)
@@ -121,7 +121,7 @@ def _katas(store: Store) -> tuple[int, int, dict[str, tuple[int, int]]]:
     """Katas passed, katas in all, and (passed, katas) per lesson they practise."""
     from minigpt.errors import KataError
     from minigpt.katas.catalogue import load_katas
-    from minigpt.katas.progress import lesson_katas, totals
+    from minigpt.katas.history import lesson_katas, totals
 
     try:
         katas = load_katas()

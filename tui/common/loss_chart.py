@@ -1,12 +1,12 @@
 """A plotext line chart fed incrementally: keeps the full series, draws a downsampled copy.
 
 Redraws are throttled: new points only mark the chart dirty, and a timer rebuilds the plot at most
-``MAX_REDRAWS_PER_S`` times a second, downsampled (min/max per bucket, by minigpt.control.workers) to
+``MAX_REDRAWS_PER_S`` times a second, downsampled (min/max per bucket, by minigpt.control.run_processes) to
 about twice the chart's width, so 100k points cost no more to draw than 200.
 Series are told apart by marker and legend label, not only by colour (NO_COLOR, ansi themes).
 The legend sits in the title line, outside the plot, so it never hides a point; step axes get
 whole-number ticks and value axes round ones (engineering notation for learning rates), from
-``tui.widgets.chart_axes``. ``smoothing`` (TensorBoard's debiased moving average) and ``log_y``
+``tui.common.chart_axes``. ``smoothing`` (TensorBoard's debiased moving average) and ``log_y``
 change how the series are drawn, never the series themselves.
 """
 
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 from textual_plotext import PlotextPlot
 
-from minigpt.control.workers import downsample
-from tui.widgets import plot_theme  # noqa: F401 - readable axes in the ANSI themes
-from tui.widgets.chart_axes import smooth, step_label, step_ticks, tick_labels, value_ticks
+from minigpt.control.run_processes import downsample
+from tui.common import plot_theme  # noqa: F401 - readable axes in the ANSI themes
+from tui.common.chart_axes import smooth, step_label, step_ticks, tick_labels, value_ticks
 
 MAX_REDRAWS_PER_S = 3
 LEGEND_LINE = "──"  # how a line series (braille marker) is shown in the legend

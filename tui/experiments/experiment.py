@@ -16,16 +16,16 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from minigpt import serving_policy
 from minigpt.errors import ConfigError
-from minigpt.experiments import exports, plots, results, scheduler
+from minigpt.experiments import exports, plots, results, sweep_runner
 from minigpt.experiments import folder as ef
 from minigpt.experiments.spec import value_text
 from minigpt.runs.metrics import RunMetrics
 from minigpt.text import markup_escape
 from tui import navigation
-from tui.widgets.experiment_plot import ExperimentPlot
-from tui.widgets.header import TutorHeader
-from tui.widgets.loss_chart import LossChart
-from tui.widgets.training_confirm import ConfirmScreen
+from tui.common.confirm import ConfirmScreen
+from tui.common.header import TutorHeader
+from tui.common.loss_chart import LossChart
+from tui.experiments.experiment_plot import ExperimentPlot
 from tui.workers import background
 
 POLL_S = 1.0
@@ -182,7 +182,7 @@ class ExperimentScreen(Screen):
         self.action_watch()
 
     def action_pause(self) -> None:
-        self.notify(scheduler.request(self.exp_dir, "pause"))
+        self.notify(sweep_runner.request(self.exp_dir, "pause"))
         self.poll()
 
     @background(thread=False, group="experiment-resume", what="Resuming the experiment")
@@ -191,7 +191,7 @@ class ExperimentScreen(Screen):
             self.notify("Sweeps are resumed with `minigpt sweep --resume` on the server, not from a browser session",
                         severity="warning")
             return
-        pid = await scheduler.start(self.exp_dir)
+        pid = await sweep_runner.start(self.exp_dir)
         self.notify("Resuming: unfinished runs continue from their checkpoints" if pid else
                     "The scheduler is already running")
         self.poll()
@@ -199,7 +199,7 @@ class ExperimentScreen(Screen):
     def action_stop(self) -> None:
         def done(yes: bool | None) -> None:
             if yes:
-                self.notify(scheduler.request(self.exp_dir, "stop"))
+                self.notify(sweep_runner.request(self.exp_dir, "stop"))
                 self.poll()
 
         self.app.push_screen(ConfirmScreen(f"Stop experiment [b]{markup_escape(self.exp_dir.name)}[/b]? Its runs stop "

@@ -1,7 +1,7 @@
 """The experiments lab: the course's exercises as presets, a custom grid, and the experiments so far.
 
 Starting one writes its folder and starts its scheduler in the background
-(minigpt.experiments.scheduler); the sweep then outlives the app, and its screen (opened here,
+(minigpt.experiments.sweep_runner); the sweep then outlives the app, and its screen (opened here,
 from the table, or by ``minigpt watch NAME``) follows it from its folder.
 """
 
@@ -17,12 +17,12 @@ from textual.widgets.option_list import Option
 from minigpt import serving_policy
 from minigpt.errors import ConfigError, DatasetError
 from minigpt.experiments import folder as ef
-from minigpt.experiments import plots, presets, results, scheduler
+from minigpt.experiments import plots, presets, results, sweep_runner
 from minigpt.experiments.spec import Budget, data_format_of, plan_runs, spec_data_info, value_text
 from minigpt.text import markup_escape
 from tui import navigation
-from tui.widgets.header import TutorHeader
-from tui.widgets.training_confirm import StartSweepScreen
+from tui.common.confirm import StartSweepScreen
+from tui.common.header import TutorHeader
 from tui.workers import background
 
 TEMPERATURE = "temperature"  # not a sweep of runs: the playground's sweep of one model
@@ -249,7 +249,7 @@ class ExperimentsScreen(Screen):
     async def launch(self, spec) -> None:
         try:
             exp = ef.create_experiment(spec)
-            await scheduler.start(exp.dir)
+            await sweep_runner.start(exp.dir)
         except (ConfigError, DatasetError, OSError) as e:
             self.notify(markup_escape(e), severity="error", title="Not started")
             return

@@ -18,7 +18,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from minigpt.teaching import heatmap
-from tui.widgets.matrix_view import glyphs_wanted, rich_colour
+from tui.common.matrix_view import glyphs_wanted, rich_colour
 
 
 class AttentionGrid(Widget, can_focus=True):

@@ -15,9 +15,9 @@ from minigpt.teaching.model_views import NORM_COLUMNS, NormView, norm_view
 from minigpt.teaching.norms import batch_norm, layer_norm, rms_norm
 from minigpt.teaching.stepper import Panel
 from minigpt.text import markup_escape
-from tui.widgets.checkpoint_picker import LoadsCheckpoint
-from tui.widgets.header import TutorHeader
-from tui.widgets.matrix_view import MatrixView
+from tui.common.checkpoint_picker import LoadsCheckpoint
+from tui.common.header import TutorHeader
+from tui.common.matrix_view import MatrixView
 
 COURSE_VECTOR = "2 4 6 8"
 EXTRA_ROWS = "1 3 5 7; 0 0 4 4"

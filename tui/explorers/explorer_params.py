@@ -19,8 +19,8 @@ from minigpt.models.config import GPTConfig
 from minigpt.teaching.explorers import checkpoint_numbers, real_param_count
 from minigpt.teaching.params import gpt_breakdown, gpt_total, rule_of_thumb
 from minigpt.text import markup_escape
-from tui.widgets.checkpoint_picker import LoadsCheckpoint
-from tui.widgets.header import TutorHeader
+from tui.common.checkpoint_picker import LoadsCheckpoint
+from tui.common.header import TutorHeader
 from tui.workers import Result, background
 
 FIELDS = (("d", "d_model", "64"), ("L", "n_layers", "4"), ("heads", "n_heads", "4"),

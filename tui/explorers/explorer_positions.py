@@ -15,9 +15,9 @@ from minigpt.teaching.model_views import PositionView, position_view
 from minigpt.teaching.positions import rope_identity, sinusoidal_pe
 from minigpt.teaching.stepper import Panel, fmt
 from minigpt.text import markup_escape
-from tui.widgets.checkpoint_picker import LoadsCheckpoint
-from tui.widgets.header import TutorHeader
-from tui.widgets.matrix_view import MatrixView
+from tui.common.checkpoint_picker import LoadsCheckpoint
+from tui.common.header import TutorHeader
+from tui.common.matrix_view import MatrixView
 
 SINUSOIDAL_TITLE = ("[b]Sinusoidal positions[/b]  even column 2i: sin(pos · 10000^(−2i/d)); "
                     "odd column 2i+1: cos of the same angle")

@@ -19,10 +19,10 @@ from textual_plotext import PlotextPlot
 from minigpt.teaching.attention import scaling_demo
 from minigpt.teaching.model_views import ScalingView, scaling_view
 from minigpt.text import markup_escape
-from tui.widgets import plot_theme  # noqa: F401 - readable axes in the ANSI themes
-from tui.widgets.chart_axes import tick_labels, value_ticks
-from tui.widgets.checkpoint_picker import LoadsCheckpoint
-from tui.widgets.header import TutorHeader
+from tui.common import plot_theme  # noqa: F401 - readable axes in the ANSI themes
+from tui.common.chart_axes import tick_labels, value_ticks
+from tui.common.checkpoint_picker import LoadsCheckpoint
+from tui.common.header import TutorHeader
 from tui.workers import Result, background
 
 D_KS = [2, 4, 8, 16, 32, 64, 128, 256, 512]

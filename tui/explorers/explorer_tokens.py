@@ -23,8 +23,8 @@ from minigpt.pretrained.gpt2 import PretrainedCheckpoint
 from minigpt.teaching.bpe import BPE, UNKNOWN_ID, show_token, token_rows
 from minigpt.teaching.model_views import TokenView, encode_known, load_explorable, nearest_tokens, token_view
 from minigpt.text import printable
-from tui.widgets.checkpoint_picker import LoadsCheckpoint
-from tui.widgets.header import TutorHeader
+from tui.common.checkpoint_picker import LoadsCheckpoint
+from tui.common.header import TutorHeader
 from tui.workers import Result, background
 
 SAMPLE = "The cache keeps keys and values."

@@ -27,9 +27,9 @@ from minigpt.runs.snapshots import run_of_checkpoint, scrub_target, snapshot_pat
 from minigpt.teaching.explorers import SHOWN_SENTENCE_TOKENS, name_ids, sentence_ids
 from minigpt.teaching.stepper import Panel
 from minigpt.text import markup_escape, printable
-from tui.widgets.attention_grid import AttentionGrid
-from tui.widgets.header import TutorHeader
-from tui.widgets.matrix_view import MatrixView
+from tui.common.header import TutorHeader
+from tui.common.matrix_view import MatrixView
+from tui.explorers.attention_grid import AttentionGrid
 from tui.workers import Result, background
 
 

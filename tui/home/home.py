@@ -16,10 +16,10 @@ from textual.widgets.option_list import Option
 from minigpt.text import markup_escape as escape
 from tui import navigation
 from tui.areas import AREAS
+from tui.common.glance import Glance, glance
+from tui.common.header import TutorHeader
 from tui.keymap import shown_key_of
-from tui.progress import Glance, glance
 from tui.saving import tell_study_notes
-from tui.widgets.header import TutorHeader
 from tui.workers import Result, background
 
 
@@ -87,7 +87,7 @@ class HomeScreen(Screen):
 
     @background(thread=True, exclusive=True, group="glance-run")
     def refresh_run_line(self) -> RunLine:
-        from tui.progress import last_run
+        from tui.common.glance import last_run
 
         return self.RunLine(*last_run())
 

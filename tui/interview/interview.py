@@ -6,7 +6,7 @@ is Again), and the finished report is kept in the progress database; the setup a
 chart the past interviews (score, and the readiness each started from) over time.
 
 As on interview-practice sites: escape asks (end now, pause, skip, keep going:
-``tui.widgets.interview_end``); a paused interview is kept (``minigpt.study.interview_pause``) and
+``tui.interview.interview_end``); a paused interview is kept (``minigpt.study.interview_pause``) and
 the setup offers to resume it with its time left; one ended early is partial, out of the trend
 unless kept (k on the report). What the learner typed stays on screen beside the model answer or
 rubric; explain answers get a multi-line box; a notice comes at one minute left, and when time is
@@ -35,9 +35,9 @@ from minigpt.study.plan import plan_settings
 from minigpt.study.review import StudySession
 from minigpt.text import markup_escape as escape
 from tui import navigation
-from tui.widgets import interview_views as views
-from tui.widgets.header import TutorHeader
-from tui.widgets.interview_end import EndInterviewQuestion, EndOrPause, now_text
+from tui.common.header import TutorHeader
+from tui.interview import interview_views as views
+from tui.interview.interview_end import EndInterviewQuestion, EndOrPause, now_text
 
 WARN_AT_S = 60  # the "1 minute left" notice
 
@@ -176,7 +176,7 @@ class InterviewScreen(EndOrPause, Screen):
     def _katas(self) -> tuple[dict[str, list[str]], dict[str, tuple[int, int]]]:
         """Kata names per lesson, and (passed, katas) per lesson for readiness."""
         from minigpt.katas.catalogue import load_katas
-        from minigpt.katas.progress import lesson_katas
+        from minigpt.katas.history import lesson_katas
 
         try:
             katas = load_katas()
@@ -227,7 +227,7 @@ class InterviewScreen(EndOrPause, Screen):
     @staticmethod
     def _run_questions() -> list:
         """Questions about the learner's own runs and sweeps (none when their folders cannot be read)."""
-        from minigpt.experiments.questions import learner_run_questions
+        from minigpt.experiments.sweep_questions import learner_run_questions
 
         return learner_run_questions()
 

@@ -22,7 +22,7 @@ from minigpt.errors import StoreError
 from minigpt.study import interview as iv
 from minigpt.study import interview_pause
 from minigpt.text import markup_escape as escape
-from tui.widgets import interview_views as views
+from tui.interview import interview_views as views
 
 
 def now_text() -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from textual_plotext import PlotextPlot
 
 from minigpt.study.interview_trend import READINESS, SCORE, TrendPoint
-from tui.widgets import plot_theme  # noqa: F401 - readable axes in the ANSI themes
+from tui.common import plot_theme  # noqa: F401 - readable axes in the ANSI themes
 
 
 def date_ticks(past: list[TrendPoint], width: int) -> tuple[list[int], list[str]]:

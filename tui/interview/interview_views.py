@@ -1,7 +1,7 @@
 """What the mock interview screen shows in its body, built from the question and what was typed:
 the setup (with a paused interview to resume), a question and its answer box, the revealed
 answer beside what the learner typed, the rubric, the kata prompt and the trend. The screen
-(``tui.screens.interview``) keeps the clock and the state; these only build widgets.
+(``tui.interview.interview``) keeps the clock and the state; these only build widgets.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from minigpt.study import interview as iv
 from minigpt.study import interview_trend
 from minigpt.study.review import MAX_LOGGED_ANSWER_CHARS
 from minigpt.text import markup_escape as escape
-from tui.widgets.interview_trend import InterviewTrendChart
+from tui.interview.interview_trend import InterviewTrendChart
 
 MINUTES_CHARS = 12  # the length box: "240" fits many times over
 

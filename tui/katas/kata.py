@@ -36,14 +36,14 @@ from textual.widgets import Footer, Static, TextArea
 
 from minigpt import guarded, serving_policy, spawn
 from minigpt.errors import PolicyRefusal
-from minigpt.katas import progress
+from minigpt.katas import history
 from minigpt.katas.catalogue import Kata
 from minigpt.study import kata_cards
 from minigpt.study.scheduler import RATING_NAMES, describe_time
 from minigpt.text import markup_escape as escape
 from minigpt.text import printable
+from tui.common.header import TutorHeader
 from tui.saving import keeps_screen
-from tui.widgets.header import TutorHeader
 from tui.workers import Result, background
 
 DRAFT_SAVE_S = 1.0  # the draft is saved once typing pauses this long
@@ -105,7 +105,7 @@ class KataScreen(Screen):
             editor.load_text(self.start_text)
         else:
             self.sub_title = f"Kata: {self.kata.name}"
-            record = progress.record(self.app.store, self.kata.name)
+            record = history.record(self.app.store, self.kata.name)
             self.passed, self.hints_shown = record.passed, min(record.hints_used, len(self.kata.hints))
             self.solution_shown = record.gave_up
             editor.load_text(record.draft or self.kata.stub)
@@ -119,7 +119,7 @@ class KataScreen(Screen):
         self._show_hints()
         self._draw_status()
         if not self.scratch:
-            progress.mark_opened(self.app.store, self.kata.name)
+            history.mark_opened(self.app.store, self.kata.name)
 
     def _intro(self) -> Text:
         edges = "\n".join(f"  • {e}" for e in self.kata.edge_cases)
@@ -154,7 +154,7 @@ class KataScreen(Screen):
         self._save_timer = None
         self.latest_code = self.code
         if not (self.scratch or self.resolving):  # the interview keeps its scratch code; a re-solve none
-            progress.save_draft(self.app.store, self.kata.name, self.code)
+            history.save_draft(self.app.store, self.kata.name, self.code)
 
     def on_unmount(self) -> None:
         self._stop.set()  # a grading run still going is stopped
@@ -249,7 +249,7 @@ class KataScreen(Screen):
     def _record(self, report, source: str) -> None:
         if report.error and report.total == 0 and "no result" in report.error and self._stop.is_set():
             return  # stopped because the learner left: not an attempt
-        progress.record_attempt(self.app.store, self.kata.name, passed=report.passed,
+        history.record_attempt(self.app.store, self.kata.name, passed=report.passed,
                                 cases_failed=len(report.failures), cases_total=report.total,
                                 source="interview" if self.scratch else source)
         if self.resolve is not None:
@@ -285,7 +285,7 @@ class KataScreen(Screen):
             return
         self.hints_shown += 1
         if not self.scratch:
-            progress.record_hints(self.app.store, self.kata.name, self.hints_shown)
+            history.record_hints(self.app.store, self.kata.name, self.hints_shown)
         if self.resolve is not None:
             self.resolve.hint_shown(self.hints_shown)
         self._show_hints()
@@ -301,7 +301,7 @@ class KataScreen(Screen):
                         timeout=6)
             return
         if not self.passed:
-            progress.record_solution_shown(self.app.store, self.kata.name)
+            history.record_solution_shown(self.app.store, self.kata.name)
         if self.resolve is not None and not self.passed:
             self._rated(self.resolve.give_up(), show_draft=False)
         self.solution_shown = True

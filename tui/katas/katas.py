@@ -12,12 +12,12 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from minigpt.errors import KataError, TutorError
-from minigpt.katas import progress
+from minigpt.katas import history
 from minigpt.katas.catalogue import load_katas
 from minigpt.study import kata_cards
 from minigpt.text import markup_escape as escape
 from tui import navigation
-from tui.widgets.header import TutorHeader
+from tui.common.header import TutorHeader
 
 MARKS = {"passed": "[green]✓[/green]", "gave up": "[yellow]◌[/yellow]", "tried": "[red]✗[/red]", "new": "·"}
 
@@ -63,7 +63,7 @@ class KatasScreen(Screen):
             summary.update(f"[b red]A kata could not be read:[/b red] {escape(str(e))}")
             return
         self.katas = [k for k in every if self.lesson is None or self.lesson in k.lessons] or every
-        mine = progress.records(self.app.store)
+        mine = history.records(self.app.store)
         try:
             self.due = {c.kata for c in kata_cards.due(self.app.store)}
         except TutorError:  # a busy or read-only database: the list still shows, without due marks

@@ -96,7 +96,7 @@ class LabFollower:
 
     async def follow(self) -> None:
         from minigpt.runs.lab import JOBS
-        from tui.widgets.lesson_blocks import ExampleBlock
+        from tui.lessons.lesson_blocks import ExampleBlock
 
         for job in self.jobs:
             stamp = lab_stamp(job)

@@ -5,7 +5,7 @@ on screen *and* most of it has been: every view the learner rests on for a momen
 (across visits, in the settings table), so jumping to the end on arrival does not mark it read.
 
 The reading position (restored on arrival, remembered per view, "read" once most of it was seen)
-lives in :mod:`tui.lesson_reading`, whose guard (``is_shown``) every deferred callback here uses
+lives in :mod:`tui.lessons.lesson_reading`, whose guard (``is_shown``) every deferred callback here uses
 too; it also drops a worker's result that arrives once the learner is leaving (tui.workers.Result).
 """
 
@@ -24,10 +24,10 @@ from textual.widgets import Footer, Markdown, Static
 
 from minigpt.lessons import Lesson, load_lessons
 from tui import navigation
-from tui.lesson_reading import ReadingPosition
-from tui.widgets.header import TutorHeader
-from tui.widgets.lesson_blocks import FIRST_BLOCKS, ExampleBlock, LessonBody, split_first_screen
-from tui.widgets.snippet import SnippetBlock
+from tui.common.header import TutorHeader
+from tui.lessons.lesson_blocks import FIRST_BLOCKS, ExampleBlock, LessonBody, split_first_screen
+from tui.lessons.lesson_reading import ReadingPosition
+from tui.lessons.snippet import SnippetBlock
 from tui.workers import Result, background, post_result
 
 SAY_WAITING_S = 0.3  # an action that has not answered by then says what it is doing
@@ -167,7 +167,7 @@ class LessonScreen(ReadingPosition, Screen):
         self._start_reading()
         self.call_after_refresh(self._mount_rest)
         if self.lab_jobs:  # a job's result shows as soon as it is saved, while the lesson is open
-            from tui.widgets.lab_start import LabFollower
+            from tui.lessons.lab_start import LabFollower
 
             self._lab_follower = LabFollower(self, self.lab_jobs)
 
@@ -259,7 +259,7 @@ class LessonScreen(ReadingPosition, Screen):
         navigation.open_screen(self.app, "experiments", presets_first=[value] if isinstance(value, str) else list(value))
 
     def action_start_lab(self) -> None:
-        from tui.widgets.lab_start import job_choices, run_choices
+        from tui.lessons.lab_start import job_choices, run_choices
 
         runs = run_choices(self.lab_jobs)  # a job's kept run: opened in the explorer or compare
         if len(self.lab_jobs) == 1 and not runs:
@@ -269,7 +269,7 @@ class LessonScreen(ReadingPosition, Screen):
                                    callback=self._lab_job_chosen)
 
     def _lab_job_chosen(self, job: str | None) -> None:
-        from tui.widgets.lab_start import kept_run
+        from tui.lessons.lab_start import kept_run
 
         if job is None:  # the menu was closed
             return
@@ -284,7 +284,7 @@ class LessonScreen(ReadingPosition, Screen):
 
     @background(thread=False, group="lab-jobs", what="Starting a lab job")
     async def start_lab_job(self, job: str) -> None:
-        from tui.widgets.lab_start import start_lab_job
+        from tui.lessons.lab_start import start_lab_job
 
         # Said at once when the answer is not: starting a job can take seconds on a busy machine.
         saying = self.set_timer(SAY_WAITING_S, lambda: self.notify(f"{job}: starting the lab job …", title="Lab"))

@@ -22,7 +22,7 @@ class ExampleBlock(Vertical):
     COMPUTING = "[dim]computing…[/dim]"
 
     class Filled(Message):
-        """The block's text arrived: the lesson's height changed (tui.lesson_reading)."""
+        """The block's text arrived: the lesson's height changed (tui.lessons.lesson_reading)."""
 
     def __init__(self, example_id: str):
         super().__init__(classes="example")

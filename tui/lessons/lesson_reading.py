@@ -29,8 +29,8 @@ from textual.timer import Timer
 from textual.widgets import Markdown, Static
 
 from minigpt import settings
+from tui.lessons.lesson_blocks import READ_SHARE, SETTLE_S, SeenRanges
 from tui.saving import keeps_screen
-from tui.widgets.lesson_blocks import READ_SHARE, SETTLE_S, SeenRanges
 
 
 def while_shown(method):
@@ -51,7 +51,7 @@ def while_shown(method):
 
 
 class ReadingPosition:
-    """The reading-position half of :class:`tui.screens.lesson.LessonScreen` (a Screen with a
+    """The reading-position half of :class:`tui.lessons.lesson.LessonScreen` (a Screen with a
     ``lesson``, a ``#lesson-body`` scroll, a ``#lesson-end`` line, ``_all_mounted`` and
     ``_leaving``)."""
 

@@ -11,16 +11,16 @@ from textual.widgets.option_list import Option
 from minigpt.errors import LessonError
 from minigpt.lessons import load_lessons
 from minigpt.text import markup_escape as escape
+from tui.common.glance import lesson_to_continue
+from tui.common.header import TutorHeader
 from tui.keymap import shown_key_of
-from tui.progress import lesson_to_continue
-from tui.widgets.header import TutorHeader
 
 
 def _kata_counts(store) -> dict[str, tuple[int, int]]:
     """(katas passed, katas) per lesson: a passed kata counts toward the lessons it practises."""
     from minigpt.errors import KataError
     from minigpt.katas.catalogue import load_katas
-    from minigpt.katas.progress import lesson_katas
+    from minigpt.katas.history import lesson_katas
 
     try:
         return lesson_katas(store, load_katas(), after_reading=False)  # every pass, as the katas screen

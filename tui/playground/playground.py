@@ -31,8 +31,8 @@ from minigpt.playground.generation import (
 from minigpt.playground.inspection import is_pretrained, refuse_text_model
 from minigpt.text import markup_escape, printable
 from tui import navigation
-from tui.widgets.dropdown import Dropdown
-from tui.widgets.header import TutorHeader
+from tui.common.dropdown import Dropdown
+from tui.common.header import TutorHeader
 from tui.workers import Result, background
 
 WHERE = {"train": "● train", "val": "◐ val", "test": "◑ test", "new": "★ new"}

@@ -14,7 +14,7 @@ from textual.widgets import Footer, Static
 
 from minigpt.playground.inspection import MODEL_ORDER, compare_models
 from minigpt.text import markup_escape as escape
-from tui.widgets.header import TutorHeader
+from tui.common.header import TutorHeader
 from tui.workers import Result, background
 
 GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}

@@ -14,8 +14,8 @@ from minigpt.errors import SamplingError
 from minigpt.playground.inspection import is_pretrained, score_name, score_text
 from minigpt.text import markup_escape as escape
 from minigpt.text import printable
-from tui.widgets.header import TutorHeader
-from tui.widgets.playground_bars import bar, prob_style, show_char
+from tui.common.header import TutorHeader
+from tui.playground.playground_bars import bar, prob_style, show_char
 
 WHERE = {"train": "● in train", "val": "◐ in val", "test": "◑ in test", "new": "★ new"}
 

@@ -18,8 +18,8 @@ from textual.widgets import Footer, Static
 from minigpt.errors import SamplingError
 from minigpt.playground.inspection import Stepper
 from minigpt.text import markup_escape as escape
-from tui.widgets.header import TutorHeader
-from tui.widgets.playground_bars import DistributionTable, show_char
+from tui.common.header import TutorHeader
+from tui.playground.playground_bars import DistributionTable, show_char
 
 WHERE = {"train": "● in the training data", "val": "◐ in the validation split",
          "test": "◑ in the test split", "new": "★ new: not in the data"}

@@ -15,7 +15,7 @@ from textual.widgets import Footer, Static
 from minigpt.errors import SamplingError
 from minigpt.playground.generation import SWEEP_TEMPERATURES, temperature_sweep
 from minigpt.text import markup_escape as escape
-from tui.widgets.header import TutorHeader
+from tui.common.header import TutorHeader
 from tui.workers import Result, background
 
 GLYPH = {"train": "●", "val": "◐", "test": "◑", "new": "★"}

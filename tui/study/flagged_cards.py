@@ -18,8 +18,8 @@ from textual.widgets.option_list import Option
 from minigpt.errors import DeckError
 from minigpt.study import flags
 from minigpt.text import markup_escape as escape
+from tui.common.header import TutorHeader
 from tui.saving import keeps_screen
-from tui.widgets.header import TutorHeader
 
 
 def _one_line(text: str, width: int) -> str:

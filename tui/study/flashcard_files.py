@@ -2,7 +2,7 @@
 worker; the outcome is a notice), i imports cards from a Markdown (Q:/A:) or TSV file typed in the
 screen's import panel (``#fc-import``), checked by the serving policy before it is read.
 
-The screen (``tui.screens.flashcards``) composes the panel and supplies ``session``, ``current``,
+The screen (``tui.study.flashcards``) composes the panel and supplies ``session``, ``current``,
 ``advance`` and ``refresh_strip``.
 """
 
@@ -17,7 +17,7 @@ from minigpt.errors import CardImportError, MissingExtraError, PolicyRefusal
 from minigpt.study.anki import export_apkg, import_file, with_user_cards
 from minigpt.text import markup_escape as escape
 from tui.saving import keeps_screen
-from tui.widgets.study_card import CardView
+from tui.study.study_card import CardView
 from tui.workers import background
 
 

@@ -3,7 +3,7 @@
 Every rating is one database transaction, so quitting at any moment keeps every answer. Cram mode
 reviews ahead: answers are logged as "cram" and the schedule is not touched; the quiz opens this
 screen in cram mode over the cards a round missed. `u` only undoes this window's own answers.
-Export (e) and import (i) are the mix-in ``tui.flashcard_files``.
+Export (e) and import (i) are the mix-in ``tui.study.flashcard_files``.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from minigpt.study.scheduler import describe_time
 from minigpt.study.templates import fresh
 from minigpt.text import markup_escape as escape
 from tui import navigation
-from tui.flashcard_files import FlashcardFiles
+from tui.common.header import TutorHeader
 from tui.saving import keeps_screen, tell_study_notes
-from tui.widgets.header import TutorHeader
-from tui.widgets.study_card import CardView, RatingBar
+from tui.study.flashcard_files import FlashcardFiles
+from tui.study.study_card import CardView, RatingBar
 
 
 class FlashcardsScreen(FlashcardFiles, Screen):

@@ -23,9 +23,9 @@ from minigpt.study.formats import QUIZ_MODES, RATING_NAMES
 from minigpt.study.review import StudySession
 from minigpt.text import markup_escape as escape
 from tui import navigation
+from tui.common.header import TutorHeader
 from tui.saving import keeps_screen
-from tui.widgets.header import TutorHeader
-from tui.widgets.study_quiz import QuestionView, TypedView, view_for
+from tui.study.study_quiz import QuestionView, TypedView, view_for
 
 ROUND = 5
 
@@ -164,7 +164,7 @@ class QuizScreen(Screen):
 
     def start_chapter(self, lesson_id: str) -> None:
         try:
-            from minigpt.experiments.questions import learner_run_questions
+            from minigpt.experiments.sweep_questions import learner_run_questions
 
             questions = q.chapter_quiz(lesson_id, seed=self.rng.randrange(2**31),
                                        deck=self.session.deck_in_play(), run_questions=learner_run_questions())

@@ -20,7 +20,7 @@ from textual.widgets import Footer, Input, Static
 from minigpt.errors import DeckError, PlanError, StoreError
 from minigpt.study import plan as planning
 from minigpt.text import markup_escape as escape
-from tui.widgets.header import TutorHeader
+from tui.common.header import TutorHeader
 
 
 class PlanField(Input):

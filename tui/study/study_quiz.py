@@ -20,7 +20,7 @@ from minigpt.study import rubric
 from minigpt.study.formats import QUIZ_MODES
 from minigpt.study.matching import MAX_ANSWER_CHARS
 from minigpt.text import markup_escape as escape
-from tui.widgets.capped_input import CappedInput
+from tui.common.capped_input import CappedInput
 
 # Examples of what the number box reads; tests check that none equals an answer in the decks.
 NUMBER_EXAMPLES = ("7/9", "0.0625", "1.5e3", "12k", "45%")

@@ -19,27 +19,27 @@ from minigpt.study.days import local_date
 from minigpt.study.decks import cached_decks
 from minigpt.study.review import queue_counts
 from minigpt.text import markup_escape as escape
-from tui.widgets.header import TutorHeader
-from tui.widgets.study_card import card_title
-from tui.widgets.study_charts import ForecastChart, buttons_text, heatmap_text, retention_text, weakest_text
+from tui.common.header import TutorHeader
+from tui.study.study_card import card_title
+from tui.study.study_charts import ForecastChart, buttons_text, heatmap_text, retention_text, weakest_text
 from tui.workers import Result, background
 
 
 def katas_text(store) -> str:
     """Katas passed, with what it took: attempts, hints, the solutions seen, time to pass."""
     from minigpt.errors import KataError
-    from minigpt.katas import progress
+    from minigpt.katas import history
     from minigpt.katas.catalogue import load_katas
 
     try:
         katas = load_katas()
     except KataError as e:
         return f"✗ {escape(str(e))}"
-    t = progress.totals(store, katas)
-    mine = progress.records(store)
+    t = history.totals(store, katas)
+    mine = history.records(store)
     passed = [k.name for k in katas if k.name in mine and mine[k.name].passed]
     lines = [f"Katas passed [b]{t.passed}[/b] of {t.total} · attempts {t.attempts} · hints used {t.hints_used}"
-             f" · solutions seen before a pass {t.gave_up} · median time to pass {progress.duration_text(t.median_seconds_to_pass)}"]
+             f" · solutions seen before a pass {t.gave_up} · median time to pass {history.duration_text(t.median_seconds_to_pass)}"]
     if passed:
         lines.append("[green]✓[/green] " + escape(", ".join(passed)))
     else:

@@ -24,9 +24,9 @@ from minigpt.runs import listing as runs
 from minigpt.runs.metrics import RunMetrics
 from minigpt.text import markup_escape as escape
 from minigpt.text import printable
-from tui.widgets.header import TutorHeader
-from tui.widgets.loss_chart import LossChart
-from tui.widgets.run_summary import (
+from tui.common.header import TutorHeader
+from tui.common.loss_chart import LossChart
+from tui.training.run_summary import (
     budget_cell,
     loss_cell,
     lr_cell,

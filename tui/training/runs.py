@@ -15,15 +15,16 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from minigpt import paths, serving_policy
-from minigpt.control import workers as rc
+from minigpt.control import run_processes as rc
 from minigpt.errors import ConfigError, PolicyRefusal, RunControlError
 from minigpt.runs import listing as runs
 from minigpt.runs.schema import RunState
 from minigpt.text import markup_escape as escape
 from minigpt.text import printable
 from tui import navigation
-from tui.widgets.header import TutorHeader
-from tui.widgets.run_summary import (
+from tui.common.confirm import ConfirmScreen
+from tui.common.header import TutorHeader
+from tui.training.run_summary import (
     budget_cell,
     loss_cell,
     lr_cell,
@@ -37,7 +38,6 @@ from tui.widgets.run_summary import (
     state_glyph,
     state_name,
 )
-from tui.widgets.training_confirm import ConfirmScreen
 
 # Fits 80 columns: the state as a glyph (legend above the table), the settings that tell runs apart.
 COLUMNS = ("", "run", "model", "lr", "steps", "seed", "grp", "best val", "age")  # the size is in the detail line

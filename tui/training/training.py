@@ -1,6 +1,6 @@
 """Training: the new-run form and the live panel of one run, on one screen.
 
-The form starts ``minigpt train`` as a background process (minigpt.control.workers.start_run); the
+The form starts ``minigpt train`` as a background process (minigpt.control.run_processes.start_run); the
 panel then follows that run folder. Quitting the app leaves the worker training: reopening the
 area (or ``minigpt watch``) attaches to it again.
 """
@@ -17,17 +17,17 @@ from textual.widgets import ContentSwitcher, Footer
 
 from minigpt import serving_policy
 from minigpt.control import form as run_form
-from minigpt.control import workers as rc
+from minigpt.control import run_processes as rc
 from minigpt.errors import ConfigError, DatasetError, PolicyRefusal, RunControlError
 from minigpt.runs import listing as runs
 from minigpt.runs.schema import RunState
 from minigpt.text import markup_escape
 from minigpt.training.options import TrainConfig
 from tui import navigation
-from tui.widgets.header import TutorHeader
-from tui.widgets.training_confirm import StartRunScreen
-from tui.widgets.training_form import TrainingForm
-from tui.widgets.training_panel import RunPanel
+from tui.common.confirm import StartRunScreen
+from tui.common.header import TutorHeader
+from tui.training.training_form import TrainingForm
+from tui.training.training_panel import RunPanel
 from tui.workers import run_guarded
 
 FORM_ACTIONS = {"start", "runs_from_form", "back", "fill"}

@@ -25,7 +25,7 @@ from minigpt.control import form as run_form
 from minigpt.errors import ConfigError, PolicyRefusal
 from minigpt.text import markup_escape as escape
 from minigpt.training.options import OPTIONS_BY_NAME, Option, TrainConfig
-from tui.widgets.dropdown import Dropdown
+from tui.common.dropdown import Dropdown
 
 PRESET_NAMES = [("course: d=64, 4 heads, 4 layers", "course"), ("tiny: d=16, 1 layer", "tiny"),
                 ("large: d=128, 8 heads, 6 layers", "large"),

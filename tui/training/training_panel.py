@@ -1,6 +1,6 @@
 """The live view of one run: status line, progress with ETA, loss and learning-rate charts, samples.
 
-It only reads the run folder (minigpt.control.workers for the status, minigpt.runs.metrics for the
+It only reads the run folder (minigpt.control.run_processes for the status, minigpt.runs.metrics for the
 curves), a few times a second and only the bytes appended since the last look, so it follows runs
 started by this app, by an earlier app or by ``minigpt train`` in another terminal alike. Samples
 are drawn in a worker thread.
@@ -17,15 +17,15 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Static
 
 from minigpt import alerts, machine, processes
-from minigpt.control import workers as rc
+from minigpt.control import run_processes as rc
 from minigpt.runs import insight, snapshots
 from minigpt.runs.metrics import RunMetrics
 from minigpt.runs.schema import RunState
 from minigpt.training.diagnosis import Symptom, diagnose
-from tui.widgets.inside_views import layers_text, move_cursor, surprise_text, view_steps
-from tui.widgets.loss_chart import LossChart
-from tui.widgets.run_alerts import deliver, diagnosis_text
-from tui.widgets.run_summary import STATE_GLYPHS, lr_cell, model_cell, read_config, run_title, seed_cell
+from tui.common.loss_chart import LossChart
+from tui.training.inside_views import layers_text, move_cursor, surprise_text, view_steps
+from tui.training.run_alerts import deliver, diagnosis_text
+from tui.training.run_summary import STATE_GLYPHS, lr_cell, model_cell, read_config, run_title, seed_cell
 from tui.workers import Result, background
 
 VIEWS = ("samples", "surprise", "layers")  # what the side column shows below the lr chart; i cycles
