@@ -27,8 +27,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from minigpt.store import Store  # noqa: E402
-from minigpt.study import fsrs_fit  # noqa: E402
-from minigpt.study import scheduler as sch  # noqa: E402
+from minigpt.study import (  # noqa: E402
+    fsrs_fit,
+    scheduler,
+)
 
 T0 = datetime(2025, 1, 6, 9, tzinfo=UTC)
 
@@ -44,7 +46,7 @@ def write_review_log(store: Store, reviews: int = 200_000, cards: int = 3_000, s
         when, interval = T0 + timedelta(days=rng.randrange(60), minutes=rng.randrange(600)), 1.0
         for _ in range(per_card):
             rating = 1 if rng.random() < 0.15 else rng.choice((2, 3, 3, 3, 4))
-            rows.append((f"card.{c}", rating, sch.iso(when)))
+            rows.append((f"card.{c}", rating, scheduler.iso(when)))
             if rating == 1:
                 when += timedelta(minutes=10)
                 interval = 1.0

@@ -36,24 +36,24 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from minigpt.training import trainer as trainer_module  # noqa: E402
+from minigpt.training import trainer  # noqa: E402
 from minigpt.training.loop import train  # noqa: E402
 from minigpt.training.options import TrainConfig  # noqa: E402
 
-_PROBES, _REFERENCES = trainer_module.Trainer.setup_probes, trainer_module.reference_losses
+_PROBES, _REFERENCES = trainer.Trainer.setup_probes, trainer.reference_losses
 
 
 def logging(on: bool) -> None:
     """Switch every inside measurement on (the trainer as shipped) or off."""
     if on:
-        trainer_module.Trainer.setup_probes = _PROBES
-        trainer_module.reference_losses = _REFERENCES
+        trainer.Trainer.setup_probes = _PROBES
+        trainer.reference_losses = _REFERENCES
     else:
         def no_probes(self):  # the weight average stays: it is training, not logging
-            self.observers = trainer_module.StepObservers(self.model, self.average)
+            self.observers = trainer.StepObservers(self.model, self.average)
 
-        trainer_module.Trainer.setup_probes = no_probes
-        trainer_module.reference_losses = lambda *a, **k: {}
+        trainer.Trainer.setup_probes = no_probes
+        trainer.reference_losses = lambda *a, **k: {}
 
 
 def one_run(cfg: TrainConfig, on: bool) -> tuple[float, float]:
@@ -89,7 +89,7 @@ def parts(cfg: TrainConfig, default_steps: int = 3000) -> None:
     timed(insight.LayerProbe, "before_update", "layer health (per sample)")
     timed(insight.LayerProbe, "after_update", "layer health (per sample)")
     timed(insight.SnapshotKeeper, "take", "snapshot (per snapshot)")
-    timed(trainer_module, "reference_losses", "reference losses (once)")
+    timed(trainer, "reference_losses", "reference losses (once)")
     with tempfile.TemporaryDirectory() as tmp:
         c0 = time.process_time()
         train(cfg, Path(tmp) / "run")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from minigpt import lessons as L
+from minigpt import lessons
 from minigpt.snippets import TIME_LIMIT_S, run_snippet
 
 
@@ -52,7 +52,7 @@ def main() -> None:
     run = fresh if args.fresh else in_process
     times = []
     print(f"{'lesson':<36} {'#':>2} {'seconds':>8}")
-    for lesson in L.load_lessons():
+    for lesson in lessons.load_lessons():
         for index, code in enumerate(lesson.snippets()):
             seconds = run(code)
             times.append(seconds)

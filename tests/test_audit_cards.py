@@ -13,7 +13,7 @@ from minigpt.katas.catalogue import kata_by_name
 from minigpt.study import numeric, questions
 from minigpt.study.decks import cached_decks
 from minigpt.study.templates import fresh
-from minigpt.teaching import rl_maths as RL
+from minigpt.teaching import rl_maths
 from minigpt.training.options import TrainConfig
 from minigpt.training.schedule import lr_at
 
@@ -102,7 +102,7 @@ def test_mla_rebuilds_keys_and_values_for_every_head_not_per_group():
 def test_the_clip_is_on_the_ratio_a_relative_change():
     # a token at 0.01 moved to 0.0125 has moved 0.0025 in probability, far less than ε = 0.2,
     # yet its ratio 1.25 is past 1 + ε: the clip already stops its gradient
-    _, grad = RL.ppo_clipped(0.0125 / 0.01, advantage=1.0)
+    _, grad = rl_maths.ppo_clipped(0.0125 / 0.01, advantage=1.0)
     assert grad == 0.0
     definition = _card("term.clipped-objective").definition
     assert "moved more than ε" not in definition
@@ -114,7 +114,7 @@ def test_grpo_card_names_both_standard_deviation_divisors():
     t = torch.tensor(rewards, dtype=torch.float64)
     by_n = (t - t.mean()) / t.std(correction=0)
     by_n_minus_1 = (t - t.mean()) / t.std()  # torch's default, what TRL's GRPOTrainer uses
-    assert RL.group_advantages(rewards, unbiased=True) == by_n_minus_1.tolist()
+    assert rl_maths.group_advantages(rewards, unbiased=True) == by_n_minus_1.tolist()
     answer = _card("q.grpo-advantages").back
     for adv in (by_n, by_n_minus_1):
         assert f"+{adv[0]:.3f}" in answer and f"−{-adv[1]:.3f}" in answer

@@ -10,9 +10,7 @@ import re
 import torch
 
 from minigpt.lessons import load_lessons
-from minigpt.teaching import params
-from minigpt.teaching import rl_maths as RL
-from minigpt.teaching import state_space as SS
+from minigpt.teaching import params, rl_maths, state_space
 from minigpt.teaching.examples import catalog  # noqa: F401 (registers every example)
 from minigpt.teaching.examples.registry import render_example
 
@@ -76,7 +74,7 @@ def test_the_negative_logit_rule_is_credited_to_later_implementations():
 
 def test_ppo_clip_is_relative_to_the_old_probability():
     # a token at 0.01 moved to 0.0121: 0.0021 in probability, far below ε = 0.2, yet clipped
-    _, grad = RL.ppo_clipped(0.0121 / 0.01, advantage=1.0)
+    _, grad = rl_maths.ppo_clipped(0.0121 / 0.01, advantage=1.0)
     assert grad == 0.0
     text = _lesson("after-pretraining")
     assert "moved more than ε" not in text
@@ -99,13 +97,13 @@ def test_grpo_puts_its_kl_term_in_the_loss_and_leaves_the_divisor_open():
 def test_linear_attention_readout_needs_its_normaliser():
     g = torch.Generator().manual_seed(1)
     q, k, v = (torch.randn(6, 4, generator=g, dtype=torch.float64) for _ in range(3))
-    parallel = SS.linear_attention_parallel(q, k, v)
-    assert torch.allclose(SS.linear_attention_recurrent(q, k, v), parallel)
-    fk = SS.feature_map(k)
+    parallel = state_space.linear_attention_parallel(q, k, v)
+    assert torch.allclose(state_space.linear_attention_recurrent(q, k, v), parallel)
+    fk = state_space.feature_map(k)
     state = torch.einsum("td,te->de", fk, v)  # S after all six tokens
-    bare = SS.feature_map(q[-1]) @ state      # φ(q)·S without dividing by φ(q)·z
+    bare = state_space.feature_map(q[-1]) @ state      # φ(q)·S without dividing by φ(q)·z
     assert not torch.allclose(bare, parallel[-1])
-    assert torch.allclose(bare / (SS.feature_map(q[-1]) @ fk.sum(0)), parallel[-1])
+    assert torch.allclose(bare / (state_space.feature_map(q[-1]) @ fk.sum(0)), parallel[-1])
     assert "φ(q)·S / (φ(q)·z)" in _lesson("flash-attention")
 
 

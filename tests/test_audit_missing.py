@@ -9,11 +9,7 @@ import pytest
 import torch
 
 from minigpt.lessons import load_lessons
-from minigpt.teaching import parallelism as PA
-from minigpt.teaching import ptq
-from minigpt.teaching import rl_maths as RL
-from minigpt.teaching import serving as S
-from minigpt.teaching import speculative as SP
+from minigpt.teaching import parallelism, ptq, rl_maths, serving, speculative
 from minigpt.teaching.examples import catalog  # noqa: F401 (registers every example)
 from minigpt.teaching.examples.registry import render_example
 
@@ -29,11 +25,11 @@ def _lesson(lesson_id: str) -> str:
 
 
 def test_interleaved_and_1f1b_by_hand():
-    assert PA.interleaved_bubble_fraction(4, 8, 1) == PA.bubble_fraction(4, 8) == 3 / 11
-    assert PA.interleaved_bubble_fraction(4, 8, 2) == 3 / 19
-    assert PA.interleaved_bubble_fraction(4, 8, 4) == 3 / 35
-    assert PA.micro_batches_held(4, 16, "gpipe") == 16 and PA.micro_batches_held(4, 16, "1f1b") == 4
-    assert PA.micro_batches_held(4, 2, "1f1b") == 2
+    assert parallelism.interleaved_bubble_fraction(4, 8, 1) == parallelism.bubble_fraction(4, 8) == 3 / 11
+    assert parallelism.interleaved_bubble_fraction(4, 8, 2) == 3 / 19
+    assert parallelism.interleaved_bubble_fraction(4, 8, 4) == 3 / 35
+    assert parallelism.micro_batches_held(4, 16, "gpipe") == 16 and parallelism.micro_batches_held(4, 16, "1f1b") == 4
+    assert parallelism.micro_batches_held(4, 2, "1f1b") == 2
     assert f"| 8 | {3 / 11:.3f} | {3 / 19:.3f} | {3 / 35:.3f} | 8 | 4 |" in render_example(
         "parallel.schedules")
 
@@ -58,8 +54,8 @@ def test_sequence_context_expert_parallelism_by_hand():
 
 def test_walltime_speedup_by_hand_and_its_best_draft_length():
     by_hand = (1 - 0.8 ** 5) / ((1 - 0.8) * (0.1 * 4 + 1))
-    assert SP.walltime_speedup(0.8, 4, 0.1) == pytest.approx(by_hand) == pytest.approx(2.4011, abs=1e-4)
-    assert SP.walltime_speedup(0.8, 4, 0.0) == pytest.approx(SP.expected_tokens_per_call(0.8, 4))
+    assert speculative.walltime_speedup(0.8, 4, 0.1) == pytest.approx(by_hand) == pytest.approx(2.4011, abs=1e-4)
+    assert speculative.walltime_speedup(0.8, 4, 0.0) == pytest.approx(speculative.expected_tokens_per_call(0.8, 4))
     text = render_example("speculative.walltime")
     assert "| c = 0.1 | 1.64 | 2.03 | 2.40 | 2.40 |" in text
     best = max(range(1, 17), key=lambda k: (1 - 0.8 ** (k + 1)) / (0.2 * (0.3 * k + 1)))
@@ -74,7 +70,7 @@ def test_ttft_tpot_and_moving_a_cache_by_hand():
     kv = 2 * 32 * 4096 * 2  # bytes per token: K and V, 32 layers, width 4,096, 16 bits
     ttft = 2 * n * 1000 / 1e15
     tpot = (2 * n + 1500 * kv) / 3e12  # batch 1: weights plus one cache, memory-bound
-    t = S.timing(n, 1, 1000, 1500, kv, 1e15, 3e12)
+    t = serving.timing(n, 1, 1000, 1500, kv, 1e15, 3e12)
     assert t.ttft_s == pytest.approx(ttft) and t.tpot_s == pytest.approx(tpot)
     assert t.latency_s(500) == pytest.approx(ttft + 499 * tpot)
     text = render_example("serving.latency")
@@ -137,8 +133,8 @@ def test_kv_cache_quantization_by_hand():
 def test_kl_estimators_by_hand():
     policy, reference = [0.6, 0.3, 0.1], [0.5, 0.3, 0.2]
     exact = 0.6 * math.log(0.6 / 0.5) + 0.1 * math.log(0.1 / 0.2)
-    assert RL.kl_divergence(policy, reference) == pytest.approx(exact)
-    est = RL.kl_estimates(policy, reference)
+    assert rl_maths.kl_divergence(policy, reference) == pytest.approx(exact)
+    est = rl_maths.kl_estimates(policy, reference)
     k1, k2, k3 = ([e[j] for e in est] for j in range(3))
     assert sum(p * v for p, v in zip(policy, k1)) == pytest.approx(exact)
     assert sum(p * v for p, v in zip(policy, k3)) == pytest.approx(exact)
@@ -153,7 +149,7 @@ def test_rl_memory_and_dpo_implicit_reward_by_hand():
     text = render_example("rl.memory")
     assert f"| {7e9 * (16 + 16 + 2 + 2) / 1e9:,.0f} |" in text  # 252: two trained, two frozen
     assert f"| {7e9 * (16 + 2) / 1e9:,.0f} |" in text           # 126
-    assert RL.implicit_reward(-20.0, -25.0, 0.1) == pytest.approx(0.5)
+    assert rl_maths.implicit_reward(-20.0, -25.0, 0.1) == pytest.approx(0.5)
     reward = render_example("dpo.implicit_reward")
     assert f"| chosen up 5, rejected unchanged | 0.50 | 0.00 | {1 / (1 + math.exp(-0.5)):.3f} |" in reward
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from minigpt.cli.main import main
 from minigpt.store import Store
-from minigpt.study import plan as planning
+from minigpt.study import plan
 
 
 def test_plan_sets_the_date_and_prints_each_day(tmp_path):
@@ -23,7 +23,7 @@ def test_plan_sets_the_date_and_prints_each_day(tmp_path):
     assert lines[1].startswith("On track")
     assert sum(1 for line in lines if line[:3] in ("tod", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")) == 14
     store = Store(tmp_path / "progress.sqlite3")
-    assert planning.plan_settings(store) == (day, ("training", "layer-norm"))
+    assert plan.plan_settings(store) == (day, ("training", "layer-norm"))
     store.close()
     out = runner.invoke(main, ["--data-dir", str(tmp_path), "plan", "--lessons", ""])   # every lesson, same date
     assert out.exit_code == 0 and "Not on track" in out.output and "a day take" in out.output

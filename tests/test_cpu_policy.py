@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from minigpt.runs.metrics import read_metrics
-from minigpt.training import cpu_policy as cp
+from minigpt.training import cpu_policy
 from minigpt.training.cpu_policy import CpuSample, decide, others_busy_cores, threads_for
 
 REPO = Path(__file__).resolve().parent.parent
@@ -49,8 +49,8 @@ def test_others_cpu_use_leaves_this_process_out():
 
 def test_the_governor_checks_only_when_due(monkeypatch):
     samples = iter([CpuSample(0, 0, 0, 2), CpuSample(200, 200, 0, 2)])  # others kept both cores busy
-    monkeypatch.setattr(cp, "read_sample", lambda: next(samples))
-    g = cp.ThreadGovernor(cores=2, every_s=5.0)
+    monkeypatch.setattr(cpu_policy, "read_sample", lambda: next(samples))
+    g = cpu_policy.ThreadGovernor(cores=2, every_s=5.0)
     assert g.check(now=g._last_t + 1) is None
     assert g.check(now=g._last_t + 6) == 1
 

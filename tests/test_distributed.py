@@ -16,7 +16,7 @@ import torch
 from safetensors.torch import load_file
 
 from minigpt.runs.metrics import read_metrics
-from minigpt.training import distributed as D
+from minigpt.training import distributed
 from tests.helpers.floats import TRAINED_WEIGHTS
 from tests.helpers.ports import free_port
 from tests.helpers.waiting import wait_until
@@ -42,21 +42,21 @@ def _train(*args, timeout=240):
 
 def test_shards_cover_the_global_batch_once():
     idx = torch.arange(7)
-    parts = [D.shard(idx, D.World(r, 2)) for r in range(2)]
+    parts = [distributed.shard(idx, distributed.World(r, 2)) for r in range(2)]
     assert torch.equal(torch.cat(parts), idx) and [len(p) for p in parts] == [4, 3]
     # the scaled losses of the ranks, summed as DDP's average does, give the global token mean
     means, counts = [torch.tensor(2.0), torch.tensor(4.0)], [30, 10]
     total = sum(counts)
-    avg = sum(D.scaled_loss(m, n, total, D.World(r, 2)) for r, (m, n) in enumerate(zip(means, counts))) / 2
+    avg = sum(distributed.scaled_loss(m, n, total, distributed.World(r, 2)) for r, (m, n) in enumerate(zip(means, counts))) / 2
     assert avg.item() == pytest.approx((2.0 * 30 + 4.0 * 10) / 40)
 
 
 def test_launcher_options():
-    assert D.launcher_argv(2) == ["--nproc-per-node", "2", "--standalone"]
-    assert D.launcher_argv(1, 2, 1, "10.0.0.1", 29500) == [
+    assert distributed.launcher_argv(2) == ["--nproc-per-node", "2", "--standalone"]
+    assert distributed.launcher_argv(1, 2, 1, "10.0.0.1", 29500) == [
         "--nproc-per-node", "1", "--nnodes", "2", "--node-rank", "1", "--master-addr", "10.0.0.1",
         "--master-port", "29500", "--rdzv-conf", "timeout=120"]
-    assert D.launcher_argv(4, 3, rdzv_endpoint="h:1", rdzv_timeout_s=30)[-6:] == [
+    assert distributed.launcher_argv(4, 3, rdzv_endpoint="h:1", rdzv_timeout_s=30)[-6:] == [
         "--rdzv-backend", "c10d", "--rdzv-endpoint", "h:1", "--rdzv-conf", "join_timeout=30,timeout=30"]
 
 

@@ -7,11 +7,8 @@ import math
 import pytest
 import torch
 
-from minigpt.teaching import attention as A
-from minigpt.teaching import norms, positions
-from minigpt.teaching.examples import catalog as E
-from minigpt.teaching.examples import registry
-from minigpt.teaching.examples import scale as S
+from minigpt.teaching import attention, norms, positions
+from minigpt.teaching.examples import catalog, registry, scale
 from minigpt.teaching.examples.model import name_pair, residual_gradients
 
 
@@ -20,10 +17,10 @@ def row(tensor_row, digits=3):
 
 
 def test_every_example_renders_markdown():
-    ids = E.example_ids()
+    ids = catalog.example_ids()
     assert len(ids) >= 30 and ids == sorted(ids)
     for ex_id in ids:
-        md = E.render_example(ex_id)
+        md = catalog.render_example(ex_id)
         assert md.startswith("**") and md.strip(), ex_id
         assert "nan" not in md.lower(), ex_id
         for line in md.splitlines():
@@ -33,7 +30,7 @@ def test_every_example_renders_markdown():
 
 def test_unknown_example_is_a_clear_keyerror():
     with pytest.raises(KeyError, match="unknown example id 'nope'.*attention.course.weights"):
-        E.render_example("nope")
+        catalog.render_example("nope")
 
 
 def test_registering_twice_fails():
@@ -45,30 +42,30 @@ def test_registering_twice_fails():
 
 
 def test_course_unscaled_weights_and_output():
-    tr = A.run_preset(A.COURSE_EXAMPLE, scale=False)
+    tr = attention.run_preset(attention.COURSE_EXAMPLE, scale=False)
     assert row(tr.weights[0]) == [0.124, 0.336, 0.336, 0.204]
     assert row(tr.weights[2]) == [0.175, 0.175, 0.475, 0.175]
     assert row(tr.output[0]) == [0.562, 1.336]
-    md = E.render_example("attention.course.weights")
+    md = catalog.render_example("attention.course.weights")
     assert "| **the** | 0.124 | 0.336 | 0.336 | 0.204 |" in md
-    assert "[0.562, 1.336]" in E.render_example("attention.course.output")
+    assert "[0.562, 1.336]" in catalog.render_example("attention.course.output")
 
 
 def test_course_scaled_weights_including_the_corrected_row():
-    tr = A.run_preset(A.COURSE_EXAMPLE, scale=True)
+    tr = attention.run_preset(attention.COURSE_EXAMPLE, scale=True)
     assert tr.scale == pytest.approx(math.sqrt(2))
     assert row(tr.weights[0]) == [0.154, 0.313, 0.313, 0.220]
     assert row(tr.weights[2]) == [0.199, 0.199, 0.403, 0.199]
     # The course prints .218 .218 .346 .218 here; worked by hand: e^0.354 = 1.424,
     # e^0.707 = 2.028, sum = 6.30, so 1.424/6.30 = .226 and 2.028/6.30 = .322.
     assert row(tr.weights[3]) == [0.226, 0.226, 0.322, 0.226]
-    md = E.render_example("attention.course.scaled_weights")
+    md = catalog.render_example("attention.course.scaled_weights")
     assert "| **down** | 0.226 | 0.226 | 0.322 | 0.226 |" in md
     assert "0.218 0.218 0.346 0.218" in md  # the lesson names the course's differing value
 
 
 def test_course_causal_first_row_is_its_own_value():
-    md = E.render_example("attention.course.causal")
+    md = catalog.render_example("attention.course.causal")
     assert "| **the** | 1.000 | 0.000 | 0.000 | 0.000 |" in md
     assert "[1.0, 1.0]" in md
 
@@ -77,7 +74,7 @@ def test_course_causal_first_row_is_its_own_value():
 
 
 def test_scaling_demo_std_grows_like_sqrt_dk():
-    s = A.scaling_demo(64, trials=2000, seed=0)
+    s = attention.scaling_demo(64, trials=2000, seed=0)
     assert s.std_raw == pytest.approx(8, rel=0.05)
     assert s.std_scaled == pytest.approx(1, rel=0.05)
     assert s.max_weight_raw > 0.8 > 0.4 > s.max_weight_scaled
@@ -88,7 +85,7 @@ def test_scaling_demo_std_grows_like_sqrt_dk():
 
 def test_layernorm_of_2468():
     assert row(norms.layer_norm([2.0, 4.0, 6.0, 8.0])) == [-1.342, -0.447, 0.447, 1.342]
-    assert "[-1.342, -0.447, 0.447, 1.342]" in E.render_example("norm.layernorm")
+    assert "[-1.342, -0.447, 0.447, 1.342]" in catalog.render_example("norm.layernorm")
 
 
 def test_rmsnorm_of_2468():
@@ -102,11 +99,11 @@ def test_sinusoidal_pe_d4():
     assert row(pe[1]) == [0.841, 0.540, 0.010, 1.000]
     assert row(pe[2]) == [0.909, -0.416, 0.020, 1.000]
     assert row(pe[3]) == [0.141, -0.990, 0.030, 1.000]
-    assert "| **pos 1** | 0.841 | 0.540 | 0.010 | 1.000 |" in E.render_example("pe.sinusoidal.d4")
+    assert "| **pos 1** | 0.841 | 0.540 | 0.010 | 1.000 |" in catalog.render_example("pe.sinusoidal.d4")
 
 
 def test_rope_relative_identity_holds():
-    md = E.render_example("pe.rope.identity")
+    md = catalog.render_example("pe.rope.identity")
     lines = [l for l in md.splitlines() if l.startswith("| ") and l[2].isdigit()]
     assert len(lines) == 5
     for line in lines:
@@ -118,13 +115,13 @@ def test_rope_relative_identity_holds():
 
 
 def test_gpt2_small_count():
-    md = E.render_example("params.gpt2_small")
+    md = catalog.render_example("params.gpt2_small")
     assert "**124,439,808**" in md
     assert "84,934,656" in md
 
 
 def test_llama2_7b_count():
-    md = E.render_example("params.llama2_7b")
+    md = catalog.render_example("params.llama2_7b")
     # 12·32·4096² and the exact count with SwiGLU (3·4096·11008), RMSNorm, untied 32,000 vocab.
     assert "6,442,450,944" in md
     exact = 32 * (4 * 4096**2 + 3 * 4096 * 11008 + 2 * 4096) + 4096 + 2 * 32000 * 4096
@@ -134,11 +131,11 @@ def test_llama2_7b_count():
 
 def test_course_mini_gpt_count_reconciles_with_course():
     # The course's own breakdown adds up to 204,827 for vocab 27, d 64, 4 layers, 32 positions.
-    assert "204,827" in E.render_example("params.mini_gpt")
+    assert "204,827" in catalog.render_example("params.mini_gpt")
 
 
 def test_mha_projection_counts():
-    md = E.render_example("params.mha")
+    md = catalog.render_example("params.mha")
     # d = 512: W_Q, W_K, W_V 3·512² = 786,432; W_O 512² = 262,144 with one head as with eight.
     assert "| 1 head of 512 | 786,432 | 262,144 | 1,048,576 |" in md
     assert "| 8 heads of 64 | 786,432 | 262,144 | 1,048,576 |" in md
@@ -146,7 +143,7 @@ def test_mha_projection_counts():
 
 
 def test_comparison_param_counts():
-    md = E.render_example("comparison.course")
+    md = catalog.render_example("comparison.course")
     assert "| bigram (counts) | 729 |" in md
     assert "3.30" in md  # ln 27
 
@@ -155,15 +152,15 @@ def test_comparison_param_counts():
 
 
 def test_lr_schedule_endpoints():
-    assert S.lr_at(0) == pytest.approx(3e-4 / 500)
-    assert S.lr_at(499) == pytest.approx(3e-4)
-    assert S.lr_at(10000) == pytest.approx(3e-5)
-    steps = [S.lr_at(s) for s in range(500, 10000, 250)]
+    assert scale.lr_at(0) == pytest.approx(3e-4 / 500)
+    assert scale.lr_at(499) == pytest.approx(3e-4)
+    assert scale.lr_at(10000) == pytest.approx(3e-5)
+    steps = [scale.lr_at(s) for s in range(500, 10000, 250)]
     assert all(a >= b for a, b in zip(steps, steps[1:]))
 
 
 def test_packed_row_worked_by_hand():
-    md = E.render_example("data.packed_row")
+    md = catalog.render_example("data.packed_row")
     # ".ava" then ".bo" fill 7 of the 8 places; positions restart at the second start token
     assert "| input | . | a | v | a | . | b | o |" in md
     assert "| target | a | v | a | . | b | o | . |" in md
@@ -174,7 +171,7 @@ def test_packed_row_worked_by_hand():
 
 
 def test_weight_average_worked_by_hand():
-    md = E.render_example("training.weight_average")
+    md = catalog.render_example("training.weight_average")
     # warm-up: min(0.999, (1 + n) / (10 + n)) at n = 0, 10, 100
     assert "| 0 | 0.100 |" in md and "| 10 | 0.550 |" in md and "| 100 | 0.918 |" in md
     # 0.9·3.5 + 0.1·2.5 = 3.4; 0.9·3.4 + 0.1·3.5 = 3.41; 0.9·3.41 + 0.1·2.5 = 3.319
@@ -184,11 +181,11 @@ def test_weight_average_worked_by_hand():
 
 
 def test_clipping_scales_by_one_fifth():
-    assert "[0.600, 0.800]" in E.render_example("training.clipping")
+    assert "[0.600, 0.800]" in catalog.render_example("training.clipping")
 
 
 def test_muon_example_worked_by_hand():
-    md = E.render_example("training.muon")
+    md = catalog.render_example("training.muon")
     # GᵀG = [[25, 20], [20, 25]]: eigenvalues 45 and 5, so singular values √45 = 6.708 and √5 = 2.236.
     assert "6.708, 2.236" in md and "3.0×" in md
     # U·Vᵀ = G·(GᵀG)^(-1/2) = [[2, -1], [1, 2]] / √5: a rotation by 26.57°
@@ -205,17 +202,17 @@ def test_top_p_example_reads_unambiguously():
     # By hand: e^2, e^1.5, e^0.5, e^0, e^-1, e^-2 sum to 15.0227; p = 0.4919, 0.2983, 0.1097, ...
     # running totals 0.4919, 0.7902, 0.8999: with top-p 0.8, a, e and i are kept (mass 0.8999),
     # so a becomes 0.4919 / 0.8999 = 0.547.
-    md = E.render_example("sampling.topk_topp")
+    md = catalog.render_example("sampling.topk_topp")
     assert "| a | 0.492 | 0.622 | 0.547 |" in md and "| o | 0.067 | 0.000 | 0.000 |" in md
     assert "0.492 0.790 0.900" in md and "top-p keeps 3 characters" in md
 
 
 def test_top_k_and_top_p():
     p = torch.tensor([0.5, 0.3, 0.15, 0.05], dtype=torch.float64)
-    assert S.top_k_probs(p, 2).tolist() == pytest.approx([0.625, 0.375, 0, 0])
-    assert S.top_p_probs(p, 0.9).tolist() == pytest.approx([0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95, 0])
+    assert scale.top_k_probs(p, 2).tolist() == pytest.approx([0.625, 0.375, 0, 0])
+    assert scale.top_p_probs(p, 0.9).tolist() == pytest.approx([0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95, 0])
     # the most likely token is always kept, even when it alone exceeds top_p
-    assert S.top_p_probs(p, 0.1).tolist() == pytest.approx([1, 0, 0, 0])
+    assert scale.top_p_probs(p, 0.1).tolist() == pytest.approx([1, 0, 0, 0])
 
 
 def test_residual_keeps_gradient_alive():

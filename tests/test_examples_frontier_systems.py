@@ -9,15 +9,11 @@ import pytest
 import torch
 
 from minigpt import lessons as L
-from minigpt.teaching import long_context_scale as LC
-from minigpt.teaching import parallelism as PA
-from minigpt.teaching import serving as S
-from minigpt.teaching import serving_sim as SS
-from minigpt.teaching import training_scale as TS
+from minigpt.teaching import long_context_scale, parallelism, serving, serving_sim, training_scale
 
 LESSONS = {"serving-systems": 211, "long-context-scale": 213, "training-at-scale": 178}
 # round numbers so every step can be worked by hand
-TOY = SS.Gpu(n_params=1e9, weight_bytes=2e9, kv_bytes_per_token=1e5, flops_per_s=1e12,
+TOY = serving_sim.Gpu(n_params=1e9, weight_bytes=2e9, kv_bytes_per_token=1e5, flops_per_s=1e12,
              bytes_per_s=1e12, host_bytes_per_s=1e10)
 
 
@@ -33,15 +29,15 @@ def test_the_lessons_sit_in_the_track_with_examples_and_a_snippet():
 
 
 def test_a_step_is_the_roofline_of_serving_timing():
-    t = S.timing(TOY.n_params, batch=8, prompt=500, context=300, kv_bytes_per_token=1e5,
+    t = serving.timing(TOY.n_params, batch=8, prompt=500, context=300, kv_bytes_per_token=1e5,
                  flops_per_s=1e12, bytes_per_s=1e12)
-    assert SS.step_seconds(TOY, 0, 8, 8 * 300) == pytest.approx(t.tpot_s)
-    assert SS.step_seconds(TOY, 500, 0, 0) == pytest.approx(t.ttft_s)
+    assert serving_sim.step_seconds(TOY, 0, 8, 8 * 300) == pytest.approx(t.tpot_s)
+    assert serving_sim.step_seconds(TOY, 500, 0, 0) == pytest.approx(t.ttft_s)
 
 
 def test_one_request_worked_by_hand():
     # prefill: 2e9·1000/1e12 = 2 s of compute; then two decode steps reading 1001 and 1002 tokens
-    rep = SS.simulate((SS.Job(0.0, 1000, 3),), TOY, max_batch=4, kv_budget_tokens=10_000)
+    rep = serving_sim.simulate((serving_sim.Job(0.0, 1000, 3),), TOY, max_batch=4, kv_budget_tokens=10_000)
     assert rep.ttft == [pytest.approx(2.0)]
     assert rep.tpot == [pytest.approx((2.1001e-3 + 2.1002e-3) / 2)]
     assert rep.tokens == 3 and rep.makespan == pytest.approx(2.0 + 2.1001e-3 + 2.1002e-3)
@@ -51,8 +47,8 @@ def test_one_request_worked_by_hand():
 def test_preemption_worked_by_hand(mode):
     # Budget 24: both 10-token prompts fit (10+1, then 10+1+10+1 = 22). After two tokens each
     # they hold 12 + 12 and need 2 more slots: 26 > 24, so B (the newest) is preempted with 12.
-    jobs = (SS.Job(0.0, 10, 5), SS.Job(0.0, 10, 5))
-    rep = SS.simulate(jobs, TOY, max_batch=2, kv_budget_tokens=24, preempt=mode)
+    jobs = (serving_sim.Job(0.0, 10, 5), serving_sim.Job(0.0, 10, 5))
+    rep = serving_sim.simulate(jobs, TOY, max_batch=2, kv_budget_tokens=24, preempt=mode)
     assert rep.preemptions == 1 and rep.tokens == 10
     if mode == "recompute":
         assert rep.recomputed_tokens == 12 and rep.swap_seconds == 0
@@ -63,40 +59,40 @@ def test_preemption_worked_by_hand(mode):
 
 def test_simulate_refuses_what_it_cannot_serve():
     with pytest.raises(ValueError, match="preemption"):
-        SS.simulate((SS.Job(0, 1, 1),), TOY, 1, 10, preempt="drop")
+        serving_sim.simulate((serving_sim.Job(0, 1, 1),), TOY, 1, 10, preempt="drop")
     with pytest.raises(ValueError, match="KV budget"):
-        SS.simulate((SS.Job(0, 100, 1),), TOY, 1, 50)
+        serving_sim.simulate((serving_sim.Job(0, 100, 1),), TOY, 1, 50)
 
 
 def test_goodput_peaks_inside_the_sweep_while_throughput_keeps_rising():
-    from minigpt.teaching.examples import serving_systems as E
+    from minigpt.teaching.examples import serving_systems
 
-    sweep = E.batch_sweep()
-    good = [r.goodput(E.TTFT_SLO, E.TPOT_SLO) for r in sweep.values()]
+    sweep = serving_systems.batch_sweep()
+    good = [r.goodput(serving_systems.TTFT_SLO, serving_systems.TPOT_SLO) for r in sweep.values()]
     tput = [r.throughput for r in sweep.values()]
     assert 0 < good.index(max(good)) < len(good) - 1
     assert tput == sorted(tput)
     for r in sweep.values():
-        assert r.goodput(E.TTFT_SLO, E.TPOT_SLO) == r.met(E.TTFT_SLO, E.TPOT_SLO) / r.makespan
+        assert r.goodput(serving_systems.TTFT_SLO, serving_systems.TPOT_SLO) == r.met(serving_systems.TTFT_SLO, serving_systems.TPOT_SLO) / r.makespan
 
 
 def test_prefix_tree_counts_by_hand_and_against_one_shared_prefix():
-    tree = SS.RadixCache()
+    tree = serving_sim.RadixCache()
     assert [tree.insert(p) for p in ((1, 2, 3), (1, 2, 4), (1, 5), (1, 2, 3))] == [0, 2, 1, 3]
     assert tree.stored == 5
     # 10 chats × 4 turns: Σ (1000 + 100k) = 50,000 without; 1000 + 40·100 = 5,000 with the tree
-    assert SS.prefill_with_tree(SS.chat_prompts(1000, 4, 100, 10)) == (50_000, 5_000)
-    one_turn = SS.chat_prompts(system=300, turns=1, turn_tokens=50, chats=7)
-    assert SS.prefill_with_tree(one_turn)[1] == S.prefix_saving(300, 50, 7).prefill_with
+    assert serving_sim.prefill_with_tree(serving_sim.chat_prompts(1000, 4, 100, 10)) == (50_000, 5_000)
+    one_turn = serving_sim.chat_prompts(system=300, turns=1, turn_tokens=50, chats=7)
+    assert serving_sim.prefill_with_tree(one_turn)[1] == serving.prefix_saving(300, 50, 7).prefill_with
 
 
 def test_reload_and_recompute_cross_where_the_link_matches_prefill():
     tokens = 1000
-    reload, redo = SS.reload_or_recompute_s(TOY, tokens)
+    reload, redo = serving_sim.reload_or_recompute_s(TOY, tokens)
     assert reload == pytest.approx(tokens * 1e5 / 1e10) and redo == pytest.approx(2.0)
     crossover = TOY.kv_bytes_per_token * TOY.flops_per_s / (2 * TOY.n_params)   # 5e7 B/s
-    at = SS.Gpu(**{**TOY.__dict__, "host_bytes_per_s": crossover})
-    assert SS.reload_or_recompute_s(at, tokens)[0] == pytest.approx(redo)
+    at = serving_sim.Gpu(**{**TOY.__dict__, "host_bytes_per_s": crossover})
+    assert serving_sim.reload_or_recompute_s(at, tokens)[0] == pytest.approx(redo)
 
 
 # --- long context ------------------------------------------------------------------------------
@@ -106,49 +102,49 @@ def test_nsa_counts_match_the_paper():
     # Yuan et al. 2025, the decoding table: keys read and the speed-up over full attention
     paper = {8192: (2048, 4.0), 16384: (2560, 6.4), 32768: (3584, 9.1), 65536: (5632, 11.6)}
     for s, (keys, speedup) in paper.items():
-        assert LC.nsa_tokens(s) == keys
+        assert long_context_scale.nsa_tokens(s) == keys
         assert round(s / keys, 1) == speedup
 
 
 def test_ring_attention_overlap_rule_is_f_over_b():
     # Liu et al. 2023: with full keys and values a block must hold at least F/B tokens
-    assert LC.min_block_for_overlap(4096, 4096, 312e12, 300e9) == pytest.approx(312e12 / 300e9)
-    compute, send = LC.ring_round(65536, 8, 4096, 1024, 1e15, 50e9)
+    assert long_context_scale.min_block_for_overlap(4096, 4096, 312e12, 300e9) == pytest.approx(312e12 / 300e9)
+    compute, send = long_context_scale.ring_round(65536, 8, 4096, 1024, 1e15, 50e9)
     assert compute == pytest.approx(4 * 8192**2 * 4096 / 1e15)
     assert send == pytest.approx(2 * 8192 * 1024 * 2 / 50e9)
-    b = LC.min_block_for_overlap(4096, 1024, 1e15, 50e9)
-    c, s = LC.ring_round(int(b * 8), 8, 4096, 1024, 1e15, 50e9)
+    b = long_context_scale.min_block_for_overlap(4096, 1024, 1e15, 50e9)
+    c, s = long_context_scale.ring_round(int(b * 8), 8, 4096, 1024, 1e15, 50e9)
     assert c == pytest.approx(s)
 
 
 def test_interleaved_cache_share_by_hand():
-    assert LC.interleaved_cache_share(32768, 1024, 5) == pytest.approx((5 * 1024 + 32768) / 196608)
-    assert LC.interleaved_cache_share(2048, 4096, 1) == 1.0   # the window covers it all
-    assert LC.interleaved_cache_share(10**9, 1024, 5) == pytest.approx(1 / 6, rel=1e-5)
+    assert long_context_scale.interleaved_cache_share(32768, 1024, 5) == pytest.approx((5 * 1024 + 32768) / 196608)
+    assert long_context_scale.interleaved_cache_share(2048, 4096, 1) == 1.0   # the window covers it all
+    assert long_context_scale.interleaved_cache_share(10**9, 1024, 5) == pytest.approx(1 / 6, rel=1e-5)
 
 
 def test_state_sizes_and_the_hybrid_cache():
-    assert LC.mamba2_state(4096) == 2 * 4096 * 128
-    assert LC.deltanet_state(32, 128, 128) == 524_288
-    assert LC.kv_numbers(256, 8, 128) == LC.deltanet_state(32, 128, 128)
-    hybrid = LC.hybrid_cache_numbers(131072, 48, 4, 8, 128, 524_288)
+    assert long_context_scale.mamba2_state(4096) == 2 * 4096 * 128
+    assert long_context_scale.deltanet_state(32, 128, 128) == 524_288
+    assert long_context_scale.kv_numbers(256, 8, 128) == long_context_scale.deltanet_state(32, 128, 128)
+    hybrid = long_context_scale.hybrid_cache_numbers(131072, 48, 4, 8, 128, 524_288)
     assert hybrid == 12 * 2 * 131072 * 8 * 128 + 36 * 524_288
 
 
 def test_ssd_recurrence_equals_the_masked_matrix():
     a = torch.tensor([0.5, 0.5], dtype=torch.float64)
     one = torch.ones(2, 1, dtype=torch.float64)
-    assert LC.ssd_matrix(a, one, one).tolist() == [[1.0, 0.0], [0.5, 1.0]]
+    assert long_context_scale.ssd_matrix(a, one, one).tolist() == [[1.0, 0.0], [0.5, 1.0]]
     g = torch.Generator().manual_seed(3)
     a = 0.5 + 0.5 * torch.rand(7, generator=g, dtype=torch.float64)
     b, c = (torch.randn(7, 4, generator=g, dtype=torch.float64) for _ in range(2))
     x = torch.randn(7, generator=g, dtype=torch.float64)
-    assert torch.allclose(LC.ssd_recurrent(a, b, c, x), LC.ssd_matrix(a, b, c) @ x, atol=1e-12)
+    assert torch.allclose(long_context_scale.ssd_recurrent(a, b, c, x), long_context_scale.ssd_matrix(a, b, c) @ x, atol=1e-12)
 
 
 def test_the_delta_rule_overwrites_where_linear_attention_adds():
-    assert LC.recall_after_overwrite() == ([1.0, 1.0], [0.0, 1.0])
-    half = LC.recall_after_overwrite(beta=0.5)[1]   # half erased, half written: (0.25, 0.5)
+    assert long_context_scale.recall_after_overwrite() == ([1.0, 1.0], [0.0, 1.0])
+    half = long_context_scale.recall_after_overwrite(beta=0.5)[1]   # half erased, half written: (0.25, 0.5)
     assert half == pytest.approx([0.25, 0.5])
 
 
@@ -157,26 +153,26 @@ def test_the_delta_rule_overwrites_where_linear_attention_adds():
 
 def test_schedules_agree_with_the_parallelism_lesson_and_zero_bubble():
     for p, m in ((4, 8), (8, 32), (16, 16)):
-        assert TS.schedule_bubble(p, m, "1f1b") == pytest.approx(PA.bubble_fraction(p, m))
-        assert TS.schedule_bubble(p, m, "interleaved", v=4) == pytest.approx(
-            PA.interleaved_bubble_fraction(p, m, 4))
+        assert training_scale.schedule_bubble(p, m, "1f1b") == pytest.approx(parallelism.bubble_fraction(p, m))
+        assert training_scale.schedule_bubble(p, m, "interleaved", v=4) == pytest.approx(
+            parallelism.interleaved_bubble_fraction(p, m, 4))
     # Qi et al. 2023: with F = B = W, ZB-H1's idle time is a third of 1F1B's
-    idle = {s: TS.schedule_bubble(4, 8, s) / (1 - TS.schedule_bubble(4, 8, s))
+    idle = {s: training_scale.schedule_bubble(4, 8, s) / (1 - training_scale.schedule_bubble(4, 8, s))
             for s in ("1f1b", "zb-h1")}
     assert idle["zb-h1"] == pytest.approx(idle["1f1b"] / 3)
-    assert TS.schedule_bubble(4, 8, "zb-h2") == 0
-    assert [TS.activations_held(4, 8, s) for s in ("gpipe", "1f1b", "zb-h1", "zb-h2")] == [8, 4, 4, 7]
+    assert training_scale.schedule_bubble(4, 8, "zb-h2") == 0
+    assert [training_scale.activations_held(4, 8, s) for s in ("gpipe", "1f1b", "zb-h1", "zb-h2")] == [8, 4, 4, 7]
 
 
 def test_a_plan_memory_worked_by_hand():
     from minigpt.teaching.examples.training_scale import CLUSTER, JOB
 
-    pl = TS.plan(JOB, CLUSTER, 8, 16, 4)
+    pl = training_scale.plan(JOB, CLUSTER, 8, 16, 4)
     shard = 70e9 / 128
     states = 2 * shard + 2 * shard + 12 * shard / 4
     per_layer = 4096 * 8192 * (34 + 5 * 64 * 4096 / 8192) / 8   # sequence parallel over t = 8
     assert pl.memory == pytest.approx(states + per_layer * 5 * 16)   # 5 layers, 16 in flight
-    plans = TS.search(JOB, CLUSTER)
+    plans = training_scale.search(JOB, CLUSTER)
     assert all(p.t * p.p * p.d == 512 and 8 % p.t == 0 for p in plans)
     fitting = [p for p in plans if p.fits]
     assert plans[0] == min(fitting, key=lambda p: p.step_s)
@@ -184,25 +180,25 @@ def test_a_plan_memory_worked_by_hand():
 
 
 def test_stability_numbers_by_hand():
-    assert TS.z_loss([0.0, 0.0]) == pytest.approx(1e-4 * math.log(2) ** 2)
-    assert TS.z_loss([50.0, 50.0]) == pytest.approx(1e-4 * (50 + math.log(2)) ** 2)
-    assert TS.soft_cap(30 * math.atanh(0.5), 30) == pytest.approx(15)
-    assert abs(TS.soft_cap(1e6, 50)) <= 50
+    assert training_scale.z_loss([0.0, 0.0]) == pytest.approx(1e-4 * math.log(2) ** 2)
+    assert training_scale.z_loss([50.0, 50.0]) == pytest.approx(1e-4 * (50 + math.log(2)) ** 2)
+    assert training_scale.soft_cap(30 * math.atanh(0.5), 30) == pytest.approx(15)
+    assert abs(training_scale.soft_cap(1e6, 50)) <= 50
     q = torch.full((128,), 1.0, dtype=torch.float64)   # RMS 1: length √128
-    assert (q @ q).item() / math.sqrt(128) == pytest.approx(TS.max_qk_logit(128))
+    assert (q @ q).item() / math.sqrt(128) == pytest.approx(training_scale.max_qk_logit(128))
 
 
 def test_mup_rules_follow_the_table():
     # Yang et al. 2022, table 3 (Adam): hidden init var 1/fan_in and lr 1/fan_in;
     # output init var 1/fan_in², lr 1/fan_in; input and embeddings unchanged
-    assert TS.mup_multipliers("hidden matrix", 16) == pytest.approx((0.25, 1 / 16))
-    assert TS.mup_multipliers("output (unembedding)", 16) == pytest.approx((1 / 16, 1 / 16))
-    assert TS.mup_multipliers("embedding / input", 16) == (1.0, 1.0)
+    assert training_scale.mup_multipliers("hidden matrix", 16) == pytest.approx((0.25, 1 / 16))
+    assert training_scale.mup_multipliers("output (unembedding)", 16) == pytest.approx((1 / 16, 1 / 16))
+    assert training_scale.mup_multipliers("embedding / input", 16) == (1.0, 1.0)
 
 
 def test_the_bias_balances_experts_and_nothing_else_does():
-    with_bias = TS.bias_balancing()
-    without = TS.bias_balancing(gamma=0.0)
+    with_bias = training_scale.bias_balancing()
+    without = training_scale.bias_balancing(gamma=0.0)
     assert with_bias[0] == without[0]   # the same first batch before any update
     assert sum(with_bias[-10:]) / 10 < 1.25 < min(without[-10:])
 

@@ -8,8 +8,7 @@ import os
 
 import pytest
 
-from minigpt.experiments import exports, plots, results
-from minigpt.experiments import folder as ef
+from minigpt.experiments import exports, folder, plots, results
 from minigpt.experiments.spec import Axis, Budget, ExperimentSpec
 from minigpt.runs import listing
 from minigpt.runs.files import write_text_atomic
@@ -30,7 +29,7 @@ def data(tmp_path):
 def size_experiment(tmp_path, data):
     spec = ExperimentSpec(name="size", axes=[Axis("d_model", (8, 16, 32, 64, 128))], budget=Budget("steps", 40),
                           kind="size", derive="scaling")
-    return ef.create_experiment(spec, root=tmp_path / "runs", data=data)
+    return folder.create_experiment(spec, root=tmp_path / "runs", data=data)
 
 
 def test_partial_results_show_every_run_and_plot_only_finished_ones(tmp_path, data):
@@ -103,7 +102,7 @@ def test_exports_and_listing(tmp_path, data, monkeypatch):
 def test_dropout_and_positions_plots(tmp_path, data):
     spec = ExperimentSpec(name="drop", axes=[Axis("dropout", (0.0, 0.2, 0.5))], budget=Budget("steps", 20),
                           base={"d_model": 16, "n_heads": 2, "n_layers": 1}, kind="dropout")
-    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=data)
+    exp = folder.create_experiment(spec, root=tmp_path / "runs", data=data)
     for run, (train, val) in zip(exp.runs, [(2.0, 2.3), (2.1, 2.25), (2.4, 2.45)]):
         fake_run(exp, run.name, "finished", 20, val, train=train)
     plot = plots.plot_data(results.collect(exp.dir))
@@ -113,7 +112,7 @@ def test_dropout_and_positions_plots(tmp_path, data):
                           base={"d_model": 16, "n_heads": 2, "n_layers": 1}, kind="positions", length_split=3)
     mixed = tmp_path / "mixed.txt"
     mixed.write_text("abc\nbca\ncab\nabcab\nbcabc\n", encoding="utf-8")
-    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=str(mixed))
+    exp = folder.create_experiment(spec, root=tmp_path / "runs", data=str(mixed))
     fake_run(exp, exp.runs[0].name, "finished", 20, 2.3, train=2.2, long=3.1)
     fake_run(exp, exp.runs[1].name, "finished", 20, 2.31, train=2.2, long=2.6)
     plot = plots.plot_data(results.collect(exp.dir))
@@ -139,7 +138,7 @@ def test_scatter_chart_places_points_on_log_axes():
 def test_compute_matched_and_learning_rate_plots(tmp_path, data):
     spec = ExperimentSpec(name="iso", axes=[Axis("d_model", (8, 16, 32))], budget=Budget("compute", 1e9),
                           kind="size", derive="scaling")
-    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=data)
+    exp = folder.create_experiment(spec, root=tmp_path / "runs", data=data)
     assert exp.runs[0].steps > exp.runs[1].steps > exp.runs[2].steps  # same FLOPs: bigger, fewer steps
     for run, val in zip(exp.runs, (2.5, 2.3, 2.4)):
         fake_run(exp, run.name, "finished", run.steps, val, train=val - 0.1)
@@ -149,7 +148,7 @@ def test_compute_matched_and_learning_rate_plots(tmp_path, data):
     assert any(n.startswith("U-shaped") for n in plot.notes)
     spec = ExperimentSpec(name="lr", axes=[Axis("lr", (1e-3, 1e-2, 1e-1))], budget=Budget("steps", 20),
                           base={"d_model": 16, "n_heads": 2, "n_layers": 1}, kind="lr")
-    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=data)
+    exp = folder.create_experiment(spec, root=tmp_path / "runs", data=data)
     for run, val in zip(exp.runs, (2.6, 2.2, 3.3)):
         fake_run(exp, run.name, "finished", 20, val)
     plot = plots.plot_data(results.collect(exp.dir))
@@ -169,7 +168,7 @@ def test_extras_measure_train_loss_in_eval_mode_and_the_length_check(tmp_path):
     spec = ExperimentSpec(name="pos", axes=[Axis("pos_encoding", ("learned", "rope"))], budget=Budget("steps", 20),
                           base={"d_model": 16, "n_heads": 2, "n_layers": 1, "batch_size": 8, "device": "cpu"},
                           kind="positions", length_split=3)
-    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=str(path))
+    exp = folder.create_experiment(spec, root=tmp_path / "runs", data=str(path))
     run_dir = exp.run_dir(exp.runs[1])
     train(TrainConfig.from_dict(exp.runs[1].config), run_dir)
     import torch
@@ -185,7 +184,7 @@ def test_extras_measure_train_loss_in_eval_mode_and_the_length_check(tmp_path):
     from minigpt.data import EncodedSplit, load_dataset
 
     ckpt = load_checkpoint(run_dir / "checkpoint")
-    data = load_dataset(exp.dir / ef.SHORT_DATA, vocab=ckpt.vocab, block_size=ckpt.model_config.block_size)
+    data = load_dataset(exp.dir / folder.SHORT_DATA, vocab=ckpt.vocab, block_size=ckpt.model_config.block_size)
     split = EncodedSplit(data.splits.train, ckpt.vocab, ckpt.model_config.block_size)
     # compute_extras evaluates on one thread; the same sums on more threads may round differently
     assert extras["train_loss"] == pytest.approx(evaluate(ckpt.model, split), rel=LOSS_RTOL)
@@ -201,7 +200,7 @@ def test_a_sweep_run_on_generated_rows_finishes_without_name_extras(tmp_path):
     spec = ExperimentSpec(name="rep", axes=[Axis("lr", (1e-3,))], budget=Budget("steps", 2),
                           base={"d_model": 8, "n_heads": 1, "n_layers": 1, "batch_size": 4, "block_size": 8,
                                 "data_format": "repeats", "device": "cpu"})
-    exp = ef.create_experiment(spec, root=tmp_path / "runs")
+    exp = folder.create_experiment(spec, root=tmp_path / "runs")
     run_dir = exp.run_dir(exp.runs[0])
     train(TrainConfig.from_dict(exp.runs[0].config), run_dir)
     assert compute_extras(run_dir, exp.long_data) == {} == read_extras(run_dir)
@@ -212,7 +211,7 @@ def test_a_compute_axis_gives_loss_against_compute_and_the_frontier(tmp_path, da
 
     grid = parse_grid_text("d_model=8,16 compute=1e9,4e9")
     spec = custom_spec("front", grid.axes, grid.budget, grid.base)
-    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=data)
+    exp = folder.create_experiment(spec, root=tmp_path / "runs", data=data)
     assert [r.name for r in exp.runs] == ["front-d8-C1e9", "front-d8-C4e9", "front-d16-C1e9", "front-d16-C4e9"]
     steps = [r.steps for r in exp.runs]
     assert steps[1] == pytest.approx(4 * steps[0], abs=3) and steps[0] > steps[2]  # 4× the FLOPs, 4× the steps
@@ -241,7 +240,7 @@ def test_sweep_command_reports_lists_exports_and_refuses_clearly(tmp_path, data)
         assert result.exit_code == 2 and words in result.output and "Traceback" not in result.output, args
     spec = ExperimentSpec(name="size", axes=[Axis("d_model", (8, 16, 32))], budget=Budget("steps", 40),
                           kind="size", derive="scaling")
-    exp = ef.create_experiment(spec, data=data)  # in the user's runs folder, where the command looks
+    exp = folder.create_experiment(spec, data=data)  # in the user's runs folder, where the command looks
     fake_run(exp, exp.runs[0].name, "finished", 40, 2.6, train=2.5)
     listed = runner.invoke(main, ["sweep", "--list"]).output
     assert "scaling_law" in listed and "size" in listed and "1/3 finished" in listed

@@ -16,9 +16,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from minigpt import paths
-from minigpt.control import run_processes as rc
-from minigpt.experiments import exports, results, sweep_runner
-from minigpt.experiments import folder as ef
+from minigpt.control import run_processes
+from minigpt.experiments import exports, folder, results, sweep_runner
 from minigpt.experiments.presets import custom_spec, parse_grid_text
 from tests.helpers.waiting import wait_until
 from tui.cli import main
@@ -31,15 +30,15 @@ def state_of(exp_dir: Path) -> str:
 
 
 def events(exp_dir: Path, kind: str, run: str | None = None) -> list[dict]:
-    return [e for e in ef.read_events(exp_dir) if e["event"] == kind and (run is None or e.get("run") == run)]
+    return [e for e in folder.read_events(exp_dir) if e["event"] == kind and (run is None or e.get("run") == run)]
 
 
 def training_with_checkpoint(exp_dir: Path, skip: set[str] = frozenset()) -> str | None:
     """A run whose worker is training and has saved a checkpoint: a run caught in the middle."""
-    for run in ef.load_experiment(exp_dir).runs:
+    for run in folder.load_experiment(exp_dir).runs:
         run_dir = exp_dir / run.name
-        if run.name not in skip and run_dir.exists() and rc.run_state(run_dir).status == "running" \
-                and rc.has_checkpoint(run_dir):
+        if run.name not in skip and run_dir.exists() and run_processes.run_state(run_dir).status == "running" \
+                and run_processes.has_checkpoint(run_dir):
             return run.name
     return None
 
@@ -55,7 +54,7 @@ def assert_complete_and_never_twice(exp_dir: Path) -> None:
     assert res.state == "finished", results.format_table(res)
     for run in res.runs:
         assert run.status == "finished" and run.val_loss is not None and run.train_loss is not None, run
-        assert len(events(exp_dir, "start", run.name)) == 1, ef.read_events(exp_dir)
+        assert len(events(exp_dir, "start", run.name)) == 1, folder.read_events(exp_dir)
         assert first_steps_logged(run.path) == 1, run.name
 
 
@@ -93,8 +92,8 @@ def test_pause_stops_the_runs_cleanly_and_resume_finishes_them(fake_trainer):
     out = runner.invoke(main, ["sweep", "--pause", "pz"])
     assert "pause requested" in out.output
     wait_until(lambda: state_of(exp_dir) == "paused", 60, "the sweep to pause")
-    assert rc.run_state(exp_dir / caught).status == "stopped" and rc.has_checkpoint(exp_dir / caught)
-    assert ef.scheduler_alive(exp_dir) is None
+    assert run_processes.run_state(exp_dir / caught).status == "stopped" and run_processes.has_checkpoint(exp_dir / caught)
+    assert folder.scheduler_alive(exp_dir) is None
     out = runner.invoke(main, ["sweep", "--resume", "pz"])
     assert "continues the unfinished runs" in out.output
     wait_until(lambda: state_of(exp_dir) == "finished", 120, "the resumed sweep to finish", step=0.3)
@@ -106,28 +105,28 @@ def test_kill_9_of_the_scheduler_mid_sweep_then_a_restart_finishes_every_run_onc
     # Two runs are enough: the scheduler runs one at a time (start_sync's one job), so the first is
     # the run adopted in part 1 and the second the run killed and resumed in part 2.
     grid = parse_grid_text("d_model=8,16 time=3 n_layers=1 n_heads=2 batch_size=32 device=cpu eval_interval=20")
-    exp = ef.create_experiment(custom_spec("k9", grid.axes, grid.budget, grid.base))
+    exp = folder.create_experiment(custom_spec("k9", grid.axes, grid.budget, grid.base))
     sweep_runner.start_sync(exp.dir)
 
     # 1. Kill the scheduler alone: its worker trains on, and the new scheduler adopts it.
     first = wait_until(lambda: training_with_checkpoint(exp.dir), 90, "the first run to train")
-    worker = rc.run_state(exp.dir / first).alive_pid
-    os.kill(ef.read_scheduler(exp.dir)["pid"], signal.SIGKILL)
-    wait_until(lambda: ef.scheduler_alive(exp.dir) is None, 10, "the scheduler to die")
+    worker = run_processes.run_state(exp.dir / first).alive_pid
+    os.kill(folder.read_scheduler(exp.dir)["pid"], signal.SIGKILL)
+    wait_until(lambda: folder.scheduler_alive(exp.dir) is None, 10, "the scheduler to die")
     assert state_of(exp.dir) == "interrupted"
     sweep_runner.start_sync(exp.dir)
-    wait_until(lambda: rc.run_state(exp.dir / first).status == "finished", 60, "the adopted run to finish")
+    wait_until(lambda: run_processes.run_state(exp.dir / first).status == "finished", 60, "the adopted run to finish")
     assert len(events(exp.dir, "start", first)) == 1 and not events(exp.dir, "resume", first)
     assert runs_pid(exp.dir / first) == worker  # the same worker finished it
 
     # 2. Kill the scheduler and the worker of a later run: the restart resumes it from its checkpoint.
     later = wait_until(lambda: training_with_checkpoint(exp.dir, skip={first}), 90, "a later run to train")
-    os.kill(ef.read_scheduler(exp.dir)["pid"], signal.SIGKILL)
-    os.kill(rc.run_state(exp.dir / later).alive_pid, signal.SIGKILL)
-    wait_until(lambda: rc.run_state(exp.dir / later).status == "failed", 10, "the killed run to show failed")
+    os.kill(folder.read_scheduler(exp.dir)["pid"], signal.SIGKILL)
+    os.kill(run_processes.run_state(exp.dir / later).alive_pid, signal.SIGKILL)
+    wait_until(lambda: run_processes.run_state(exp.dir / later).status == "failed", 10, "the killed run to show failed")
     # A killed process takes a moment to be gone (tearing down its memory); until then a restart
     # rightly says the scheduler is still running.
-    wait_until(lambda: ef.scheduler_alive(exp.dir) is None, 10, "the scheduler to die")
+    wait_until(lambda: folder.scheduler_alive(exp.dir) is None, 10, "the scheduler to die")
     result = CliRunner().invoke(main, ["sweep", "--resume", "k9"])
     assert result.exit_code == 0 and "continues" in result.output
     wait_until(lambda: state_of(exp.dir) == "finished", 150, "the restarted sweep to finish", step=0.3)
@@ -142,7 +141,7 @@ def runs_pid(run_dir: Path) -> int | None:
 
 def test_a_second_scheduler_on_the_same_experiment_does_nothing(tmp_path):
     grid = parse_grid_text("d_model=8,16 steps=5 n_layers=1 n_heads=2")
-    exp = ef.create_experiment(custom_spec("lock", grid.axes, grid.budget, grid.base))
+    exp = folder.create_experiment(custom_spec("lock", grid.axes, grid.budget, grid.base))
     held = sweep_runner.acquire_lock(exp.dir)
     try:
         assert sweep_runner.acquire_lock(exp.dir) is None
@@ -155,12 +154,12 @@ def test_a_second_scheduler_on_the_same_experiment_does_nothing(tmp_path):
 
 def test_a_run_stopped_by_hand_is_left_alone_until_the_experiment_is_resumed(fake_trainer):
     grid = parse_grid_text("d_model=8,16 time=3 n_layers=1 n_heads=2 batch_size=32 device=cpu eval_interval=20")
-    exp = ef.create_experiment(custom_spec("held", grid.axes, grid.budget, grid.base))
+    exp = folder.create_experiment(custom_spec("held", grid.axes, grid.budget, grid.base))
     sweep_runner.start_sync(exp.dir)
     first = wait_until(lambda: training_with_checkpoint(exp.dir), 90, "the first run to train")
-    rc.stop_run(exp.dir / first)  # what the runs screen's stop key does
+    run_processes.stop_run(exp.dir / first)  # what the runs screen's stop key does
     wait_until(lambda: state_of(exp.dir) == "paused", 120, "the scheduler to finish the rest and pause")
-    assert rc.run_state(exp.dir / first).status == "stopped"
+    assert run_processes.run_state(exp.dir / first).status == "stopped"
     assert [r.status for r in results.collect(exp.dir).runs] == ["stopped", "finished"]
     assert events(exp.dir, "held", first) and not events(exp.dir, "resume", first)
     sweep_runner.start_sync(exp.dir)
@@ -173,7 +172,7 @@ def test_phases_read_from_the_run_folders():
     from minigpt.runs.files import process_start_time, write_json_atomic
 
     grid = parse_grid_text("d_model=8,16 dropout=0,0.1 steps=5 n_layers=1 n_heads=2")
-    exp = ef.create_experiment(custom_spec("ph", grid.axes, grid.budget, grid.base))
+    exp = folder.create_experiment(custom_spec("ph", grid.axes, grid.budget, grid.base))
     sched = sweep_runner.Scheduler(exp.dir)
     names = [r.name for r in exp.runs]
     assert sched.phase(names[0]) == "fresh"  # no folder yet
@@ -201,5 +200,5 @@ def test_phases_read_from_the_run_folders():
     (done / "last" / "config.json").write_text("{}")
     assert sched.phase(names[3]) == "resume"  # stopped with a checkpoint
     for _ in range(sweep_runner.MAX_FAILURES):
-        ef.append_event(exp.dir, "failed", names[3])
+        folder.append_event(exp.dir, "failed", names[3])
     assert sched.phase(names[3]) == "given_up"

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from minigpt.errors import ConfigError
-from minigpt.experiments import folder as ef
-from minigpt.experiments import presets
+from minigpt.experiments import folder, presets
 from minigpt.experiments.spec import Axis, Budget, ExperimentSpec, data_info, plan_runs, spec_data_info, steps_for_compute, value_text
 
 # 20 four-letter words over a, b, c, d: vocabulary 5 (with "."), block 5, every name 5 positions.
@@ -141,7 +140,7 @@ def test_an_impossible_grid_point_fails_before_any_folder_is_written(tmp_path):
     spec = ExperimentSpec(name="bad", axes=[Axis("d_model", (16, 30))], budget=Budget("steps", 5),
                           base={"n_heads": 4})
     with pytest.raises(ConfigError, match="d_model=30.*divisible"):
-        ef.create_experiment(spec, root=tmp_path)
+        folder.create_experiment(spec, root=tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -151,18 +150,18 @@ def test_positions_preset_trains_on_short_names_and_keeps_the_long_ones(tmp_path
     data.write_text("\n".join(words), encoding="utf-8")
     spec = ExperimentSpec(name="pos", axes=[Axis("pos_encoding", ("learned", "rope"))], budget=Budget("steps", 5),
                           base={"d_model": 16, "n_heads": 2, "n_layers": 1}, kind="positions", length_split=5)
-    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=str(data))
-    short = (exp.dir / ef.SHORT_DATA).read_text().split()
+    exp = folder.create_experiment(spec, root=tmp_path / "runs", data=str(data))
+    short = (exp.dir / folder.SHORT_DATA).read_text().split()
     assert max(map(len, short)) <= 5 and exp.long_data.read_text().split() == ["abcdabcd", "dcbadcba", "abcdabcdab"]
     # Positions exist for the longest name (10 letters + 1), though training never reaches them.
     assert {r.config["block_size"] for r in exp.runs} == {11}
-    assert {r.config["data"] for r in exp.runs} == {str(exp.dir / ef.SHORT_DATA)}
+    assert {r.config["data"] for r in exp.runs} == {str(exp.dir / folder.SHORT_DATA)}
 
 
 def test_a_sweep_plans_and_writes_runs_on_generated_rows_and_on_a_text(tmp_path):
     """Not only names: the plan counts a window's every position (repeats read no file)."""
     spec = presets.preset_spec("induction")
-    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=str(tmp_path / "ignored.txt"))
+    exp = folder.create_experiment(spec, root=tmp_path / "runs", data=str(tmp_path / "ignored.txt"))
     assert exp.info.vocab_size == 27 and exp.info.mean_tokens == 32.0
     assert [r.config["n_layers"] for r in exp.runs] == [1, 2, 3]
     assert {r.config["data_format"] for r in exp.runs} == {"repeats"} and {r.config["data"] for r in exp.runs} == {"embedded"}
@@ -171,7 +170,7 @@ def test_a_sweep_plans_and_writes_runs_on_generated_rows_and_on_a_text(tmp_path)
     book.write_text("the cat sat on the mat. " * 40, encoding="utf-8")
     text = ExperimentSpec(name="txt", axes=[Axis("lr", (1e-3, 2e-3, 5e-3))], budget=Budget("steps", 5),
                           base={"d_model": 16, "n_heads": 2, "n_layers": 1, "data_format": "text", "block_size": 8})
-    made = ef.create_experiment(text, root=tmp_path / "runs", data=str(book))
+    made = folder.create_experiment(text, root=tmp_path / "runs", data=str(book))
     assert made.info.vocab_size == len(set(book.read_text()) | {"."}) and made.info.mean_tokens == 8.0
     assert made.info.n_train == int(0.9 * len(book.read_text())) - 8
     assert {r.config["data"] for r in made.runs} == {str(book.resolve())}
@@ -180,11 +179,11 @@ def test_a_sweep_plans_and_writes_runs_on_generated_rows_and_on_a_text(tmp_path)
 def test_a_sweep_over_data_formats_or_a_length_split_on_windows_is_refused(tmp_path):
     over = ExperimentSpec(name="f", axes=[Axis("data_format", ("lines", "repeats"))], budget=Budget("steps", 5))
     with pytest.raises(ConfigError, match="one per experiment"):
-        ef.create_experiment(over, root=tmp_path)
+        folder.create_experiment(over, root=tmp_path)
     split = ExperimentSpec(name="p", axes=[Axis("lr", (1e-3,))], budget=Budget("steps", 5), length_split=4,
                            base={"data_format": "repeats"})
     with pytest.raises(ConfigError, match="length_split.*lines"):
-        ef.create_experiment(split, root=tmp_path)
+        folder.create_experiment(split, root=tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -15,9 +15,7 @@ import torch
 from minigpt import lessons as L
 from minigpt.study.decks import load_decks
 from minigpt.teaching import evaluation as EV
-from minigpt.teaching import kv_memory as KV
-from minigpt.teaching import reasoning as R
-from minigpt.teaching import system_design as SD
+from minigpt.teaching import kv_memory, reasoning, system_design
 from minigpt.teaching.examples.catalog import render_example
 
 LESSONS = {"reasoning-models": 238, "evaluation": 239, "llm-system-design": 241}
@@ -37,30 +35,30 @@ def _pass_at_k_by_subsets(n: int, c: int, k: int) -> float:
 def test_pass_at_k_equals_counting_every_subset(n):
     for c in range(n + 1):
         for k in range(1, n + 1):
-            assert R.pass_at_k(n, c, k) == pytest.approx(_pass_at_k_by_subsets(n, c, k))
+            assert reasoning.pass_at_k(n, c, k) == pytest.approx(_pass_at_k_by_subsets(n, c, k))
 
 
 def test_pass_at_k_matches_chen_et_al_stable_product_at_n_200():
     # Chen et al. 2021, figure 3's numpy code: 1 − Π_{i=n−c+1}^{n} (1 − k/i)
     for c, k in [(2, 10), (20, 1), (20, 100), (150, 10)]:
         product = math.prod(1 - k / i for i in range(200 - c + 1, 201))
-        assert R.pass_at_k(200, c, k) == pytest.approx(1 - product)
-    assert R.pass_at_k(200, 2, 10) == pytest.approx(1 - 190 * 189 / (200 * 199))
+        assert reasoning.pass_at_k(200, c, k) == pytest.approx(1 - product)
+    assert reasoning.pass_at_k(200, 2, 10) == pytest.approx(1 - 190 * 189 / (200 * 199))
 
 
 def test_the_plug_in_estimate_is_lower_for_every_k_above_one():
     for c in range(1, 10):
-        assert R.pass_at_k_plugin(10, c, 1) == pytest.approx(R.pass_at_k(10, c, 1))
+        assert reasoning.pass_at_k_plugin(10, c, 1) == pytest.approx(reasoning.pass_at_k(10, c, 1))
         for k in range(2, 11):
-            assert R.pass_at_k_plugin(10, c, k) < R.pass_at_k(10, c, k)
-    assert R.pass_at_k(10, 1, 5) == pytest.approx(0.5)       # the card: 1 − 126/252
-    assert R.pass_at_k_plugin(10, 1, 5) == pytest.approx(1 - 0.9 ** 5)  # ≈ 0.41
-    assert R.pass_at_k(10, 3, 8) == 1.0
+            assert reasoning.pass_at_k_plugin(10, c, k) < reasoning.pass_at_k(10, c, k)
+    assert reasoning.pass_at_k(10, 1, 5) == pytest.approx(0.5)       # the card: 1 − 126/252
+    assert reasoning.pass_at_k_plugin(10, 1, 5) == pytest.approx(1 - 0.9 ** 5)  # ≈ 0.41
+    assert reasoning.pass_at_k(10, 3, 8) == 1.0
 
 
 def test_pass_at_k_refuses_impossible_counts():
     with pytest.raises(ValueError, match="0 ≤ c ≤ n"):
-        R.pass_at_k(5, 6, 1)
+        reasoning.pass_at_k(5, 6, 1)
 
 
 # --- voting and verifiers ----------------------------------------------------------------------
@@ -70,17 +68,17 @@ def test_majority_of_three_by_hand():
     # right wins with two or three votes, or a three-way tie settled by a fair draw (1/3)
     p, q, r = 0.4, 0.35, 0.25
     by_hand = 3 * p * p * (1 - p) + p ** 3 + 6 * p * q * r / 3
-    assert R.majority_vote_accuracy({"right": p, "x": q, "y": r}, "right", 3) == pytest.approx(by_hand)
+    assert reasoning.majority_vote_accuracy({"right": p, "x": q, "y": r}, "right", 3) == pytest.approx(by_hand)
     assert by_hand == pytest.approx(0.422)
-    assert R.majority_vote_accuracy({"right": p, "x": q, "y": r}, "right", 1) == pytest.approx(p)
+    assert reasoning.majority_vote_accuracy({"right": p, "x": q, "y": r}, "right", 1) == pytest.approx(p)
 
 
 def test_voting_helps_only_when_the_right_answer_is_the_mode():
     good, bad = ({"right": 0.4, "x": 0.35, "y": 0.25}, {"right": 0.3, "x": 0.5, "y": 0.2})
-    rising = [R.majority_vote_accuracy(good, "right", n) for n in (1, 3, 5, 7)]
-    falling = [R.majority_vote_accuracy(bad, "right", n) for n in (1, 3, 5, 7)]
+    rising = [reasoning.majority_vote_accuracy(good, "right", n) for n in (1, 3, 5, 7)]
+    falling = [reasoning.majority_vote_accuracy(bad, "right", n) for n in (1, 3, 5, 7)]
     assert rising == sorted(rising) and falling == sorted(falling, reverse=True)
-    assert R.best_of_n_with_verifier(0.4, 3) == pytest.approx(0.784)
+    assert reasoning.best_of_n_with_verifier(0.4, 3) == pytest.approx(0.784)
 
 
 # --- GRPO, DAPO, Dr. GRPO ---------------------------------------------------------------------
@@ -109,42 +107,42 @@ def test_token_weights_are_the_objectives_gradients(method):
     rewards, lengths = [1.0, 1.0, 0.0, 0.0], [200, 800, 300, 1600]
     logps = [torch.full((n,), -1.0, dtype=torch.float64, requires_grad=True) for n in lengths]
     _objective(method, rewards, lengths, logps).backward()
-    weights = R.token_weights(rewards, lengths, method, constant=2048)
+    weights = reasoning.token_weights(rewards, lengths, method, constant=2048)
     for lp, w in zip(logps, weights, strict=True):
         assert lp.grad.tolist() == pytest.approx([w] * len(lp))
 
 
 def test_token_weights_by_hand():
     rewards, lengths = [1.0, 1.0, 0.0, 0.0], [200, 800, 300, 1600]  # advantages ±1
-    assert R.token_weights(rewards, lengths, "GRPO") == pytest.approx(
+    assert reasoning.token_weights(rewards, lengths, "GRPO") == pytest.approx(
         [1 / 800, 1 / 3200, -1 / 1200, -1 / 6400])
-    assert R.token_weights(rewards, lengths, "DAPO") == pytest.approx(
+    assert reasoning.token_weights(rewards, lengths, "DAPO") == pytest.approx(
         [1 / 2900, 1 / 2900, -1 / 2900, -1 / 2900])
-    assert R.token_weights(rewards, lengths, "Dr. GRPO", 2048) == pytest.approx(
+    assert reasoning.token_weights(rewards, lengths, "Dr. GRPO", 2048) == pytest.approx(
         [0.5 / 8192, 0.5 / 8192, -0.5 / 8192, -0.5 / 8192])
     with pytest.raises(ValueError, match="constant"):
-        R.token_weights(rewards, lengths, "Dr. GRPO")
+        reasoning.token_weights(rewards, lengths, "Dr. GRPO")
 
 
 def test_grpo_advantage_of_a_lone_success_is_sqrt_of_failures_over_successes():
     for right in (1, 4, 7):
         rewards = [1.0] * right + [0.0] * (8 - right)
-        assert R.grpo_advantages(rewards)[0] == pytest.approx(math.sqrt((8 - right) / right))
-        assert R.dr_grpo_advantages(rewards)[0] == pytest.approx(1 - right / 8)
-    assert R.grpo_advantages([1.0] * 4) == [0.0] * 4
-    assert not R.informative([1.0] * 4) and R.informative([1.0, 0.0])
+        assert reasoning.grpo_advantages(rewards)[0] == pytest.approx(math.sqrt((8 - right) / right))
+        assert reasoning.dr_grpo_advantages(rewards)[0] == pytest.approx(1 - right / 8)
+    assert reasoning.grpo_advantages([1.0] * 4) == [0.0] * 4
+    assert not reasoning.informative([1.0] * 4) and reasoning.informative([1.0, 0.0])
 
 
 def test_dapo_clip_and_overlong_penalty_by_hand():
-    assert R.clip_range(0.01, 0.2, 0.28) == pytest.approx((0.008, 0.0128))
+    assert reasoning.clip_range(0.01, 0.2, 0.28) == pytest.approx((0.008, 0.0128))
     # DAPO: L_max 20,480, L_cache 4,096: the soft zone starts at 16,384
-    assert [R.overlong_penalty(n, 20480, 4096) for n in (12000, 16384, 18432, 20480, 21000)] \
+    assert [reasoning.overlong_penalty(n, 20480, 4096) for n in (12000, 16384, 18432, 20480, 21000)] \
         == pytest.approx([0.0, 0.0, -0.5, -1.0, -1.0])
 
 
 def test_prm_scores_by_hand_and_the_example_picks():
-    assert R.prm_score([0.99, 0.6, 0.95, 0.95]) == pytest.approx(0.99 * 0.6 * 0.95 * 0.95)
-    assert R.prm_score([0.8, 0.8, 0.75, 0.8], "min") == 0.75
+    assert reasoning.prm_score([0.99, 0.6, 0.95, 0.95]) == pytest.approx(0.99 * 0.6 * 0.95 * 0.95)
+    assert reasoning.prm_score([0.8, 0.8, 0.75, 0.8], "min") == 0.75
     assert "picks C by the product and B by the weakest" in render_example("reasoning.prm")
 
 
@@ -197,30 +195,30 @@ def test_standard_error_by_hand():
 
 
 def test_the_lessons_requirements_are_the_calculators_inputs():
-    assert SD.TARGET == SD.Workload(10, 1000, 250, 0.050, 1.0)
-    assert (SD.H100.memory_bytes, SD.H100.bytes_per_s, SD.H100.flops_per_s,
-            SD.H100.dollars_per_hour) == (80e9, 3.35e12, 989e12, 2.50)
-    assert (SD.MEMORY_RESERVE, SD.BANDWIDTH_EFFICIENCY, SD.PREFILL_MFU) == (0.10, 0.7, 0.5)
+    assert system_design.TARGET == system_design.Workload(10, 1000, 250, 0.050, 1.0)
+    assert (system_design.H100.memory_bytes, system_design.H100.bytes_per_s, system_design.H100.flops_per_s,
+            system_design.H100.dollars_per_hour) == (80e9, 3.35e12, 989e12, 2.50)
+    assert (system_design.MEMORY_RESERVE, system_design.BANDWIDTH_EFFICIENCY, system_design.PREFILL_MFU) == (0.10, 0.7, 0.5)
 
 
 def test_memory_by_hand_and_against_the_kv_lesson():
-    m = SD.LLAMA2_70B
-    assert SD.weight_bytes(m) == 140e9
-    llama = next(s for s in KV.MODELS if s.name == "LLaMA-2 70B")
-    assert SD.kv_bytes_per_token(m) == KV.shape_bytes_per_token(llama) == 2 * 80 * 8 * 128 * 2
+    m = system_design.LLAMA2_70B
+    assert system_design.weight_bytes(m) == 140e9
+    llama = next(s for s in kv_memory.MODELS if s.name == "LLaMA-2 70B")
+    assert system_design.kv_bytes_per_token(m) == kv_memory.shape_bytes_per_token(llama) == 2 * 80 * 8 * 128 * 2
     full = 1250 * 327680
-    assert SD.max_batch_from_memory(m, SD.H100, 1, 1250) == 0
-    assert SD.max_batch_from_memory(m, SD.H100, 2, 1250) == math.floor(4e9 / full) == 9
-    assert SD.max_batch_from_memory(m, SD.H100, 4, 1250) == math.floor(148e9 / full) == 361
+    assert system_design.max_batch_from_memory(m, system_design.H100, 1, 1250) == 0
+    assert system_design.max_batch_from_memory(m, system_design.H100, 2, 1250) == math.floor(4e9 / full) == 9
+    assert system_design.max_batch_from_memory(m, system_design.H100, 4, 1250) == math.floor(148e9 / full) == 361
 
 
 def test_step_and_prefill_times_by_hand():
-    m, g = SD.LLAMA2_70B, SD.H100
-    assert SD.decode_step_s(m, g, 4, 0, 1125) == pytest.approx(140e9 / (4 * 3.35e12 * 0.7))
-    assert SD.decode_step_s(m, g, 4, 10, 1125) == pytest.approx(
+    m, g = system_design.LLAMA2_70B, system_design.H100
+    assert system_design.decode_step_s(m, g, 4, 0, 1125) == pytest.approx(140e9 / (4 * 3.35e12 * 0.7))
+    assert system_design.decode_step_s(m, g, 4, 10, 1125) == pytest.approx(
         (140e9 + 10 * 1125 * 327680) / (4 * 3.35e12 * 0.7))
-    assert SD.prefill_s(m, g, 4, 1000) == pytest.approx(2 * 70e9 * 1000 / (4 * 989e12 * 0.5))
-    assert SD.decode_compute_s(m, g, 4, 32) < SD.decode_step_s(m, g, 4, 32, 1125) / 5
+    assert system_design.prefill_s(m, g, 4, 1000) == pytest.approx(2 * 70e9 * 1000 / (4 * 989e12 * 0.5))
+    assert system_design.decode_compute_s(m, g, 4, 32) < system_design.decode_step_s(m, g, 4, 32, 1125) / 5
 
 
 def test_the_m_d_1_wait_matches_a_simulated_queue():
@@ -231,35 +229,35 @@ def test_the_m_d_1_wait_matches_a_simulated_queue():
         start = max(clock, free_at)
         waits.append(start - clock)
         free_at = start + service
-    assert sum(waits) / len(waits) == pytest.approx(SD.prefill_wait_s(rate * service, service),
+    assert sum(waits) / len(waits) == pytest.approx(system_design.prefill_wait_s(rate * service, service),
                                                     rel=0.05)
 
 
 def test_a_design_satisfies_littles_law_and_the_stretched_step():
-    m, g, w = SD.LLAMA2_70B, SD.H100, SD.TARGET
+    m, g, w = system_design.LLAMA2_70B, system_design.H100, system_design.TARGET
     for tp, replicas in [(4, 1), (4, 2), (8, 1), (2, 11)]:
-        d = SD.design(m, g, w, tp, replicas)
+        d = system_design.design(m, g, w, tp, replicas)
         assert d.batch == pytest.approx(d.requests_per_s * (d.prefill_s + 250 * d.tpot_s))
-        assert d.step_s == pytest.approx(SD.decode_step_s(m, g, tp, d.batch, 1125))
+        assert d.step_s == pytest.approx(system_design.decode_step_s(m, g, tp, d.batch, 1125))
         assert d.tpot_s == pytest.approx(d.step_s / (1 - d.prefill_share))
-        assert d.prefill_share == pytest.approx(10 / replicas * SD.prefill_s(m, g, tp, 1000))
-    assert SD.design(m, g, w, 1, 1) is None or not SD.design(m, g, w, 1, 1).meets(w)
+        assert d.prefill_share == pytest.approx(10 / replicas * system_design.prefill_s(m, g, tp, 1000))
+    assert system_design.design(m, g, w, 1, 1) is None or not system_design.design(m, g, w, 1, 1).meets(w)
 
 
 def test_the_lessons_design_claims():
-    m, g, w = SD.LLAMA2_70B, SD.H100, SD.TARGET
-    assert not SD.design(m, g, w, 4, 1).meets(w)  # one replica of four: TPOT too long
-    found = {d.tp: d for d in SD.cheapest(m, g, w)}
+    m, g, w = system_design.LLAMA2_70B, system_design.H100, system_design.TARGET
+    assert not system_design.design(m, g, w, 4, 1).meets(w)  # one replica of four: TPOT too long
+    found = {d.tp: d for d in system_design.cheapest(m, g, w)}
     assert 1 not in found  # one GPU cannot hold the weights
     assert (found[4].replicas, found[8].replicas) == (2, 1) and found[4].gpus == found[8].gpus
     assert found[2].gpus > found[4].gpus  # the smallest degree is the worst buy
     assert "Chosen: 2 × TP 4, 8 GPUs." in render_example("design.replicas")
-    prompt, output = SD.gpu_seconds_per_token(found[4], w)
+    prompt, output = system_design.gpu_seconds_per_token(found[4], w)
     assert output > 3 * prompt  # "several times"
 
 
 def test_cost_per_million_tokens_by_hand():
-    assert SD.dollars_per_million_tokens(8, SD.H100, 2500) == pytest.approx(20 / 9)  # the card
+    assert system_design.dollars_per_million_tokens(8, system_design.H100, 2500) == pytest.approx(20 / 9)  # the card
     assert "| 10 | 4 × 2 | 8 | 2.22 | 0.444 |" in render_example("design.cost")
 
 

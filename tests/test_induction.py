@@ -14,7 +14,7 @@ from minigpt.errors import DatasetError
 from minigpt.models.config import GPTConfig
 from minigpt.models.gpt import MiniGPT
 from minigpt.repeat_data import first_copy_targets, load_repeat_dataset, repeat_rows, repeated_targets
-from minigpt.teaching import induction as I
+from minigpt.teaching import induction
 from minigpt.teaching.params import gpt_total
 from tests.helpers.floats import MODEL_OUTPUT
 
@@ -81,18 +81,18 @@ def test_scores_on_hand_made_attention_maps():
         induct[t] = 0
         induct[t, t - R + 1] = 1
     maps = torch.stack([prev, induct])[None, :, None]  # (n=1, layers=2, heads=1, T, T)
-    assert I.previous_token_score(maps)[:, 0].tolist() == [1.0, 0.0]
+    assert induction.previous_token_score(maps)[:, 0].tolist() == [1.0, 0.0]
     # the second copy: positions 4, 5, 6 attend 2, 3, 4 under the induction pattern
-    assert I.induction_score(maps, R)[:, 0].tolist() == [0.0, 1.0]
+    assert induction.induction_score(maps, R)[:, 0].tolist() == [0.0, 1.0]
     half = (maps[:, :1] + maps[:, 1:]) / 2  # a head that mixes both patterns scores half of each
-    assert I.previous_token_score(half)[0, 0] == pytest.approx(0.5)
-    assert I.induction_score(half, R)[0, 0] == pytest.approx(0.5)
+    assert induction.previous_token_score(half)[0, 0] == pytest.approx(0.5)
+    assert induction.induction_score(half, R)[0, 0] == pytest.approx(0.5)
 
 
 def test_an_untrained_model_has_neither_head():
     torch.manual_seed(0)
     model = MiniGPT(GPTConfig(n_layers=2, n_heads=1, attention_only=True, block_size=32)).eval()
-    scores = I.head_scores(model, chunk=10)
+    scores = induction.head_scores(model, chunk=10)
     assert scores.previous.max() < 0.2 and scores.induction.max() < 0.2
 
 
@@ -128,13 +128,13 @@ def test_the_bundled_model_has_a_previous_token_head_and_an_induction_head():
 
     ck = bundled()
     assert ck.model_config.attention_only and ck.train_config["data_format"] == "repeats"
-    scores = I.head_scores(ck.model, chunk=10)
+    scores = induction.head_scores(ck.model, chunk=10)
     assert scores.previous.shape == scores.induction.shape == (2, 1)
     assert scores.best("previous")[:2] == (0, 0) and scores.best("induction")[:2] == (1, 0)
     assert float(scores.previous[0, 0]) == pytest.approx(BUNDLED["previous L0H0"], abs=0.005)
     assert float(scores.induction[1, 0]) == pytest.approx(BUNDLED["induction L1H0"], abs=0.005)
     assert float(scores.previous[1, 0]) < 0.15 and float(scores.induction[0, 0]) < 0.15
-    fresh = I.head_scores(untrained_twin(ck), chunk=10)
+    fresh = induction.head_scores(untrained_twin(ck), chunk=10)
     assert fresh.previous.max() < 0.2 and fresh.induction.max() < 0.2
 
 
@@ -144,7 +144,7 @@ def test_the_previous_token_score_is_layer_0s_attention_worked_from_the_weights(
     from minigpt.teaching.examples.induction import bundled
 
     model = bundled().model
-    row = I.repeated_chunk_ids(10, n=1, seed=3)
+    row = induction.repeated_chunk_ids(10, n=1, seed=3)
     T = row.shape[1]
     state = {k: v.float() for k, v in model.state_dict().items()}
     x = state["tok_emb.weight"][row[0]] + state["pos_emb.weight"][:T]
@@ -155,10 +155,10 @@ def test_the_previous_token_score_is_layer_0s_attention_worked_from_the_weights(
     logits = (q @ k.T) / math.sqrt(q.shape[-1])
     logits = logits.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf"))
     by_hand = logits.softmax(-1)
-    maps = I.attention_of(model, row)
+    maps = induction.attention_of(model, row)
     assert torch.allclose(maps[0, 0, 0], by_hand, **MODEL_OUTPUT)  # the model's sdpa vs by hand
     t = torch.arange(1, T)
-    assert float(I.previous_token_score(maps)[0, 0]) == pytest.approx(float(by_hand[t, t - 1].mean()), abs=MODEL_OUTPUT["atol"])
+    assert float(induction.previous_token_score(maps)[0, 0]) == pytest.approx(float(by_hand[t, t - 1].mean()), abs=MODEL_OUTPUT["atol"])
 
 
 def test_the_bundled_model_predicts_the_repeats_and_not_the_first_copy():
@@ -168,7 +168,7 @@ def test_the_bundled_model_predicts_the_repeats_and_not_the_first_copy():
     ck = bundled()
     test = data_for(block_size=ck.model_config.block_size, seed=ck.train_config["split_seed"],
                     sizes={"train": 1, "val": 1, "test": 512}).test
-    losses = I.repeat_losses(ck.model, test)
+    losses = induction.repeat_losses(ck.model, test)
     assert losses.repeated == pytest.approx(BUNDLED["repeats"], abs=0.0005)
     assert losses.first == pytest.approx(BUNDLED["first copy"], abs=0.0005)
     assert losses.repeated < 0.3 < math.log(26) < losses.first

@@ -12,8 +12,7 @@ from click.testing import CliRunner
 from minigpt.katas import history
 from minigpt.store import Store
 from minigpt.store_schema import MIGRATIONS
-from minigpt.study import kata_cards
-from minigpt.study import scheduler as sch
+from minigpt.study import kata_cards, scheduler
 from minigpt.study.cards import Deck
 from minigpt.study.review import StudySession
 
@@ -25,12 +24,12 @@ def _pass_at(store: Store, kata: str, when) -> None:
     history.record_attempt(store, kata, passed=True, cases_failed=0, cases_total=5)
     with store.transaction() as conn:
         conn.execute("UPDATE kata_progress SET opened_at = ?, first_passed_at = ? WHERE kata = ?",
-                     (sch.iso(when - timedelta(minutes=20)), sch.iso(when), kata))
+                     (scheduler.iso(when - timedelta(minutes=20)), scheduler.iso(when), kata))
 
 
 def test_a_kata_passed_yesterday_comes_back_due_and_is_resolved_from_the_stub(tmp_path):
     store = Store(tmp_path / "progress.sqlite3")  # a real SQLite file
-    now = sch.utc_now()
+    now = scheduler.utc_now()
     _pass_at(store, "softmax", now - timedelta(days=1))
     history.save_draft(store, "softmax", "def softmax(x, dim=-1):\n    return x.softmax(dim)\n")
     assert kata_cards.due(store, now - timedelta(days=1, minutes=-1)) == []  # just passed: not yet
@@ -61,7 +60,7 @@ def test_the_rating_rule():
 
 def test_a_fast_clean_resolve_is_easy_and_pushes_the_kata_further_than_good(tmp_path):
     store = Store(tmp_path / "progress.sqlite3")
-    now = sch.utc_now()
+    now = scheduler.utc_now()
     for kata in ("softmax", "gelu"):
         _pass_at(store, kata, now - timedelta(days=1))
     kata_cards.sync_passed(store)
@@ -79,7 +78,7 @@ def test_due_katas_count_in_the_study_session_and_are_listed_by_the_shell(tmp_pa
     from minigpt.cli.main import main
 
     store = Store(paths.database_path())
-    now = sch.utc_now()
+    now = scheduler.utc_now()
     _pass_at(store, "attention", now - timedelta(days=1))
     history.record_attempt(store, "gelu", passed=False, cases_failed=2, cases_total=5)  # not passed
     out = CliRunner().invoke(main, ["kata", "due"])
@@ -100,7 +99,7 @@ def test_upgrading_a_database_saved_by_the_previous_release_cards_its_passed_kat
     for number, sql in enumerate(MIGRATIONS[:KATA_MIGRATION - 1], start=1):  # the previous release
         conn.executescript(sql)
         conn.execute(f"PRAGMA user_version = {number}")
-    yesterday = sch.iso(sch.utc_now() - timedelta(days=1))
+    yesterday = scheduler.iso(scheduler.utc_now() - timedelta(days=1))
     conn.execute("INSERT INTO kata_progress(kata, opened_at, attempts, passes, hints_used, first_passed_at, "
                  "draft, updated_at) VALUES ('softmax', ?, 1, 1, 2, ?, 'my old draft', ?)",
                  (yesterday, yesterday, yesterday))
@@ -120,7 +119,7 @@ def test_checking_a_due_kata_from_the_shell_rates_the_resolve(tmp_path, isolated
     from minigpt.katas.grading import Failure, Report
 
     store = Store(paths.database_path())
-    _pass_at(store, "softmax", sch.utc_now() - timedelta(days=1))
+    _pass_at(store, "softmax", scheduler.utc_now() - timedelta(days=1))
     verdicts = iter([Report("softmax", 5, [Failure("a row", "x", "p", "q", "row 0")]),  # no named mistake
                      Report("softmax", 5)])
     monkeypatch.setattr("minigpt.katas.sandbox.grade_source", lambda kata, code, **kw: next(verdicts))
@@ -139,7 +138,7 @@ def test_rows_the_tutor_never_wrote_are_left_out_and_counted_not_a_traceback(iso
     from minigpt.skipped_rows import take_skipped_note
 
     store = Store(paths.database_path())
-    now = sch.utc_now()
+    now = scheduler.utc_now()
     _pass_at(store, "softmax", now - timedelta(days=1))
     _pass_at(store, "gelu", now - timedelta(days=1))
     kata_cards.sync_passed(store)

@@ -12,8 +12,7 @@ from textual.widgets import Static
 from minigpt.katas import history
 from minigpt.katas.catalogue import load_katas
 from minigpt.store import Store
-from minigpt.study import kata_cards, readiness
-from minigpt.study import plan as planning
+from minigpt.study import kata_cards, plan, readiness
 from minigpt.study import scheduler as sch
 from tests.helpers.waiting import until
 
@@ -63,10 +62,10 @@ def test_the_plan_lists_the_katas_due_before_the_interview(tmp_path):
 
     deck = load_decks(numbers=False)
     session = StudySession(store, deck, lesson_order={})
-    made = planning.make_plan(store, deck, date.today() + timedelta(days=10), new_per_day=20,
+    made = plan.make_plan(store, deck, date.today() + timedelta(days=10), new_per_day=20,
                               scheduler=session.scheduler, lesson_order={})
     assert made.katas_due[0] == (made.today, "softmax")  # overdue: today
-    text = "\n".join(planning.describe(made))
+    text = "\n".join(plan.describe(made))
     assert "Katas to re-solve from the stub" in text and "today           softmax" in text
     store.close()
     from minigpt.cli.main import main
@@ -78,7 +77,7 @@ def test_the_plan_lists_the_katas_due_before_the_interview(tmp_path):
 
 async def test_the_plan_screen_lists_the_due_katas(make_app, tmp_path):
     app = make_app(store=_due_kata_store(tmp_path))
-    planning.set_plan(app.store, date.today() + timedelta(days=10))
+    plan.set_plan(app.store, date.today() + timedelta(days=10))
     async with app.run_test(size=(80, 40)) as pilot:
         await pilot.press("s")
         await until(pilot, lambda: type(app.screen).__name__ == "StudyStatsScreen")

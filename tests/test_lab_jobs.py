@@ -10,7 +10,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from minigpt import serving_policy as policy
+from minigpt import serving_policy
 from minigpt.cli.main import main
 from minigpt.control import lab_jobs
 from minigpt.errors import RunBusyError, RunError
@@ -107,8 +107,8 @@ def test_the_cli_runs_and_shows_a_job(tiny_checkpointing):
 
 
 def test_a_live_lab_job_takes_a_served_training_slot(monkeypatch, tmp_path):
-    monkeypatch.setenv(policy.ENV_SERVED, "1")
-    monkeypatch.setenv(policy.ENV_STATE_DIR, str(tmp_path / "serve-state"))
+    monkeypatch.setenv(serving_policy.ENV_SERVED, "1")
+    monkeypatch.setenv(serving_policy.ENV_STATE_DIR, str(tmp_path / "serve-state"))
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         folder = job_dir("lora")
@@ -116,16 +116,16 @@ def test_a_live_lab_job_takes_a_served_training_slot(monkeypatch, tmp_path):
         (folder / lab_jobs.LAUNCH_FILE).write_text(json.dumps(
             {"pid": sleeper.pid, "pid_start": process_start_time(sleeper.pid)}))
         assert lab_jobs.is_live(folder) and lab_jobs.job_state("lora") == "running"
-        with policy.training_slot() as register:
+        with serving_policy.training_slot() as register:
             register(folder)
-        with pytest.raises(policy.TrainingLimitReached):
-            with policy.training_slot():
+        with pytest.raises(serving_policy.TrainingLimitReached):
+            with serving_policy.training_slot():
                 pass
     finally:
         sleeper.kill()
         sleeper.wait()
     assert not lab_jobs.is_live(folder)
-    with policy.training_slot():
+    with serving_policy.training_slot():
         pass  # the slot is free again once the job is gone
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from minigpt import lessons as L
+from minigpt import lessons
 from minigpt.snippets import run_snippet, snippet_command, snippet_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,7 +52,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 def test_parse_and_blocks(tmp_path):
     write(tmp_path, "a.md", GOOD)
-    [lesson] = L.load_lessons(tmp_path)
+    [lesson] = lessons.load_lessons(tmp_path)
     assert (lesson.id, lesson.title, lesson.order) == ("demo-lesson", "Demo", 5)
     assert lesson.objectives == ["See a block"] and lesson.tags == ["attention"]
     kinds = [b.kind for b in lesson.blocks()]
@@ -65,7 +65,7 @@ def test_parse_and_blocks(tmp_path):
 def test_sorted_by_order(tmp_path):
     write(tmp_path, "z.md", GOOD.replace("order = 5", "order = 1").replace("demo-lesson", "first"))
     write(tmp_path, "a.md", GOOD)
-    assert [l.id for l in L.load_lessons(tmp_path)] == ["first", "demo-lesson"]
+    assert [l.id for l in lessons.load_lessons(tmp_path)] == ["first", "demo-lesson"]
 
 
 @pytest.mark.parametrize(
@@ -81,30 +81,30 @@ def test_sorted_by_order(tmp_path):
 )
 def test_bad_front_matter_names_file(tmp_path, text, fragment):
     write(tmp_path, "bad.md", text)
-    with pytest.raises(L.LessonError) as e:
-        L.load_lessons(tmp_path)
+    with pytest.raises(lessons.LessonError) as e:
+        lessons.load_lessons(tmp_path)
     assert "bad.md" in str(e.value) and fragment in str(e.value)
 
 
 def test_unclosed_front_matter(tmp_path):
     write(tmp_path, "open.md", "+++\nid = 'x'\n")
-    with pytest.raises(L.LessonError, match="open.md.*closing"):
-        L.load_lessons(tmp_path)
+    with pytest.raises(lessons.LessonError, match="open.md.*closing"):
+        lessons.load_lessons(tmp_path)
 
 
 def test_duplicate_id_and_order(tmp_path):
     write(tmp_path, "a.md", GOOD)
     write(tmp_path, "b.md", GOOD.replace("order = 5", "order = 6"))
-    with pytest.raises(L.LessonError, match="b.md.*already used"):
-        L.load_lessons(tmp_path)
+    with pytest.raises(lessons.LessonError, match="b.md.*already used"):
+        lessons.load_lessons(tmp_path)
     write(tmp_path, "b.md", GOOD.replace("demo-lesson", "other"))
-    with pytest.raises(L.LessonError, match="order 5"):
-        L.load_lessons(tmp_path)
+    with pytest.raises(lessons.LessonError, match="order 5"):
+        lessons.load_lessons(tmp_path)
 
 
 def test_missing_folder(tmp_path):
-    with pytest.raises(L.LessonError, match="not found"):
-        L.load_lessons(tmp_path / "nope")
+    with pytest.raises(lessons.LessonError, match="not found"):
+        lessons.load_lessons(tmp_path / "nope")
 
 
 def test_run_snippet_ok_error_and_timeout(tmp_path):
@@ -128,7 +128,7 @@ def test_snippet_command_imports_minigpt_from_elsewhere(tmp_path):
 
 @pytest.fixture(scope="module")
 def shipped():
-    return L.load_lessons()
+    return lessons.load_lessons()
 
 
 def test_shipped_lessons_parse(shipped):

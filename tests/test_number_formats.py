@@ -12,13 +12,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from minigpt import lessons as L
-from minigpt.models import gptq as G
+from minigpt import lessons
+from minigpt.models import gptq
 from minigpt.models.quantize import QuantConfig, round_trip
-from minigpt.teaching import kv_memory as KV
-from minigpt.teaching import number_formats as N
-from minigpt.teaching import ptq
-from minigpt.teaching import ptq_shipped as P
+from minigpt.teaching import kv_memory, number_formats, ptq, ptq_shipped
 from minigpt.teaching.examples.catalog import render_example
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +42,7 @@ def _one_thread():
 
 
 def test_fp8_ranges_match_the_paper_and_torch():
-    e4, e5 = N.format_range(N.E4M3), N.format_range(N.E5M2)
+    e4, e5 = number_formats.format_range(number_formats.E4M3), number_formats.format_range(number_formats.E5M2)
     # Micikevicius et al. 2022, table 1
     assert (e4.largest, e4.smallest_normal, e4.smallest_subnormal) == (448.0, 2.0 ** -6, 2.0 ** -9)
     assert (e5.largest, e5.smallest_normal, e5.smallest_subnormal) == (57344.0, 2.0 ** -14, 2.0 ** -16)
@@ -57,32 +54,32 @@ def test_fp8_ranges_match_the_paper_and_torch():
 
 
 def test_the_decoder_reproduces_float16():
-    r = N.format_range(N.FP16)
+    r = number_formats.format_range(number_formats.FP16)
     fi = torch.finfo(torch.float16)
     assert (r.largest, r.smallest_normal, r.smallest_subnormal) == (fi.max, fi.tiny, fi.smallest_normal * fi.eps)
 
 
 def test_e2m1_and_e8m0_are_the_mx_spec_values():
     # OCP MX v1.0, section 5.3.3: FP4 E2M1 magnitudes
-    assert [v for v in N.values(N.E2M1) if v >= 0] == [0, 0.5, 1, 1.5, 2, 3, 4, 6]
-    assert N.e8m0_range() == (2.0 ** -127, 2.0 ** 127)
+    assert [v for v in number_formats.values(number_formats.E2M1) if v >= 0] == [0, 0.5, 1, 1.5, 2, 3, 4, 6]
+    assert number_formats.e8m0_range() == (2.0 ** -127, 2.0 ** 127)
 
 
-@pytest.mark.parametrize("fmt,dtype", [(N.E4M3, torch.float8_e4m3fn), (N.E5M2, torch.float8_e5m2)])
+@pytest.mark.parametrize("fmt,dtype", [(number_formats.E4M3, torch.float8_e4m3fn), (number_formats.E5M2, torch.float8_e5m2)])
 def test_rounding_matches_torchs_float8_cast_including_ties(fmt, dtype):
-    grid = torch.tensor(N.values(fmt), dtype=torch.float64)
+    grid = torch.tensor(number_formats.values(fmt), dtype=torch.float64)
     midpoints = (grid[1:] + grid[:-1]) / 2  # exact ties: round half to even
     x = torch.cat([grid, midpoints, torch.linspace(-grid[-1], grid[-1], 4001, dtype=torch.float64)])
-    assert torch.equal(N.round_to_format(x, fmt), x.to(dtype).double())
+    assert torch.equal(number_formats.round_to_format(x, fmt), x.to(dtype).double())
 
 
 def test_mx_block_worked_by_hand():
     block = torch.zeros(32, dtype=torch.float64)
     block[:3] = torch.tensor([1.0, 0.1, -0.3])
     # amax 1 → shared exponent floor(log2 1) − 2 = −2, scale 1/4: 4, 0.4 → 0.5, −1.2 → −1
-    assert N.mx_round_trip(block)[:3].tolist() == [1.0, 0.125, -0.25]
+    assert number_formats.mx_round_trip(block)[:3].tolist() == [1.0, 0.125, -0.25]
     block[0] = 1.9  # 1.9 / (1/4) = 7.6: saturates to 6, read back 1.5
-    assert N.mx_round_trip(block)[0].item() == 1.5
+    assert number_formats.mx_round_trip(block)[0].item() == 1.5
 
 
 def test_nvfp4_block_worked_by_hand():
@@ -90,30 +87,30 @@ def test_nvfp4_block_worked_by_hand():
     block[:3] = torch.tensor([3.0, 1.0, 0.2])
     # per tensor 3 / (448·6); block scale (3/6) / that = 448, exact in E4M3 → scale 0.5:
     # 6 → 3, 2 → 1, 0.4 → 0.5 → 0.25
-    assert N.nvfp4_round_trip(block)[:3].tolist() == pytest.approx([3.0, 1.0, 0.25])
+    assert number_formats.nvfp4_round_trip(block)[:3].tolist() == pytest.approx([3.0, 1.0, 0.25])
 
 
 def test_nf4_levels_are_qloras_published_table():
-    assert N.nf4_offset() == pytest.approx(0.9677083, abs=5e-7)
-    assert N.nf4_levels() == pytest.approx(PUBLISHED_NF4, abs=1e-6)  # theirs: float32 linspace
+    assert number_formats.nf4_offset() == pytest.approx(0.9677083, abs=5e-7)
+    assert number_formats.nf4_levels() == pytest.approx(PUBLISHED_NF4, abs=1e-6)  # theirs: float32 linspace
 
 
 def test_bits_per_weight_by_hand():
     assert ptq.qlora_bits_per_weight(double_quant=False) == 4.5  # 4 + 32/64
     assert ptq.qlora_bits_per_weight() == 4 + 8 / 64 + 32 / (64 * 256)
     assert round(ptq.qlora_bits_per_weight(), 3) == 4.127
-    assert N.bits_per_value(4, 32, 8, 1024) == 4.25  # MXFP4
-    assert N.bits_per_value(4, 16, 8, 1024, 32) == 4.5 + 32 / 1024  # NVFP4
+    assert number_formats.bits_per_value(4, 32, 8, 1024) == 4.25  # MXFP4
+    assert number_formats.bits_per_value(4, 16, 8, 1024, 32) == 4.5 + 32 / 1024  # NVFP4
 
 
 def test_block_scales_rescue_the_small_values_where_the_lesson_says():
     from minigpt.teaching.examples.number_formats import others_error
 
     def e4m3(x, block):
-        return N.scaled_round_trip(x, N.E4M3, block)
+        return number_formats.scaled_round_trip(x, number_formats.E4M3, block)
 
     def int8(x, block):
-        return N.int_round_trip(x, 8, block)
+        return number_formats.int_round_trip(x, 8, block)
 
     assert others_error(1e5, e4m3, None) > 3 * others_error(1e5, e4m3, 32)  # into the subnormals
     assert others_error(1e3, e4m3, None) < 1.2 * others_error(1e3, e4m3, 32)  # still normal
@@ -124,20 +121,20 @@ def test_smoothquant_keeps_the_product_and_balances_at_one_half():
     from minigpt.teaching.examples.number_formats import OUTLIER_CHANNEL, smoothquant_example
 
     x, w = smoothquant_example()
-    s = N.smoothing_factors(x, w, 0.5)
+    s = number_formats.smoothing_factors(x, w, 0.5)
     j = OUTLIER_CHANNEL
     assert s[j].item() == pytest.approx(math.sqrt(x[:, j].abs().max() / w[:, j].abs().max()))
     assert torch.allclose((x / s) @ (w * s).T, x @ w.T, atol=1e-6)
     # at α = 1/2 the channel's activation range and weight range meet: √(max|X| · max|W|)
     assert (x[:, j] / s[j]).abs().max() == pytest.approx((w[:, j] * s[j]).abs().max())
-    errors = {a: N.int8_product_error(x / N.smoothing_factors(x, w, a), w * N.smoothing_factors(x, w, a))
+    errors = {a: number_formats.int8_product_error(x / number_formats.smoothing_factors(x, w, a), w * number_formats.smoothing_factors(x, w, a))
               for a in (0.0, 0.5, 1.0)}
     assert errors[0.5] < min(errors[0.0], errors[1.0])
 
 
 def test_kv_cache_bytes_per_token_by_hand():
-    llama7 = next(s for s in KV.MODELS if s.name == "LLaMA-2 7B")
-    per_16 = KV.shape_bytes_per_token(llama7)
+    llama7 = next(s for s in kv_memory.MODELS if s.name == "LLaMA-2 7B")
+    per_16 = kv_memory.shape_bytes_per_token(llama7)
     assert per_16 == 2 * 32 * 32 * 128 * 2 == 512 * 1024
     assert per_16 * ptq.kv_bits_per_value(8) / 16 == 256 * 1024
     assert per_16 * ptq.kv_bits_per_value(4, 64) / 16 == 136 * 1024  # 4.25 bits
@@ -148,7 +145,7 @@ def test_kv_cache_bytes_per_token_by_hand():
 
 def test_round_to_nearest_is_lesson_237s_group_quantization():
     w = torch.randn(8, 64, generator=torch.Generator().manual_seed(0))
-    assert torch.allclose(G.round_to_nearest(w, 4, 32), round_trip(w, QuantConfig(4, "group", 32)), atol=1e-6)
+    assert torch.allclose(gptq.round_to_nearest(w, 4, 32), round_trip(w, QuantConfig(4, "group", 32)), atol=1e-6)
 
 
 def test_gptq_with_uncorrelated_inputs_is_round_to_nearest():
@@ -156,18 +153,18 @@ def test_gptq_with_uncorrelated_inputs_is_round_to_nearest():
     weight to nearest, exactly."""
     w = torch.randn(6, 32, generator=torch.Generator().manual_seed(1))
     h = torch.diag(torch.rand(32, generator=torch.Generator().manual_seed(2), dtype=torch.float64) + 0.5)
-    assert torch.equal(G.gptq(w, h, 3, 16), G.round_to_nearest(w, 3, 16))
+    assert torch.equal(gptq.gptq(w, h, 3, 16), gptq.round_to_nearest(w, 3, 16))
 
 
 @pytest.fixture(scope="module")
 def cut_down():
     """The shipped model with 32 calibration names and 64 to score on."""
-    return P.load(calibration_names=32, held_out_names=64)
+    return ptq_shipped.load(calibration_names=32, held_out_names=64)
 
 
 @pytest.mark.parametrize("bits", [4, 3])
 def test_gptq_layer_error_is_below_rounding_on_the_shipped_model(cut_down, bits):
-    _, errors = P.gptq_model(cut_down.model, cut_down.calibration, bits, layers=3)
+    _, errors = ptq_shipped.gptq_model(cut_down.model, cut_down.calibration, bits, layers=3)
     assert [e.layer for e in errors] == ["blocks.0.attn.qkv", "blocks.0.attn.proj", "blocks.0.ffn.up"]
     for e in errors:
         assert e.gptq < e.rtn, e
@@ -177,13 +174,13 @@ def test_stored_bytes_agree_with_lesson_237s_count(cut_down):
     from minigpt.models.quantize import quantize_model
 
     _, counted = quantize_model(cut_down.model, QuantConfig(4, "group", 32))
-    assert P.stored_bytes(cut_down.model, P.int_bits(4, 32)) == pytest.approx(counted.quant_bytes, abs=32)
-    assert P.stored_bytes(cut_down.model, lambda p: 32) == counted.float_bytes
+    assert ptq_shipped.stored_bytes(cut_down.model, ptq_shipped.int_bits(4, 32)) == pytest.approx(counted.quant_bytes, abs=32)
+    assert ptq_shipped.stored_bytes(cut_down.model, lambda p: 32) == counted.float_bytes
 
 
 @pytest.mark.soak
 def test_the_whole_job_on_the_shipped_model():
-    result = P.measure(progress=lambda line: None)
+    result = ptq_shipped.measure(progress=lambda line: None)
     rows = {r["label"]: r for r in result["rows"]}
     assert rows["int3 groups of 32, GPTQ"]["loss"] < rows["int3 groups of 32, RTN"]["loss"]
     assert all(e["gptq"] < e["rtn"] for errors in result["layer_errors"].values() for e in errors)
@@ -193,28 +190,28 @@ def test_the_whole_job_on_the_shipped_model():
 
 
 def test_the_lesson_sits_between_moe_and_after_pretraining_with_its_lab_job():
-    lesson = next(lesson for lesson in L.load_lessons() if lesson.id == "number-formats")
+    lesson = next(lesson for lesson in lessons.load_lessons() if lesson.id == "number-formats")
     assert lesson.order == 234 and lesson.extra["lab"] == ["ptq"]
     assert lesson.snippets() and "formats.ptq_lab" in lesson.example_ids()
 
 
 def test_the_lessons_typed_figures_are_the_calculators():
     text = " ".join(LESSON.read_text(encoding="utf-8").split())
-    e4, e5 = N.format_range(N.E4M3), N.format_range(N.E5M2)
-    step = {f.name: min(v for v in N.values(f) if v > 1) - 1 for f in (N.E4M3, N.E5M2)}
+    e4, e5 = number_formats.format_range(number_formats.E4M3), number_formats.format_range(number_formats.E5M2)
+    step = {f.name: min(v for v in number_formats.values(f) if v > 1) - 1 for f in (number_formats.E4M3, number_formats.E5M2)}
     assert f"tops at {e4.largest:g} with steps of 1/{1 / step['E4M3']:g}" in text
     assert f"reaches {e5.largest:,g} with steps of 1/{1 / step['E5M2']:g}" in text
-    assert f"{N.bits_per_value(4, N.MX_BLOCK, 8, 1 << 20):g} bits" in text
+    assert f"{number_formats.bits_per_value(4, number_formats.MX_BLOCK, 8, 1 << 20):g} bits" in text
     assert f"about {round(ptq.qlora_bits_per_weight(), 3)} bits per parameter" in text
-    assert f"about {round(N.bits_per_value(4, N.NVFP4_BLOCK, 8, 1 << 20, 32), 1)} bits" in text
-    assert len(N.values(N.E2M1)) == 15 and "fifteen distinct values" in text
+    assert f"about {round(number_formats.bits_per_value(4, number_formats.NVFP4_BLOCK, 8, 1 << 20, 32), 1)} bits" in text
+    assert len(number_formats.values(number_formats.E2M1)) == 15 and "fifteen distinct values" in text
 
 
 def test_the_cards_figures_are_the_calculators():
     from minigpt.study.decks import load_decks
 
     cards = load_decks(numbers=False)
-    e4, e5 = N.format_range(N.E4M3), N.format_range(N.E5M2)
+    e4, e5 = number_formats.format_range(number_formats.E4M3), number_formats.format_range(number_formats.E5M2)
     assert f"largest value is {e4.largest:g}" in cards["term.e4m3"].back
     assert f"reaching {e5.largest:,g}" in cards["term.e5m2"].back
     double_quant = (f"about {round(ptq.qlora_bits_per_weight(), 3)} bits per weight instead of "

@@ -17,7 +17,7 @@ import pytest
 from minigpt import processes, spawn
 from minigpt.runs import listing, lock
 from minigpt.runs.lock import RunLock
-from minigpt.training import cpu_policy as cp
+from minigpt.training import cpu_policy
 
 ROOT = Path(__file__).resolve().parent.parent
 PROC_PATH = re.compile(r"""["']/proc\b""")  # a string that starts a /proc path: "/proc/…", f"/proc/{pid}…"
@@ -154,7 +154,7 @@ def test_cpu_samples_from_psutils_times_on_a_system_without_iowait(monkeypatch):
     monkeypatch.setattr(psutil, "cpu_times", lambda: SystemTimes(3.0, 0.5, 1.5, 5.0))
     monkeypatch.setattr(psutil.Process, "cpu_times", lambda self: OwnTimes(0.75, 0.25, 9.0, 9.0))
     monkeypatch.setattr(psutil, "cpu_count", lambda logical=True: 4 if logical else 2)
-    assert cp.read_sample() == cp.CpuSample(busy_ticks=500, total_ticks=1000, own_ticks=100, online_cores=4)
+    assert cpu_policy.read_sample() == cpu_policy.CpuSample(busy_ticks=500, total_ticks=1000, own_ticks=100, online_cores=4)
 
 
 def test_unreadable_cpu_times_leave_the_load_unmeasured(monkeypatch):
@@ -162,15 +162,15 @@ def test_unreadable_cpu_times_leave_the_load_unmeasured(monkeypatch):
         raise psutil.AccessDenied()
 
     monkeypatch.setattr(psutil, "cpu_times", denied)
-    assert cp.read_sample() is None and cp.measure_busy_cores(0) is None
-    assert cp.decide(None, 4).reason == "CPU use could not be measured here"
+    assert cpu_policy.read_sample() is None and cpu_policy.measure_busy_cores(0) is None
+    assert cpu_policy.decide(None, 4).reason == "CPU use could not be measured here"
 
 
 @pytest.mark.parametrize("physical, want", [(None, "usable"), (1, 1), (64, "usable")])
 def test_physical_cores_are_psutils_count_within_the_usable_ones(monkeypatch, physical, want):
     monkeypatch.setattr(psutil, "cpu_count", lambda logical=True: physical)
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    assert cp.physical_cores() == (usable if want == "usable" else want)
+    assert cpu_policy.physical_cores() == (usable if want == "usable" else want)
 
 
 def test_free_memory_is_psutils_available_or_unknown(monkeypatch):

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from minigpt.checkpoint import load_checkpoint
 from minigpt.cli import main
-from minigpt.runs import listing as runs
+from minigpt.runs import listing
 from minigpt.runs.metrics import read_metrics
 from minigpt.training.loop import train
 
@@ -38,15 +38,15 @@ def round1(tmp_path) -> Path:
 
 
 def test_round1_runs_read_with_their_states(round1):
-    finished = runs.read_run(round1 / "runs" / "run-gpt")
+    finished = listing.read_run(round1 / "runs" / "run-gpt")
     assert (str(finished.status), finished.step, finished.total, finished.model) == ("finished", 20, 20, "gpt")
     assert finished.best_val == pytest.approx(2.8941802325581394)
-    stopped = runs.read_run(round1 / "runs" / "run-gpt-stopped")
+    stopped = listing.read_run(round1 / "runs" / "run-gpt-stopped")
     assert (str(stopped.status), stopped.step, stopped.total) == ("stopped", 36, 1000)
 
 
 def test_round1_runs_are_listed_newest_first(round1):
-    listed = runs.list_runs(round1 / "runs")
+    listed = listing.list_runs(round1 / "runs")
     assert [r.name for r in listed] == ["run-gpt-stopped", "run-gpt"]
 
 

@@ -11,8 +11,7 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from minigpt.control import form as run_form
-from minigpt.control import run_processes as rc
+from minigpt.control import form, run_processes
 from minigpt.errors import ConfigError
 from minigpt.runs.files import STATUS_FILE, process_start_time, write_json_atomic
 from minigpt.training.options import OPTIONS, TrainConfig
@@ -21,34 +20,34 @@ from tests.helpers.waiting import wait_until
 
 
 def course_form(**changes) -> dict[str, str]:
-    values = run_form.form_from_config(run_form.preset_config("course"))
+    values = form.form_from_config(form.preset_config("course"))
     values.update(changes)
     return values
 
 
 def test_valid_form_gives_the_config_it_describes():
-    cfg = run_form.config_from_form(course_form(d_model="32", n_heads="2", steps="500", dropout="0.1"))
+    cfg = form.config_from_form(course_form(d_model="32", n_heads="2", steps="500", dropout="0.1"))
     assert (cfg.d_model, cfg.n_heads, cfg.steps, cfg.dropout, cfg.time_s) == (32, 2, 500, 0.1, None)
-    timed = run_form.config_from_form(course_form(steps="", time_s="90"))
+    timed = form.config_from_form(course_form(steps="", time_s="90"))
     assert (timed.steps, timed.time_s) == (None, 90.0)
-    advanced = run_form.config_from_form(course_form(pos_encoding="rope", tie_weights="on", ema="0", pack="off",
+    advanced = form.config_from_form(course_form(pos_encoding="rope", tie_weights="on", ema="0", pack="off",
                                                      grad_clip="", block_size="12"))
     assert (advanced.pos_encoding, advanced.tie_weights, advanced.ema, advanced.pack) == ("rope", True, 0.0, False)
     assert (advanced.grad_clip, advanced.block_size) == (None, 12)
 
 
 def test_the_form_has_one_field_per_option_common_first():
-    assert sorted(run_form.FORM_OPTIONS, key=lambda o: o.name) == sorted(OPTIONS, key=lambda o: o.name)
-    assert [o.advanced for o in run_form.FORM_OPTIONS] == sorted(o.advanced for o in OPTIONS)
-    assert set(run_form.form_from_config(TrainConfig())) == {o.name for o in OPTIONS}
+    assert sorted(form.FORM_OPTIONS, key=lambda o: o.name) == sorted(OPTIONS, key=lambda o: o.name)
+    assert [o.advanced for o in form.FORM_OPTIONS] == sorted(o.advanced for o in OPTIONS)
+    assert set(form.form_from_config(TrainConfig())) == {o.name for o in OPTIONS}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cfg=valid_configs())
 def test_config_to_form_to_config_is_the_identity(cfg):
-    texts = run_form.form_from_config(cfg)
+    texts = form.form_from_config(cfg)
     assert all(isinstance(t, str) for t in texts.values())
-    back = run_form.config_from_form(texts)
+    back = form.config_from_form(texts)
     assert back == cfg
     assert back.to_dict() == cfg.to_dict()  # and so is the saved config.json, key by key
 
@@ -57,19 +56,19 @@ def test_a_dataset_path_survives_the_form(tmp_path):
     names = tmp_path / "names.txt"
     names.write_text("anna\nbob\ncara\n", encoding="utf-8")  # three: fewer leave a split empty
     cfg = TrainConfig(data=str(names))
-    assert run_form.config_from_form(run_form.form_from_config(cfg)) == cfg
-    assert run_form.config_from_form(course_form(data="embedded")).data is None
+    assert form.config_from_form(form.form_from_config(cfg)) == cfg
+    assert form.config_from_form(course_form(data="embedded")).data is None
 
 
-@pytest.mark.parametrize("name", list(run_form.PRESETS))
+@pytest.mark.parametrize("name", list(form.PRESETS))
 def test_presets_round_trip_through_the_form(name):
-    cfg = run_form.preset_config(name)
-    assert run_form.config_from_form(run_form.form_from_config(cfg)) == cfg
+    cfg = form.preset_config(name)
+    assert form.config_from_form(form.form_from_config(cfg)) == cfg
 
 
 def test_a_preset_keeps_the_device_and_the_dataset(tmp_path):
     values = course_form(device="cpu", data=str(tmp_path / "mine.txt"), d_model="48", n_heads="3", ema="0.5")
-    applied = run_form.apply_preset(values, "tiny")
+    applied = form.apply_preset(values, "tiny")
     assert (applied["device"], applied["data"]) == ("cpu", str(tmp_path / "mine.txt"))
     assert (applied["d_model"], applied["n_heads"], applied["steps"], applied["ema"]) == ("16", "2", "300", "0.999")
 
@@ -97,26 +96,26 @@ def test_a_preset_keeps_the_device_and_the_dataset(tmp_path):
 ])
 def test_form_refuses_impossible_values_naming_the_field(changes, field, words):
     with pytest.raises(ConfigError) as err:
-        run_form.config_from_form(course_form(**changes))
+        form.config_from_form(course_form(**changes))
     assert err.value.field == field
     assert words in str(err.value)
 
 
 def test_form_refuses_a_bad_dataset_before_anything_starts(tmp_path):
     with pytest.raises(ConfigError) as err:
-        run_form.config_from_form(course_form(data=str(tmp_path / "missing.txt")))
+        form.config_from_form(course_form(data=str(tmp_path / "missing.txt")))
     assert err.value.field == "data" and "no such file" in str(err.value)
     bad = tmp_path / "dots.txt"
     bad.write_text("anna\nbo.b\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="line 2"):
-        run_form.config_from_form(course_form(data=str(bad)))
+        form.config_from_form(course_form(data=str(bad)))
     assert not list(tmp_path.glob("runs/*"))
 
 
 def test_unavailable_device_is_refused(monkeypatch):
-    monkeypatch.setattr(run_form, "available_devices", lambda: ["auto", "cpu"])
+    monkeypatch.setattr(form, "available_devices", lambda: ["auto", "cpu"])
     with pytest.raises(ConfigError) as err:
-        run_form.config_from_form(course_form(device="cuda"))
+        form.config_from_form(course_form(device="cuda"))
     assert err.value.field == "device"
 
 
@@ -142,12 +141,12 @@ def test_copied_settings_start_a_run_with_the_identical_config(tmp_path):
                            beta2=0.95, weight_decay=0.05, grad_clip=None, ema=0.0, pack=False, steps=12,
                            eval_interval=6, log_interval=3, device="cpu", dtype="float32", seed=7, split_seed=3)
     write_json_atomic(old / "config.json", original.to_dict())
-    texts = run_form.form_from_config(rc.run_settings(old))
-    run_dir = asyncio.run(rc.start_run(run_form.config_from_form(texts), root=tmp_path / "runs"))
-    launch = json.loads((run_dir / rc.LAUNCH_FILE).read_text())
+    texts = form.form_from_config(run_processes.run_settings(old))
+    run_dir = asyncio.run(run_processes.start_run(form.config_from_form(texts), root=tmp_path / "runs"))
+    launch = json.loads((run_dir / run_processes.LAUNCH_FILE).read_text())
     assert launch["argv"][:3] == ["minigpt", "train", "--config"]
-    wait_until(lambda: rc.run_state(run_dir).status not in ("starting", "running"), 120, "the run to end", step=0.2)
-    assert rc.run_state(run_dir).status == "finished", rc.stderr_tail(run_dir)
+    wait_until(lambda: run_processes.run_state(run_dir).status not in ("starting", "running"), 120, "the run to end", step=0.2)
+    assert run_processes.run_state(run_dir).status == "finished", run_processes.stderr_tail(run_dir)
     from minigpt.checkpoint import load_checkpoint
 
     trained = load_checkpoint(run_dir / "checkpoint").train_config
@@ -159,12 +158,12 @@ def test_a_run_stopped_while_it_starts_reads_as_stopped_never_failed(tmp_path, d
     """Stop at once (the worker may not even have Python running yet) or while torch loads: the
     run ends stopped, never failed."""
     cfg = TrainConfig(d_model=8, n_heads=2, n_layers=1, batch_size=8, steps=5000, eval_interval=1000, device="cpu")
-    run_dir = asyncio.run(rc.start_run(cfg, root=tmp_path / "runs"))
+    run_dir = asyncio.run(run_processes.start_run(cfg, root=tmp_path / "runs"))
     time.sleep(delay_s)
-    assert rc.run_state(run_dir).status == "starting"
-    rc.stop_run(run_dir)
-    view = rc.wait_until_stopped(run_dir, timeout=120)
-    assert view.status == "stopped", (view.reason, rc.stderr_tail(run_dir))
+    assert run_processes.run_state(run_dir).status == "starting"
+    run_processes.stop_run(run_dir)
+    view = run_processes.wait_until_stopped(run_dir, timeout=120)
+    assert view.status == "stopped", (view.reason, run_processes.stderr_tail(run_dir))
 
 
 def test_downsample_keeps_shape_ends_and_extremes():
@@ -172,12 +171,12 @@ def test_downsample_keeps_shape_ends_and_extremes():
     xs = list(range(n))
     ys = [((i * 7919) % 1000) / 1000 for i in range(n)]
     ys[54_321] = -5.0  # a spike that averaging would hide
-    dx, dy = rc.downsample(xs, ys, 200)
+    dx, dy = run_processes.downsample(xs, ys, 200)
     assert len(dx) <= 202
     assert dx[0] == 0 and dx[-1] == n - 1
     assert min(dy) == -5.0 and max(dy) == max(ys)
     assert dx == sorted(dx)
-    assert rc.downsample([1, 2], [3, 4], 200) == ([1, 2], [3, 4])
+    assert run_processes.downsample([1, 2], [3, 4], 200) == ([1, 2], [3, 4])
 
 
 def _status(run_dir, **values):
@@ -188,50 +187,50 @@ def _status(run_dir, **values):
 
 
 def test_run_state_tells_starting_from_died_before_status(tmp_path):
-    write_json_atomic(tmp_path / rc.LAUNCH_FILE, {"pid": os.getpid(), "pid_start": process_start_time(os.getpid()),
+    write_json_atomic(tmp_path / run_processes.LAUNCH_FILE, {"pid": os.getpid(), "pid_start": process_start_time(os.getpid()),
                                                  "launched_ts": time.time()})
-    assert rc.run_state(tmp_path).status == "starting"
-    write_json_atomic(tmp_path / rc.LAUNCH_FILE, {"pid": 2 ** 22 + 12345, "launched_ts": time.time()})
-    (tmp_path / rc.STDERR_FILE).write_text("Traceback …\nImportError: no module named torch\n")
-    state = rc.run_state(tmp_path)
+    assert run_processes.run_state(tmp_path).status == "starting"
+    write_json_atomic(tmp_path / run_processes.LAUNCH_FILE, {"pid": 2 ** 22 + 12345, "launched_ts": time.time()})
+    (tmp_path / run_processes.STDERR_FILE).write_text("Traceback …\nImportError: no module named torch\n")
+    state = run_processes.run_state(tmp_path)
     assert state.status == "failed" and "ImportError" in state.reason
-    assert rc.stderr_tail(tmp_path, 1) == ["ImportError: no module named torch"]
+    assert run_processes.stderr_tail(tmp_path, 1) == ["ImportError: no module named torch"]
 
 
 def test_stale_status_from_before_a_resume_is_not_believed(tmp_path):
     _status(tmp_path, state="stopped", pid=2 ** 22 + 1)
     time.sleep(0.01)
-    write_json_atomic(tmp_path / rc.LAUNCH_FILE, {"pid": os.getpid(), "pid_start": process_start_time(os.getpid()),
+    write_json_atomic(tmp_path / run_processes.LAUNCH_FILE, {"pid": os.getpid(), "pid_start": process_start_time(os.getpid()),
                                                  "launched_ts": time.time()})
-    assert rc.run_state(tmp_path).status == "starting"
+    assert run_processes.run_state(tmp_path).status == "starting"
 
 
 def test_progress_and_eta():
     from minigpt.runs.listing import RunInfo
 
     info = RunInfo(path=None, name="r", status="running", step=25, total=100)
-    frac, eta = rc.progress(info, {"step": 25, "elapsed_s": 10.0})
+    frac, eta = run_processes.progress(info, {"step": 25, "elapsed_s": 10.0})
     assert frac == 0.25 and eta == pytest.approx(30.0)
     timed = RunInfo(path=None, name="r", status="running", step=5, total=60.0, total_unit="seconds")
-    assert rc.progress(timed, {"elapsed_s": 15.0}) == (0.25, 45.0)
-    assert rc.format_duration(75) == "1m15s" and rc.format_duration(None) == "–"
+    assert run_processes.progress(timed, {"elapsed_s": 15.0}) == (0.25, 45.0)
+    assert run_processes.format_duration(75) == "1m15s" and run_processes.format_duration(None) == "–"
 
 
 def test_controls_refuse_what_cannot_be_done(tmp_path):
-    with pytest.raises(rc.RunControlError, match="not a run folder"):
-        rc.delete_run(tmp_path)
+    with pytest.raises(run_processes.RunControlError, match="not a run folder"):
+        run_processes.delete_run(tmp_path)
     _status(tmp_path)  # running, and our own pid is alive
-    with pytest.raises(rc.RunControlError, match="stop the run"):
-        rc.delete_run(tmp_path)
+    with pytest.raises(run_processes.RunControlError, match="stop the run"):
+        run_processes.delete_run(tmp_path)
     _status(tmp_path, state="finished")
-    with pytest.raises(rc.RunControlError, match="nothing to stop"):
-        rc.stop_run(tmp_path)
+    with pytest.raises(run_processes.RunControlError, match="nothing to stop"):
+        run_processes.stop_run(tmp_path)
     _status(tmp_path, state="stopped")
-    with pytest.raises(rc.RunControlError, match="nothing to resume"):
+    with pytest.raises(run_processes.RunControlError, match="nothing to resume"):
         import asyncio
 
-        asyncio.run(rc.resume_run(tmp_path))
-    rc.delete_run(tmp_path)
+        asyncio.run(run_processes.resume_run(tmp_path))
+    run_processes.delete_run(tmp_path)
     assert not tmp_path.exists()
 
 
@@ -241,4 +240,4 @@ def test_comparison_table_orders_bigram_mlp_gpt():
     infos = [RunInfo(path=None, name=n, status="finished", model=m, best_val=v, n_params=p)
              for n, m, v, p in [("g", "gpt", 2.0, 9000), ("b", "bigram", 2.45, 729), ("m", "mlp", 2.2, 12000),
                                 ("g2", "gpt", 1.95, 30000)]]
-    assert [r.name for r in rc.comparison_rows(infos)] == ["b", "m", "g2", "g"]
+    assert [r.name for r in run_processes.comparison_rows(infos)] == ["b", "m", "g2", "g"]

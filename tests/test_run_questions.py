@@ -9,7 +9,7 @@ import math
 
 from minigpt.runs.listing import list_runs, read_run
 from minigpt.significance import welch_t_test
-from minigpt.study import interview as iv
+from minigpt.study import interview
 from minigpt.study.run_questions import ALPHA, group_question, questions_for_run, questions_for_runs
 from tests.helpers.run_fixtures import grouped_run, write_run
 
@@ -89,12 +89,12 @@ def test_the_runs_folder_gives_questions_per_run_and_one_for_the_seed_groups(tmp
 def test_an_interview_with_runs_asks_about_them_with_their_numbers(tmp_path):
     run = _run_with_uniform(tmp_path, steps=300, best_val=2.1)
     asked = questions_for_runs(list_runs(tmp_path))
-    plan = iv.plan([], ["the-loss", "training"], {}, minutes=10, run_questions=asked, seed=3)
-    assert plan and {q.kind for q in plan} == {"run"} and "run" in iv.RUBRIC_KINDS
+    plan = interview.plan([], ["the-loss", "training"], {}, minutes=10, run_questions=asked, seed=3)
+    assert plan and {q.kind for q in plan} == {"run"} and "run" in interview.RUBRIC_KINDS
     final = [r for r in _records(run) if "val_loss" in r][-1]["val_loss"]
     assert any(f"{final:.3f}" in q.prompt and q.rubric and q.answer for q in plan)
     assert len({q.prompt for q in plan}) == len(plan)  # none asked twice
-    assert iv.plan([], ["the-loss"], {}, minutes=10, seed=3) == []  # no runs, no cards: nothing to ask
+    assert interview.plan([], ["the-loss"], {}, minutes=10, seed=3) == []  # no runs, no cards: nothing to ask
 
 
 def test_a_diverged_run_asks_nothing_about_its_nan_losses(tmp_path):

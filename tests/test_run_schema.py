@@ -13,7 +13,7 @@ import pytest
 
 from minigpt.errors import ConfigError, RunBusyError, RunError
 from minigpt.numbers import number_text
-from minigpt.runs import listing as runs
+from minigpt.runs import listing
 from minigpt.runs.files import RunWriter, edit_status, truncate_metrics, write_json_atomic, write_run_config
 from minigpt.runs.lock import RunLock, is_locked, lock_holder
 from minigpt.runs.metrics import read_metrics
@@ -256,13 +256,13 @@ def test_resolve_run_by_folder_path_folder_name_or_own_name(tmp_path):
 
 def test_a_folder_without_status_is_starting_only_while_young_or_locked(tmp_path):
     write_run_config(tmp_path, TrainConfig().to_dict())
-    assert runs.read_run(tmp_path).status is RunState.STARTING
+    assert listing.read_run(tmp_path).status is RunState.STARTING
     old = time.time() - 3600
     os.utime(tmp_path / "config.json", (old, old))
-    info = runs.read_run(tmp_path)
+    info = listing.read_run(tmp_path)
     assert info.status is RunState.FAILED and "never started" in info.reason
     with RunLock(tmp_path):
-        assert runs.read_run(tmp_path).status is RunState.STARTING
+        assert listing.read_run(tmp_path).status is RunState.STARTING
 
 
 def test_one_notation_for_learning_rates_that_reads_back():

@@ -17,7 +17,7 @@ from minigpt.models.config import BigramConfig, GPTConfig
 from minigpt.models.gpt import MiniGPT
 from minigpt.models.speedrun import after_next_loss
 from minigpt.sampling import greedy_continuation
-from minigpt.teaching import self_speculation as S
+from minigpt.teaching import self_speculation
 
 
 @pytest.fixture(autouse=True)
@@ -51,24 +51,24 @@ def path_heads(wrong_at: int | None = None, V: int = 4):
 def test_every_draft_kept_counted_by_hand():
     # calls: [.] → a, draft b | [. a b] keep b, then c, draft a | [. a b c a] keep a, then b, draft .
     #        | [. a b c a b .] keep the end: 4 calls, 3 drafts, all kept, 6 tokens (plain: 6 calls)
-    ids, ended, stats = S.self_speculative_sample(path_heads(), block=8, gen=None)
+    ids, ended, stats = self_speculation.self_speculative_sample(path_heads(), block=8, gen=None)
     assert (ids, ended) == (PATH[:-1], True)
     assert (stats.target_calls, stats.drafted, stats.accepted, stats.tokens) == (4, 3, 3, 6)
-    assert S.plain_sample(path_heads(), 8, None) == (PATH[:-1], True, 6)
+    assert self_speculation.plain_sample(path_heads(), 8, None) == (PATH[:-1], True, 6)
 
 
 def test_a_refused_draft_counted_by_hand():
     # the draft made at position 2 is wrong (c instead of a): [. a b c c] refuses it and puts a;
     # the second head at position 3 already guessed b for the place after: [. a b c a b] keeps
     # b, then ends. 4 calls, 3 drafts, 2 kept, 6 tokens.
-    ids, ended, stats = S.self_speculative_sample(path_heads(wrong_at=2), block=8, gen=None)
+    ids, ended, stats = self_speculation.self_speculative_sample(path_heads(wrong_at=2), block=8, gen=None)
     assert (ids, ended) == (PATH[:-1], True)
     assert (stats.target_calls, stats.drafted, stats.accepted, stats.tokens) == (4, 3, 2, 6)
 
 
 def test_a_name_reaching_the_block_is_cut_as_plain_sampling_cuts_it():
-    ids, ended, stats = S.self_speculative_sample(path_heads(), block=3, gen=None)
-    assert (ids, ended) == (PATH[:2], False) == S.plain_sample(path_heads(), 3, None)[:2]
+    ids, ended, stats = self_speculation.self_speculative_sample(path_heads(), block=3, gen=None)
+    assert (ids, ended) == (PATH[:2], False) == self_speculation.plain_sample(path_heads(), 3, None)[:2]
     assert stats.target_calls == 2  # [.] → a (draft b); [. a b] keeps b and reads c: past the block
 
 
@@ -85,8 +85,8 @@ def tiny_mtp_model(seed: int, V: int = 6) -> MiniGPT:
 def test_greedy_self_speculation_is_greedy_decoding_on_a_real_minigpt(seed):
     model = tiny_mtp_model(seed)
     vocab = Vocab.from_list(list(".abcde"))
-    ids, _, stats = S.self_speculative_sample(S.minigpt_heads(model), 8, None)
-    plain, _, calls = S.plain_sample(S.main_only(model), 8, None)
+    ids, _, stats = self_speculation.self_speculative_sample(self_speculation.minigpt_heads(model), 8, None)
+    plain, _, calls = self_speculation.plain_sample(self_speculation.main_only(model), 8, None)
     assert ids == plain
     assert vocab.decode(ids) == greedy_continuation(model, vocab, "")  # the cached, batched path
     # a call gives one token, or two when its draft is kept (one if that draft was the end token)
@@ -97,7 +97,7 @@ def test_the_draft_is_the_head_the_auxiliary_loss_trains():
     model = tiny_mtp_model(0)
     seq = [0, 1, 2, 3, 4, 0]
     x, y = torch.tensor([seq[:-1]]), torch.tensor([seq[1:]])
-    main, second = S.minigpt_heads(model)(seq[:-1])
+    main, second = self_speculation.minigpt_heads(model)(seq[:-1])
     model.train()  # the auxiliary loss is added only while training (dropout is 0)
     _, with_aux = model(x, y)
     model.eval()
@@ -109,7 +109,7 @@ def test_the_draft_is_the_head_the_auxiliary_loss_trains():
 def test_a_model_without_a_second_head_is_refused():
     model = MiniGPT(GPTConfig(vocab_size=6, block_size=8, d_model=16, n_heads=2, n_layers=1))
     with pytest.raises(SamplingError, match="mtp_weight"):
-        S.minigpt_heads(model)
+        self_speculation.minigpt_heads(model)
 
 
 V, BLOCK = 4, 4  # the end token and 3 characters; at most 3 characters a name
@@ -158,7 +158,7 @@ def test_sampled_names_follow_plain_sampling_chi_square():
     n, counts = 3000, dict.fromkeys(exact, 0)
     kept = drafted = 0
     for _ in range(n):
-        ids, ended, stats = S.self_speculative_sample(heads, BLOCK, gen)
+        ids, ended, stats = self_speculation.self_speculative_sample(heads, BLOCK, gen)
         counts[(tuple(ids), ended)] += 1
         kept, drafted = kept + stats.accepted, drafted + stats.drafted
     cells, small_obs, small_exp = [], 0, 0.0
@@ -179,7 +179,7 @@ def test_compare_times_the_three_ways_on_the_same_names():
     model = tiny_mtp_model(1)
     vocab = Vocab.from_list(list(".abcde"))
     draft = Bigram(BigramConfig(vocab_size=6, block_size=8))
-    result = S.compare(model, vocab, draft, n=4, repeats=1)
+    result = self_speculation.compare(model, vocab, draft, n=4, repeats=1)
     assert result["greedy"]["plain"] == result["greedy"]["self"]
     mine = result["self"]
     # one call per token not drafted, plus one for each name that ended on a kept draft

@@ -19,7 +19,7 @@ from minigpt.errors import SamplingError
 from minigpt.models.bigram import Bigram
 from minigpt.models.config import BigramConfig, GPTConfig
 from minigpt.models.gpt import MiniGPT
-from minigpt.teaching import speculative as S
+from minigpt.teaching import speculative
 
 V, BLOCK = 4, 3  # the end token and 3 characters; at most 2 characters a name
 
@@ -62,7 +62,7 @@ def tiny_target(seed: int = 0) -> PrefixTable:
 def test_the_check_also_runs_on_a_real_minigpt():
     torch.manual_seed(0)
     model = MiniGPT(GPTConfig(vocab_size=V, block_size=BLOCK, d_model=8, n_heads=2, n_layers=1)).eval()
-    ids, _, stats = S.speculative_sample(model, poor_draft(), 2, torch.Generator().manual_seed(0))
+    ids, _, stats = speculative.speculative_sample(model, poor_draft(), 2, torch.Generator().manual_seed(0))
     assert stats.target_calls >= 1 and len(ids) <= BLOCK - 1
 
 
@@ -99,16 +99,16 @@ def test_one_check_emits_exactly_the_target_distribution(seed):
     gen = torch.Generator().manual_seed(seed)
     p = torch.softmax(torch.randn(7, generator=gen, dtype=torch.float64) * 2, -1)
     q = torch.softmax(torch.randn(7, generator=gen, dtype=torch.float64) * 2, -1)
-    assert torch.allclose(S.one_step_distribution(p, q), p, atol=1e-12)
-    assert S.one_step_distribution(p, p).allclose(p)  # nothing left over: the draft is always kept
+    assert torch.allclose(speculative.one_step_distribution(p, q), p, atol=1e-12)
+    assert speculative.one_step_distribution(p, p).allclose(p)  # nothing left over: the draft is always kept
 
 
 def test_residual_and_acceptance_by_hand():
     p, q = torch.tensor([0.5, 0.3, 0.2]), torch.tensor([0.2, 0.3, 0.5])
-    assert S.acceptance(p, q) == pytest.approx(0.2 + 0.3 + 0.2)
-    assert S.residual(p, q).tolist() == pytest.approx([1.0, 0.0, 0.0])
-    assert S.expected_tokens_per_call(0.5, 2) == pytest.approx(1.75)  # 1 + 0.5 + 0.25
-    assert S.expected_tokens_per_call(1.0, 4) == 5
+    assert speculative.acceptance(p, q) == pytest.approx(0.2 + 0.3 + 0.2)
+    assert speculative.residual(p, q).tolist() == pytest.approx([1.0, 0.0, 0.0])
+    assert speculative.expected_tokens_per_call(0.5, 2) == pytest.approx(1.75)  # 1 + 0.5 + 0.25
+    assert speculative.expected_tokens_per_call(1.0, 4) == 5
 
 
 def test_speculative_names_follow_the_target_distribution_chi_square():
@@ -116,9 +116,9 @@ def test_speculative_names_follow_the_target_distribution_chi_square():
     exact = exact_outcomes(target)
     assert sum(exact.values()) == pytest.approx(1.0)
     gen = torch.Generator().manual_seed(1234)
-    n, counts, total = 2000, dict.fromkeys(exact, 0), S.SpeculativeStats()
+    n, counts, total = 2000, dict.fromkeys(exact, 0), speculative.SpeculativeStats()
     for k in itertools.islice(itertools.cycle((1, 2, 3)), n):  # every draft length, mixed
-        ids, ended, stats = S.speculative_sample(target, draft, k, gen)
+        ids, ended, stats = speculative.speculative_sample(target, draft, k, gen)
         counts[(tuple(ids), ended)] += 1
         total.add(stats)
     # pool outcomes expected fewer than 5 times, as the chi-square approximation asks
@@ -142,9 +142,9 @@ def test_speculative_names_follow_the_target_distribution_chi_square():
 def test_a_perfect_draft_is_always_kept_and_gives_k_plus_one_per_call():
     target = tiny_target()
     gen = torch.Generator().manual_seed(0)
-    total = S.SpeculativeStats()
+    total = speculative.SpeculativeStats()
     for _ in range(50):
-        _, _, stats = S.speculative_sample(target, target, 2, gen)
+        _, _, stats = speculative.speculative_sample(target, target, 2, gen)
         assert stats.tokens_per_call >= 1
         total.add(stats)
     assert total.acceptance_rate == 1.0 and total.wasted == 0
@@ -156,7 +156,7 @@ def test_measured_rates_agree_with_alpha_on_the_shipped_models():
 
     gpt = load_checkpoint(checkpoints_dir() / "default").model
     mlp = load_checkpoint(checkpoints_dir() / "mlp").model
-    (one, four) = S.measure_draft_lengths(gpt, mlp, (1, 4), n=8)
+    (one, four) = speculative.measure_draft_lengths(gpt, mlp, (1, 4), n=8)
     assert abs(one.stats.acceptance_rate - one.mean_alpha) < 0.12
     assert 1 < one.stats.tokens_per_call < four.stats.tokens_per_call < 5
     assert four.stats.target_calls < one.stats.target_calls
@@ -164,7 +164,7 @@ def test_measured_rates_agree_with_alpha_on_the_shipped_models():
 
 def test_draft_length_must_be_positive():
     with pytest.raises(SamplingError):
-        S.speculative_sample(tiny_target(), poor_draft(), 0, torch.Generator())
+        speculative.speculative_sample(tiny_target(), poor_draft(), 0, torch.Generator())
 
 
 def test_the_lesson_example_pins_the_hand_worked_check():

@@ -15,8 +15,7 @@ from fsrs.scheduler import DEFAULT_PARAMETERS
 from minigpt.cli.main import main
 from minigpt.errors import StudySettingError
 from minigpt.store import Store
-from minigpt.study import fsrs_fit
-from minigpt.study import scheduler as sch
+from minigpt.study import fsrs_fit, scheduler
 
 T0 = datetime(2026, 1, 5, 9, tzinfo=UTC)
 # A learner who forgets fast: initial stabilities a quarter of the defaults'.
@@ -33,12 +32,12 @@ def write_synthetic_log(store: Store, cards: int = 150, days: int = 60, seed: in
     for i in range(cards):
         cid = f"card.{i}"
         t = T0 + timedelta(days=i // 30)
-        a, m = sch.new_card(cid, t), sch.new_card(cid, t)
+        a, m = scheduler.new_card(cid, t), scheduler.new_card(cid, t)
         for step in range(2):  # Good, then Good at the 10-minute step: graduated
             when = t + timedelta(minutes=10 * step)
             a, _ = app.review_card(a, Rating.Good, when)
             m, _ = truth.review_card(m, Rating.Good, when)
-            rows.append((cid, 3, sch.iso(when)))
+            rows.append((cid, 3, scheduler.iso(when)))
         state[cid] = (a, m)
     for day in range(1, days):
         t = T0 + timedelta(days=day)
@@ -48,12 +47,12 @@ def write_synthetic_log(store: Store, cards: int = 150, days: int = 60, seed: in
             rating = Rating.Good if rng.random() < truth.get_card_retrievability(m, t) else Rating.Again
             a, _ = app.review_card(a, rating, t)
             m, _ = truth.review_card(m, rating, t)
-            rows.append((cid, int(rating), sch.iso(t)))
+            rows.append((cid, int(rating), scheduler.iso(t)))
             if rating == Rating.Again:  # relearning: Good ten minutes later
                 when = t + timedelta(minutes=10)
                 a, _ = app.review_card(a, Rating.Good, when)
                 m, _ = truth.review_card(m, Rating.Good, when)
-                rows.append((cid, 3, sch.iso(when)))
+                rows.append((cid, 3, scheduler.iso(when)))
             state[cid] = (a, m)
     with store.transaction() as conn:
         conn.executemany("INSERT INTO review_log(card_id, rating, mode, reviewed_at, duration_ms, was_new) "
@@ -88,8 +87,8 @@ def test_the_fit_beats_the_defaults_on_a_log_from_known_parameters(tmp_path):
     assert before == pytest.approx(fsrs_fit.log_loss(logs), abs=1e-4)   # the defaults were in use
     assert truth_loss < before                      # the log really is better told by other parameters
     store = Store(tmp_path / "progress.sqlite3")
-    fitted = sch.fitted_parameters(store)
+    fitted = scheduler.fitted_parameters(store)
     assert fitted is not None and fsrs_fit.log_loss(logs, fitted) == pytest.approx(after, abs=1e-4)
-    assert sch.learner_scheduler(store).parameters == fitted   # what the study sessions use
+    assert scheduler.learner_scheduler(store).parameters == fitted   # what the study sessions use
     assert "FSRS fitted to your" in fsrs_fit.status_line(store)
     store.close()

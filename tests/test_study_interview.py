@@ -9,9 +9,7 @@ from collections import Counter
 import pytest
 
 from minigpt.store import Store
-from minigpt.study import interview as iv
-from minigpt.study import interview_trend as trend
-from minigpt.study import numeric
+from minigpt.study import interview, interview_trend, numeric
 from minigpt.study.cards import Deck, StudyCard
 from minigpt.study.review import StudySession
 
@@ -31,16 +29,16 @@ def _deck() -> Deck:
 
 
 def test_weights_favour_the_weakest_lesson():
-    assert iv.lesson_weights(["a", "b"], {"a": 0.9, "b": 0.1}) == pytest.approx({"a": 0.2, "b": 1.0})
-    counts = Counter(iv.plan(_deck(), ["a", "b"], {"a": 0.9, "b": 0.1}, seed=seed)[0].lesson
+    assert interview.lesson_weights(["a", "b"], {"a": 0.9, "b": 0.1}) == pytest.approx({"a": 0.2, "b": 1.0})
+    counts = Counter(interview.plan(_deck(), ["a", "b"], {"a": 0.9, "b": 0.1}, seed=seed)[0].lesson
                      for seed in range(300))  # the first draw: 1.0 : 0.2, so b about 5 times in 6
     assert counts["b"] > 3 * counts["a"] > 0
 
 
 def test_seeded_plan_mixes_kinds_from_read_lessons_only():
-    plan = iv.plan(_deck(), ["a", "b"], {"a": 0.5, "b": 0.5}, minutes=10, seed=3,
+    plan = interview.plan(_deck(), ["a", "b"], {"a": 0.5, "b": 0.5}, minutes=10, seed=3,
                    katas_by_lesson={"b": ["softmax"]}, allow_code=True)
-    assert iv.question_count(10) == 4 and len(plan) == 4
+    assert interview.question_count(10) == 4 and len(plan) == 4
     assert {q.lesson for q in plan} <= {"a", "b"}          # c is not read
     assert len({q.card_id or q.kata for q in plan}) == 4    # nothing twice
     assert len({q.kind for q in plan}) >= 3                  # kinds turned round
@@ -48,13 +46,13 @@ def test_seeded_plan_mixes_kinds_from_read_lessons_only():
     define = [q for q in plan if q.kind == "define"]
     assert all(q.prompt == f"Define “{_deck()[q.card_id].term}”." and not q.kata for q in define)
     assert all(q.rubric for q in plan if q.kind == "explain")
-    assert plan == iv.plan(_deck(), ["a", "b"], {"a": 0.5, "b": 0.5}, minutes=10, seed=3,
+    assert plan == interview.plan(_deck(), ["a", "b"], {"a": 0.5, "b": 0.5}, minutes=10, seed=3,
                            katas_by_lesson={"b": ["softmax"]}, allow_code=True)  # seeded: repeatable
     compute = [q for q in plan if q.kind == "compute"]
     for q in compute:  # a fresh instance, graded by the one parser against its own inputs
         want = q.params["peak"] * q.params["step"] / q.params["warmup"]
-        assert iv.grade_compute(_deck(), q, repr(want)).correct
-    no_code = iv.plan(_deck(), ["a", "b"], {}, minutes=30, seed=3, katas_by_lesson={"b": ["softmax"]})
+        assert interview.grade_compute(_deck(), q, repr(want)).correct
+    no_code = interview.plan(_deck(), ["a", "b"], {}, minutes=30, seed=3, katas_by_lesson={"b": ["softmax"]})
     assert all(q.kind != "kata" for q in no_code)  # refused where edited code may not run
 
 
@@ -86,7 +84,7 @@ def test_a_seed_and_a_progress_database_fix_the_exact_questions(tmp_path):
     assert figures == pytest.approx({"a": (0.2 + 0.3 * 2 / 3) / 0.85, "b": 0.2 / 0.85, "c": 0.0})
 
     def asked(seed):
-        plan = iv.plan(deck, ["a", "b"], figures, minutes=10, seed=seed,
+        plan = interview.plan(deck, ["a", "b"], figures, minutes=10, seed=seed,
                        katas_by_lesson={"b": ["softmax"]}, allow_code=True)
         return [(q.kind, q.lesson, q.card_id or q.kata, q.params) for q in plan]
 
@@ -103,20 +101,20 @@ def test_a_seed_and_a_progress_database_fix_the_exact_questions(tmp_path):
         ("define", "b", "t.b1", {}),
     ]
     assert asked(7) == asked(7)  # nothing from the clock, nor from set or hash order
-    compute = next(q for q in iv.plan(deck, ["a"], figures, minutes=10, seed=7) if q.kind == "compute")
+    compute = next(q for q in interview.plan(deck, ["a"], figures, minutes=10, seed=7) if q.kind == "compute")
     assert compute.params == {"peak": 0.003, "warmup": 500, "step": 50}  # the template's draw
     assert compute.prompt == numeric.generate("warmup_lr", compute.params).prompt
     assert compute.note == "within 1% of the answer"  # shown with the question
 
 
-def _report() -> iv.Report:
-    q = iv.Question
-    return iv.Report(10, [
-        iv.Answer(q("define", "a", "t.a1", prompt="What is alpha one?", answer="the first"), 1.0, 30),
-        iv.Answer(q("explain", "a", "q.a", prompt="Why a?", answer="because", rubric=("point one", "point two")),
+def _report() -> interview.Report:
+    q = interview.Question
+    return interview.Report(10, [
+        interview.Answer(q("define", "a", "t.a1", prompt="What is alpha one?", answer="the first"), 1.0, 30),
+        interview.Answer(q("explain", "a", "q.a", prompt="Why a?", answer="because", rubric=("point one", "point two")),
                   0.5, 90, missed=("point two",)),
-        iv.Answer(q("define", "b", "t.b1", prompt="What is beta one?", answer="the b"), 0.0, 12, skipped=True),
-        iv.Answer(q("kata", "b", kata="softmax"), 1.0, 240),
+        interview.Answer(q("define", "b", "t.b1", prompt="What is beta one?", answer="the b"), 0.0, 12, skipped=True),
+        interview.Answer(q("kata", "b", kata="softmax"), 1.0, 240),
     ], {"a": "Lesson A", "b": "Lesson B"})
 
 
@@ -137,30 +135,30 @@ def test_report_by_lesson_and_kind_time_missed_points_and_next_steps():
 
 def test_reports_are_kept_with_a_trend_and_misses_rated_again(tmp_path):
     store = Store(tmp_path / "p.sqlite3")
-    assert trend.points(store) == [] and trend.summary([]) == ""
-    iv.save(store, iv.Report(5, [iv.Answer(iv.Question("define", "a", "t.a1"), 0.0, 3)]),
+    assert interview_trend.points(store) == [] and interview_trend.summary([]) == ""
+    interview.save(store, interview.Report(5, [interview.Answer(interview.Question("define", "a", "t.a1"), 0.0, 3)]),
             "2026-01-01T09:00:00Z", "x")  # a report from before readiness was recorded
     report = _report()
     report.readiness = 0.4
-    iv.save(store, report, "2026-01-02T09:00:00Z", "y")
-    assert trend.points(store) == [trend.TrendPoint("2026-01-01T09:00:00Z", 0.0, 1, None),
-                                   trend.TrendPoint("2026-01-02T09:00:00Z", 0.625, 4, 0.4)]
-    assert trend.summary(trend.points(store)) == "2 interviews: 0% on 2026-01-01 → 62% on 2026-01-02"
+    interview.save(store, report, "2026-01-02T09:00:00Z", "y")
+    assert interview_trend.points(store) == [interview_trend.TrendPoint("2026-01-01T09:00:00Z", 0.0, 1, None),
+                                   interview_trend.TrendPoint("2026-01-02T09:00:00Z", 0.625, 4, 0.4)]
+    assert interview_trend.summary(interview_trend.points(store)) == "2 interviews: 0% on 2026-01-01 → 62% on 2026-01-02"
     saved = json.loads(store.conn.execute("SELECT report FROM interview ORDER BY id DESC").fetchone()[0])
     assert saved["per_lesson"]["a"] == pytest.approx(0.75)
     session = StudySession(store, _deck(), lesson_order={})
     for answer in _report().answers:
-        iv.feed_schedule(session, answer)
+        interview.feed_schedule(session, answer)
     ratings = dict(store.conn.execute("SELECT card_id, rating FROM review_log WHERE mode = 'interview'").fetchall())
     assert ratings == {"t.a1": 3, "q.a": 2, "t.b1": 1}  # right Good, half Hard, skipped Again; katas have no card
 
 
 def _points(*scores):
-    return [trend.TrendPoint(f"2026-01-{i + 1:02d}T09:00:00Z", s, 4, r) for i, (s, r) in enumerate(scores)]
+    return [interview_trend.TrendPoint(f"2026-01-{i + 1:02d}T09:00:00Z", s, 4, r) for i, (s, r) in enumerate(scores)]
 
 
 def test_trend_chart_text_puts_each_interview_in_its_column_and_row():
-    text = trend.chart_text(_points((0.0, None), (0.5, 0.5), (1.0, 0.25)), width=29, height=9)
+    text = interview_trend.chart_text(_points((0.0, None), (0.5, 0.5), (1.0, 0.25)), width=29, height=9)
     assert text.splitlines() == [
         "3 interviews: 0% → 100%",  # the long summary does not fit 29 columns
         "100%┤                      ●",
@@ -177,22 +175,22 @@ def test_trend_chart_text_puts_each_interview_in_its_column_and_row():
 @pytest.mark.parametrize("width,height", [(72, 12), (156, 40), (24, 10)])
 def test_trend_chart_text_of_one_or_many_interviews_fits(width, height):
     for past in (_points((0.7, 0.3)), _points(*[(i / 30, None) for i in range(31)]), []):
-        lines = trend.chart_text(past, width, height).splitlines()
+        lines = interview_trend.chart_text(past, width, height).splitlines()
         assert len(lines) <= height and all(len(line) <= width for line in lines)
-    one = trend.chart_text(_points((0.7, 0.3)), width, height)
-    assert one.count(trend.SCORE) == 2 and one.count(trend.READINESS) == 2  # the point, the legend
+    one = interview_trend.chart_text(_points((0.7, 0.3)), width, height)
+    assert one.count(interview_trend.SCORE) == 2 and one.count(interview_trend.READINESS) == 2  # the point, the legend
 
 
 def test_an_interview_day_scopes_the_lessons_and_is_said_in_words():
     from datetime import date
 
-    assert iv.in_scope(["a", "b", "c"], ("c", "a", "z")) == ["a", "c"]  # course order kept
-    assert iv.in_scope(["a", "b"], ("z",)) == ["a", "b"] and iv.in_scope(["a"], ()) == ["a"]
+    assert interview.in_scope(["a", "b", "c"], ("c", "a", "z")) == ["a", "c"]  # course order kept
+    assert interview.in_scope(["a", "b"], ("z",)) == ["a", "b"] and interview.in_scope(["a"], ()) == ["a"]
     today = date(2026, 12, 1)
-    assert iv.day_line(None, today) == ""
-    assert iv.day_line(date(2026, 12, 20), today) == "Interview day 2026-12-20, in 19 days"
-    assert iv.day_line(today, today).endswith(", today")
-    assert iv.day_line(date(2026, 11, 30), today).endswith(", 1 day ago")
+    assert interview.day_line(None, today) == ""
+    assert interview.day_line(date(2026, 12, 20), today) == "Interview day 2026-12-20, in 19 days"
+    assert interview.day_line(today, today).endswith(", today")
+    assert interview.day_line(date(2026, 11, 30), today).endswith(", 1 day ago")
 
 
 def test_no_concept_is_asked_twice_in_any_form():
@@ -208,31 +206,31 @@ def test_no_concept_is_asked_twice_in_any_form():
         StudyCard("t.other", "term", "a", "O?", "def", term="softmax", definition="a squash"),
     ]
     deck = Deck({c.id: c for c in cards}, [])
-    assert iv.same_concept(cards[0], cards[1]) and iv.same_concept(cards[2], cards[0])  # sibling; named
-    assert not iv.same_concept(cards[0], cards[3]) and not iv.same_concept(cards[4], cards[3])
+    assert interview.same_concept(cards[0], cards[1]) and interview.same_concept(cards[2], cards[0])  # sibling; named
+    assert not interview.same_concept(cards[0], cards[3]) and not interview.same_concept(cards[4], cards[3])
     for seed in range(40):
-        asked = {q.card_id for q in iv.plan(deck, ["a"], {}, minutes=10, seed=seed)}
+        asked = {q.card_id for q in interview.plan(deck, ["a"], {}, minutes=10, seed=seed)}
         assert not {"t.p", "q.p"} <= asked  # before: the paper's question and its term in one interview
 
 
 def test_one_lesson_takes_no_more_than_its_fair_share_while_others_have_questions():
-    assert iv.fair_share(4, 2) == 2 and iv.fair_share(12, 3) == 5 and iv.fair_share(4, 1) == 4
-    assert iv.fair_share(12, 12) == 2
+    assert interview.fair_share(4, 2) == 2 and interview.fair_share(12, 3) == 5 and interview.fair_share(4, 1) == 4
+    assert interview.fair_share(12, 12) == 2
     cards = [StudyCard(f"t.a{i}", "term", "a", "?", "d", term=f"alpha {i}", definition="d") for i in range(8)]
     cards += [StudyCard("t.b", "term", "b", "?", "d", term="beta", definition="d"),
               StudyCard("q.b", "question", "b", "Why does b hold?", "b", checklist=("p",)),
               StudyCard("t.c", "term", "c", "?", "d", term="gamma", definition="d")]
     deck = Deck({c.id: c for c in cards}, [])
     for seed in range(30):  # a is the weakest by far, yet asks at most half of four questions
-        lessons = Counter(q.lesson for q in iv.plan(deck, ["a", "b"], {"a": 0.0, "b": 1.0}, minutes=10, seed=seed))
+        lessons = Counter(q.lesson for q in interview.plan(deck, ["a", "b"], {"a": 0.0, "b": 1.0}, minutes=10, seed=seed))
         assert lessons == {"a": 2, "b": 2}
-        lessons = Counter(q.lesson for q in iv.plan(deck, ["a", "c"], {"a": 0.0, "c": 1.0}, minutes=10, seed=seed))
+        lessons = Counter(q.lesson for q in interview.plan(deck, ["a", "c"], {"a": 0.0, "c": 1.0}, minutes=10, seed=seed))
         assert lessons == {"a": 3, "c": 1}  # c has one question: a fills the rest past its share
 
 
 def test_the_time_column_stays_aligned_past_nine_questions():
-    q = iv.Question("define", "a", "t.a1")
-    lines = iv.Report(30, [iv.Answer(q, 1.0, 5) for _ in range(11)]).text().splitlines()
+    q = interview.Question("define", "a", "t.a1")
+    lines = interview.Report(30, [interview.Answer(q, 1.0, 5) for _ in range(11)]).text().splitlines()
     rows = lines[lines.index("Time per question") + 1:][:11]
     assert rows[8].startswith("   9. Define") and rows[9].startswith("  10. Define")
     assert len({row.index("s ") for row in rows}) == 1  # the seconds end in one column
@@ -240,34 +238,34 @@ def test_the_time_column_stays_aligned_past_nine_questions():
 
 def test_an_interview_ended_early_stays_out_of_the_trend_unless_kept(tmp_path):
     store = Store(tmp_path / "p.sqlite3")
-    q = iv.Question("define", "a", "t.a1")
-    iv.save(store, iv.Report(10, [iv.Answer(q, 1.0, 3, typed="the first")]), "2026-01-01T09:00:00Z", "x")
-    early = iv.Report(30, [iv.Answer(q, 0.0, 3, typed="no idea"), iv.Answer(q, 0.0, 4)], partial=True)
+    q = interview.Question("define", "a", "t.a1")
+    interview.save(store, interview.Report(10, [interview.Answer(q, 1.0, 3, typed="the first")]), "2026-01-01T09:00:00Z", "x")
+    early = interview.Report(30, [interview.Answer(q, 0.0, 3, typed="no idea"), interview.Answer(q, 0.0, 4)], partial=True)
     assert "(ended early)" in early.text().splitlines()[0]
-    kept_id = iv.save(store, early, "2026-01-02T09:00:00Z", "y")
-    assert [p.score for p in trend.points(store)] == [1.0]  # before: 2 interviews, 100% → 0%
-    iv.keep_in_trend(store, kept_id)
-    assert [p.score for p in trend.points(store)] == [1.0, 0.0]
-    assert iv.typed_answers(store, kept_id) == {1: "no idea"}  # what was typed is kept, question by question
+    kept_id = interview.save(store, early, "2026-01-02T09:00:00Z", "y")
+    assert [p.score for p in interview_trend.points(store)] == [1.0]  # before: 2 interviews, 100% → 0%
+    interview.keep_in_trend(store, kept_id)
+    assert [p.score for p in interview_trend.points(store)] == [1.0, 0.0]
+    assert interview.typed_answers(store, kept_id) == {1: "no idea"}  # what was typed is kept, question by question
     row = store.conn.execute("SELECT partial, report FROM interview WHERE id = ?", (kept_id,)).fetchone()
     assert row["partial"] == 1 and json.loads(row["report"])["partial"] is True
 
 
 def test_a_paused_interview_resumes_once_with_its_time_left(tmp_path):
-    from minigpt.study import interview_pause as pause
+    from minigpt.study import interview_pause
 
     store = Store(tmp_path / "p.sqlite3")
-    plan = iv.plan(_deck(), ["a", "b"], {}, minutes=10, seed=3)
-    report = iv.Report(10, [iv.Answer(plan[0], 0.5, 20, missed=("point two",), typed="my words")],
+    plan = interview.plan(_deck(), ["a", "b"], {}, minutes=10, seed=3)
+    report = interview.Report(10, [interview.Answer(plan[0], 0.5, 20, missed=("point two",), typed="my words")],
                        {"a": "Lesson A"}, readiness=0.3)
-    pause.pause(store, pause.Paused("2026-01-01T09:00:00Z", "2026-01-01T09:04:10Z", 350.0, report, plan, 1, "half an"))
-    assert pause.paused(store).line() == "05:50 left · question 2 of 4 · paused 2026-01-01"
-    back = pause.resume(store)
+    interview_pause.pause(store, interview_pause.Paused("2026-01-01T09:00:00Z", "2026-01-01T09:04:10Z", 350.0, report, plan, 1, "half an"))
+    assert interview_pause.paused(store).line() == "05:50 left · question 2 of 4 · paused 2026-01-01"
+    back = interview_pause.resume(store)
     assert back.questions == plan and back.index == 1 and back.draft == "half an" and back.seconds_left == 350
     assert back.report.answers == report.answers and back.report.readiness == 0.3
-    assert pause.resume(store) is None and pause.paused(store) is None  # resumed once
+    assert interview_pause.resume(store) is None and interview_pause.paused(store) is None  # resumed once
     store.conn.execute("INSERT INTO interview_pause VALUES (1, 'a', 'b', 5, '{not json')")
-    assert pause.paused(store) is None  # a row that does not read is not resumed half-way
+    assert interview_pause.paused(store) is None  # a row that does not read is not resumed half-way
 
 
 def test_a_database_saved_by_the_previous_release_is_upgraded(tmp_path):
@@ -289,9 +287,9 @@ def test_a_database_saved_by_the_previous_release_is_upgraded(tmp_path):
     store = Store(path)
     assert store.version == len(MIGRATIONS) >= 6
     assert (tmp_path / "p.sqlite3.schema-5.bak").exists()
-    assert [p.score for p in trend.points(store)] == [0.5]  # an old interview stays in the trend
+    assert [p.score for p in interview_trend.points(store)] == [0.5]  # an old interview stays in the trend
     assert tuple(store.conn.execute("SELECT partial, in_trend FROM interview").fetchone()) == (0, 1)
-    iv.save(store, iv.Report(10, [iv.Answer(iv.Question("define", "a", "t.a1"), 1.0, 3, typed="x")],
+    interview.save(store, interview.Report(10, [interview.Answer(interview.Question("define", "a", "t.a1"), 1.0, 3, typed="x")],
                              partial=True), "2026-01-02T09:00:00Z", "y")
     assert store.conn.execute("SELECT COUNT(*) FROM interview_answer").fetchone()[0] == 1
     assert store.conn.execute("SELECT COUNT(*) FROM interview_pause").fetchone()[0] == 0

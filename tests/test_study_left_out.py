@@ -7,11 +7,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 from minigpt.store import Store
-from minigpt.study import flags
-from minigpt.study import interview as iv
-from minigpt.study import plan as planning
-from minigpt.study import quiz as q
-from minigpt.study import readiness as rd
+from minigpt.study import flags, interview, plan, quiz, readiness
 from minigpt.study.decks import cached_decks
 from minigpt.study.review import StudySession
 
@@ -77,17 +73,17 @@ def test_the_chapter_quiz_asks_no_flagged_card(tmp_path):
     session = _session(tmp_path)
     flagged, kept = _flag_all_but_one_note(session, LESSON)
     for seed in range(5):
-        asked = {x.card_id for x in q.chapter_quiz(LESSON, seed=seed, deck=session.deck_in_play())}
+        asked = {x.card_id for x in quiz.chapter_quiz(LESSON, seed=seed, deck=session.deck_in_play())}
         assert asked and asked <= kept and not asked & flagged
 
 
 def test_a_mock_interview_asks_no_flagged_card(tmp_path):
     session = _session(tmp_path)
     lesson = "training"
-    asked_before = {x.card_id for x in iv.plan(session.deck_in_play(), [lesson], {}, minutes=60, seed=1)}
+    asked_before = {x.card_id for x in interview.plan(session.deck_in_play(), [lesson], {}, minutes=60, seed=1)}
     for card_id in asked_before:
         flags.flag_card(session.store, card_id)
-    asked = {x.card_id for x in iv.plan(session.deck_in_play(), [lesson], {}, minutes=60, seed=1)}
+    asked = {x.card_id for x in interview.plan(session.deck_in_play(), [lesson], {}, minutes=60, seed=1)}
     assert asked_before and not asked & asked_before
 
 
@@ -98,7 +94,7 @@ def test_readiness_does_not_count_a_flagged_card(tmp_path):
     cards = {LESSON: [a, b]}
 
     def recall() -> float:
-        return rd.readiness(session.store, [(LESSON, "KV")], cards, {}, now=NOW).lessons[0].parts["recall"]
+        return readiness.readiness(session.store, [(LESSON, "KV")], cards, {}, now=NOW).lessons[0].parts["recall"]
 
     both = recall()  # b was never reviewed: it counts 0
     flags.flag_card(session.store, b)
@@ -110,7 +106,7 @@ def test_readiness_does_not_count_a_flagged_card(tmp_path):
 def test_the_plan_leaves_a_flagged_card_out_of_scope(tmp_path):
     session = _session(tmp_path)
     _, kept = _flag_all_but_one_note(session, LESSON)
-    made = planning.make_plan(session.store, session.deck, date(2026, 3, 20), lessons=(LESSON,), now=NOW,
+    made = plan.make_plan(session.store, session.deck, date(2026, 3, 20), lessons=(LESSON,), now=NOW,
                               new_per_day=20, scheduler=session.scheduler, lesson_order=session.lesson_order)
     assert made.in_scope == len(kept) and set(made.retrievability) == kept
 

@@ -10,26 +10,25 @@ from click.testing import CliRunner
 from fsrs import Card, State
 
 from minigpt.store import Store
-from minigpt.study import readiness as rd
-from minigpt.study import scheduler as sch
+from minigpt.study import readiness, scheduler
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 TODAY = datetime(2026, 1, 11, tzinfo=UTC)  # ten days after T0
 
 
-def _fixture(store: Store) -> rd.Readiness:
+def _fixture(store: Store) -> readiness.Readiness:
     store.save_lesson_position("a", 1.0, reached_end=True)
     # a1: stability 10 days, last seen ten days ago: retrievability 0.9 by FSRS's definition
     card = Card(card_id=1, state=State.Review, stability=10.0, difficulty=5.0, due=TODAY, last_review=T0)
     with store.transaction() as conn:
         conn.execute("INSERT INTO card_state(card_id, fsrs_json, due, fsrs_state, updated_at) "
-                     "VALUES ('a1', ?, ?, 2, ?)", (sch.card_to_json(card), sch.iso(TODAY), sch.iso(T0)))
+                     "VALUES ('a1', ?, ?, 2, ?)", (scheduler.card_to_json(card), scheduler.iso(TODAY), scheduler.iso(T0)))
         # one chapter quiz on lesson a: a1 right (Good), a2 wrong (Again); a practice answer is not counted
         for card_id, rating, when in (("a1", 3, "2026-01-02"), ("a2", 1, "2026-01-03"), ("a2", 4, "2026-01-04")):
             mode = "quiz:chapter" if when != "2026-01-04" else "review"
             conn.execute("INSERT INTO review_log(card_id, rating, mode, reviewed_at) VALUES (?, ?, ?, ?)",
                          (card_id, rating, mode, when))
-    return rd.readiness(store, [("a", "Lesson A"), ("b", "Lesson B")], {"a": ["a1", "a2"]},
+    return readiness.readiness(store, [("a", "Lesson A"), ("b", "Lesson B")], {"a": ["a1", "a2"]},
                         {"b": (1, 2)}, now=TODAY, on=TODAY)  # recall judged today: 0.9 by definition
 
 
@@ -50,7 +49,7 @@ def test_readiness_worked_by_hand(tmp_path):
 
 def test_table_and_json_agree(tmp_path):
     r = _fixture(Store(tmp_path / "p.sqlite3"))
-    text = rd.table(r)
+    text = readiness.table(r)
     assert "Lesson A" in text and " 60%" in text and "overall 32%" in text
     assert "Lesson B (4%): read the lesson" in text
     data = r.as_dict()
@@ -66,7 +65,7 @@ def test_progress_command_prints_the_table_and_json():
     assert "overall   0%" not in out.output and "overall 0%" in out.output and "weakest:" in out.output
     assert "Mock interviews" not in out.output  # none taken: no empty chart
     assert "No interview day set: `minigpt plan --date YYYY-MM-DD`" in out.output
-    for part, meaning in rd.MEANING.items():  # one line says what each column means
+    for part, meaning in readiness.MEANING.items():  # one line says what each column means
         assert f"{part:<7}{meaning}" in out.output
     data = json.loads(CliRunner().invoke(main, ["progress", "--json"]).output)
     assert data["overall"] == 0 and len(data["weakest"]) == 3 and data["lessons"][0]["parts"]["read"] == 0
@@ -76,12 +75,12 @@ def test_progress_command_prints_the_table_and_json():
 def test_progress_command_charts_past_interviews(tmp_path):
     from minigpt import paths
     from minigpt.cli.main import main
-    from minigpt.study import interview as iv
+    from minigpt.study import interview
 
     store = Store(paths.database_path())
     for day, score in ((1, 0.0), (3, 1.0)):
-        answers = [iv.Answer(iv.Question("define", "a", "t.a"), score, 5)]
-        iv.save(store, iv.Report(10, answers, readiness=0.5), f"2026-01-0{day}T08:00:00Z", "x")
+        answers = [interview.Answer(interview.Question("define", "a", "t.a"), score, 5)]
+        interview.save(store, interview.Report(10, answers, readiness=0.5), f"2026-01-0{day}T08:00:00Z", "x")
     from minigpt.study.plan import set_plan
 
     set_plan(store, date.today() + timedelta(days=9), ["attention"])

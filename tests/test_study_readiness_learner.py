@@ -14,8 +14,7 @@ import pytest
 from minigpt.katas.catalogue import kata_by_name
 from minigpt.katas.history import lesson_katas
 from minigpt.store import Store
-from minigpt.study import readiness as rd
-from minigpt.study import scheduler as sch
+from minigpt.study import readiness, scheduler
 from minigpt.study.plan import set_plan
 
 T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
@@ -26,23 +25,23 @@ CARDS = {"a": [f"a{i}" for i in range(5)], "b": [f"b{i}" for i in range(5)]}
 def _read(store: Store, lesson: str, when: datetime) -> None:
     with store.transaction() as conn:
         conn.execute("INSERT INTO lesson_progress(lesson_id, position, read_at, updated_at) VALUES (?, 1.0, ?, ?)",
-                     (lesson, sch.iso(when), sch.iso(when)))
+                     (lesson, scheduler.iso(when), scheduler.iso(when)))
 
 
 def _answer(store: Store, card_id: str, when: datetime, rating: int = 3, mode: str = "review") -> None:
     """One answer as a study session logs it: the fsrs state moved, the log row written."""
     row = store.conn.execute("SELECT fsrs_json, reps FROM card_state WHERE card_id = ?", (card_id,)).fetchone()
-    card = sch.card_from_json(row["fsrs_json"]) if row else sch.new_card(card_id, when)
-    card = sch.review(sch.learner_scheduler(store), card, rating, when)
+    card = scheduler.card_from_json(row["fsrs_json"]) if row else scheduler.new_card(card_id, when)
+    card = scheduler.review(scheduler.learner_scheduler(store), card, rating, when)
     with store.transaction() as conn:
         conn.execute("INSERT INTO card_state(card_id, fsrs_json, due, fsrs_state, reps, updated_at) "
                      "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(card_id) DO UPDATE SET fsrs_json = excluded.fsrs_json, "
                      "due = excluded.due, fsrs_state = excluded.fsrs_state, reps = excluded.reps, "
                      "updated_at = excluded.updated_at",
-                     (card_id, sch.card_to_json(card), sch.iso(card.due), int(card.state),
-                      (row["reps"] if row else 0) + 1, sch.iso(when)))
+                     (card_id, scheduler.card_to_json(card), scheduler.iso(card.due), int(card.state),
+                      (row["reps"] if row else 0) + 1, scheduler.iso(when)))
         conn.execute("INSERT INTO review_log(card_id, rating, mode, reviewed_at) VALUES (?, ?, ?, ?)",
-                     (card_id, rating, mode, sch.iso(when)))
+                     (card_id, rating, mode, scheduler.iso(when)))
 
 
 def _ten_minutes(store: Store, lesson: str, start: datetime) -> None:
@@ -52,8 +51,8 @@ def _ten_minutes(store: Store, lesson: str, start: datetime) -> None:
         _answer(store, card_id, start + timedelta(minutes=10 + i))
 
 
-def _figures(store: Store, now: datetime, katas: dict | None = None) -> dict[str, rd.LessonReadiness]:
-    return {x.lesson: x for x in rd.readiness(store, LESSONS, CARDS, katas or {}, now=now).lessons}
+def _figures(store: Store, now: datetime, katas: dict | None = None) -> dict[str, readiness.LessonReadiness]:
+    return {x.lesson: x for x in readiness.readiness(store, LESSONS, CARDS, katas or {}, now=now).lessons}
 
 
 def test_ten_minutes_on_an_unread_lessons_cards_stay_below_a_read_lesson(tmp_path):
@@ -67,7 +66,7 @@ def test_ten_minutes_on_an_unread_lessons_cards_stay_below_a_read_lesson(tmp_pat
     r = _figures(store, T0 + timedelta(minutes=50))
     assert r["a"].parts["recall"] == pytest.approx(r["b"].parts["recall"], abs=0.01)
     assert r["b"].figure < r["a"].figure
-    assert rd.Readiness(list(r.values())).weakest(1)[0].lesson == "b"
+    assert readiness.Readiness(list(r.values())).weakest(1)[0].lesson == "b"
 
 
 def test_recall_is_judged_a_week_ahead_not_now(tmp_path):
@@ -76,9 +75,9 @@ def test_recall_is_judged_a_week_ahead_not_now(tmp_path):
     _ten_minutes(store, "a", T0)
     now = T0 + timedelta(minutes=20)
     recall = _figures(store, now)["a"].parts["recall"]
-    today = rd.readiness(store, LESSONS, CARDS, {}, now=now, on=now).lessons[0].parts["recall"]
+    today = readiness.readiness(store, LESSONS, CARDS, {}, now=now, on=now).lessons[0].parts["recall"]
     assert today > 0.99 and recall < 0.9  # seen a minute ago is not known in a week
-    assert rd.judged_at(store, now) == now + timedelta(days=rd.HORIZON_DAYS)
+    assert readiness.judged_at(store, now) == now + timedelta(days=readiness.HORIZON_DAYS)
 
 
 def test_spaced_reviews_raise_readiness_above_one_cramming_session(tmp_path):
@@ -114,9 +113,9 @@ def test_only_katas_passed_after_reading_count(tmp_path):
     def attempt(when: datetime) -> None:
         with store.transaction() as conn:
             conn.execute("INSERT INTO kata_progress(kata, opened_at, updated_at, passes) VALUES (?, ?, ?, 1) "
-                         "ON CONFLICT(kata) DO NOTHING", (kata.name, sch.iso(when), sch.iso(when)))
+                         "ON CONFLICT(kata) DO NOTHING", (kata.name, scheduler.iso(when), scheduler.iso(when)))
             conn.execute("INSERT INTO kata_attempts(kata, attempted_at, passed, cases_failed, cases_total, source) "
-                         "VALUES (?, ?, 1, 0, 7, 'app')", (kata.name, sch.iso(when)))
+                         "VALUES (?, ?, 1, 0, 7, 'app')", (kata.name, scheduler.iso(when)))
 
     attempt(T0)
     assert lesson_katas(store, [kata]) == {x: (0, 1) for x in kata.lessons}  # no lesson read yet
@@ -128,8 +127,8 @@ def test_only_katas_passed_after_reading_count(tmp_path):
     assert credit[lesson] == (1, 1)
     assert all(credit[x] == (0, 1) for x in kata.lessons if x != lesson)  # the others are unread
     lessons, cards = [(lesson, "L")], {lesson: []}
-    without = rd.readiness(store, lessons, cards, {lesson: (0, 1)}, now=T0).lessons[0].figure
-    assert rd.readiness(store, lessons, cards, credit, now=T0).lessons[0].figure > without
+    without = readiness.readiness(store, lessons, cards, {lesson: (0, 1)}, now=T0).lessons[0].figure
+    assert readiness.readiness(store, lessons, cards, credit, now=T0).lessons[0].figure > without
 
 
 def test_readiness_falls_as_the_interview_day_moves_away(tmp_path):

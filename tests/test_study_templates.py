@@ -12,8 +12,7 @@ import pytest
 
 from minigpt import numbers
 from minigpt.store import Store
-from minigpt.study import numeric
-from minigpt.study import scheduler as sch
+from minigpt.study import numeric, scheduler
 from minigpt.study.templates import TEMPLATES, draw_params, fresh, merge_case_state, templated_notes
 
 # Draws per template: the 27 templates at 1,000 draws took 7.5-15 s on the loaded 2 cores; the
@@ -134,19 +133,19 @@ def test_per_case_schedules_merge_into_the_note(tmp_path):
     with store.transaction() as conn:
         for cid, due_days, reps, lapses in (("num.warmup-lr.half", 5, 3, 1), ("num.warmup-lr.full", 2, 4, 0),
                                             ("num.exercise-sizes.tiny", 1, 1, 0)):
-            card = sch.new_card(cid, now)
+            card = scheduler.new_card(cid, now)
             conn.execute("INSERT INTO card_state(card_id, fsrs_json, due, fsrs_state, reps, lapses, updated_at)"
                          " VALUES (?, ?, ?, 2, ?, ?, ?)",
-                         (cid, sch.card_to_json(card), sch.iso(now + timedelta(days=due_days)), reps, lapses,
-                          sch.iso(now)))
+                         (cid, scheduler.card_to_json(card), scheduler.iso(now + timedelta(days=due_days)), reps, lapses,
+                          scheduler.iso(now)))
             conn.execute("INSERT INTO review_log(card_id, rating, mode, reviewed_at) VALUES (?, 3, 'review', ?)",
-                         (cid, sch.iso(now)))
+                         (cid, scheduler.iso(now)))
         conn.execute("INSERT INTO card_flag(card_id, note, flagged_at) VALUES ('num.warmup-lr.half', 'x', 'now')")
     assert merge_case_state(store, ["num.warmup-lr"]) == 2
     rows = {r["card_id"]: r for r in store.conn.execute("SELECT * FROM card_state")}
     assert set(rows) == {"num.warmup-lr", "num.exercise-sizes.tiny"}  # other notes untouched
     merged = rows["num.warmup-lr"]
-    assert merged["due"] == sch.iso(now + timedelta(days=2)) and (merged["reps"], merged["lapses"]) == (7, 1)
+    assert merged["due"] == scheduler.iso(now + timedelta(days=2)) and (merged["reps"], merged["lapses"]) == (7, 1)
     logged = [r[0] for r in store.conn.execute("SELECT card_id FROM review_log ORDER BY id")]
     assert logged == ["num.warmup-lr", "num.warmup-lr", "num.exercise-sizes.tiny"]
     assert [r[0] for r in store.conn.execute("SELECT card_id FROM card_flag")] == ["num.warmup-lr"]

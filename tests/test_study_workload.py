@@ -5,7 +5,7 @@ import pytest
 from minigpt import settings
 from minigpt.errors import StudySettingError
 from minigpt.store import Store
-from minigpt.study import scheduler as sch
+from minigpt.study import scheduler
 from minigpt.study.decks import load_decks
 from minigpt.study.workload import simulate
 
@@ -25,12 +25,12 @@ def test_a_higher_desired_retention_costs_more_reviews_a_day(store):
 
 
 def test_desired_retention_setting_in_range_or_the_default(store):
-    assert sch.desired_retention(store) == sch.DESIRED_RETENTION
-    sch.set_desired_retention(store, 0.85)
-    assert sch.desired_retention(store) == 0.85 and sch.learner_scheduler(store).desired_retention == 0.85
+    assert scheduler.desired_retention(store) == scheduler.DESIRED_RETENTION
+    scheduler.set_desired_retention(store, 0.85)
+    assert scheduler.desired_retention(store) == 0.85 and scheduler.learner_scheduler(store).desired_retention == 0.85
     with pytest.raises(StudySettingError, match="between 70% and 97%"):
-        sch.set_desired_retention(store, 0.99)
+        scheduler.set_desired_retention(store, 0.99)
     store.set_setting(settings.DESIRED_RETENTION.key, "lots")           # a hand-edited value is not trusted
-    assert sch.desired_retention(store) == sch.DESIRED_RETENTION
+    assert scheduler.desired_retention(store) == scheduler.DESIRED_RETENTION
     store.set_setting(settings.FSRS_PARAMETERS.key, "[1, 2, 3]")      # nor fitted parameters fsrs refuses
-    assert sch.fitted_parameters(store) is None
+    assert scheduler.fitted_parameters(store) is None

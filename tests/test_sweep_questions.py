@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from minigpt.experiments import folder as ef
+from minigpt.experiments import folder
 from minigpt.experiments.results import collect
 from minigpt.experiments.spec import Axis, Budget, ExperimentSpec
 from minigpt.experiments.sweep_questions import dropout_questions, sweep_questions
@@ -30,7 +30,7 @@ def _sweep(tmp_path, data, losses: dict[float, list[tuple[float, float]]]):
     axes = [Axis("dropout", tuple(losses))] + ([Axis("seed", seeds)] if len(seeds) > 1 else [])
     spec = ExperimentSpec(name="drop", axes=axes, budget=Budget("steps", 20),
                           base={"d_model": 16, "n_heads": 2, "n_layers": 1}, kind="dropout")
-    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=data)
+    exp = folder.create_experiment(spec, root=tmp_path / "runs", data=data)
     for run in exp.runs:
         train, val = losses[run.values["dropout"]][run.values.get("seed", 1) - 1]
         fake_run(exp, run.name, "finished", 20, val, train=train)
@@ -64,10 +64,10 @@ def test_within_seed_noise_asks_whether_it_is_real_and_a_best_of_zero_asks_nothi
 
 
 def test_an_interview_with_a_dropout_sweep_asks_about_it(tmp_path, data):
-    from minigpt.study import interview as iv
+    from minigpt.study import interview
 
     _sweep(tmp_path, data, {0.0: [(2.0, 2.40)], 0.1: [(2.1, 2.30)]})
-    plan = iv.plan([], ["training"], {}, minutes=10, run_questions=sweep_questions(tmp_path / "runs"), seed=3)
+    plan = interview.plan([], ["training"], {}, minutes=10, run_questions=sweep_questions(tmp_path / "runs"), seed=3)
     assert [q.kind for q in plan] == ["run"] and "Is dropout 0.1 really better than 0.0" in plan[0].prompt
 
 

@@ -190,14 +190,14 @@ def test_the_shipped_recipe_names_every_architecture_change_from_the_lesson(monk
     from dataclasses import replace
 
     from minigpt.models.config import GPTConfig
-    from minigpt.teaching.examples import model as model_examples
+    from minigpt.teaching.examples import model
 
     md = render_example("model.shipped_recipe")
     sizes = {k: CFG[k] for k in ("vocab_size", "block_size", "d_model", "n_heads", "n_layers")}
     unchanged = all(CFG.get(k, v) == v for k, v in vars(GPTConfig(**sizes)).items())
     assert ("Architecture changed from this lesson's: nothing." in md) == unchanged, md
     changed = replace(shipped_model(), config=GPTConfig(**sizes, bigram="residual", mtp_weight=0.3))
-    monkeypatch.setattr(model_examples, "shipped_model", lambda: changed)
+    monkeypatch.setattr(model, "shipped_model", lambda: changed)
     md = render_example("model.shipped_recipe")
     assert "Architecture changed from this lesson's: bigram table = residual; MTP weight = 0.3." in md, md
 

@@ -9,7 +9,7 @@ import pytest
 
 from minigpt.checkpoint import load_checkpoint
 from minigpt.models.config import ConfigError
-from minigpt.runs import listing as runs
+from minigpt.runs import listing
 from minigpt.runs.metrics import read_metrics
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
@@ -83,7 +83,7 @@ def test_real_cli_run_writes_metrics_status_checkpoint(tmp_path, names):
     assert ck.train_config["data"] == str(names) and ck.train_config["split_seed"] == 42
     cfg = json.loads((run / "config.json").read_text())
     assert cfg["steps"] == 40 and cfg["d_model"] == 16
-    info = runs.list_runs(tmp_path / "runs") + [runs.read_run(run)]
+    info = listing.list_runs(tmp_path / "runs") + [listing.read_run(run)]
     assert info[-1].status == "finished" and info[-1].best_val == pytest.approx(st["best_val"])
 
 
@@ -100,7 +100,7 @@ def test_sigterm_stops_cleanly_with_checkpoint(tmp_path, names):
     assert st["state"] == "stopped" and 0 < st["step"] < 100000
     assert load_checkpoint(run / "last").state["step"] == st["step"]
     assert load_checkpoint(run / "checkpoint").metrics["test_loss"] > 0
-    assert runs.read_run(run).status == "stopped"
+    assert listing.read_run(run).status == "stopped"
 
 
 def test_kill_9_is_reported_failed(tmp_path, names):
@@ -110,13 +110,13 @@ def test_kill_9_is_reported_failed(tmp_path, names):
     try:
         wait_for_metrics(run, p)
         wait_until(lambda: read_status(run).get("n_params") is not None, 60, "the status to name its parameters")
-        assert runs.list_runs(root)[0].status == "running"
+        assert listing.list_runs(root)[0].status == "running"
     finally:
         p.send_signal(signal.SIGKILL)
         p.wait()
     assert read_status(run)["state"] == "running"  # the worker had no chance to write
-    info = runs.list_runs(root)[0]
-    assert info.status == "failed" and info.reason == runs.DEAD_WORKER
+    info = listing.list_runs(root)[0]
+    assert info.status == "failed" and info.reason == listing.DEAD_WORKER
 
 
 def test_stop_then_resume_continues_schedule(tmp_path, names):
@@ -173,7 +173,7 @@ def test_failure_is_written(tmp_path, names):
         train(tiny_cfg(names), run, on_log=boom)
     st = read_status(run)
     assert st["state"] == "failed" and "disk on fire" in st["failure_reason"]
-    assert runs.read_run(run).reason.endswith("disk on fire")
+    assert listing.read_run(run).reason.endswith("disk on fire")
 
 
 def test_mlp_trains(tmp_path, names):
@@ -195,9 +195,9 @@ def test_bigram_reaches_course_baseline(tmp_path):
 
 
 def test_runs_read_metrics_partial_line_and_new_run_dir(tmp_path):
-    run = runs.new_run_dir(tmp_path, name="x")
-    assert runs.new_run_dir(tmp_path, name="x").name == "x-1"
-    assert runs.new_run_dir(tmp_path).parent == tmp_path
+    run = listing.new_run_dir(tmp_path, name="x")
+    assert listing.new_run_dir(tmp_path, name="x").name == "x-1"
+    assert listing.new_run_dir(tmp_path).parent == tmp_path
     with open(run / "metrics.jsonl", "w") as f:
         f.write('{"step": 1}\n{"step": 2}\n{"step": 3, "train')
     recs, off = read_metrics(run)
@@ -209,14 +209,14 @@ def test_runs_read_metrics_partial_line_and_new_run_dir(tmp_path):
     assert read_metrics(run, off2) == ([], off2)
     (run / "status.json").write_text(json.dumps({"state": "running", "pid": 2**22 + 12345,
                                                  "started_at": "2020-01-01T00:00:00+00:00"}))
-    info = runs.read_run(run)
-    assert info.status == "failed" and info.reason == runs.DEAD_WORKER and info.age > 0
+    info = listing.read_run(run)
+    assert info.status == "failed" and info.reason == listing.DEAD_WORKER and info.age > 0
     live = tmp_path / "live"
     live.mkdir()
     (live / "status.json").write_text(json.dumps({"state": "running", "pid": os.getpid(),
                                                   "started_at": "2030-01-01T00:00:00+00:00"}))
-    assert runs.read_run(live).status == "running"
-    assert runs.latest_run(tmp_path).name == "live"
+    assert listing.read_run(live).status == "running"
+    assert listing.latest_run(tmp_path).name == "live"
 
 
 def test_packed_and_trimmed_batches_train_alike(tmp_path, names):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Static
 
-from minigpt.experiments import folder as ef
+from minigpt.experiments import folder
 from minigpt.experiments.spec import Axis, Budget, ExperimentSpec
 from tests.helpers.run_fixtures import fake_run
 from tests.helpers.screen_checks import all_problems
@@ -23,7 +23,7 @@ def _experiment(tmp_path, values):
     data.write_text("\n".join(WORDS), encoding="utf-8")
     spec = ExperimentSpec(name="legend", axes=[Axis("d_model", tuple(values))], budget=Budget("steps", 40),
                           kind="size", derive="scaling")
-    exp = ef.create_experiment(spec, root=tmp_path / "runs", data=str(data))
+    exp = folder.create_experiment(spec, root=tmp_path / "runs", data=str(data))
     for i, run in enumerate(exp.runs):
         fake_run(exp, run.name, "finished", 40, 2.6 - 0.1 * i, train=2.5 - 0.1 * i)
     return exp

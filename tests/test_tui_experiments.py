@@ -11,7 +11,7 @@ import os
 from click.testing import CliRunner
 from textual.widgets import DataTable, Footer, Input, OptionList, Static, TabbedContent
 
-from minigpt.experiments import folder as ef
+from minigpt.experiments import folder
 from minigpt.experiments.presets import custom_spec, parse_grid_text
 from minigpt.runs.files import write_json_atomic
 from tests.helpers.screen_checks import all_problems
@@ -126,7 +126,7 @@ def test_watch_opens_an_experiment_by_name_or_as_the_latest_run(monkeypatch):
     from tui.cli import main
 
     grid = parse_grid_text("d_model=8,16 steps=5 n_layers=1 n_heads=2")
-    exp = ef.create_experiment(custom_spec("w", grid.axes, grid.budget, grid.base))
+    exp = folder.create_experiment(custom_spec("w", grid.axes, grid.budget, grid.base))
     opened = {}
     monkeypatch.setattr(tui.launch, "run_app", lambda **kw: opened.update(kw))
     assert CliRunner().invoke(main, ["watch", "w"]).exit_code == 0
@@ -156,7 +156,7 @@ async def test_a_served_session_does_not_start_sweeps(tmp_path, monkeypatch, mak
         await pilot.press("enter")  # the highlighted preset
         await until(pilot, lambda: any("browser session" in n.message for n in app._notifications), 10,
                     "the refusal notice")
-        assert screen_name(app) == "ExperimentsScreen" and ef.list_experiments() == []
+        assert screen_name(app) == "ExperimentsScreen" and folder.list_experiments() == []
 
 
 async def test_enter_on_a_preset_asks_first_with_sizes_and_a_measured_estimate(make_app):
@@ -174,7 +174,7 @@ async def test_enter_on_a_preset_asks_first_with_sizes_and_a_measured_estimate(m
         await pilot.press("enter")
         await pilot.pause()
         ask = app.screen
-        assert screen_name(app) == "StartSweepScreen" and ef.list_experiments() == []
+        assert screen_name(app) == "StartSweepScreen" and folder.list_experiments() == []
         assert "parameters" in str(ask.query_one("#start-budget", Static).render())
         await until(pilot, lambda: ask.estimate is not None or ask.estimate_error is not None, 60, "the estimate",
                     step=0.2)
@@ -183,21 +183,21 @@ async def test_enter_on_a_preset_asks_first_with_sizes_and_a_measured_estimate(m
         assert all_problems(app) == []
         await pilot.press("enter")  # a second enter lands on Back (focused): nothing starts
         await pilot.pause()
-        assert app.screen is lab and ef.list_experiments() == []
+        assert app.screen is lab and folder.list_experiments() == []
         await pilot.press("1")  # the preset list: enter asks, escape goes back, nothing started
         await pilot.press("enter")
         await pilot.pause()
         assert screen_name(app) == "StartSweepScreen"
         await pilot.press("escape")
         await pilot.pause()
-        assert app.screen is lab and ef.list_experiments() == []
+        assert app.screen is lab and folder.list_experiments() == []
 
 
 def test_a_sweep_just_asked_to_run_reads_as_starting_not_as_not_started():
     from minigpt.experiments import results
 
     grid = parse_grid_text("d_model=8,16 steps=5 n_layers=1 n_heads=2")
-    exp = ef.create_experiment(custom_spec("s", grid.axes, grid.budget, grid.base))
+    exp = folder.create_experiment(custom_spec("s", grid.axes, grid.budget, grid.base))
     assert results.collect(exp.dir).state == "not started"
-    ef.write_control(exp.dir, "run", launched_pid=os.getpid())  # as scheduler.start does after launching
+    folder.write_control(exp.dir, "run", launched_pid=os.getpid())  # as scheduler.start does after launching
     assert results.collect(exp.dir).state == "starting"

@@ -198,22 +198,22 @@ async def test_home_shows_the_interview_plan_only_when_a_date_is_set(tmp_path, m
     from datetime import date, timedelta
 
     from minigpt.store import Store
-    from minigpt.study import plan as planning
+    from minigpt.study import plan
     from minigpt.study.decks import cached_decks
     from tui.common.glance import glance
 
     store = Store(tmp_path / "p.sqlite3")
     assert glance(store).plan is None                       # without a date nothing changes
-    planning.set_plan(store, date.today() + timedelta(days=14), ("training", "layer-norm"))
+    plan.set_plan(store, date.today() + timedelta(days=14), ("training", "layer-norm"))
     g = glance(store)
     share = -(-sum(1 for c in cached_decks() if c.lesson in ("training", "layer-norm")) // 13)  # 13 days, the eve for reviews
     reviews = g.plan[2].rsplit(" + ", 1)[1]
     assert g.plan == ["Interview in 14 d", "[green]on pace[/green]", f"today: {share} new + {reviews}"]
-    planning.set_plan(store, date.today() + timedelta(days=3), ())  # every lesson in three days: off pace
+    plan.set_plan(store, date.today() + timedelta(days=3), ())  # every lesson in three days: off pace
     off = glance(store).plan
     assert off[0] == "Interview in 3 d" and off[1].startswith("[red]off pace: ")
     assert off[1].endswith(" new a day needed (now 20)[/red]") and "behind" not in " ".join(off)
-    planning.set_plan(store, date.today() + timedelta(days=14), ("training", "layer-norm"))
+    plan.set_plan(store, date.today() + timedelta(days=14), ("training", "layer-norm"))
     app = make_app(store=store)
     async with app.run_test(size=(80, 24)) as pilot:
         glance_box = app.screen.query_one("#glance")

@@ -84,11 +84,11 @@ async def test_escape_asks_and_an_interview_ended_early_stays_out_of_the_trend_u
 
 
 def _keep(store, *scores):
-    from minigpt.study import interview as iv
+    from minigpt.study import interview
 
     for day, score in enumerate(scores, 1):
-        answers = [iv.Answer(iv.Question("define", "a", "t.a"), score, 5)]
-        iv.save(store, iv.Report(10, answers, readiness=score / 2), f"2026-01-{day:02d}T08:00:00Z", "x")
+        answers = [interview.Answer(interview.Question("define", "a", "t.a"), score, 5)]
+        interview.save(store, interview.Report(10, answers, readiness=score / 2), f"2026-01-{day:02d}T08:00:00Z", "x")
 
 
 async def test_one_past_interview_is_charted_without_a_crash(tmp_path, make_app):
@@ -192,7 +192,7 @@ def _read_causal_masking(tmp_path) -> Store:
 async def test_the_typed_answer_stays_beside_the_model_answer_and_explain_gets_lines(tmp_path, make_app):
     from textual.widgets import TextArea
 
-    from minigpt.study import interview as iv
+    from minigpt.study import interview
     from tui.interview.interview_end import EndInterviewQuestion
 
     store = _read_causal_masking(tmp_path)
@@ -220,7 +220,7 @@ async def test_the_typed_answer_stays_beside_the_model_answer_and_explain_gets_l
         await pilot.press("e")
         await until(pilot, lambda: screen.state == "report")
     assert [a.skipped for a in screen.report.answers] == [False, False, True]
-    assert iv.typed_answers(store, screen.saved_id) == {1: "a mask", 2: "a\nb"}
+    assert interview.typed_answers(store, screen.saved_id) == {1: "a mask", 2: "a\nb"}
 
 
 async def test_a_paused_interview_resumes_with_its_time_left_and_the_answer_typed(tmp_path, make_app):

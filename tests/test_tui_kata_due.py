@@ -13,8 +13,7 @@ from minigpt.katas import history
 from minigpt.katas.catalogue import kata_by_name
 from minigpt.katas.grading import Failure, Report
 from minigpt.store import Store
-from minigpt.study import kata_cards
-from minigpt.study import scheduler as sch
+from minigpt.study import kata_cards, scheduler
 from tests.helpers.waiting import until
 from tui import navigation
 
@@ -37,7 +36,7 @@ async def test_a_due_kata_is_resolved_from_the_stub_without_touching_the_draft(t
     verdicts = iter([Report("softmax", 5, [Failure("a row", "x", "p", "q", "row 0", "the max was not subtracted")]),
                      Report("softmax", 5)])
     monkeypatch.setattr("minigpt.katas.sandbox.grade_source", lambda kata, code, **kw: next(verdicts))
-    yesterday = sch.utc_now() - timedelta(days=1)
+    yesterday = scheduler.utc_now() - timedelta(days=1)
     history.record_attempt(app.store, "softmax", passed=True, cases_failed=0, cases_total=5)
     history.save_draft(app.store, "softmax", DRAFT)
     kata_cards.rate(app.store, "softmax", 3, why="first pass", now=yesterday)  # the pass, a day ago

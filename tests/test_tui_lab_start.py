@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from minigpt import serving_policy as policy
+from minigpt import serving_policy
 from minigpt.control import lab_jobs
 from minigpt.runs.lab import job_dir, write_result
 from tests.helpers.waiting import until
@@ -78,9 +78,9 @@ async def test_a_lesson_with_one_job_starts_it_without_asking(app):
 
 
 async def test_a_served_session_without_training_slots_is_refused(app, monkeypatch, tmp_path):
-    monkeypatch.setenv(policy.ENV_SERVED, "1")
-    monkeypatch.setenv(policy.ENV_STATE_DIR, str(tmp_path / "serve-state"))
-    monkeypatch.setenv(policy.ENV_MAX_RUNS, "0")
+    monkeypatch.setenv(serving_policy.ENV_SERVED, "1")
+    monkeypatch.setenv(serving_policy.ENV_STATE_DIR, str(tmp_path / "serve-state"))
+    monkeypatch.setenv(serving_policy.ENV_MAX_RUNS, "0")
     async with app.run_test(size=(80, 24)) as pilot:
         await _open(app, pilot, TWO_JOBS)
         await pilot.press("x")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Input, Static, TextArea
 
-from minigpt.study import quiz as q
+from minigpt.study import quiz
 from minigpt.study.formats import QUIZ_MODES
 from minigpt.study.review import history
 from tui.study.quiz import QuizScreen
@@ -64,7 +64,7 @@ async def test_type_the_term_diff_confusable_and_typo(tmp_path, make_app):
         screen = await _start(app, pilot, "type")
         # Put a term with a confusable on screen (the library's question for it).
         card = next(c for c in screen.session.deck if c.kind == "reverse" and c.confusables)
-        screen.questions = [q.question_for(screen.session.deck, card, fmt="type")] * 3
+        screen.questions = [quiz.question_for(screen.session.deck, card, fmt="type")] * 3
         screen.index = 0
         screen.show_question()
         await pilot.pause()
@@ -100,9 +100,9 @@ async def test_numeric_parses_forms_rejects_garbage_and_shows_the_worked_solutio
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _start(app, pilot, "numeric")
         deck = screen.session.deck
-        screen.questions = [q.question_for(deck, deck["num.block-params"]),
-                            q.question_for(deck, deck["num.head-split"]),
-                            q.question_for(deck, deck["cloze.clip-factor"])]
+        screen.questions = [quiz.question_for(deck, deck["num.block-params"]),
+                            quiz.question_for(deck, deck["num.head-split"]),
+                            quiz.question_for(deck, deck["cloze.clip-factor"])]
         screen.show_question()
         await pilot.pause()
         view = screen.view
@@ -156,7 +156,7 @@ async def test_explain_in_your_own_words_then_self_grade(tmp_path, make_app):
         shown = [Content.from_markup(points.get_option_at_index(i).prompt).plain for i in (0, 1)]
         assert shown[0].startswith("[x] ") and shown[1].startswith("[ ] ")  # readable without colour
         await pilot.press("ctrl+s")
-        expected = q.self_grade(view.question, 1).rating
+        expected = quiz.self_grade(view.question, 1).rating
         assert _last(app)["mode"] == "quiz:explain" and _last(app)["rating"] == expected
         assert _last(app)["answer"].startswith("Attention lets")
         await pilot.press("n")
@@ -180,7 +180,7 @@ async def test_chapter_quiz_from_the_picker_and_from_a_lesson(tmp_path, make_app
         assert screen.mode == "chapter" and screen.lesson
         lesson_cards = {c.id for c in screen.session.deck.by_lesson(screen.lesson)}
         assert {qq.card_id for qq in screen.questions} <= lesson_cards
-        assert 6 <= len(screen.questions) <= q.CHAPTER_QUIZ_SIZE
+        assert 6 <= len(screen.questions) <= quiz.CHAPTER_QUIZ_SIZE
         assert len({qq.format for qq in screen.questions}) >= 2
         status = str(screen.query_one("#quiz-status", Static).render())
         assert screen.titles[screen.lesson][1] in status and screen.lesson not in status

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from minigpt import paths
-from minigpt.control import run_processes as rc
+from minigpt.control import run_processes
 from minigpt.runs.files import process_start_time
 from tests.helpers.run_fixtures import write_course_runs, write_run
 from tests.helpers.screen_checks import footer_problems, screen_lines
@@ -180,7 +180,7 @@ async def test_a_stop_shows_within_a_second(app, tmp_path, monkeypatch):
             assert not footer_problems(app.screen)  # s Stop once pushed "? Help" off at 80 columns
             panel = app.screen.panel
             polls = []  # (when the panel began reading the run's status, what it read)
-            real_run_state = rc.run_state
+            real_run_state = run_processes.run_state
 
             def recorded_run_state(run_dir):
                 began = time.time()
@@ -188,7 +188,7 @@ async def test_a_stop_shows_within_a_second(app, tmp_path, monkeypatch):
                 polls.append((began, str(view.status)))
                 return view
 
-            monkeypatch.setattr(rc, "run_state", recorded_run_state)  # what every poll reads
+            monkeypatch.setattr(run_processes, "run_state", recorded_run_state)  # what every poll reads
             await pilot.press("s")
             await pilot.pause()
             assert "stopping" in str(app.screen.query_one("#run-stats").render())  # at once

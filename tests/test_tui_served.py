@@ -8,9 +8,9 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Input, Static
 
-from minigpt import serving_policy as policy
+from minigpt import serving_policy
 from minigpt.lessons import load_lessons
-from minigpt.runs import listing as runs
+from minigpt.runs import listing
 from tests.helpers.waiting import until
 from tui.browser.serve_session import GUEST_NOTICE, ServedTutorApp
 from tui.lessons.snippet import SnippetBlock
@@ -18,9 +18,9 @@ from tui.lessons.snippet import SnippetBlock
 
 @pytest.fixture
 def served(monkeypatch, tmp_path):
-    monkeypatch.setenv(policy.ENV_SERVED, "1")
-    monkeypatch.setenv(policy.ENV_STATE_DIR, str(tmp_path / "serve-state"))
-    for name in (policy.ENV_ALLOW_CODE, policy.ENV_ALLOW_FILES, policy.ENV_GUEST):
+    monkeypatch.setenv(serving_policy.ENV_SERVED, "1")
+    monkeypatch.setenv(serving_policy.ENV_STATE_DIR, str(tmp_path / "serve-state"))
+    for name in (serving_policy.ENV_ALLOW_CODE, serving_policy.ENV_ALLOW_FILES, serving_policy.ENV_GUEST):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -54,7 +54,7 @@ async def test_an_edited_snippet_is_refused_and_nothing_runs(served, tmp_path):
 
 
 async def test_allow_code_runs_the_edited_snippet(served, monkeypatch, tmp_path):
-    monkeypatch.setenv(policy.ENV_ALLOW_CODE, "1")
+    monkeypatch.setenv(serving_policy.ENV_ALLOW_CODE, "1")
     witness = tmp_path / "ran.txt"
     block = await _run(f"open({str(witness)!r}, 'w').write('ran'); print('edited ran')")
     assert block.state == "done" and "edited ran" in block.shown
@@ -75,7 +75,7 @@ async def test_a_training_data_path_outside_the_fence_is_refused_before_it_is_re
         await pilot.pause()
         assert "outside this server's folders" in form.error_text
         assert form.query_one("#f-data").has_class("-invalid")
-        assert app.screen.mode == "form" and runs.list_runs() == []
+        assert app.screen.mode == "form" and listing.list_runs() == []
 
 
 async def test_a_card_import_outside_the_fence_is_refused(served, tmp_path, make_app):
@@ -96,7 +96,7 @@ async def test_a_card_import_outside_the_fence_is_refused(served, tmp_path, make
 
 
 async def test_a_guest_is_told_that_nothing_is_kept(served, monkeypatch, tmp_path, make_app):
-    monkeypatch.setenv(policy.ENV_GUEST, "1")
+    monkeypatch.setenv(serving_policy.ENV_GUEST, "1")
     app = make_app(app_class=ServedTutorApp)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()

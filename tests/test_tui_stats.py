@@ -8,8 +8,7 @@ from datetime import timedelta
 from textual.widgets import Static
 
 from minigpt.store import Store
-from minigpt.study import scheduler as sch
-from minigpt.study import stats
+from minigpt.study import scheduler, stats
 from minigpt.study.decks import load_decks
 from minigpt.study.review import StudySession
 from tests.helpers.waiting import until
@@ -22,7 +21,7 @@ def _seed(store: Store) -> list[str]:
     """Ten cards studied over the last five days (today included), some forgotten."""
     session = StudySession(store, load_decks())
     session.set_new_per_day(1000)
-    now = sch.utc_now()
+    now = scheduler.utc_now()
     cards = session.queue(now)[:10]
     for back in range(4, -1, -1):
         t = now - timedelta(days=back, minutes=5)
@@ -106,6 +105,6 @@ async def test_desired_retention_is_set_here_with_its_workload_and_the_verdict_w
         assert "a fit to your log needs" in text and "more reviews" in text      # FSRS fitted: not yet
         await pilot.press("minus", "minus")
         await pilot.pause()
-        assert sch.desired_retention(store) == 0.88
+        assert scheduler.desired_retention(store) == 0.88
         assert "Desired retention 88%" in _text(screen, "workload") and "88%" in _text(screen, "retention")
         assert StudySession(store, load_decks()).scheduler.desired_retention == 0.88   # the scheduler uses it

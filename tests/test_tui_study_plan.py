@@ -7,7 +7,7 @@ from datetime import date, timedelta
 
 from textual.widgets import Input, Static
 
-from minigpt.study import plan as planning
+from minigpt.study import plan
 from tests.helpers.waiting import until
 
 
@@ -24,20 +24,20 @@ async def test_set_a_date_on_the_plan_screen(make_app):
         assert screen.query_one("#plan-date", Input).value == day.isoformat()   # two weeks out, offered
         # what the plan stores is capped where it is typed (a pasted megabyte: tests/hostile/test_input_caps.py)
         assert [screen.query_one(box, Input).max_length for box in ("#plan-date", "#plan-lessons")] == [32, 4_000]
-        assert "Not saved yet" in text() and planning.plan_settings(app.store)[0] is None
+        assert "Not saved yet" in text() and plan.plan_settings(app.store)[0] is None
         screen.query_one("#plan-lessons", Input).value = "layer-norm"
         await pilot.press("enter")
         await until(pilot, lambda: "Saved." in text())
-        assert planning.plan_settings(app.store) == (day, ("layer-norm",))
+        assert plan.plan_settings(app.store) == (day, ("layer-norm",))
         assert "in 14 days" in text() and "cards (layer-norm)" in text()
         screen.query_one("#plan-date", Input).value = "next thursday"
         await pilot.press("enter")
         await until(pilot, lambda: "not a date" in text())
-        assert planning.plan_settings(app.store)[0] == day                      # nothing lost
+        assert plan.plan_settings(app.store)[0] == day                      # nothing lost
         screen.query_one("#plan-date", Input).value = ""
         await pilot.press("enter")
         await until(pilot, lambda: "studying as usual" in text())
-        assert planning.plan_settings(app.store)[0] is None
+        assert plan.plan_settings(app.store)[0] is None
 
 
 async def test_new_cards_a_day_help_and_a_scope_change_on_the_plan_screen(make_app):
@@ -45,7 +45,7 @@ async def test_new_cards_a_day_help_and_a_scope_change_on_the_plan_screen(make_a
     from tui import navigation
 
     app = make_app()
-    planning.set_plan(app.store, date.today() + timedelta(days=14), ("training",))
+    plan.set_plan(app.store, date.today() + timedelta(days=14), ("training",))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         navigation.open_screen(app, "study_plan")

@@ -23,8 +23,8 @@ from textual.widgets import Collapsible, Select
 
 from minigpt import paths
 from minigpt.control import form as run_form
-from minigpt.control import run_processes as rc
-from minigpt.runs import listing as runs
+from minigpt.control import run_processes
+from minigpt.runs import listing
 from minigpt.runs.metrics import read_metrics
 from minigpt.store import Store
 from minigpt.training.options import OPTIONS
@@ -81,7 +81,7 @@ async def test_form_refuses_impossible_combinations_in_the_ui(tmp_path, make_app
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert "no such file" in screen.form.error_text and app.focused.id == "f-data"
-        assert screen.mode == "form" and runs.list_runs() == [] and not isinstance(app.screen, StartRunScreen)
+        assert screen.mode == "form" and listing.list_runs() == [] and not isinstance(app.screen, StartRunScreen)
         # A preset fills the fields with a valid configuration again.
         screen.form.query_one("#f-preset").value = "tiny"
         await pilot.pause()
@@ -195,7 +195,7 @@ async def test_enter_moves_on_and_never_starts_a_run(tmp_path, make_app, advance
         assert app.focused.id == "form-start"
         assert len(set(advanced_ids)) == len(advanced_ids)  # forward only: no field visited twice
         assert screen.mode == "form" and not isinstance(app.screen, StartRunScreen)
-        assert runs.list_runs() == []
+        assert listing.list_runs() == []
 
 
 async def test_starting_asks_first_with_steps_time_and_device(tmp_path, make_app):
@@ -212,15 +212,15 @@ async def test_starting_asks_first_with_steps_time_and_device(tmp_path, make_app
                        describe=lambda: confirm.estimate_error)
         text = " ".join(str(w.render()) for w in confirm.query("Static"))
         assert "400 steps" in text and "device: cpu" in text and "d_model 16" in text
-        assert f"about {rc.format_duration(confirm.estimate.seconds)}" in text and "measured here" in text
+        assert f"about {run_processes.format_duration(confirm.estimate.seconds)}" in text and "measured here" in text
         await pilot.press("enter")  # Enter on the focused "Back": nothing starts
         await pilot.pause()
-        assert app.screen is screen and screen.mode == "form" and runs.list_runs() == []
+        assert app.screen is screen and screen.mode == "form" and listing.list_runs() == []
         await pilot.press("ctrl+s")
         await pilot.pause()
         await pilot.press("n")
         await pilot.pause()
-        assert app.screen is screen and runs.list_runs() == []
+        assert app.screen is screen and listing.list_runs() == []
 
 
 def chart_matches_library(panel: RunPanel) -> None:
@@ -252,15 +252,15 @@ async def test_start_stop_resume_quit_and_reattach(tmp_path, make_app):
         await wait_for(pilot, lambda: panel.state.status == "stopped", 30, "a clean stop")
         stopped_at = panel.state.info.step
         assert "■ stopped" in str(panel.query_one("#run-stats").render())
-        assert rc.has_checkpoint(run_dir)
+        assert run_processes.has_checkpoint(run_dir)
         await pilot.press("r")
         await wait_for(pilot, lambda: panel.state.status == "running" and panel.state.info.step > stopped_at,
                        60, "the resumed run to progress", describe=lambda: (
-                           panel.state, rc.stderr_tail(run_dir), (run_dir / "stdout.log").read_text()))
+                           panel.state, run_processes.stderr_tail(run_dir), (run_dir / "stdout.log").read_text()))
         pid = panel.state.alive_pid
     # The app is gone; the worker is not.
-    assert runs.pid_alive(pid)
-    step_when_closed = runs.read_run(run_dir).step
+    assert listing.pid_alive(pid)
+    step_when_closed = listing.read_run(run_dir).step
     app2 = make_app()
     async with app2.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
@@ -273,7 +273,7 @@ async def test_start_stop_resume_quit_and_reattach(tmp_path, make_app):
         await wait_for(pilot, lambda: panel.state.status == "finished", 60, "the run to finish")
         await wait_for(pilot, lambda: len(panel.samples) == 6, 60, "samples from the checkpoint")
         assert "✓ finished" in str(panel.query_one("#run-stats").render())
-    finished = [r for r in runs.list_runs() if r.status == "finished"]
+    finished = [r for r in listing.list_runs() if r.status == "finished"]
     assert [r.path for r in finished] == [run_dir] and (run_dir / "checkpoint" / "model.safetensors").exists()
 
 
@@ -321,7 +321,7 @@ async def test_runs_screen_lists_copies_and_deletes_with_confirmation(tmp_path, 
     from minigpt.runs.files import write_json_atomic
     from minigpt.training.options import TrainConfig
 
-    run_dir = runs.new_run_dir(name="old-run")
+    run_dir = listing.new_run_dir(name="old-run")
     cfg = TrainConfig(d_model=24, n_heads=3, n_layers=1, steps=50)
     write_json_atomic(run_dir / "config.json", cfg.to_dict())
     write_json_atomic(run_dir / "status.json", {"state": "running", "pid": 2 ** 22 + 7, "step": 12,
@@ -368,7 +368,7 @@ async def test_copy_settings_starts_a_run_with_the_identical_config(tmp_path, ma
                            tie_weights=True, batch_size=16, lr=2.5e-3, min_lr_ratio=0.3, warmup=2.0, beta1=0.85,
                            beta2=0.97, weight_decay=0.0, grad_clip=0.5, ema=0.9, pack=False, steps=10,
                            eval_interval=5, log_interval=2, device="cpu", dtype="float32", seed=11, split_seed=5)
-    old = runs.new_run_dir(name="old-run")
+    old = listing.new_run_dir(name="old-run")
     write_json_atomic(old / "config.json", original.to_dict())
     write_json_atomic(old / "status.json", {"state": "finished", "step": 10, "total_steps": 10, "model": "gpt"})
     app = make_app()
@@ -387,7 +387,7 @@ async def test_copy_settings_starts_a_run_with_the_identical_config(tmp_path, ma
         await wait_for(pilot, lambda: screen.mode == "panel", 10, "the panel")
         run_dir = screen.panel.run_dir
         await wait_for(pilot, lambda: screen.panel.state is not None and screen.panel.state.status == "finished",
-                       120, "the copied run to finish", describe=lambda: rc.stderr_tail(run_dir))
+                       120, "the copied run to finish", describe=lambda: run_processes.stderr_tail(run_dir))
     assert run_dir != old
     assert load_checkpoint(run_dir / "checkpoint").train_config == original.to_dict()
 

@@ -21,9 +21,9 @@ class _TutorGroup(click.Group):
 
     @staticmethod
     def _headless() -> click.Group:
-        from minigpt import cli as headless
+        from minigpt import cli
 
-        return headless.main
+        return cli.main
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self._headless().commands})
@@ -96,14 +96,14 @@ def watch(run):
     it belongs to an experiment (`minigpt sweep`)."""
     from minigpt import paths
     from minigpt.errors import RunError
-    from minigpt.runs import listing as runs
+    from minigpt.runs import listing
     from minigpt.runs.resolve import resolve_run
 
     if run:
         folder = Path(run).expanduser()
         experiment = folder if folder.is_dir() else paths.runs_dir() / run
         if "/" not in run or folder.is_dir():
-            if (experiment / runs.EXPERIMENT_FILE).is_file():
+            if (experiment / listing.EXPERIMENT_FILE).is_file():
                 from tui.launch import run_app
 
                 run_app(initial=f"experiment:{experiment.resolve()}")
@@ -113,7 +113,7 @@ def watch(run):
     except RunError as e:
         hint = "" if run else ": start one with `minigpt train`"
         raise UserError(f"{e}{hint}") from None
-    if not run and (run_dir.parent / runs.EXPERIMENT_FILE).is_file():
+    if not run and (run_dir.parent / listing.EXPERIMENT_FILE).is_file():
         from tui.launch import run_app
 
         run_app(initial=f"experiment:{run_dir.parent.resolve()}")

@@ -129,29 +129,27 @@ def _rate_resolve(store, name: str, due, report) -> None:
     """A check of a due kata from the shell: a named mistake rates Again at once; a pass rates Good,
     or Hard when a check since it came due failed. A failure with no named mistake waits for the
     next check (the shell knows neither hints nor the time spent)."""
-    from minigpt.study import kata_cards
-    from minigpt.study import scheduler as sch
+    from minigpt.study import kata_cards, scheduler
 
     named = report.failures[0].mistake if report.failures else None
     if not report.passed and named is None:
         return
     failed_since = store.conn.execute(
         "SELECT COUNT(*) FROM kata_attempts WHERE kata = ? AND passed = 0 AND attempted_at >= ?",
-        (name, sch.iso(due))).fetchone()[0]
+        (name, scheduler.iso(due))).fetchone()[0]
     rating, why = kata_cards.rating_for(passed=report.passed, named_mistake=named is not None, hints=0,
                                         failed_checks=failed_since)
     card = kata_cards.rate(store, name, rating, why=why, source="cli")
-    click.echo(f"Re-solve rated {sch.RATING_NAMES[rating]} ({why}); next due {sch.describe_time(card.due)}.")
+    click.echo(f"Re-solve rated {scheduler.RATING_NAMES[rating]} ({why}); next due {scheduler.describe_time(card.due)}.")
 
 
 @kata.command("due")
 @click.option("--all", "show_all", is_flag=True, help="Also list the passed katas not yet due.")
 def due_katas(show_all: bool) -> None:
     """Passed katas due to be solved again from the stub, with their due dates."""
-    from minigpt.study import kata_cards
-    from minigpt.study import scheduler as sch
+    from minigpt.study import kata_cards, scheduler
 
-    now = sch.utc_now()
+    now = scheduler.utc_now()
     try:
         store = _store()
         kata_cards.sync_passed(store)
@@ -165,7 +163,7 @@ def due_katas(show_all: bool) -> None:
         return
     width = max(len(c.kata) for c in shown)
     for c in shown:
-        when = "due now" if c.is_due(now) else "due " + sch.describe_time(c.due, now)
+        when = "due now" if c.is_due(now) else "due " + scheduler.describe_time(c.due, now)
         click.echo(printable(f"{c.kata:<{width}}  {when:<28} (since {c.due:%Y-%m-%d %H:%M} UTC)"
                              if c.is_due(now) else f"{c.kata:<{width}}  {when}"))
     if due:

@@ -187,9 +187,9 @@ def eval_cmd(checkpoint, data, text_file, as_json):
 def runs_cmd(as_json, by_group):
     """List training runs, newest first (a run with damaged files is listed as broken)."""
     from minigpt import paths
-    from minigpt.runs import listing as runs
+    from minigpt.runs import listing
 
-    found = runs.list_runs()
+    found = listing.list_runs()
     if by_group:
         _print_groups(found, as_json)
         return

@@ -182,7 +182,7 @@ def _train_seeds(seeds: int, config_file, out, resume, nnodes, rdzv_timeout, run
     """One run per seed, one after another, in one group: ``OUT/seed-S`` each (or new run folders),
     named ``NAME seed S``. A failed run stops the group (the runs before it stay); a stop stops
     the run in progress cleanly, and no further seed starts."""
-    from minigpt.runs import listing as runs
+    from minigpt.runs import listing
     from minigpt.runs.schema import default_run_name
 
     if resume is not None or nnodes > 1 or (given.get("processes") or 1) > 1:
@@ -197,7 +197,7 @@ def _train_seeds(seeds: int, config_file, out, resume, nnodes, rdzv_timeout, run
     group = None
     for i in range(seeds):
         seed = (first + i) % 2**32
-        run_dir = out / f"seed-{seed}" if out is not None else runs.new_run_dir()
+        run_dir = out / f"seed-{seed}" if out is not None else listing.new_run_dir()
         group = group or f"{base} ×{seeds} ({run_dir.parent.name if out is not None else run_dir.name})"
         if not quiet:
             click.echo(f"seed {seed} ({i + 1} of {seeds}):", err=True)
@@ -223,7 +223,7 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
     policy = cpu_policy.choose_at_start()  # sets OMP_WAIT_POLICY: before anything below imports torch
     if nice and hasattr(os, "nice"):
         os.nice(nice)  # an idle machine trains as fast; a busy one keeps the terminal snappy
-    from minigpt.runs import listing as runs
+    from minigpt.runs import listing
     from minigpt.runs.schema import check_name_and_note
     from minigpt.training import distributed
     from minigpt.training.loop import train as run_training
@@ -266,7 +266,7 @@ def _train(config_file, out, resume, nnodes, node_rank, master_addr, master_port
                 out.mkdir(parents=True, exist_ok=True)
                 run_dir = out
             else:
-                run_dir = runs.new_run_dir()
+                run_dir = listing.new_run_dir()
         if not quiet:
             click.echo(f"run folder: {printable(run_dir)}", err=True)
             click.echo(f"cpu: {policy.describe()}", err=True)

@@ -27,7 +27,7 @@ from minigpt import guarded, spawn
 from minigpt.alerts import WATCHED_TRAINER_FLAGS, watcher_mark
 from minigpt.data import load_words
 from minigpt.errors import RunControlError
-from minigpt.runs import listing as runs
+from minigpt.runs import listing
 from minigpt.runs.files import (
     BEST_DIR,
     CONFIG_FILE,
@@ -94,7 +94,7 @@ async def start_run(cfg: TrainConfig, root: Path | str | None = None, name: str 
         load_text(cfg.data_path())
     elif cfg.data_format == "lines":
         load_words(cfg.data_path())
-    run_dir = runs.new_run_dir(root, name)
+    run_dir = listing.new_run_dir(root, name)
     write_run_config(run_dir, cfg.to_dict())  # listed (and duplicable) from the start
     named = ["--name", name] if name else []  # the folder's name is the run's name too
     await _spawn(run_dir, ["train", "--config", str(run_dir / CONFIG_FILE), "--out", str(run_dir), *named, "--quiet",
@@ -116,7 +116,7 @@ class RunView:
 
     status: RunState
     reason: str | None
-    info: runs.RunInfo
+    info: listing.RunInfo
     alive_pid: int | None  # the live worker, if any
 
 
@@ -132,7 +132,7 @@ def _launch(run_dir: Path) -> dict | None:
 
 def run_state(run_dir: Path | str) -> RunView:
     run_dir = Path(run_dir)
-    info = runs.read_run(run_dir)
+    info = listing.read_run(run_dir)
     launch = _launch(run_dir)
     try:
         status_mtime = (run_dir / STATUS_FILE).stat().st_mtime
@@ -142,7 +142,7 @@ def run_state(run_dir: Path | str) -> RunView:
     if launch is not None and (status_mtime is None or status_mtime < (launched_ts if isinstance(launched_ts, (int, float)) else 0)):
         # The latest launch has not written its status yet (or the status is from a previous life).
         pid = launch.get("pid")
-        if runs.pid_alive(pid, launch.get("pid_start") if isinstance(launch.get("pid_start"), int) else None):
+        if listing.pid_alive(pid, launch.get("pid_start") if isinstance(launch.get("pid_start"), int) else None):
             return RunView(RunState.STARTING, None, info, pid)
         if _stopped_since(run_dir, launched_ts):
             return RunView(RunState.STOPPED, "stopped before training began (nothing to resume)", info, None)
@@ -163,7 +163,7 @@ def stderr_tail(run_dir: Path | str, lines: int = 8) -> list[str]:
     return [ln for ln in text.replace("\r", "\n").splitlines() if ln.strip()][-lines:]
 
 
-def progress(info: runs.RunInfo, last: dict) -> tuple[float, float | None]:
+def progress(info: listing.RunInfo, last: dict) -> tuple[float, float | None]:
     """(fraction done, seconds left or None) from the status and the latest metrics record."""
     elapsed = float(last.get("elapsed_s") or 0.0)
     step = max(info.step, int(last.get("step") or 0))
@@ -300,7 +300,7 @@ async def resume_run(run_dir: Path | str) -> int:
 def delete_run(run_dir: Path | str) -> None:
     """Remove a run folder (refused while its worker lives, and for folders that are not runs)."""
     run_dir = Path(run_dir)
-    if not runs.is_run_folder(run_dir):
+    if not listing.is_run_folder(run_dir):
         raise RunControlError(f"{run_dir} is not a run folder")
     if run_state(run_dir).status.active or is_locked(run_dir):
         raise RunControlError("stop the run before deleting it")
@@ -356,7 +356,7 @@ class ComparisonRow:
     test_loss: float | None
 
 
-def comparison_rows(infos: list[runs.RunInfo]) -> list[ComparisonRow]:
+def comparison_rows(infos: list[listing.RunInfo]) -> list[ComparisonRow]:
     """The chapter-9 table from the learner's runs: bigram, then MLP, then GPT, best val first."""
     order = {"bigram": 0, "mlp": 1, "gpt": 2}
     rows = [ComparisonRow(i.name, i.model or "?", i.n_params, i.step, i.status, i.best_val, i.test_loss)

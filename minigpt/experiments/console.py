@@ -15,8 +15,7 @@ import click
 
 from minigpt import outputs
 from minigpt.errors import ConfigError
-from minigpt.experiments import exports, plots, presets, results, sweep_runner
-from minigpt.experiments import folder as ef
+from minigpt.experiments import exports, folder, plots, presets, results, sweep_runner
 from minigpt.experiments.spec import Budget, ExperimentSpec, load_spec_file
 from minigpt.runs.listing import pid_alive
 from minigpt.text import printable
@@ -94,7 +93,7 @@ def start(spec: ExperimentSpec, data: str | None, jobs: int, detach: bool, as_js
     if jobs > usable:
         _say(f"note: {usable} core(s) here, so at most {usable} job(s) side by side", err=True)
     _say(f"experiment {spec.name}: {estimate_text(spec, min(jobs, usable))}", err=True)  # before any work
-    exp = ef.create_experiment(spec, data=data)
+    exp = folder.create_experiment(spec, data=data)
     pid = sweep_runner.start_sync(exp.dir, jobs)
     total_flops = sum(r.flops or 0 for r in exp.runs)
     _say((f"{total_flops:.2g} FLOPs in all; " if total_flops else "") + f"folder: {exp.dir}", err=True)
@@ -110,7 +109,7 @@ def start(spec: ExperimentSpec, data: str | None, jobs: int, detach: bool, as_js
 def follow(exp_dir: Path, as_json: bool = False, pid: int | None = None) -> int:
     """Print each run as it starts and finishes until the sweep ends; Ctrl-C only detaches.
     ``pid``: the scheduler just started, to notice one that died before writing its status."""
-    exp = ef.load_experiment(exp_dir)
+    exp = folder.load_experiment(exp_dir)
     seen: dict[str, str] = {}
     curves: dict = {}
     started = time.monotonic()
@@ -128,7 +127,7 @@ def follow(exp_dir: Path, as_json: bool = False, pid: int | None = None) -> int:
             if res.state in ("finished", "paused", "stopped", "interrupted"):
                 break
             if res.state == "not started" and pid is not None and not pid_alive(pid):
-                _say("the scheduler exited before it started:\n" + "\n".join(ef.log_tail(exp_dir)), err=True)
+                _say("the scheduler exited before it started:\n" + "\n".join(folder.log_tail(exp_dir)), err=True)
                 return 1
             time.sleep(FOLLOW_POLL_S)
     except KeyboardInterrupt:
@@ -173,18 +172,18 @@ def print_results(res: results.ExperimentResults, as_json: bool) -> None:
 
 def status(name: str | None, as_json: bool) -> int:
     if name is None and not as_json:
-        found = ef.list_experiments()
+        found = folder.list_experiments()
         if len(found) > 1:
             _say("experiments, newest first: " + ", ".join(p.name for p in found[:8]), err=True)
-    print_results(results.collect(ef.find_experiment(name)), as_json)
+    print_results(results.collect(folder.find_experiment(name)), as_json)
     return 0
 
 
 def steer(name: str | None, action: str, jobs: int) -> int:
-    exp_dir = ef.find_experiment(name)
+    exp_dir = folder.find_experiment(name)
     if action == "resume":
         res = results.collect(exp_dir)
-        if res.state == "finished" and ef.read_scheduler(exp_dir).get("state") == "finished":
+        if res.state == "finished" and folder.read_scheduler(exp_dir).get("state") == "finished":
             _say(f"{exp_dir.name}: every run has finished; nothing to resume")
             return 0
         pid = sweep_runner.start_sync(exp_dir, jobs)
@@ -198,7 +197,7 @@ def steer(name: str | None, action: str, jobs: int) -> int:
 def export(name: str | None, fmt: str, out: Path | None) -> int:
     if out is not None:
         outputs.check_output(out)  # before the results are read: a refusal comes at once
-    res = results.collect(ef.find_experiment(name))
+    res = results.collect(folder.find_experiment(name))
     text = {"csv": exports.to_csv, "md": exports.to_markdown,
             "txt": lambda r: plots.render(plots.plot_data(r), width=78, height=22) + "\n",
             "json": lambda r: json.dumps(exports.to_json(r), indent=2) + "\n"}[fmt](res)
@@ -215,7 +214,7 @@ def list_all() -> int:
     for key, p in presets.PRESETS.items():
         (kind, amount), = p["budget"].items()
         _say(f"  {key:<16} {p['title']:<22} {Budget(kind, amount).describe()}")
-    found = ef.list_experiments()
+    found = folder.list_experiments()
     if found:
         _say("experiments, newest first:")
         for d in found:

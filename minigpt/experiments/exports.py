@@ -11,8 +11,7 @@ import io
 from pathlib import Path
 
 from minigpt import guarded
-from minigpt.experiments import folder as ef
-from minigpt.experiments import plots
+from minigpt.experiments import folder, plots
 from minigpt.experiments.results import ExperimentResults, collect, table_header, table_rows
 from minigpt.runs.files import write_json_atomic
 
@@ -48,7 +47,7 @@ def to_markdown(results: ExperimentResults) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_exports(exp: ef.Experiment, results: ExperimentResults | None = None) -> list[Path]:
+def write_exports(exp: folder.Experiment, results: ExperimentResults | None = None) -> list[Path]:
     """results.csv, results.md, plot.txt and results.json in the experiment folder (atomic each)."""
     results = results or collect(exp)
     texts = {"results.csv": to_csv(results), "results.md": to_markdown(results),

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from minigpt.control import run_processes as rc
-from minigpt.experiments import folder as ef
+from minigpt.control import run_processes
+from minigpt.experiments import folder
 from minigpt.experiments.run_extras import read_extras
 from minigpt.experiments.spec import value_text
 from minigpt.runs.metrics import RunMetrics
@@ -56,7 +56,7 @@ class RunResult:
 
 @dataclass
 class ExperimentResults:
-    experiment: ef.Experiment
+    experiment: folder.Experiment
     state: str
     runs: list[RunResult]
     scheduler: dict
@@ -70,14 +70,14 @@ class ExperimentResults:
         return [a.name for a in self.experiment.spec.axes]
 
 
-def run_result(exp: ef.Experiment, planned, curve: RunMetrics | None = None) -> RunResult:
+def run_result(exp: folder.Experiment, planned, curve: RunMetrics | None = None) -> RunResult:
     run_dir = exp.run_dir(planned)
     base = dict(name=planned.name, values=planned.values, n_params=planned.n_params, total_steps=planned.steps,
                 flops=planned.flops, path=run_dir)
     if not run_dir.exists():
         return RunResult(status="pending", steps=0, tokens=0.0, val_loss=None, train_loss=None, train_running=None,
                          tokens_per_s=None, **base)
-    state = rc.run_state(run_dir)
+    state = run_processes.run_state(run_dir)
     info = state.info
     curve = curve or RunMetrics(run_dir)
     curve.poll()
@@ -95,14 +95,14 @@ def run_result(exp: ef.Experiment, planned, curve: RunMetrics | None = None) -> 
 
 
 def experiment_state(exp_dir: Path, runs: list[RunResult]) -> str:
-    sched = ef.read_scheduler(exp_dir)
+    sched = folder.read_scheduler(exp_dir)
     all_done = bool(runs) and all(r.finished for r in runs)
-    if ef.scheduler_alive(exp_dir) is not None:
+    if folder.scheduler_alive(exp_dir) is not None:
         # Every run done but the scheduler alive: it is measuring the last extras and exports.
         return "finishing" if all_done else sched.get("state", "running")
     if all_done:
         return "finished"
-    want = ef.read_control(exp_dir)
+    want = folder.read_control(exp_dir)
     if want == "stop":
         return "stopped"
     if want == "pause" or sched.get("state") == "paused":
@@ -111,15 +111,15 @@ def experiment_state(exp_dir: Path, runs: list[RunResult]) -> str:
         return "finished"
     if not sched:
         # A scheduler launched and alive, its status not written yet: starting (not "not started").
-        return "starting" if want == "run" and ef.launched_alive(exp_dir) else "not started"
+        return "starting" if want == "run" and folder.launched_alive(exp_dir) else "not started"
     return "interrupted"  # the scheduler died (killed, machine restarted): resume continues it
 
 
-def collect(exp: ef.Experiment | Path | str, curves: dict[str, RunMetrics] | None = None) -> ExperimentResults:
+def collect(exp: folder.Experiment | Path | str, curves: dict[str, RunMetrics] | None = None) -> ExperimentResults:
     """Everything known about the experiment now. ``curves`` (run name → RunMetrics) is filled and
     reused across calls so that polling reads only what was appended."""
-    if not isinstance(exp, ef.Experiment):
-        exp = ef.load_experiment(exp)
+    if not isinstance(exp, folder.Experiment):
+        exp = folder.load_experiment(exp)
     curves = curves if curves is not None else {}
     out = []
     for planned in exp.runs:
@@ -127,7 +127,7 @@ def collect(exp: ef.Experiment | Path | str, curves: dict[str, RunMetrics] | Non
         if curve is None:
             curve = curves[planned.name] = RunMetrics(exp.run_dir(planned))
         out.append(run_result(exp, planned, curve))
-    return ExperimentResults(exp, experiment_state(exp.dir, out), out, ef.read_scheduler(exp.dir))
+    return ExperimentResults(exp, experiment_state(exp.dir, out), out, folder.read_scheduler(exp.dir))
 
 
 # ---------------------------------------------------------------------------- the table

@@ -9,19 +9,19 @@ estimate, measured at that moment, already pays for the sharing.
 from __future__ import annotations
 
 from minigpt.control import run_processes
-from minigpt.experiments import folder as ef
+from minigpt.experiments import folder
 from minigpt.experiments.sweep_runner import max_jobs
-from minigpt.runs import listing as runs
+from minigpt.runs import listing
 
 
 def trainings_in_progress() -> list[str]:
     """One line per run or sweep training now, e.g. ``run gpt d64 L4 lr5e-3`` or ``sweep dropout``."""
     busy = []
-    for info in runs.list_runs():
+    for info in listing.list_runs():
         if info.status.active and run_processes.run_state(info.path).alive_pid is not None:
             busy.append(f"run {info.label or info.name}")
-    for exp_dir in ef.list_experiments():
-        if ef.scheduler_alive(exp_dir) is not None:
+    for exp_dir in folder.list_experiments():
+        if folder.scheduler_alive(exp_dir) is not None:
             busy.append(f"sweep {exp_dir.name}")
     return busy
 

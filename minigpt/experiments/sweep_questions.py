@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 
 from minigpt.errors import TutorError
-from minigpt.experiments import folder as ef
+from minigpt.experiments import folder
 from minigpt.experiments.results import ExperimentResults, collect
 from minigpt.study.run_questions import RunQuestion, dropout_question, questions_for_runs
 
@@ -59,7 +59,7 @@ def dropout_questions(results: ExperimentResults) -> list[RunQuestion]:
 def sweep_questions(root: Path | str | None = None) -> list[RunQuestion]:
     """Questions about the latest dropout sweeps under the experiments folder."""
     out = []
-    for exp_dir in ef.list_experiments(root):
+    for exp_dir in folder.list_experiments(root):
         try:
             found = dropout_questions(collect(exp_dir))
         except (TutorError, OSError, ValueError):

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from minigpt import guarded, spawn
-from minigpt.control import run_processes as rc
+from minigpt.control import run_processes
 from minigpt.experiments import folder as ef
 from minigpt.experiments.run_extras import EXTRAS_FILE, compute_extras
 from minigpt.runs.files import now_iso, process_start_time, write_json_atomic
@@ -138,7 +138,7 @@ class Scheduler:
         run_dir = self.exp.run_dir(name)
         if not run_dir.exists():
             return "fresh"
-        state = rc.run_state(run_dir)
+        state = run_processes.run_state(run_dir)
         if state.status in ("running", "starting"):
             return "active"
         if state.status == "finished":
@@ -147,9 +147,9 @@ class Scheduler:
             return "held"
         if self.failures(name) >= MAX_FAILURES:
             return "given_up"
-        if rc.has_checkpoint(run_dir):
+        if run_processes.has_checkpoint(run_dir):
             return "resume"
-        if state.info.raw == {} and not (run_dir / rc.LAUNCH_FILE).exists() and \
+        if state.info.raw == {} and not (run_dir / run_processes.LAUNCH_FILE).exists() and \
                 time.time() - _newest_mtime(run_dir) < ABANDONED_GRACE_S:
             return "wait"  # created by a scheduler killed mid-launch: its worker may yet appear
         return "fresh"
@@ -158,12 +158,12 @@ class Scheduler:
         """A run this scheduler watched is no longer running."""
         if phase == "finished":
             ef.append_event(self.dir, "finished", name)
-        elif phase == "resume" and rc.run_state(self.exp.run_dir(name)).status == "stopped":
+        elif phase == "resume" and run_processes.run_state(self.exp.run_dir(name)).status == "stopped":
             # Stopped while the experiment runs: a learner pressed stop on it (runs screen, CLI).
             self.held.add(name)
             ef.append_event(self.dir, "held", name)
         else:
-            ef.append_event(self.dir, "failed", name, reason=rc.run_state(self.exp.run_dir(name)).reason)
+            ef.append_event(self.dir, "failed", name, reason=run_processes.run_state(self.exp.run_dir(name)).reason)
 
     def _free_slot(self) -> int:
         used = set(self.active.values())
@@ -174,18 +174,18 @@ class Scheduler:
         slot = self._free_slot()
         try:
             if phase == "resume":
-                pid = await rc.resume_run(run_dir)
+                pid = await run_processes.resume_run(run_dir)
                 ef.append_event(self.dir, "resume", run.name, pid=pid)
             else:
                 if run_dir.exists():  # an attempt that died before its first checkpoint
                     shutil.rmtree(run_dir)
                     ef.append_event(self.dir, "discard", run.name)
-                made = await rc.start_run(TrainConfig.from_dict(run.config), root=self.dir, name=run.name)
+                made = await run_processes.start_run(TrainConfig.from_dict(run.config), root=self.dir, name=run.name)
                 if made != run_dir:
                     raise RuntimeError(f"run folder {made} is not the planned {run_dir}")
-                pid = (rc._launch(run_dir) or {}).get("pid")
+                pid = (run_processes._launch(run_dir) or {}).get("pid")
                 ef.append_event(self.dir, "start", run.name, pid=pid)
-        except (rc.RunControlError, OSError, RuntimeError, ValueError) as e:
+        except (run_processes.RunControlError, OSError, RuntimeError, ValueError) as e:
             ef.append_event(self.dir, "failed", run.name, reason=f"could not launch: {e}")
             return
         self.active[run.name] = slot
@@ -211,7 +211,7 @@ class Scheduler:
             return
         for run in self.exp.runs:
             run_dir = self.exp.run_dir(run.name)
-            if not (run_dir / EXTRAS_FILE).exists() and rc.run_state(run_dir).status == "finished":
+            if not (run_dir / EXTRAS_FILE).exists() and run_processes.run_state(run_dir).status == "finished":
                 self.extras_task = asyncio.create_task(self._extras(run.name))
                 return
 
@@ -245,11 +245,11 @@ class Scheduler:
         self.write_status("pausing" if want == "pause" else "stopping")
         for name in list(self.active):
             try:
-                rc.stop_run(self.exp.run_dir(name))
-            except rc.RunControlError:
+                run_processes.stop_run(self.exp.run_dir(name))
+            except run_processes.RunControlError:
                 pass
         deadline = time.monotonic() + STOP_TIMEOUT_S
-        while any(rc.run_state(self.exp.run_dir(n)).status in ("running", "starting") for n in self.active):
+        while any(run_processes.run_state(self.exp.run_dir(n)).status in ("running", "starting") for n in self.active):
             if time.monotonic() > deadline:
                 break
             await asyncio.sleep(POLL_S)
@@ -349,9 +349,9 @@ def request(exp_dir: Path | str, want: str) -> str:
     stopped = 0
     for run in ef.load_experiment(exp_dir).runs:
         try:
-            rc.stop_run(Path(exp_dir) / run.name)
+            run_processes.stop_run(Path(exp_dir) / run.name)
             stopped += 1
-        except rc.RunControlError:
+        except run_processes.RunControlError:
             pass
     done = {"pause": "paused", "stop": "stopped"}[want]
     return f"{done}: no scheduler was running" + (f"; stopped {stopped} orphaned run(s)" if stopped else "")

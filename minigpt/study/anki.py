@@ -26,7 +26,7 @@ from minigpt import extras, guarded
 from minigpt.errors import CardImportError, UnsafeFileError
 from minigpt.outputs import write_output_with
 from minigpt.store import Store
-from minigpt.study import scheduler as sch
+from minigpt.study import scheduler
 from minigpt.study.cards import Deck, StudyCard
 
 MODEL_ID = 1_741_902_316          # fixed forever: Anki matches note types on it
@@ -205,7 +205,7 @@ def import_file(store: Store, path: Path | str, deck_name: str = "mine") -> list
     """
     path = Path(path)
     pairs = read_card_file(path)
-    now = sch.iso(sch.utc_now())
+    now = scheduler.iso(scheduler.utc_now())
     ids = []
     with store.transaction() as conn:
         for front, back in pairs:

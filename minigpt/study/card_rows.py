@@ -10,16 +10,16 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from minigpt.study import scheduler as sch
+from minigpt.study import scheduler
 
 
 def ensure_row(conn, card_id: str, now: datetime) -> None:
     """Give a new card its row (fsrs's new state, unanswered); a card with a row keeps it."""
-    card = sch.new_card(card_id, now)
+    card = scheduler.new_card(card_id, now)
     conn.execute(
         "INSERT OR IGNORE INTO card_state(card_id, fsrs_json, due, fsrs_state, updated_at) "
         "VALUES (?, ?, ?, ?, ?)",
-        (card_id, sch.card_to_json(card), sch.iso(card.due), int(card.state), sch.iso(now)))
+        (card_id, scheduler.card_to_json(card), scheduler.iso(card.due), int(card.state), scheduler.iso(now)))
 
 
 def restore_row(conn, card_id: str, prev_json: str | None) -> None:
@@ -32,7 +32,7 @@ def restore_row(conn, card_id: str, prev_json: str | None) -> None:
     prev = json.loads(prev_json) if prev_json else None
     if prev is None:
         if current is not None and (current["suspended"] or current["buried_until"]):  # kept, unanswered
-            ensure_row(conn, card_id, sch.utc_now())
+            ensure_row(conn, card_id, scheduler.utc_now())
             conn.execute("UPDATE card_state SET suspended = ?, buried_until = ? WHERE card_id = ?",
                          (current["suspended"], current["buried_until"], card_id))
         return

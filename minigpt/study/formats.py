@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from minigpt.study import questions as Q
+from minigpt.study import questions
 from minigpt.study.cards import StudyCard
 from minigpt.study.questions import QuizOutcome, QuizQuestion
 
@@ -52,18 +52,18 @@ class QuizMode:
 QUIZ_MODES: dict[str, QuizMode] = {m.id: m for m in (
     QuizMode("choice", "Multiple choice", "choose",
              "Pick the one right option among four; each wrong one says why.",
-             suits=Q.suits_choice, build=Q.choice_question, grade=Q.answer_choice, rank=1),
+             suits=questions.suits_choice, build=questions.choice_question, grade=questions.answer_choice, rank=1),
     QuizMode("type", "Type the term", "type it",
              "Read a definition or a gapped sentence and type the missing term.",
-             suits=Q.suits_typing, build=Q.typed_question, grade=Q.answer_typed,
-             regrade=Q.regrade_typed, rank=0),
+             suits=questions.suits_typing, build=questions.typed_question, grade=questions.answer_typed,
+             regrade=questions.regrade_typed, rank=0),
     QuizMode("numeric", "Numbers", "a number",
              "Work a number out as the lessons do, within the stated tolerance.",
-             suits=Q.asks_a_number, build=Q.numeric_question, grade=Q.answer_numeric,
-             regrade=Q.regrade_numeric, unreadable=Q.unreadable_number, rank=0),
+             suits=questions.asks_a_number, build=questions.numeric_question, grade=questions.answer_numeric,
+             regrade=questions.regrade_numeric, unreadable=questions.unreadable_number, rank=0),
     QuizMode("explain", "Explain in your own words", "explain",
              "Write an answer, then tick the points of the model answer you made.",
-             suits=Q.suits_explaining, build=Q.explain_question, grade=Q.self_grade, rank=2),
+             suits=questions.suits_explaining, build=questions.explain_question, grade=questions.self_grade, rank=2),
     QuizMode("chapter", "Chapter quiz", "chapter",
              "Up to eight questions on one lesson, mixed formats, one per fact."),
 )}

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 from minigpt.errors import BadRowError
 from minigpt.store import Store
-from minigpt.study import rows
-from minigpt.study import scheduler as sch
+from minigpt.study import rows, scheduler
 from minigpt.text_chart import Scale, framed
 
 SCORE, READINESS, BOTH = "●", "○", "◉"
@@ -45,7 +44,7 @@ def points(store: Store, limit: int = 20) -> list[TrendPoint]:
     out = []
     for row in reversed(found):
         try:  # a row whose time, score, count or length is not one the tutor writes is left out
-            sch.from_iso(row["started_at"])
+            scheduler.from_iso(row["started_at"])
             score, questions = rows.fraction(row["score"]), rows.count(row["questions"])
             rows.positive(row["minutes"])
         except BadRowError:

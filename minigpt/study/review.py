@@ -35,9 +35,8 @@ from datetime import datetime, timedelta, tzinfo
 from minigpt import settings
 from minigpt.errors import BadRowError, UndoError
 from minigpt.store import Store
-from minigpt.study import kata_cards, rows
+from minigpt.study import kata_cards, rows, scheduler
 from minigpt.study import plan as planning
-from minigpt.study import scheduler as sch
 from minigpt.study.card_rows import ensure_row, restore_row
 from minigpt.study.cards import Deck
 from minigpt.study.days import start_of_local_day, start_of_next_local_day
@@ -55,7 +54,7 @@ QUIZ_MODES = LOG_MODES
 @dataclass(frozen=True)
 class CardStatus:
     card_id: str
-    fsrs: sch.Card | None          # None: never answered (new)
+    fsrs: scheduler.Card | None          # None: never answered (new)
     due: datetime | None
     reps: int
     lapses: int
@@ -99,7 +98,7 @@ class StudySession:
                  lesson_order: dict[str, int] | None = None, tz: tzinfo | None = None):
         self.store = store
         self.deck = deck
-        self.scheduler = sch.learner_scheduler(store, desired_retention)  # the settings', unless given
+        self.scheduler = scheduler.learner_scheduler(store, desired_retention)  # the settings', unless given
         self.tz = tz  # the learner's days (None: this machine's zone)
         self._lesson_order = lesson_order
         self._plans = planning.PlanCache()
@@ -133,9 +132,9 @@ class StudySession:
         if row is None:
             return CardStatus(card_id, None, None, 0, 0, False, None)
         try:
-            return CardStatus(card_id, sch.card_from_json(row["fsrs_json"]), sch.from_iso(row["due"]),
+            return CardStatus(card_id, scheduler.card_from_json(row["fsrs_json"]), scheduler.from_iso(row["due"]),
                               rows.count(row["reps"]), rows.count(row["lapses"]), bool(row["suspended"]),
-                              sch.from_iso(row["buried_until"]) if row["buried_until"] else None)
+                              scheduler.from_iso(row["buried_until"]) if row["buried_until"] else None)
         except BadRowError:
             rows.skip(self.store, "card_state", card_id)
             return CardStatus(card_id, None, None, 0, 0, False, None)
@@ -162,7 +161,7 @@ class StudySession:
                                scheduler=self.scheduler, lesson_order=lambda: self.lesson_order)
 
     def new_introduced_today(self, now: datetime | None = None) -> int:
-        day = sch.iso(start_of_local_day(now, self.tz))
+        day = scheduler.iso(start_of_local_day(now, self.tz))
         return self.store.conn.execute(
             "SELECT COUNT(*) FROM review_log WHERE was_new = 1 AND mode = 'review' "
             "AND reviewed_at >= ?", (day,)).fetchone()[0]
@@ -175,11 +174,11 @@ class StudySession:
 
     def queue(self, now: datetime | None = None, *, lesson: str | None = None) -> list[str]:
         """Card ids to study now: learning first (by due), then due reviews, then new cards."""
-        now = sch.as_utc(now)
-        stamp = sch.iso(now)
+        now = scheduler.as_utc(now)
+        stamp = scheduler.iso(now)
         states = self._states()
         out = left_out(self.store)  # flagged as wrong or suspended: never queued
-        ahead_stamp = sch.iso(now + LEARN_AHEAD)
+        ahead_stamp = scheduler.iso(now + LEARN_AHEAD)
         learning, due, new, ahead, hidden = [], [], [], [], set()
         for card in self.deck:
             if (lesson and card.lesson != lesson) or card.id in out:
@@ -194,9 +193,9 @@ class StudySession:
             if st["reps"] == 0:
                 new.append(card.id)
             elif st["due"] <= stamp:
-                bucket = due if st["fsrs_state"] == sch.State.Review else learning
+                bucket = due if st["fsrs_state"] == scheduler.State.Review else learning
                 bucket.append((st["due"], card.id))
-            elif st["fsrs_state"] != sch.State.Review and st["due"] <= ahead_stamp:
+            elif st["fsrs_state"] != scheduler.State.Review and st["due"] <= ahead_stamp:
                 ahead.append((st["due"], card.id))  # learning, due soon: shown once nothing else is
         plan = self.plan(now)
         if plan is None:
@@ -211,25 +210,25 @@ class StudySession:
         return space_siblings(ordered, self.note_of)
 
     def counts(self, now: datetime | None = None, *, lesson: str | None = None) -> Counts:
-        now = sch.as_utc(now)
+        now = scheduler.as_utc(now)
         states = self._states()
         q = self.queue(now, lesson=lesson)
         new = sum(1 for c in q if c not in states or states[c]["reps"] == 0)
-        due = sum(1 for c in q if c in states and states[c]["fsrs_state"] == sch.State.Review)
+        due = sum(1 for c in q if c in states and states[c]["fsrs_state"] == scheduler.State.Review)
         katas = kata_cards.due_count(self.store, now) if lesson is None else 0
         return Counts(new=new, learning=len(q) - new - due, due=due, katas=katas)
 
     def next_due(self, now: datetime | None = None) -> datetime | None:
         """When the next card of the deck not in the queue now comes due (a learning card past
         the learn-ahead window, a review later on), or None: the empty screen waits for it."""
-        now = sch.as_utc(now)
+        now = scheduler.as_utc(now)
         out = left_out(self.store)
         for card_id, due in self.store.conn.execute(
                 "SELECT card_id, due FROM card_state WHERE suspended = 0 AND reps > 0 AND due > ? "
-                "ORDER BY due", (sch.iso(now + LEARN_AHEAD),)):
+                "ORDER BY due", (scheduler.iso(now + LEARN_AHEAD),)):
             if card_id in self.deck.cards and card_id not in out:
                 try:
-                    return sch.from_iso(due)
+                    return scheduler.from_iso(due)
                 except BadRowError:
                     rows.skip(self.store, "card_state", card_id)
         return None
@@ -246,13 +245,13 @@ class StudySession:
 
     def preview(self, card_id: str, now: datetime | None = None) -> dict[int, timedelta]:
         """Interval each rating 1-4 would give, e.g. for labels "Good · 3d"."""
-        now = sch.as_utc(now)
+        now = scheduler.as_utc(now)
         st = self.status(card_id)
-        card = st.fsrs if st.fsrs is not None else sch.new_card(card_id, now)
-        return sch.preview(self.scheduler, card, now)
+        card = st.fsrs if st.fsrs is not None else scheduler.new_card(card_id, now)
+        return scheduler.preview(self.scheduler, card, now)
 
     def button_labels(self, card_id: str, now: datetime | None = None) -> dict[int, str]:
-        return {r: f"{sch.RATING_NAMES[r]} · {sch.format_interval(d)}"
+        return {r: f"{scheduler.RATING_NAMES[r]} · {scheduler.format_interval(d)}"
                 for r, d in self.preview(card_id, now).items()}
 
     # -- writing -------------------------------------------------------------------------------
@@ -270,12 +269,12 @@ class StudySession:
         """
         self._check(card_id)
         answer = answer[:MAX_LOGGED_ANSWER_CHARS] if answer else answer
-        if rating not in sch.RATINGS:
+        if rating not in scheduler.RATINGS:
             raise ValueError(f"rating must be 1-4, not {rating!r}")
         if mode not in MODES and mode not in QUIZ_MODES:
             raise ValueError(f"mode must be one of {MODES + QUIZ_MODES}, not {mode!r}")
-        now = sch.as_utc(now)
-        stamp = sch.iso(now)
+        now = scheduler.as_utc(now)
+        stamp = scheduler.iso(now)
         with self.store.transaction() as conn:
             row = conn.execute("SELECT * FROM card_state WHERE card_id = ?", (card_id,)).fetchone()
             prev = _row_to_dict(row)
@@ -286,8 +285,8 @@ class StudySession:
                     (card_id, rating, answer, stamp, duration_ms))
             else:
                 before, reps, lapses = rows.answer_start(self.store, row, card_id, now)
-                after = sch.review(self.scheduler, before, rating, now)
-                lapses += int(sch.is_lapse(before, rating))
+                after = scheduler.review(self.scheduler, before, rating, now)
+                lapses += int(scheduler.is_lapse(before, rating))
                 reps += 1
                 conn.execute(
                     """INSERT INTO card_state(card_id, fsrs_json, due, fsrs_state, reps, lapses,
@@ -297,7 +296,7 @@ class StudySession:
                          due = excluded.due, fsrs_state = excluded.fsrs_state,
                          reps = excluded.reps, lapses = excluded.lapses,
                          buried_until = NULL, updated_at = excluded.updated_at""",
-                    (card_id, sch.card_to_json(after), sch.iso(after.due), int(after.state),
+                    (card_id, scheduler.card_to_json(after), scheduler.iso(after.due), int(after.state),
                      reps, lapses, stamp))
                 log = conn.execute(
                     "INSERT INTO review_log(card_id, rating, mode, answer, reviewed_at, duration_ms,"
@@ -361,21 +360,21 @@ class StudySession:
     def suspend(self, card_id: str, suspended: bool = True, now: datetime | None = None) -> None:
         """Take a card out of every queue (or put it back). A new card gets a row, unanswered."""
         self._check(card_id)
-        now = sch.as_utc(now)
+        now = scheduler.as_utc(now)
         with self.store.transaction() as conn:
             ensure_row(conn, card_id, now)
             conn.execute("UPDATE card_state SET suspended = ?, updated_at = ? WHERE card_id = ?",
-                         (int(suspended), sch.iso(now), card_id))
+                         (int(suspended), scheduler.iso(now), card_id))
 
     def bury(self, card_id: str, now: datetime | None = None) -> datetime:
         """Hide a card until the start of the learner's next day (local midnight); returns that time (UTC)."""
         self._check(card_id)
-        now = sch.as_utc(now)
+        now = scheduler.as_utc(now)
         until = start_of_next_local_day(now, self.tz)
         with self.store.transaction() as conn:
             ensure_row(conn, card_id, now)
             conn.execute("UPDATE card_state SET buried_until = ?, updated_at = ? WHERE card_id = ?",
-                         (sch.iso(until), sch.iso(now), card_id))
+                         (scheduler.iso(until), scheduler.iso(now), card_id))
         return until
 
     def leeches(self) -> list[str]:

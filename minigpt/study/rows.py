@@ -18,7 +18,7 @@ from datetime import datetime
 from minigpt.errors import BadRowError
 from minigpt.skipped_rows import skip
 from minigpt.store import Store
-from minigpt.study import scheduler as sch
+from minigpt.study import scheduler
 
 MAX_COUNT = 1 << 31  # reps, lapses, questions: a count the tutor writes is far below this
 MAX_DURATION_MS = 24 * 3600 * 1000  # an answer's time: longer than a day is not a real answer
@@ -50,10 +50,10 @@ def readable_state(store: Store, row) -> bool:
     try:
         if not isinstance(row["card_id"], str):
             raise BadRowError("a card id that is not text")
-        sch.card_from_json(row["fsrs_json"])
-        sch.from_iso(row["due"])
+        scheduler.card_from_json(row["fsrs_json"])
+        scheduler.from_iso(row["due"])
         if row["buried_until"] is not None:
-            sch.from_iso(row["buried_until"])
+            scheduler.from_iso(row["buried_until"])
         count(row["reps"]), count(row["lapses"]), count(row["suspended"])
         if row["fsrs_state"] not in (1, 2, 3):
             raise BadRowError("an FSRS state that is not 1, 2 or 3")
@@ -75,15 +75,15 @@ def card_states(store: Store, where: str = "", args: tuple = ()) -> tuple[dict[s
     return good, bad
 
 
-def answer_start(store: Store, row, card_id: str, now: datetime) -> tuple[sch.Card, int, int]:
+def answer_start(store: Store, row, card_id: str, now: datetime) -> tuple[scheduler.Card, int, int]:
     """The card, reps and lapses a new answer starts from: a new card when there is no row, or when
     the row cannot be read (counted; the row itself stays in the review log's prev_state)."""
     if row is not None:
         try:
-            return sch.card_from_json(row["fsrs_json"]), count(row["reps"]), count(row["lapses"])
+            return scheduler.card_from_json(row["fsrs_json"]), count(row["reps"]), count(row["lapses"])
         except BadRowError:
             skip(store, "card_state", card_id)
-    return sch.new_card(card_id, now), 0, 0
+    return scheduler.new_card(card_id, now), 0, 0
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def reviews(store: Store, where: str = "", args: tuple = ()) -> list[Review]:
     for row in store.conn.execute("SELECT id, card_id, rating, reviewed_at, duration_ms FROM review_log"
                                   + (f" WHERE {where}" if where else "") + " ORDER BY id", args):
         try:
-            if not isinstance(row["card_id"], str) or row["rating"] not in sch.RATINGS:
+            if not isinstance(row["card_id"], str) or row["rating"] not in scheduler.RATINGS:
                 raise BadRowError("a card id or rating out of range")
             duration = row["duration_ms"]
             if duration is not None:
@@ -109,7 +109,7 @@ def reviews(store: Store, where: str = "", args: tuple = ()) -> list[Review]:
                     duration = int(duration)
                 if isinstance(duration, bool) or not isinstance(duration, int) or not 0 <= duration <= MAX_DURATION_MS:
                     duration = None  # an answer's time is a detail: a bad one is dropped, the review kept
-            out.append(Review(row["id"], row["card_id"], row["rating"], sch.from_iso(row["reviewed_at"]), duration))
+            out.append(Review(row["id"], row["card_id"], row["rating"], scheduler.from_iso(row["reviewed_at"]), duration))
         except BadRowError:
             skip(store, "review_log", row["id"])
     return out

@@ -8,8 +8,7 @@ from datetime import date, datetime, timedelta, tzinfo
 
 from minigpt.errors import BadRowError
 from minigpt.store import Store
-from minigpt.study import rows
-from minigpt.study import scheduler as sch
+from minigpt.study import rows, scheduler
 from minigpt.study.days import local_date, start_of_local_day
 from minigpt.study.flags import left_out
 from minigpt.study.review import LEECH_LAPSES
@@ -24,13 +23,13 @@ def due_forecast(store: Store, days: int = 14, now: datetime | None = None,
     out = [[today + timedelta(days=i), 0] for i in range(days)]
     found = store.conn.execute(
         "SELECT card_id, due FROM card_state WHERE reps > 0 AND due < ?",
-        (sch.iso(sch.as_utc(now) + timedelta(days=days + 1)),))
+        (scheduler.iso(scheduler.as_utc(now) + timedelta(days=days + 1)),))
     out_of_play = left_out(store)
     for card_id, due in found:
         if card_id in out_of_play:
             continue
         try:
-            i = max(0, (local_date(sch.from_iso(due), tz) - today).days)
+            i = max(0, (local_date(scheduler.from_iso(due), tz) - today).days)
         except BadRowError:
             rows.skip(store, "card_state", card_id)
             continue
@@ -48,10 +47,10 @@ class Activity:
 
 def reviews_per_day(store: Store, days: int = 365, now: datetime | None = None,
                     tz: tzinfo | None = None) -> Activity:
-    now = sch.as_utc(now)
+    now = scheduler.as_utc(now)
     since = start_of_local_day(now, tz) - timedelta(days=days)
     per_day: dict[date, int] = {}
-    for review in rows.reviews(store, "reviewed_at >= ?", (sch.iso(since),)):
+    for review in rows.reviews(store, "reviewed_at >= ?", (scheduler.iso(since),)):
         d = local_date(review.reviewed_at, tz)
         per_day[d] = per_day.get(d, 0) + 1
     first = local_date(now, tz) - timedelta(days=days - 1)
@@ -86,14 +85,14 @@ class Retention:
 
 
 def retention(store: Store, *, days: int | None = None, now: datetime | None = None,
-              desired: float = sch.DESIRED_RETENTION) -> Retention:
+              desired: float = scheduler.DESIRED_RETENTION) -> Retention:
     """True retention over scheduled reviews of cards that were no longer new (cram excluded)."""
     sql = ("SELECT COUNT(*), SUM(rating > 1) FROM review_log "
            "WHERE was_new = 0 AND mode != 'cram'")
     args: tuple = ()
     if days is not None:
         sql += " AND reviewed_at >= ?"
-        args = (sch.iso(sch.as_utc(now) - timedelta(days=days)),)
+        args = (scheduler.iso(scheduler.as_utc(now) - timedelta(days=days)),)
     n, ok = store.conn.execute(sql, args).fetchone()
     return Retention((ok / n) if n else None, desired, n)
 

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from minigpt.teaching import attention_variants as AV
-from minigpt.teaching import parallelism as PA
-from minigpt.teaching import state_space as SSM
+from minigpt.teaching import attention_variants, parallelism, state_space
 
 # --- ring attention ------------------------------------------------------------------------------
 
@@ -29,7 +27,7 @@ def ring_round(seq: int, c: int, d_model: int, kv_width: int, flops_per_s: float
     FLOPs: scores and the weighted sum), and sending one block of keys and values on."""
     block = seq / c
     compute = 4 * block * block * d_model / flops_per_s
-    send = PA.ring_kv_bytes_received(seq, kv_width, c, bytes_per_value) / (c - 1)
+    send = parallelism.ring_kv_bytes_received(seq, kv_width, c, bytes_per_value) / (c - 1)
     return compute, send / link_bytes_per_s
 
 
@@ -46,7 +44,7 @@ def min_block_for_overlap(d_model: int, kv_width: int, flops_per_s: float,
 def interleaved_cache_share(context: int, window: int, local_per_global: int) -> float:
     """KV cache of a model whose layers run ``local_per_global`` sliding-window layers for each
     global one, as a share of the same model with every layer global."""
-    local = AV.cached_tokens(context, window)
+    local = attention_variants.cached_tokens(context, window)
     k = local_per_global
     return (k * local + context) / ((k + 1) * context)
 
@@ -73,7 +71,7 @@ def kv_numbers(context: int, n_kv_heads: int, head_dim: int) -> int:
 def mamba2_state(d_model: int, expand: int = 2, state: int = 128) -> int:
     """Mamba-2 keeps ``state`` numbers per channel of its expand·d inner width (N = 128 in
     Dao & Gu 2024, eight times Mamba's 16): ``state_space.ssm_cost`` counts the same."""
-    return SSM.ssm_cost(d_model, expand, state).state
+    return state_space.ssm_cost(d_model, expand, state).state
 
 
 def deltanet_state(n_heads: int, key_dim: int, value_dim: int) -> int:

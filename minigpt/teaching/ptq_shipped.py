@@ -24,7 +24,7 @@ import torch
 
 from minigpt.models import gptq as G
 from minigpt.models.quantize import QuantConfig, quantizable, quantize_model
-from minigpt.teaching import number_formats as N
+from minigpt.teaching import number_formats
 
 CALIBRATION_NAMES = 256
 GROUP = 32
@@ -143,16 +143,16 @@ def int_bits(bits: int, group: int) -> Callable[[torch.Tensor], float]:
 
 # Each format: (label, the round trip of one matrix, its bits per weight with scales).
 FORMATS: tuple[tuple[str, Callable, Callable], ...] = (
-    ("FP8 E4M3, per tensor", lambda w: N.scaled_round_trip(w, N.E4M3),
+    ("FP8 E4M3, per tensor", lambda w: number_formats.scaled_round_trip(w, number_formats.E4M3),
      lambda p: 8 + 32 / p.numel()),
-    ("FP8 E5M2, per tensor", lambda w: N.scaled_round_trip(w, N.E5M2),
+    ("FP8 E5M2, per tensor", lambda w: number_formats.scaled_round_trip(w, number_formats.E5M2),
      lambda p: 8 + 32 / p.numel()),
-    ("MXFP4 (E2M1, E8M0 per 32)", lambda w: N.mx_round_trip(w),
-     lambda p: N.bits_per_value(4, N.MX_BLOCK, 8, p.numel())),
-    ("NVFP4 (E2M1, E4M3 per 16)", lambda w: N.nvfp4_round_trip(w),
-     lambda p: N.bits_per_value(4, N.NVFP4_BLOCK, 8, p.numel(), tensor_scale_bits=32)),
-    ("NF4, float32 absmax per 64", lambda w: N.nf4_round_trip(w),
-     lambda p: N.bits_per_value(4, N.NF4_BLOCK, 32, p.numel())),
+    ("MXFP4 (E2M1, E8M0 per 32)", lambda w: number_formats.mx_round_trip(w),
+     lambda p: number_formats.bits_per_value(4, number_formats.MX_BLOCK, 8, p.numel())),
+    ("NVFP4 (E2M1, E4M3 per 16)", lambda w: number_formats.nvfp4_round_trip(w),
+     lambda p: number_formats.bits_per_value(4, number_formats.NVFP4_BLOCK, 8, p.numel(), tensor_scale_bits=32)),
+    ("NF4, float32 absmax per 64", lambda w: number_formats.nf4_round_trip(w),
+     lambda p: number_formats.bits_per_value(4, number_formats.NF4_BLOCK, 32, p.numel())),
 )
 
 

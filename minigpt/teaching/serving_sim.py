@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from minigpt.teaching import serving as S
+from minigpt.teaching import serving
 
 
 @dataclass(frozen=True)
@@ -213,5 +213,5 @@ def chat_prompts(system: int, turns: int, turn_tokens: int, chats: int) -> list[
 def reload_or_recompute_s(gpu: Gpu, tokens: int) -> tuple[float, float]:
     """A prefix evicted to host memory: seconds to copy its cache back (``serving.transfer_s``)
     against seconds to prefill it again (compute-bound)."""
-    reload = S.transfer_s(tokens * gpu.kv_bytes_per_token, gpu.host_bytes_per_s)
+    reload = serving.transfer_s(tokens * gpu.kv_bytes_per_token, gpu.host_bytes_per_s)
     return reload, step_seconds(gpu, tokens, 0, 0)

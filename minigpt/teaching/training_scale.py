@@ -15,7 +15,7 @@ import math
 import random
 from dataclasses import dataclass
 
-from minigpt.teaching import parallelism as PA
+from minigpt.teaching import parallelism
 
 # --- pipeline schedules ---------------------------------------------------------------------------
 
@@ -36,10 +36,10 @@ def activations_held(p: int, m: int, schedule: str) -> int:
     """Micro-batches whose activations the first stage keeps at its peak (1F1B's p from
     ``parallelism.micro_batches_held``; ZB-H2 about doubles it, Qi et al. table 1)."""
     if schedule == "gpipe":
-        return PA.micro_batches_held(p, m, "gpipe")
+        return parallelism.micro_batches_held(p, m, "gpipe")
     if schedule == "zb-h2":
         return min(2 * p - 1, m)
-    return PA.micro_batches_held(p, m, "1f1b")
+    return parallelism.micro_batches_held(p, m, "1f1b")
 
 
 # --- choosing the degrees -------------------------------------------------------------------------
@@ -82,19 +82,19 @@ def plan(job: Job, cl: Cluster, t: int, p: int, d: int) -> Plan:
     tensor-parallel traffic on NVLink (or the network when t spans nodes) and the gradient
     all-reduce on the network, neither hidden behind compute."""
     shard = job.n_params / (t * p)
-    states = PA.memory_per_device(shard, d, "ZeRO-1").total
+    states = parallelism.memory_per_device(shard, d, "ZeRO-1").total
     m = job.global_batch // (d * job.micro_batch)
-    per_layer = PA.activation_bytes_per_layer(job.seq, job.micro_batch, job.d_model, job.heads,
+    per_layer = parallelism.activation_bytes_per_layer(job.seq, job.micro_batch, job.d_model, job.heads,
                                               t, sequence_parallel=t > 1)
-    memory = states + per_layer * job.layers / p * PA.micro_batches_held(p, m, "1f1b")
+    memory = states + per_layer * job.layers / p * parallelism.micro_batches_held(p, m, "1f1b")
     compute = 6 * job.n_params * job.global_batch * job.seq / (cl.gpus * cl.flops_per_s)
-    compute /= 1 - PA.bubble_fraction(p, m)
+    compute /= 1 - parallelism.bubble_fraction(p, m)
     tp_link = cl.intra_bytes_per_s if t <= cl.gpus_per_node else cl.inter_bytes_per_s
     tp = 0.0
     if t > 1:
-        per_block = PA.tensor_parallel_traffic(job.micro_batch, job.seq, job.d_model, t)
+        per_block = parallelism.tensor_parallel_traffic(job.micro_batch, job.seq, job.d_model, t)
         tp = per_block.sent_per_device * job.layers / p * m / tp_link
-    dp = PA.ring_all_reduce_bytes_sent(2 * shard, d) / cl.inter_bytes_per_s if d > 1 else 0.0
+    dp = parallelism.ring_all_reduce_bytes_sent(2 * shard, d) / cl.inter_bytes_per_s if d > 1 else 0.0
     return Plan(t, p, d, memory, compute + tp + dp, memory <= cl.memory_bytes)
 
 

@@ -108,11 +108,11 @@ async def training_panel(pilot):
 
 
 async def experiment_planned(pilot):
-    from minigpt.experiments import folder as ef
+    from minigpt.experiments import folder
     from minigpt.experiments.presets import custom_spec, parse_grid_text
 
     grid = parse_grid_text("d_model=8,16 dropout=0,0.1 steps=30 n_layers=1 n_heads=2")
-    exp = ef.create_experiment(custom_spec("custom", grid.axes, grid.budget, grid.base))
+    exp = folder.create_experiment(custom_spec("custom", grid.axes, grid.budget, grid.base))
     navigation.open_screen(pilot.app, "experiment", exp.dir)
     await settle(pilot, lambda: getattr(pilot.app.screen, "results", None) is not None)
 

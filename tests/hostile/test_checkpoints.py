@@ -27,7 +27,7 @@ from safetensors.torch import load_file, save_file
 
 from minigpt.checkpoint import CheckpointError, load_checkpoint, load_training_weights
 from minigpt.cli import main
-from minigpt.runs import listing as runs
+from minigpt.runs import listing
 from minigpt.training.loop import train
 from minigpt.training.options import TrainConfig
 from tests.helpers.hostile import one_error_line
@@ -283,7 +283,7 @@ def test_saves_killed_at_random_points_always_leave_a_loadable_checkpoint_and_a_
         saver.kill()
         saver.wait()
     assert cut_short >= inside, f"only {cut_short} of {kill} kills landed inside a save"
-    assert runs.read_run(run).status == "finished"
+    assert listing.read_run(run).status == "finished"
 
 
 class Killed(BaseException):

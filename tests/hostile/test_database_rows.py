@@ -120,21 +120,20 @@ def deck():
 
 def _read_everything(store: Store, deck) -> None:
     """What the CLI commands and the app's flashcards, home, stats and plan read of the database."""
-    from minigpt.katas import history as katas
-    from minigpt.study import fsrs_fit, interview_trend, stats, workload
-    from minigpt.study import plan as planning
+    from minigpt.katas import history
+    from minigpt.study import fsrs_fit, interview_trend, plan, stats, workload
     from minigpt.study.readiness import retrievabilities
     from minigpt.study.review import StudySession
 
     session = StudySession(store, deck, lesson_order={})
     session.queue(), session.counts(), session.cram_queue(), session.next_due()
     [session.status(c) for c in CARDS]
-    planning.make_plan(store, deck, date.today() + timedelta(days=30), new_per_day=5,
+    plan.make_plan(store, deck, date.today() + timedelta(days=30), new_per_day=5,
                        scheduler=session.scheduler, lesson_order={})
     workload.simulate(store, deck, 0.9, new_per_day=0, days=2)
     retrievabilities(store, sch.utc_now()), stats.due_forecast(store), stats.reviews_per_day(store), stats.weakest_cards(store)
     stats.button_breakdown(store), interview_trend.points(store), fsrs_fit.status_line(store)
-    katas.totals(store, []), katas.record(store, "softmax")
+    history.totals(store, []), history.record(store, "softmax")
 
 
 @pytest.mark.parametrize(("table", "what", "update"), CASES, ids=[c[1] for c in CASES])

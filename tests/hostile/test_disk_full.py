@@ -127,11 +127,11 @@ def test_exports_on_a_full_disk_leave_the_previous_file(small_disk, tmp_path):
 
 def test_sweep_export_to_a_full_disk_is_one_line(small_disk, tmp_path, isolated_data_dir):
     """``minigpt sweep --export csv --out FILE`` on a full disk (an experiment made on a roomy one)."""
-    from minigpt.experiments import folder as ef
+    from minigpt.experiments import folder
     from minigpt.experiments.presets import custom_spec, parse_axis
     from minigpt.experiments.spec import Budget
 
-    exp = ef.create_experiment(custom_spec("full", [parse_axis("lr=1e-3,2e-3")], Budget("steps", 5), {}))
+    exp = folder.create_experiment(custom_spec("full", [parse_axis("lr=1e-3,2e-3")], Budget("steps", 5), {}))
     out = small_disk / "results.csv"
     out.write_text("previous\n")
     fill(small_disk)

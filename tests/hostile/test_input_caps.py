@@ -11,8 +11,7 @@ import pytest
 from textual import events
 from textual.widgets import Input, Static
 
-from minigpt.study import matching
-from minigpt.study import quiz as q
+from minigpt.study import matching, quiz
 from minigpt.study.decks import load_decks
 from minigpt.study.matching import MAX_ANSWER_CHARS, match_answer
 from minigpt.study.review import MAX_LOGGED_ANSWER_CHARS, StudySession, history
@@ -47,8 +46,8 @@ def test_a_cloze_with_a_megabyte_in_each_blank_is_graded_on_the_cut(monkeypatch)
     monkeypatch.setattr(matching, "edit_distance", _refuse_long(matching.edit_distance, "edit distance"))
     deck = load_decks()
     card = next(c for c in deck if c.kind == "cloze" and len(c.cloze_answers) > 1)
-    question = q.question_for(deck, card, fmt="type")
-    outcome = q.QUIZ_MODES["type"].grade(question, "/".join([MEGABYTE] * len(card.cloze_answers)))
+    question = quiz.question_for(deck, card, fmt="type")
+    outcome = quiz.QUIZ_MODES["type"].grade(question, "/".join([MEGABYTE] * len(card.cloze_answers)))
     assert not outcome.correct
 
 
@@ -107,7 +106,7 @@ def test_scoring_a_pasted_megabyte_is_refused_in_a_short_line():
 
 @pytest.mark.soak  # the default tier checks the boxes' caps in tests/test_tui_study_plan.py (no extra boot)
 async def test_the_plan_screen_stores_no_pasted_megabyte(make_app):
-    from minigpt.study import plan as planning
+    from minigpt.study import plan
 
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -123,5 +122,5 @@ async def test_the_plan_screen_stores_no_pasted_megabyte(make_app):
             assert len(field.value) <= field.max_length < 10_000
         await pilot.press("enter")
         await pilot.pause()
-        _day, lessons = planning.plan_settings(app.store)
+        _day, lessons = plan.plan_settings(app.store)
         assert sum(len(x) for x in lessons) < 10_000

@@ -106,11 +106,11 @@ def test_a_batch_within_its_bound_but_beyond_memory_is_refused_before_allocating
 
 def test_the_form_refuses_an_mlp_too_large_as_the_trainer_does():
     """The form once checked only MiniGPT sizes: the one size rule covers every kind."""
-    from minigpt.control import form as run_form
+    from minigpt.control import form
 
-    values = run_form.form_from_config(TrainConfig(model="mlp", mlp_context=256, mlp_embd=4096, mlp_hidden=400))
+    values = form.form_from_config(TrainConfig(model="mlp", mlp_context=256, mlp_embd=4096, mlp_hidden=400))
     with pytest.raises(ConfigError, match="this mlp would have .* parameters: more than this tutor trains") as e:
-        run_form.config_from_form(values)
+        form.config_from_form(values)
     assert e.value.field == "mlp_hidden"
 
 

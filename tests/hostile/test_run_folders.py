@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from minigpt import paths
 from minigpt.cli import main
 from minigpt.errors import RunBusyError
-from minigpt.runs import listing as runs
+from minigpt.runs import listing
 from minigpt.runs.lock import RunLock
 from minigpt.runs.metrics import read_metrics
 from minigpt.training.loop import train
@@ -74,7 +74,7 @@ def runs_root_with(broken_status, name: str = "broken") -> tuple[Path, Path]:
 @pytest.mark.parametrize("content", [*MALFORMED.values(), None], ids=[*MALFORMED, "a folder"])
 def test_one_damaged_status_is_listed_as_broken_and_the_others_shown(content):
     root, _bad = runs_root_with(content)
-    listed = {r.name: r for r in runs.list_runs(root)}
+    listed = {r.name: r for r in listing.list_runs(root)}
     assert set(listed) == {"run-gpt", "run-gpt-stopped", "broken"}
     assert listed["broken"].status == "broken" and listed["broken"].reason
     assert listed["run-gpt"].status == "finished" and listed["run-gpt"].best_val == pytest.approx(2.89418, abs=1e-4)
@@ -96,10 +96,10 @@ def test_any_status_contents_read_without_raising(tmp_path_factory, values):
     run = tmp_path_factory.mktemp("runs") / "run"
     run.mkdir()
     (run / "status.json").write_text(json.dumps(values), encoding="utf-8")
-    info = runs.read_run(run)
+    info = listing.read_run(run)
     assert info.status in ("starting", "running", "stopped", "finished", "failed", "broken")
     info.to_dict(), info.age  # what the lists show is computable
-    assert [r.name for r in runs.list_runs(run.parent)] == ["run"]
+    assert [r.name for r in listing.list_runs(run.parent)] == ["run"]
 
 
 def test_watch_opens_a_broken_run_and_resume_replaces_its_status(monkeypatch):
@@ -115,7 +115,7 @@ def test_watch_opens_a_broken_run_and_resume_replaces_its_status(monkeypatch):
     # The config and checkpoints are fine: resuming the finished budget rewrites a good status.
     result = CliRunner().invoke(main, ["train", "--resume", "broken", "--quiet"])
     assert result.exit_code == 0, result.output
-    assert runs.read_run(bad).status == "finished"
+    assert listing.read_run(bad).status == "finished"
 
 
 def test_watch_of_a_missing_run_is_one_error_line():
@@ -258,7 +258,7 @@ def test_stop_from_the_command_line_then_resume(tmp_path, fake_trainer):
         if trainer.poll() is None:
             trainer.kill()
             trainer.wait()
-    assert runs.read_run(run).status == "stopped"
+    assert listing.read_run(run).status == "stopped"
     assert "not running" in one_error_line(CliRunner().invoke(main, ["stop", "long"]))
     assert "no running run" in one_error_line(CliRunner().invoke(main, ["stop"]))
 

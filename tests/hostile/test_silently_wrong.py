@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from minigpt import paths
 from minigpt.cli import main
-from minigpt.runs import listing as runs
+from minigpt.runs import listing
 from tests.helpers.hostile import one_error_line
 
 TINY = ["--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--batch-size", "16", "--steps", "3",
@@ -36,7 +36,7 @@ def test_train_keeps_its_note(tmp_path):
     result = CliRunner().invoke(main, ["train", *TINY, "--out", str(run), "--note", "first try"])
     assert result.exit_code == 0, result.output
     assert _status(run)["note"] == "first try"
-    assert runs.read_run(run).note == "first try"
+    assert listing.read_run(run).note == "first try"
 
 
 def test_a_long_note_is_refused_by_train_as_by_rename(tmp_path):

@@ -169,13 +169,13 @@ def test_decks_lessons_card_files_and_experiment_specs(tmp_path, kind):
 
 
 def test_experiment_folder_files_read_as_empty_not_forever(tmp_path):
-    from minigpt.experiments import folder as ef
+    from minigpt.experiments import folder
     from minigpt.experiments.run_extras import read_extras
 
-    for name, kind in ((ef.EVENTS_FILE, "fifo"), (ef.LOG_FILE, "zero"), ("extras.json", "fifo")):
+    for name, kind in ((folder.EVENTS_FILE, "fifo"), (folder.LOG_FILE, "zero"), ("extras.json", "fifo")):
         special(tmp_path / name, kind)
     with bounded(10):
-        assert ef.read_events(tmp_path) == [] and ef.log_tail(tmp_path) == [] and read_extras(tmp_path) == {}
+        assert folder.read_events(tmp_path) == [] and folder.log_tail(tmp_path) == [] and read_extras(tmp_path) == {}
 
 
 def test_writers_refuse_a_fifo_instead_of_waiting_for_a_reader(tmp_path):

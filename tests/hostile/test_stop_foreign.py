@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from minigpt import paths, serving_policy
 from minigpt.cli import main
-from minigpt.control import run_processes as rc
+from minigpt.control import run_processes
 from minigpt.errors import RunControlError
 from minigpt.runs.lock import RunLock
 from minigpt.spawn import process_start_time
@@ -72,7 +72,7 @@ def test_the_right_start_time_proves_nothing_either(victim):
 def test_a_trainer_command_line_without_the_lock_is_refused(trainer_lookalike):
     run = _running_run("decoy", trainer_lookalike.pid, process_start_time(trainer_lookalike.pid))
     with pytest.raises(RunControlError, match="not this run's trainer"):
-        rc.stop_run(run)  # what the app's stop key calls
+        run_processes.stop_run(run)  # what the app's stop key calls
     assert _alive(trainer_lookalike)
 
 
@@ -81,7 +81,7 @@ def test_a_lock_held_by_someone_else_is_no_proof(trainer_lookalike):
     run = _running_run("decoy", trainer_lookalike.pid, None)
     with RunLock(run):
         with pytest.raises(RunControlError, match="not this run's trainer"):
-            rc.stop_run(run)
+            run_processes.stop_run(run)
     assert _alive(trainer_lookalike)
 
 
@@ -94,9 +94,9 @@ def test_a_forged_launch_record_naming_another_folder_is_refused(trainer_lookali
     (run / "launch.json").write_text(json.dumps({"pid": trainer_lookalike.pid, "launched_ts": time.time(),
                                                  "pid_start": process_start_time(trainer_lookalike.pid)}),
                                      encoding="utf-8")
-    assert rc.run_state(run).status == "starting"
+    assert run_processes.run_state(run).status == "starting"
     with pytest.raises(RunControlError, match="not this run's trainer"):
-        rc.stop_run(run)
+        run_processes.stop_run(run)
     assert _alive(trainer_lookalike)
 
 

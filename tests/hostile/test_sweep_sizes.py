@@ -83,13 +83,12 @@ def test_a_grid_at_the_cap_is_accepted():
 
 def test_the_estimate_is_shown_before_any_work(isolated_data_dir, monkeypatch):
     """The sweep says how many runs and how long before it writes or starts anything."""
-    from minigpt.experiments import console
-    from minigpt.experiments import folder as ef
+    from minigpt.experiments import console, folder
 
     def no_work(*args, **kwargs):
         raise ConfigError("stopped before any work")
 
-    monkeypatch.setattr(ef, "create_experiment", no_work)
+    monkeypatch.setattr(folder, "create_experiment", no_work)
     result = CliRunner().invoke(main, ["sweep", "--axis", "lr=1e-3,2e-3,3e-3", "--time", "60", "--jobs", "1"])
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert lines[0].startswith("experiment sweep: 3 runs, 60 s a run, about 3 min with 1 job(s)"), lines

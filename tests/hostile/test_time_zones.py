@@ -13,8 +13,7 @@ from click.testing import CliRunner
 
 from minigpt.cli import main
 from minigpt.skipped_rows import take_skipped_note
-from minigpt.study import days
-from minigpt.study import scheduler as sch
+from minigpt.study import days, scheduler
 
 UNUSABLE = ["UTC+24", "UTC-24", "UTC-99", "<+99>-99", "<-30>30"]
 
@@ -44,7 +43,7 @@ def test_the_library_counts_days_in_utc_and_says_why(zone, name):
     assert days.local(now) == now
     assert days.start_of_local_day(now) == datetime(2026, 12, 3, tzinfo=UTC)
     assert days.start_of_next_local_day(now) == datetime(2026, 12, 4, tzinfo=UTC)
-    assert sch.describe_time(now + timedelta(days=1), now) == "tomorrow at 13:00"
+    assert scheduler.describe_time(now + timedelta(days=1), now) == "tomorrow at 13:00"
     assert f"TZ={name!r} cannot be used" in days.zone_warning()
     assert "days are counted in UTC" in days.zone_warning()
 

@@ -21,7 +21,7 @@ from minigpt import paths
 from minigpt.checkpoint import load_checkpoint
 from minigpt.cli import main
 from minigpt.errors import TrainingDiverged
-from minigpt.runs import listing as runs
+from minigpt.runs import listing
 from minigpt.runs.metrics import read_metrics
 from minigpt.training import loop, trainer
 from minigpt.training.options import TrainConfig
@@ -85,7 +85,7 @@ def test_a_learning_rate_of_1e6_is_refused_and_a_diverging_run_fails_with_the_re
     line = one_error_line(CliRunner().invoke(main, ["train", *TINY, "--steps", "40", "--eval-interval",
                                                     "10", "--out", str(run), "--quiet"]))
     assert "training diverged" in line and "lower --lr" in line
-    info = runs.read_run(run)
+    info = listing.read_run(run)
     assert info.status == "failed" and "diverged" in info.reason and info.best_val is None
     strict_records(run)
     assert not (run / "checkpoint").exists()  # nothing was ever worth keeping
@@ -99,7 +99,7 @@ def test_a_nan_after_a_good_evaluation_keeps_the_good_checkpoint(tmp_path, names
     run = tmp_path / "run"
     with pytest.raises(TrainingDiverged, match="loss became nan at step 15"):
         loop.train(tiny(names), run)
-    info = runs.read_run(run)
+    info = listing.read_run(run)
     assert info.status == "failed" and "step 15" in info.reason
     best = load_checkpoint(run / "checkpoint")
     assert best.state["step"] == 10 and all(torch.isfinite(p).all() for p in best.model.parameters())
@@ -127,7 +127,7 @@ def test_skip_mode_still_fails_when_every_batch_is_bad(tmp_path, names, poisoned
 def test_a_bigram_without_smoothing_fails_with_the_reason(tmp_path, names):
     with pytest.raises(TrainingDiverged, match="smoothing"):
         loop.train(TrainConfig(model="bigram", smoothing=0.0, data=str(names)), tmp_path / "b")
-    assert runs.read_run(tmp_path / "b").status == "failed"
+    assert listing.read_run(tmp_path / "b").status == "failed"
 
 
 def test_nonfinite_must_be_fail_or_skip():
@@ -140,7 +140,7 @@ def test_nonfinite_must_be_fail_or_skip():
 def test_round1_diverged_run_reads_as_failed_and_its_checkpoint_is_refused():
     root = paths.runs_dir()
     shutil.copytree(DIVERGED, root / DIVERGED.name)
-    info = runs.read_run(root / DIVERGED.name)
+    info = listing.read_run(root / DIVERGED.name)
     assert info.status == "failed" and "diverged" in info.reason and info.best_val is None
     records, _ = read_metrics(root / DIVERGED.name)
     assert [r["step"] for r in records] == [1, 10, 20] and "train_loss" not in records[1]

@@ -37,7 +37,7 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
 import tui
-from minigpt import serving_policy as policy
+from minigpt import serving_policy
 from minigpt.text import printable
 
 log = logging.getLogger("minigpt-serve")
@@ -143,12 +143,12 @@ class TutorServer(Server):
         return {
             "PYTHONPATH": root + (os.pathsep + python_path if python_path else ""),
             "MINIGPT_DATA_DIR": str(session.data_dir),
-            policy.ENV_SERVED: "1",
-            policy.ENV_GUEST: "1" if session.guest else "0",
-            policy.ENV_ALLOW_CODE: "1" if opts.allow_code else "0",
-            policy.ENV_ALLOW_FILES: "1" if opts.allow_files else "0",
-            policy.ENV_MAX_RUNS: str(opts.max_runs),
-            policy.ENV_STATE_DIR: str(self.state_dir),
+            serving_policy.ENV_SERVED: "1",
+            serving_policy.ENV_GUEST: "1" if session.guest else "0",
+            serving_policy.ENV_ALLOW_CODE: "1" if opts.allow_code else "0",
+            serving_policy.ENV_ALLOW_FILES: "1" if opts.allow_files else "0",
+            serving_policy.ENV_MAX_RUNS: str(opts.max_runs),
+            serving_policy.ENV_STATE_DIR: str(self.state_dir),
         }
 
     def session_command(self, session: Session) -> str:
@@ -360,6 +360,6 @@ def parse_frame(text: str) -> tuple[str, object] | str:
 def end_guest_session(data_dir: Path) -> None:
     """Stop the runs a guest started (nothing could reattach to them), then remove its folder."""
     try:
-        policy.stop_runs_in(data_dir)
+        serving_policy.stop_runs_in(data_dir)
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)

@@ -7,7 +7,7 @@ relative path typed in the browser means a file in the learner's own folder).
 
 from __future__ import annotations
 
-from minigpt import serving_policy as policy
+from minigpt import serving_policy
 from tui.app import TutorApp
 
 GUEST_NOTICE = ("Guest session: your progress and runs live only as long as this tab; "
@@ -19,7 +19,7 @@ class ServedTutorApp(TutorApp):
 
     def on_mount(self) -> None:
         super().on_mount()
-        if policy.is_guest():
+        if serving_policy.is_guest():
             self.notify(GUEST_NOTICE, title="minigpt-tutor in your browser", timeout=15)
 
 

@@ -16,8 +16,7 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from minigpt import serving_policy
 from minigpt.errors import ConfigError
-from minigpt.experiments import exports, plots, results, sweep_runner
-from minigpt.experiments import folder as ef
+from minigpt.experiments import exports, folder, plots, results, sweep_runner
 from minigpt.experiments.spec import value_text
 from minigpt.runs.metrics import RunMetrics
 from minigpt.text import markup_escape
@@ -51,7 +50,7 @@ class ExperimentScreen(Screen):
     def __init__(self, exp_dir: Path | str):
         super().__init__()
         self.exp_dir = Path(exp_dir)
-        self.experiment: ef.Experiment | None = None
+        self.experiment: folder.Experiment | None = None
         self.results: results.ExperimentResults | None = None
         self.curves: dict[str, RunMetrics] = {}
         self.error: str | None = None
@@ -71,7 +70,7 @@ class ExperimentScreen(Screen):
 
     def on_mount(self) -> None:
         try:
-            self.experiment = ef.load_experiment(self.exp_dir)
+            self.experiment = folder.load_experiment(self.exp_dir)
         except ConfigError as e:
             self.error = str(e)
             self.query_one("#exp-summary", Static).update(f"[red]{markup_escape(str(e))}[/red]")
@@ -109,7 +108,7 @@ class ExperimentScreen(Screen):
         if active:
             line += f"\n[dim]training {markup_escape(', '.join(active))}[/dim]"
         elif res.state in ("interrupted", "paused", "stopped", "not started"):
-            tail = ef.log_tail(self.exp_dir, 1) if res.state in ("interrupted", "not started") else []
+            tail = folder.log_tail(self.exp_dir, 1) if res.state in ("interrupted", "not started") else []
             why = f"scheduler: {markup_escape(tail[-1][:60])} · " if tail else ""
             line += f"\n[dim]{why}r resumes: unfinished runs continue from their last checkpoint[/dim]"
         self.query_one("#exp-summary", Static).update(line)

@@ -16,8 +16,7 @@ from textual.widgets.option_list import Option
 
 from minigpt import serving_policy
 from minigpt.errors import ConfigError, DatasetError
-from minigpt.experiments import folder as ef
-from minigpt.experiments import plots, presets, results, sweep_runner
+from minigpt.experiments import folder, plots, presets, results, sweep_runner
 from minigpt.experiments.spec import Budget, data_format_of, plan_runs, spec_data_info, value_text
 from minigpt.text import markup_escape
 from tui import navigation
@@ -155,7 +154,7 @@ class ExperimentsScreen(Screen):
         table = self.query_one("#lab-table", DataTable)
         keep = table.cursor_row
         table.clear()
-        for exp_dir in ef.list_experiments():
+        for exp_dir in folder.list_experiments():
             try:
                 res = results.collect(exp_dir, self._curves.setdefault(str(exp_dir), {}))
             except ConfigError:
@@ -248,7 +247,7 @@ class ExperimentsScreen(Screen):
     @background(thread=False, group="experiment-start", what="Starting the experiment")
     async def launch(self, spec) -> None:
         try:
-            exp = ef.create_experiment(spec)
+            exp = folder.create_experiment(spec)
             await sweep_runner.start(exp.dir)
         except (ConfigError, DatasetError, OSError) as e:
             self.notify(markup_escape(e), severity="error", title="Not started")

@@ -28,15 +28,14 @@ from textual.widgets import Button, Footer, Input, Static, TextArea
 
 from minigpt import serving_policy
 from minigpt.errors import DeckError, KataError, StoreError
-from minigpt.study import interview as iv
-from minigpt.study import interview_pause
+from minigpt.study import interview, interview_pause
 from minigpt.study.decks import cached_decks
 from minigpt.study.plan import plan_settings
 from minigpt.study.review import StudySession
 from minigpt.text import markup_escape as escape
 from tui import navigation
 from tui.common.header import TutorHeader
-from tui.interview import interview_views as views
+from tui.interview import interview_views
 from tui.interview.interview_end import EndInterviewQuestion, EndOrPause, now_text
 
 WARN_AT_S = 60  # the "1 minute left" notice
@@ -67,9 +66,9 @@ class InterviewScreen(EndOrPause, Screen):
         self.minutes = minutes
         self.seed = seed
         self.state = "setup"  # setup | asking | revealed | report
-        self.questions: list[iv.Question] = []
+        self.questions: list[interview.Question] = []
         self.index = 0
-        self.report: iv.Report | None = None
+        self.report: interview.Report | None = None
         self.ticked: set[int] = set()
         self.rubric_view: Static | None = None
         self.started = 0.0
@@ -119,11 +118,11 @@ class InterviewScreen(EndOrPause, Screen):
         self.state = "setup"
         day, scope = plan_settings(self.app.store)
         if day:  # one line at 80 columns
-            self.set_status(f"[b]Mock interview[/b] · weakest first · {escape(iv.day_line(day, date.today()))}")
+            self.set_status(f"[b]Mock interview[/b] · weakest first · {escape(interview.day_line(day, date.today()))}")
         else:
             self.set_status("[b]Mock interview[/b] · questions from the lessons you read, weakest first")
         planned = " Only your plan's lessons are asked (minigpt plan)." if day and scope else ""
-        widgets, focus = views.setup_widgets(self.app.store, interview_pause.paused(self.app.store), planned)
+        widgets, focus = interview_views.setup_widgets(self.app.store, interview_pause.paused(self.app.store), planned)
         self._fill(*widgets)
         self.call_after_refresh(focus.focus)
 
@@ -150,7 +149,7 @@ class InterviewScreen(EndOrPause, Screen):
             self.set_status(f"[b]Time is up[/b] · grade your last answer (question {self.index + 1}), then the report")
             return
         self.set_status(f"[b]⏱ {m:02d}:{s:02d}[/b] · question {self.index + 1}/{len(self.questions)} · "
-                        f"{iv.KINDS[q.kind].title} · {escape(_clip(self.titles.get(q.lesson, q.lesson), 34))}")
+                        f"{interview.KINDS[q.kind].title} · {escape(_clip(self.titles.get(q.lesson, q.lesson), 34))}")
 
     # -- the round ----------------------------------------------------------------------------
     def start(self, minutes: float) -> None:
@@ -160,8 +159,8 @@ class InterviewScreen(EndOrPause, Screen):
         r = readiness_for_store(self.app.store, passed)
         self.titles = {x.lesson: x.title for x in r.lessons}
         read = [x.lesson for x in r.lessons if x.parts.get("read")] or [x.lesson for x in r.lessons]
-        read = iv.in_scope(read, plan_settings(self.app.store)[1])  # the interview day's lessons
-        self.questions = iv.plan(self.session.deck_in_play(), read, {x.lesson: x.figure for x in r.lessons},
+        read = interview.in_scope(read, plan_settings(self.app.store)[1])  # the interview day's lessons
+        self.questions = interview.plan(self.session.deck_in_play(), read, {x.lesson: x.figure for x in r.lessons},
                                  minutes=minutes, katas_by_lesson=katas, run_questions=self._run_questions(),
                                  allow_code=serving_policy.code_editing_allowed(), seed=self.seed)
         if not self.questions:
@@ -169,7 +168,7 @@ class InterviewScreen(EndOrPause, Screen):
             return
         self._forget_pause()  # one paused interview at a time: a new one replaces it
         self.minutes, self.index = minutes, 0
-        self.report = iv.Report(minutes, titles=self.titles, readiness=r.overall)
+        self.report = interview.Report(minutes, titles=self.titles, readiness=r.overall)
         self.started, self.started_at = time.monotonic(), now_text()
         self.ask()
 
@@ -194,10 +193,10 @@ class InterviewScreen(EndOrPause, Screen):
         self.update_status()
         if q.kind == "kata":
             self.kata_screen, self.kata_passed = None, False
-        widgets, answer = views.question_widgets(q, draft)
+        widgets, answer = interview_views.question_widgets(q, draft)
         self._fill(*widgets)  # no ids in the body: the old children leave after the new arrive
         if answer is not None:
-            self.call_after_refresh(views.focus_at_end, answer)
+            self.call_after_refresh(interview_views.focus_at_end, answer)
         self.refresh_bindings()
 
     def current_text(self) -> str:
@@ -214,7 +213,7 @@ class InterviewScreen(EndOrPause, Screen):
         event.stop()
         if self.state == "setup":
             try:
-                minutes = float(event.value.strip() or iv.DEFAULT_MINUTES)
+                minutes = float(event.value.strip() or interview.DEFAULT_MINUTES)
             except ValueError:
                 minutes = 0
             if not 0 < minutes <= 240:
@@ -241,17 +240,17 @@ class InterviewScreen(EndOrPause, Screen):
         q = self.questions[self.index]
         self.typed = typed
         if q.kind == "compute":
-            result = iv.grade_compute(self.session.deck, q, typed)
+            result = interview.grade_compute(self.session.deck, q, typed)
             if result.parsed is None and not self.time_up:  # empty or unreadable: said, the text kept
                 self.notify(f"✗ {escape(result.message)}", severity="warning")
                 return
             self.state = "revealed"
             self.record(1.0 if result.correct else 0.0)
             mark = "✓ right" if result.correct else f"✗ {escape(result.message)}"
-            self._fill(*views.compute_widgets(q, typed, mark))
+            self._fill(*interview_views.compute_widgets(q, typed, mark))
         else:
             self.state = "revealed"
-            widgets, self.rubric_view = views.revealed_widgets(q, typed)
+            widgets, self.rubric_view = interview_views.revealed_widgets(q, typed)
             self._fill(*widgets)
             if self.rubric_view is not None:
                 self.draw_rubric()
@@ -259,15 +258,15 @@ class InterviewScreen(EndOrPause, Screen):
         self.refresh_bindings()
 
     def draw_rubric(self) -> None:
-        self.rubric_view.update(views.rubric_text(self.questions[self.index], self.ticked))
+        self.rubric_view.update(interview_views.rubric_text(self.questions[self.index], self.ticked))
 
     def record(self, score: float, *, skipped: bool = False, missed: tuple[str, ...] = ()) -> None:
         q = self.questions[self.index]
-        answer = iv.Answer(q, score, round(time.monotonic() - self.asked_at, 1), skipped, missed,
+        answer = interview.Answer(q, score, round(time.monotonic() - self.asked_at, 1), skipped, missed,
                            typed=self.typed)
         self.report.answers.append(answer)
         try:
-            iv.feed_schedule(self.session, answer)
+            interview.feed_schedule(self.session, answer)
         except StoreError as e:
             self.notify(escape(str(e)), title="Not saved", severity="warning")
 
@@ -302,7 +301,7 @@ class InterviewScreen(EndOrPause, Screen):
         self.report.partial = partial and not (timed_out or self.time_up)  # the clock ended it: whole
         if self.report.answers:
             try:
-                self.saved_id = iv.save(self.app.store, self.report, self.started_at, now_text())
+                self.saved_id = interview.save(self.app.store, self.report, self.started_at, now_text())
             except StoreError as e:
                 self.notify(escape(str(e)), title="Report not saved", severity="warning")
         head = "Time is up." if timed_out else "Ended early." if partial else "Interview over."
@@ -311,7 +310,7 @@ class InterviewScreen(EndOrPause, Screen):
         text = self.report.text() if self.report.answers else "No question answered."
         if self.report.partial and self.saved_id:
             text += "\n\nEnded early: kept, but out of your trend (k keeps it in)."
-        self._fill(Static(escape(text), classes="iv-report"), *views.trend_widgets(self.app.store))
+        self._fill(Static(escape(text), classes="iv-report"), *interview_views.trend_widgets(self.app.store))
         self.query_one("#iv-body", VerticalScroll).focus()  # the report scrolls with the keys
         self.refresh_bindings()
 
@@ -322,14 +321,14 @@ class InterviewScreen(EndOrPause, Screen):
         if action == "self_grade":
             return self.state == "revealed" and kind == "define"
         if action == "tick":
-            return self.state == "revealed" and kind in iv.RUBRIC_KINDS
+            return self.state == "revealed" and kind in interview.RUBRIC_KINDS
         if action == "open_kata":
             return self.state == "asking" and kind == "kata"
         if action == "confirm":
-            return (self.state == "revealed" and (kind == "compute" or kind in iv.RUBRIC_KINDS)) or \
+            return (self.state == "revealed" and (kind == "compute" or kind in interview.RUBRIC_KINDS)) or \
                 (self.state == "asking" and kind == "kata")
         if action == "submit_text":
-            return self.state == "asking" and kind in iv.RUBRIC_KINDS
+            return self.state == "asking" and kind in interview.RUBRIC_KINDS
         if action == "keep":
             return self.state == "report" and self.report is not None and self.report.partial and not self.kept \
                 and self.saved_id is not None
@@ -346,7 +345,7 @@ class InterviewScreen(EndOrPause, Screen):
 
     def action_confirm(self) -> None:
         q = self.questions[self.index]
-        if q.kind in iv.RUBRIC_KINDS:
+        if q.kind in interview.RUBRIC_KINDS:
             made = len(self.ticked)
             missed = tuple(p for i, p in enumerate(q.rubric, 1) if i not in self.ticked)
             self.record(made / len(q.rubric) if q.rubric else 0.0, missed=missed)

@@ -19,10 +19,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from minigpt.errors import StoreError
-from minigpt.study import interview as iv
-from minigpt.study import interview_pause
+from minigpt.study import interview, interview_pause
 from minigpt.text import markup_escape as escape
-from tui.interview import interview_views as views
+from tui.interview import interview_views
 
 
 def now_text() -> str:
@@ -137,13 +136,13 @@ class EndOrPause:
 
     def action_keep(self) -> None:
         try:
-            iv.keep_in_trend(self.app.store, self.saved_id)
+            interview.keep_in_trend(self.app.store, self.saved_id)
         except StoreError as e:
             self.notify(escape(str(e)), title="Not saved", severity="warning")
             return
         self.kept = True  # in the trend now (still ended early): k has nothing more to do
         self.notify("Kept in your trend.")
-        self._fill(Static(escape(self.report.text()), classes="iv-report"), *views.trend_widgets(self.app.store))
+        self._fill(Static(escape(self.report.text()), classes="iv-report"), *interview_views.trend_widgets(self.app.store))
         self.set_status(f"[b]Ended early, kept in your trend.[/b] · score {round(100 * self.report.score)}% · "
                         "escape: back")
         self.refresh_bindings()

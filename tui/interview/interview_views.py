@@ -10,8 +10,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Static, TextArea
 
 from minigpt.errors import KataError
-from minigpt.study import interview as iv
-from minigpt.study import interview_trend
+from minigpt.study import interview, interview_trend
 from minigpt.study.review import MAX_LOGGED_ANSWER_CHARS
 from minigpt.text import markup_escape as escape
 from tui.interview.interview_trend import InterviewTrendChart
@@ -36,7 +35,7 @@ def setup_widgets(store, paused, planned: str) -> tuple[list, object]:
     if paused is not None:
         resume = [Static(f"A paused interview: {escape(paused.line())}. Starting a new one replaces it."),
                   Button(f"Resume ({escape(paused.line().split(' · ')[0])})", id="iv-resume")]
-    minutes = Input(placeholder=f"{iv.DEFAULT_MINUTES} (type another length, or just enter)",
+    minutes = Input(placeholder=f"{interview.DEFAULT_MINUTES} (type another length, or just enter)",
                     max_length=MINUTES_CHARS)
     return [*resume, Static("How many minutes? (enter starts; 30 is an interview's usual length)"), minutes,
             Static("Define a term, explain a concept (tick the rubric's points you made), compute with "
@@ -54,7 +53,7 @@ def kata_prompt(name: str) -> str:
     return f"[b]{escape(kata.title)}[/b]\n{escape(kata.signature)}\n{escape(kata.docstring)}"
 
 
-def question_widgets(q: iv.Question, draft: str = "") -> tuple[list, object | None]:
+def question_widgets(q: interview.Question, draft: str = "") -> tuple[list, object | None]:
     """A question and its answer box (None for a kata): one line for a term or a number, several
     for an explanation (ctrl+s reveals, since enter starts a new line there)."""
     if q.kind == "kata":
@@ -62,7 +61,7 @@ def question_widgets(q: iv.Question, draft: str = "") -> tuple[list, object | No
                 Static("o opens the kata in a scratch copy from its stub (your practice draft is "
                        "untouched); pass it there, come back and press enter to record it.")], None
     widgets = [Static(escape(q.prompt), classes="iv-prompt")]
-    if q.kind in iv.RUBRIC_KINDS:
+    if q.kind in interview.RUBRIC_KINDS:
         answer = TextArea(draft, classes="iv-answer iv-explain")
         return [*widgets, answer, Static("[dim]Type your explanation; ctrl+s shows the rubric.[/dim]")], answer
     shape = q.note == "exact shape"
@@ -86,12 +85,12 @@ def focus_at_end(answer) -> None:
         answer.cursor_position = len(answer.value)
 
 
-def compute_widgets(q: iv.Question, typed: str, mark: str) -> list:
+def compute_widgets(q: interview.Question, typed: str, mark: str) -> list:
     return [Static(escape(q.prompt)), Static(f"You typed {escape(typed.strip()) or '(nothing)'} · {mark}"),
             Static(escape(q.answer)), Static("[dim]enter: next[/dim]")]
 
 
-def revealed_widgets(q: iv.Question, typed: str) -> tuple[list, Static | None]:
+def revealed_widgets(q: interview.Question, typed: str) -> tuple[list, Static | None]:
     """A define or explain question revealed, graded with what was typed in view: beside the
     definition (then the y/n line), or beside the rubric (returned, to redraw its ticks) with the
     model answer below, so the points to tick sit next to the answer they are ticked from."""
@@ -106,6 +105,6 @@ def revealed_widgets(q: iv.Question, typed: str) -> tuple[list, Static | None]:
             Static(f"[b]Model answer[/b]\n{escape(q.answer)}")], rubric
 
 
-def rubric_text(q: iv.Question, ticked: set[int]) -> str:
+def rubric_text(q: interview.Question, ticked: set[int]) -> str:
     lines = [f"{'☑' if i in ticked else '☐'} {i} {escape(p)}" for i, p in enumerate(q.rubric, 1)]
     return "[b]Rubric[/b]: each point you made, by its number; enter records\n" + "\n".join(lines)

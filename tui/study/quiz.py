@@ -17,7 +17,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from minigpt.errors import DeckError, UndoError
-from minigpt.study import quiz as q
+from minigpt.study import quiz
 from minigpt.study.decks import cached_decks
 from minigpt.study.formats import QUIZ_MODES, RATING_NAMES
 from minigpt.study.review import StudySession
@@ -66,8 +66,8 @@ class QuizScreen(Screen):
         self.titles: dict[str, tuple[int, str]] = {}
         self.mode: str | None = None
         self.lesson: str | None = None
-        self.questions: list[q.QuizQuestion] = []
-        self.missed: list[tuple[q.QuizQuestion, q.QuizOutcome]] = []
+        self.questions: list[quiz.QuizQuestion] = []
+        self.missed: list[tuple[quiz.QuizQuestion, quiz.QuizOutcome]] = []
         self.index = 0
         self.score = 0
         self.flagged: set[int] = set()   # questions flagged as wrong this round: out of the score
@@ -122,7 +122,7 @@ class QuizScreen(Screen):
         lessons = sorted(deck.lessons(), key=lambda l: (self.titles.get(l, (10**6, l)), l))
         self.set_status("[b]Chapter quiz[/b] · pick a lesson · escape: modes")
         options = OptionList(*[Option(f"{escape(self.title_of(l))}  "
-                                      f"[dim]({len(q.chapter_notes(deck, l))} questions)[/dim]",
+                                      f"[dim]({len(quiz.chapter_notes(deck, l))} questions)[/dim]",
                                       id=l) for l in lessons if l in self.titles],
                              id="quiz-lessons")
         self._fill(options)
@@ -150,7 +150,7 @@ class QuizScreen(Screen):
             return
         due = set(self.session.queue())
         deck = self.session.deck_in_play()  # flagged and suspended cards are not asked
-        cards = [c for c in deck if mode in q.formats_for(c)]
+        cards = [c for c in deck if mode in quiz.formats_for(c)]
         self.rng.shuffle(cards)
         cards.sort(key=lambda c: c.id not in due)  # cards due now first, the rest at random
         picked, notes = [], set()
@@ -159,14 +159,14 @@ class QuizScreen(Screen):
                 notes.add(card.note_id)
                 picked.append(card)
         self.mode, self.lesson = mode, None
-        self.begin([q.question_for(deck, c, self.rng, fmt=mode)
+        self.begin([quiz.question_for(deck, c, self.rng, fmt=mode)
                     for c in picked[:ROUND]])
 
     def start_chapter(self, lesson_id: str) -> None:
         try:
             from minigpt.experiments.sweep_questions import learner_run_questions
 
-            questions = q.chapter_quiz(lesson_id, seed=self.rng.randrange(2**31),
+            questions = quiz.chapter_quiz(lesson_id, seed=self.rng.randrange(2**31),
                                        deck=self.session.deck_in_play(), run_questions=learner_run_questions())
         except ValueError:
             self.show_modes()
@@ -176,7 +176,7 @@ class QuizScreen(Screen):
         self.mode, self.lesson = "chapter", lesson_id
         self.begin(questions)
 
-    def begin(self, questions: list[q.QuizQuestion]) -> None:
+    def begin(self, questions: list[quiz.QuizQuestion]) -> None:
         self.questions, self.index, self.score, self.missed = questions, 0, 0, []
         self.flagged = set()
         self.show_question()
@@ -317,7 +317,7 @@ class QuizScreen(Screen):
                                callback=lambda done: self._flagged(question, done))
 
     @keeps_screen
-    def _flagged(self, question: q.QuizQuestion, done: bool | None) -> None:
+    def _flagged(self, question: quiz.QuizQuestion, done: bool | None) -> None:
         if not done or self.questions[self.index] is not question:
             return
         self.flagged.add(self.index)

@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from minigpt.errors import DeckError, PlanError, StoreError
-from minigpt.study import plan as planning
+from minigpt.study import plan
 from minigpt.text import markup_escape as escape
 from tui.common.header import TutorHeader
 
@@ -63,7 +63,7 @@ class StudyPlanScreen(Screen):
 
     def on_mount(self) -> None:
         self.sub_title = "Study to a date"
-        day, lessons = planning.plan_settings(self.app.store)
+        day, lessons = plan.plan_settings(self.app.store)
         self.query_one("#plan-date", Input).value = (day or date.today() + timedelta(days=14)).isoformat()
         self.query_one("#plan-lessons", Input).value = ",".join(lessons)
         self.query_one("#plan-new", Input).value = str(self._session().new_per_day())
@@ -85,33 +85,33 @@ class StudyPlanScreen(Screen):
         text = self.query_one("#plan-text", Static)
         raw = self.query_one("#plan-date", Input).value.strip()
         lessons = tuple(x.strip() for x in self.query_one("#plan-lessons", Input).value.split(",") if x.strip())
-        before = planning.plan_settings(self.app.store)
+        before = plan.plan_settings(self.app.store)
         try:
             session = self._session()
             pace = self._new_per_day(session)
             if not raw:
                 if save:
-                    planning.set_plan(self.app.store, None)
+                    plan.set_plan(self.app.store, None)
                     session.set_new_per_day(pace)
                 text.update("No interview date: studying as usual (the daily new-card limit).")
                 return
-            day = planning.parse_date(raw)
-            made = planning.make_plan(self.app.store, session.deck, day, lessons=lessons,
+            day = plan.parse_date(raw)
+            made = plan.make_plan(self.app.store, session.deck, day, lessons=lessons,
                                       new_per_day=pace, scheduler=session.scheduler,
                                       lesson_order=session.lesson_order)
             if save:
-                planning.set_plan(self.app.store, day, lessons)
+                plan.set_plan(self.app.store, day, lessons)
                 session.set_new_per_day(pace)
         except (PlanError, DeckError, StoreError) as e:
             text.update(f"[red]✗[/red] {escape(str(e))}")
             return
         if save:  # a scope set before is replaced: say what it was
-            change = planning.scope_change(before[1], lessons) if before[0] is not None else ""
+            change = plan.scope_change(before[1], lessons) if before[0] is not None else ""
             saved = "[green]Saved.[/green] " + (escape(change) + "\n" if change else "")
         else:
             saved = ("" if before[0] == day and pace == session.new_per_day()
                      else "[dim]Not saved yet: enter saves.[/dim] ")
-        text.update(saved + escape("\n".join(planning.describe(made))))
+        text.update(saved + escape("\n".join(plan.describe(made))))
 
     def _new_per_day(self, session) -> int:
         """The new-cards-a-day field, or the setting when it is empty; refused in words otherwise."""

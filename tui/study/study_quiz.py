@@ -15,8 +15,7 @@ from textual.widgets import Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from minigpt.errors import TutorError
-from minigpt.study import quiz as q
-from minigpt.study import rubric
+from minigpt.study import quiz, rubric
 from minigpt.study.formats import QUIZ_MODES
 from minigpt.study.matching import MAX_ANSWER_CHARS
 from minigpt.text import markup_escape as escape
@@ -40,7 +39,7 @@ def diff_markup(pieces: list[tuple[str, str]]) -> str:
     return "".join(out)
 
 
-def verdict_line(outcome: q.QuizOutcome) -> str:
+def verdict_line(outcome: quiz.QuizOutcome) -> str:
     mark = "✓ Right" if outcome.correct else "✗ Wrong"
     if outcome.feedback.strip(".").lower() in ("right", "not quite"):
         return f"[b]{mark}[/b]"  # the library's plain verdict says nothing more than the mark
@@ -51,16 +50,16 @@ class QuestionView(Vertical):
     """Base: prompt on top, a feedback block filled once the question is answered."""
 
     class Answered(Message):
-        def __init__(self, view: QuestionView, outcome: q.QuizOutcome, answer: str) -> None:
+        def __init__(self, view: QuestionView, outcome: quiz.QuizOutcome, answer: str) -> None:
             super().__init__()
             self.view = view
             self.outcome = outcome
             self.answer = answer
 
-    def __init__(self, question: q.QuizQuestion, **kwargs):
+    def __init__(self, question: quiz.QuizQuestion, **kwargs):
         super().__init__(classes="quiz-question", **kwargs)
         self.question = question
-        self.outcome: q.QuizOutcome | None = None
+        self.outcome: quiz.QuizOutcome | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(escape(self.question.prompt), classes="quiz-prompt")
@@ -78,7 +77,7 @@ class QuestionView(Vertical):
     def focus_answer(self) -> None:
         raise NotImplementedError
 
-    def outcome_for(self, answer, **options) -> q.QuizOutcome:
+    def outcome_for(self, answer, **options) -> quiz.QuizOutcome:
         """The answer graded by the question's format (its entry in QUIZ_MODES)."""
         return QUIZ_MODES[self.question.format].grade(self.question, answer, **options)
 
@@ -93,7 +92,7 @@ class QuestionView(Vertical):
     def submit(self) -> None:
         """ctrl+s: the same as enter where enter submits."""
 
-    def finish(self, outcome: q.QuizOutcome, answer: str, feedback: str) -> None:
+    def finish(self, outcome: quiz.QuizOutcome, answer: str, feedback: str) -> None:
         self.outcome = outcome
         box = self.query_one("#feedback", Static)
         box.update(feedback)
@@ -142,7 +141,7 @@ class TypedView(QuestionView):
 
     gives_hints = True
 
-    def __init__(self, question: q.QuizQuestion, **kwargs):
+    def __init__(self, question: quiz.QuizQuestion, **kwargs):
         super().__init__(question, **kwargs)
         self.hinted = False
 
@@ -186,7 +185,7 @@ class TypedView(QuestionView):
         self.hinted = True
         return True
 
-    def feedback_markup(self, outcome: q.QuizOutcome, text: str) -> str:
+    def feedback_markup(self, outcome: quiz.QuizOutcome, text: str) -> str:
         feedback = f"{verdict_line(outcome)}\nExpected: [b]{escape(outcome.expected)}[/b]"
         # A diff (and its legend) only where the typed text differs: a typo or a miss.
         if outcome.match is not None and outcome.match.verdict != "exact":
@@ -203,7 +202,7 @@ class TypedView(QuestionView):
         if not text.strip():
             error.update("✗ Type an answer first (enter submits).")
             return
-        problem = q.check_readable(self.question, text)
+        problem = quiz.check_readable(self.question, text)
         if problem:  # an unreadable number is a typing problem, not a wrong answer: say why
             error.update(f"✗ {escape(problem)}")
             return
@@ -224,7 +223,7 @@ class NumberView(TypedView):
             return "a shape such as (5, 3, 7)"
         return "a number, e.g. " + ", ".join(NUMBER_EXAMPLES)
 
-    def feedback_markup(self, outcome: q.QuizOutcome, text: str) -> str:
+    def feedback_markup(self, outcome: quiz.QuizOutcome, text: str) -> str:
         return (f"{verdict_line(outcome)}\nYou typed {escape(text.strip())} · "
                 f"answer {escape(outcome.expected)}\n\n[b]Worked solution[/b]\n"
                 f"{escape(outcome.solution)}")
@@ -234,7 +233,7 @@ class ExplainView(QuestionView):
     """Free text, then the model answer and its checklist, pre-ticked by the offline rubric check
     (minigpt.study.rubric), then a self-grade: the learner's corrections are logged."""
 
-    def __init__(self, question: q.QuizQuestion, **kwargs):
+    def __init__(self, question: quiz.QuizQuestion, **kwargs):
         super().__init__(question, **kwargs)
         self.revealed = False
         self.suggested: tuple[int, ...] = ()  # the points the rubric check pre-ticked
@@ -267,7 +266,7 @@ class ExplainView(QuestionView):
             self.query_one("#explain-help", Static).update(
                 "✗ Write your answer first, then ctrl+s shows the model answer.")
             return
-        answer, _checklist = q.reveal(self.question)
+        answer, _checklist = quiz.reveal(self.question)
         self.revealed = True
         text.read_only = True
         found = rubric.check(self.question.card, text.text, rubric.bundled_aliases())
@@ -345,5 +344,5 @@ VIEWS: dict[str, type[QuestionView]] = {
     "choice": ChoiceView, "type": TypedView, "numeric": NumberView, "explain": ExplainView}
 
 
-def view_for(question: q.QuizQuestion) -> QuestionView:
+def view_for(question: quiz.QuizQuestion) -> QuestionView:
     return VIEWS[question.format](question)

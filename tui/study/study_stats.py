@@ -12,8 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from minigpt.errors import DeckError, StoreError, StudySettingError
-from minigpt.study import scheduler as sch
-from minigpt.study import stats
+from minigpt.study import scheduler, stats
 from minigpt.study.anki import with_user_cards
 from minigpt.study.days import local_date
 from minigpt.study.decks import cached_decks
@@ -88,7 +87,7 @@ class StudyStatsScreen(Screen):
 
     def action_refresh_stats(self) -> None:
         store = self.app.store
-        now = sch.utc_now()
+        now = scheduler.utc_now()
         try:  # the very numbers the home screen and the flashcards strip show
             c = queue_counts(store, now)
             self.query_one("#stats-now", Static).update(
@@ -108,9 +107,9 @@ class StudyStatsScreen(Screen):
         activity = stats.reviews_per_day(store, days=365, now=now)
         self.query_one("#stats-activity", Static).update(heatmap_text(activity, local_date(now)))
         self.query_one("#stats-retention", Static).update(
-            retention_text(stats.retention(store, desired=sch.desired_retention(store))))
+            retention_text(stats.retention(store, desired=scheduler.desired_retention(store))))
         self.query_one("#stats-workload", Static).update(
-            f"Desired retention [b]{sch.desired_retention(store):.0%}[/b] (+ and - change it) · "
+            f"Desired retention [b]{scheduler.desired_retention(store):.0%}[/b] (+ and - change it) · "
             "[dim]simulating the workload…[/dim]")
         self.simulate_workload()
         breakdown = stats.button_breakdown(store)
@@ -145,7 +144,7 @@ class StudyStatsScreen(Screen):
         except DeckError:
             return None
         per_day = StudySession(store, deck).new_per_day()
-        mine = sch.desired_retention(store)
+        mine = scheduler.desired_retention(store)
         choices = tuple(sorted({*workload.CHOICES, round(mine, 2)}))
         found = workload.workloads(store, deck, new_per_day=per_day, choices=choices)
         cells = " · ".join((f"[b]{w.retention:.0%}: {w.reviews_per_day:.0f}[/b]" if abs(w.retention - mine) < 1e-9
@@ -187,10 +186,10 @@ class StudyStatsScreen(Screen):
 
     def action_retention(self, step: int) -> None:
         store = self.app.store
-        low, high = sch.RETENTION_RANGE
-        value = min(high, max(low, round(sch.desired_retention(store) + step * 0.01, 2)))
+        low, high = scheduler.RETENTION_RANGE
+        value = min(high, max(low, round(scheduler.desired_retention(store) + step * 0.01, 2)))
         try:
-            sch.set_desired_retention(store, value)
+            scheduler.set_desired_retention(store, value)
         except (StudySettingError, StoreError) as e:
             self.notify(escape(str(e)), severity="error")
             return

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from minigpt.experiments import groups as seed_groups
-from minigpt.runs import listing as runs
+from minigpt.runs import listing
 from minigpt.runs.metrics import RunMetrics
 from minigpt.text import markup_escape as escape
 from minigpt.text import printable
@@ -91,7 +91,7 @@ def unique_labels(labels: list[str], width: int = 27) -> list[str]:
     return out
 
 
-def curve_label(info: runs.RunInfo, width: int = 27) -> tuple[str, str]:
+def curve_label(info: listing.RunInfo, width: int = 27) -> tuple[str, str]:
     """A run in the legend: its name in full (``unique_labels`` cuts the names apart), then its key
     settings."""
     cfg = read_config(info.path)
@@ -118,7 +118,7 @@ class CompareRunsScreen(Screen):
         self.first_run = str(run) if run is not None else None
         self.shown: list[str] = []  # run paths whose curve is drawn, in the order they were shown
         self.slots: dict[str, int] = {}  # run path → its marker and colour, kept while it is shown
-        self.infos: list[runs.RunInfo] = []
+        self.infos: list[listing.RunInfo] = []
         self.metric = "val"
         self.smoothing = 0.0
         self.log_axis = False
@@ -144,12 +144,12 @@ class CompareRunsScreen(Screen):
         self.sub_title = "Compare runs"
         from minigpt.runs.lab import lab_runs
 
-        found = runs.list_runs() + [runs.read_run(path) for _, path in lab_runs()]  # a lab job's kept run too
+        found = listing.list_runs() + [listing.read_run(path) for _, path in lab_runs()]  # a lab job's kept run too
         self.infos = sorted(found, key=lambda i: (MODEL_ORDER.get((i.model or "").lower(), 3),
                                                   i.best_val if i.best_val is not None else 1e9))
         # Start with the best run of each kind, then others, as long as they have val points.
         with_val = [i for i in self.infos if i.best_val is not None]
-        best_per_kind: dict[str, runs.RunInfo] = {}
+        best_per_kind: dict[str, listing.RunInfo] = {}
         for i in with_val:
             best_per_kind.setdefault(i.model or "?", i)
         ordered = list(best_per_kind.values()) + [i for i in with_val if i not in best_per_kind.values()]
@@ -197,7 +197,7 @@ class CompareRunsScreen(Screen):
         self.curves.update(message.curves)
         self._draw()
 
-    def _info(self, path: str) -> runs.RunInfo | None:
+    def _info(self, path: str) -> listing.RunInfo | None:
         return next((i for i in self.infos if str(i.path) == path), None)
 
     # -- drawing ----------------------------------------------------------------------------------

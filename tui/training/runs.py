@@ -15,9 +15,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from minigpt import paths, serving_policy
-from minigpt.control import run_processes as rc
+from minigpt.control import run_processes
 from minigpt.errors import ConfigError, PolicyRefusal, RunControlError
-from minigpt.runs import listing as runs
+from minigpt.runs import listing
 from minigpt.runs.schema import RunState
 from minigpt.text import markup_escape as escape
 from minigpt.text import printable
@@ -45,7 +45,7 @@ RUN_WIDTH = 17  # at 80 columns; a wider terminal gives the names its extra colu
 OTHER_COLUMNS = 63  # what the other columns take, with the table's padding and scrollbar
 
 
-def group_tags(infos: list[runs.RunInfo]) -> dict[str, str]:
+def group_tags(infos: list[listing.RunInfo]) -> dict[str, str]:
     """A short tag per seed group (g1, g2, … in the order listed): the full name is long
     ("gpt ×3 (20261203-…)") and shows in the detail line."""
     tags: dict[str, str] = {}
@@ -68,7 +68,7 @@ def _short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def row_for(info: runs.RunInfo, stopping: bool = False, name_width: int = RUN_WIDTH,
+def row_for(info: listing.RunInfo, stopping: bool = False, name_width: int = RUN_WIDTH,
             group_tag: str = "–") -> tuple[str, ...]:
     cfg = read_config(info.path)
     return ("■…" if stopping else state_glyph(info), _short(run_title(info), name_width), model_cell(info, cfg),
@@ -76,7 +76,7 @@ def row_for(info: runs.RunInfo, stopping: bool = False, name_width: int = RUN_WI
             _age(info.age))
 
 
-def detail_for(info: runs.RunInfo, stopping: bool = False, group_tag: str | None = None) -> str:
+def detail_for(info: listing.RunInfo, stopping: bool = False, group_tag: str | None = None) -> str:
     """The highlighted run in full: name, state, every key setting, its note."""
     cfg = read_config(info.path)
     title = run_title(info)
@@ -111,7 +111,7 @@ class RunsScreen(Screen):
 
     def __init__(self):
         super().__init__()
-        self.infos: dict[str, runs.RunInfo] = {}
+        self.infos: dict[str, listing.RunInfo] = {}
         self.tags: dict[str, str] = {}  # seed group → its short tag in the grp column
         self.stopping: set[str] = set()  # runs asked to stop whose worker has not confirmed yet
         self._fast = None  # the quick refresh while a stop is pending
@@ -134,7 +134,7 @@ class RunsScreen(Screen):
     def refresh_runs(self) -> None:
         table = self.query_one(DataTable)
         keep = self.selected_path()
-        found = runs.list_runs()
+        found = listing.list_runs()
         self.infos = {str(i.path): i for i in found}
         self.stopping &= {p for p, i in self.infos.items() if i.status.active}
         if not self.stopping and self._fast is not None:
@@ -183,7 +183,7 @@ class RunsScreen(Screen):
             return False
         if action == "open":
             return True
-        allowed = getattr(rc.run_actions(info.status, path), action)  # the panel's rule too
+        allowed = getattr(run_processes.run_actions(info.status, path), action)  # the panel's rule too
         return allowed and not (action == "stop" and str(path) in self.stopping)
 
     def selected_path(self) -> Path | None:
@@ -225,7 +225,7 @@ class RunsScreen(Screen):
         if path is None:
             return
         try:
-            rc.stop_run(path)
+            run_processes.stop_run(path)
             self.notify(f"Stop requested for {escape(path.name)}")
         except RunControlError as e:
             self.notify(escape(e), severity="warning")
@@ -255,7 +255,7 @@ class RunsScreen(Screen):
                 self.notify("Nothing deleted")
                 return
             try:
-                rc.delete_run(path)
+                run_processes.delete_run(path)
                 self.notify(f"Deleted {escape(path.name)}")
             except (RunControlError, OSError) as e:
                 self.notify(escape(e), severity="error")
@@ -268,7 +268,7 @@ class RunsScreen(Screen):
         if path is None:
             return
         try:
-            settings = rc.run_settings(path)
+            settings = run_processes.run_settings(path)
         except ConfigError as e:
             self.notify(escape(e), severity="error")
             return

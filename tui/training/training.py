@@ -17,9 +17,9 @@ from textual.widgets import ContentSwitcher, Footer
 
 from minigpt import serving_policy
 from minigpt.control import form as run_form
-from minigpt.control import run_processes as rc
+from minigpt.control import run_processes
 from minigpt.errors import ConfigError, DatasetError, PolicyRefusal, RunControlError
-from minigpt.runs import listing as runs
+from minigpt.runs import listing
 from minigpt.runs.schema import RunState
 from minigpt.text import markup_escape
 from minigpt.training.options import TrainConfig
@@ -72,7 +72,7 @@ class TrainingScreen(Screen):
         from home), watch the run in progress if there is one, unless ``new`` asks for the form."""
         super().__init__()
         if run_dir is None and settings is None and not new:
-            running = next((r for r in runs.list_runs() if r.status == RunState.RUNNING), None)
+            running = next((r for r in listing.list_runs() if r.status == RunState.RUNNING), None)
             run_dir = running.path if running else None
         self._run_dir = Path(run_dir) if run_dir is not None else None
         self._settings = settings
@@ -136,7 +136,7 @@ class TrainingScreen(Screen):
                 return False
             if state is None:
                 return action == "duplicate"
-            return getattr(rc.run_actions(state.status, run_dir), action) and not (
+            return getattr(run_processes.run_actions(state.status, run_dir), action) and not (
                 action == "stop" and self.panel.stopping)
         return True
 
@@ -172,12 +172,12 @@ class TrainingScreen(Screen):
         except (ConfigError, DatasetError, OSError) as e:
             self.form.show_error("data" if isinstance(e, DatasetError) else getattr(e, "field", None), str(e))
             return
-        self.notify(f"Training started in the background: {markup_escape(rc.expected_name(config, run_dir))}")
+        self.notify(f"Training started in the background: {markup_escape(run_processes.expected_name(config, run_dir))}")
         self.show_run(run_dir)
 
     def action_stop(self) -> None:
         try:
-            rc.stop_run(self.panel.run_dir)
+            run_processes.stop_run(self.panel.run_dir)
         except RunControlError as e:
             self.notify(markup_escape(e), severity="warning")
             return
@@ -199,7 +199,7 @@ class TrainingScreen(Screen):
 
     def action_duplicate(self) -> None:
         try:
-            settings = rc.run_settings(self.panel.run_dir)
+            settings = run_processes.run_settings(self.panel.run_dir)
         except ConfigError as e:
             self.notify(markup_escape(e), severity="error")
             return
@@ -226,7 +226,7 @@ class TrainingScreen(Screen):
         """The trained-heads view of this run at the step every view shows; scrubbing there
         moves this panel too (the step comes back when the view closes)."""
         run_dir = self.panel.run_dir
-        if run_dir is None or (self.panel.scrub_step is None and not rc.has_checkpoint(run_dir)):
+        if run_dir is None or (self.panel.scrub_step is None and not run_processes.has_checkpoint(run_dir)):
             self.notify("No checkpoint yet: the first evaluation saves one", severity="warning")
             return
 

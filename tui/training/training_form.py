@@ -21,7 +21,7 @@ from textual.widgets import Button, Collapsible, Input, Label, Select, Static
 from textual.widgets._select import SelectOverlay  # its UpdateSelection: an option was chosen
 
 from minigpt import serving_policy
-from minigpt.control import form as run_form
+from minigpt.control import form
 from minigpt.errors import ConfigError, PolicyRefusal
 from minigpt.text import markup_escape as escape
 from minigpt.training.options import OPTIONS_BY_NAME, Option, TrainConfig
@@ -102,14 +102,14 @@ class TrainingForm(Vertical):
 
     def __init__(self, settings: TrainConfig | None = None, **kwargs):
         super().__init__(**kwargs)
-        self._initial = run_form.form_from_config(settings or run_form.preset_config("course"))
-        self._devices = run_form.available_devices()
+        self._initial = form.form_from_config(settings or form.preset_config("course"))
+        self._devices = form.available_devices()
 
     # -- building ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Static("[b]New training run[/b]   [b]enter[/b] next field · [b]ctrl+s[/b] start (asks first)",
                      id="form-title")
-        common, advanced = run_form.COMMON_OPTIONS, run_form.ADVANCED_OPTIONS
+        common, advanced = form.COMMON_OPTIONS, form.ADVANCED_OPTIONS
         with VerticalScroll(id="form-fields"):
             yield from self._sections(common, advanced)
         yield Static(id="form-help")  # under the scrolling fields: always in view
@@ -184,7 +184,7 @@ class TrainingForm(Vertical):
 
     def values(self) -> dict[str, str]:
         out: dict[str, str] = {}
-        for opt in run_form.FORM_OPTIONS:
+        for opt in form.FORM_OPTIONS:
             if opt.one_of:
                 chosen = self.query_one(f"#f-{opt.one_of}-kind", Select).value
                 out[opt.name] = self.query_one(f"#f-{opt.one_of}", Input).value if chosen == opt.name else ""
@@ -197,7 +197,7 @@ class TrainingForm(Vertical):
     def _show_applicable(self) -> None:
         """Hide the fields of options that do nothing for the chosen model kind."""
         model = self.query_one("#f-model", Select).value
-        for opt in run_form.FORM_OPTIONS:
+        for opt in form.FORM_OPTIONS:
             shown = opt.applies_to(model) if isinstance(model, str) else True
             key = field_key(opt)
             for selector in (f"#l-{key}", f"#f-{key}-row" if opt.one_of else f"#f-{key}"):
@@ -205,7 +205,7 @@ class TrainingForm(Vertical):
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "f-preset" and event.value is not Select.NULL:
-            self.fill(run_form.apply_preset(self.values(), str(event.value)))
+            self.fill(form.apply_preset(self.values(), str(event.value)))
             self.app.notify(f"Preset {event.value} applied")
         elif event.select.id == "f-model":
             self._show_applicable()
@@ -254,7 +254,7 @@ class TrainingForm(Vertical):
     def _help_for(self, key: str) -> str:
         if key == "preset":
             return "A preset fills every field (device and dataset stay as they are)."
-        members = [o for o in run_form.FORM_OPTIONS if field_key(o) == key]
+        members = [o for o in form.FORM_OPTIONS if field_key(o) == key]
         if len(members) > 1:
             chosen = self.query_one(f"#f-{key}-kind", Select).value
             members = [o for o in members if o.name == chosen] or members
@@ -268,13 +268,13 @@ class TrainingForm(Vertical):
         values = self.values()
         try:
             data = values.get("data", "").strip()
-            if data and data != run_form.EMBEDDED:
+            if data and data != form.EMBEDDED:
                 serving_policy.check_path(data)  # served to a browser: before the form reads the file
         except PolicyRefusal as e:
             self.show_error("data", str(e))
             return None
         try:
-            cfg = run_form.config_from_form(values)
+            cfg = form.config_from_form(values)
         except ConfigError as e:
             self.show_error(e.field, str(e))
             return None

@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Static
 
 from minigpt import alerts, machine, processes
-from minigpt.control import run_processes as rc
+from minigpt.control import run_processes
 from minigpt.runs import insight, snapshots
 from minigpt.runs.metrics import RunMetrics
 from minigpt.runs.schema import RunState
@@ -44,7 +44,7 @@ class RunPanel(Vertical):
         super().__init__(**kwargs)
         self.run_dir = run_dir
         self.series: RunMetrics | None = None
-        self.state: rc.RunView | None = None
+        self.state: run_processes.RunView | None = None
         self.samples: list[str] = []
         self._sampled_evals = -1
         self.stopping = False  # a stop was asked for and the worker has not written "stopped" yet
@@ -218,7 +218,7 @@ class RunPanel(Vertical):
             return
         arrived = self.series.poll()
         before = self.state.status if self.state is not None else None
-        self.state = rc.run_state(self.run_dir)
+        self.state = run_processes.run_state(self.run_dir)
         if self.stopping and not self.state.status.active:
             self._end_stopping()
         if self.state.status != before:
@@ -234,7 +234,7 @@ class RunPanel(Vertical):
         self._show_references()
         self._diagnose()
         evals = len(self.series.val_loss)
-        if evals and evals != self._sampled_evals and rc.has_checkpoint(self.run_dir) and self.scrub_step is None:
+        if evals and evals != self._sampled_evals and run_processes.has_checkpoint(self.run_dir) and self.scrub_step is None:
             self._sampled_evals = evals
             if not self.samples:  # a run reattached after its evaluations: not "after the first" any more
                 self.query_one("#run-samples", Static).update(f"[b]Samples[/b] (eval {evals})\n[dim]sampling…[/dim]")
@@ -250,7 +250,7 @@ class RunPanel(Vertical):
             f"[b]{_escape(run_title(info))}[/b]  {_escape(model_cell(info, cfg))}{f' · lr {lr}' if lr != '–' else ''}"
             f" · seed {seed_cell(cfg)} · {params} · {_escape(info.device or '…')}"
             + (f" × {info.world_size} processes" if info.world_size > 1 else ""))
-        frac, eta = rc.progress(info, last)
+        frac, eta = run_processes.progress(info, last)
         step = max(info.step, int(last.get("step") or 0))
         total = f"/{info.total:g}s" if info.total_unit == "seconds" and info.total else (
             f"/{info.total}" if info.total else "")
@@ -262,7 +262,7 @@ class RunPanel(Vertical):
         # ETA and the threads in use only while running: a finished run's line (with its test loss)
         # ran past 80 columns and lost its tok/s.
         running = st.status == RunState.RUNNING
-        eta_text = f"ETA {rc.format_duration(eta)}  " if running else ""
+        eta_text = f"ETA {run_processes.format_duration(eta)}  " if running else ""
         cpu = cpu_text(info.cpu_policy, last.get("threads")) if running else ""
         state = "■ stopping…" if self.stopping else state_label(st.status)
         self.query_one("#run-stats", Static).update(
@@ -277,11 +277,11 @@ class RunPanel(Vertical):
                          "Its checkpoints may still load in the playground; n starts a new run")
             error.display = True
         elif st.status == RunState.FAILED:
-            tail = rc.stderr_tail(self.run_dir, 6)
+            tail = run_processes.stderr_tail(self.run_dir, 6)
             lines = [f"[b]✗ The worker failed:[/b] {_escape(st.reason or 'no reason recorded')}"]
             if tail:
                 lines += ["[b]Last lines of stderr.log:[/b]", *(f"  {_escape(ln)}" for ln in tail)]
-            if rc.has_checkpoint(self.run_dir):
+            if run_processes.has_checkpoint(self.run_dir):
                 lines.append("r resumes from the last checkpoint · n starts a new run")
             else:
                 lines.append("No checkpoint was saved: n starts a new run, c copies these settings")
@@ -305,9 +305,9 @@ class RunPanel(Vertical):
             if self.gpu_sampler is None:
                 self.gpu_sampler = machine.GpuSampler()
             gpu = self.gpu_sampler.sample() or machine.torch_gpu_usage(self.series.last)
-        _, eta = rc.progress(self.state.info, self.series.last)
+        _, eta = run_processes.progress(self.state.info, self.series.last)
         text = machine.machine_line(self.usage_sampler.sample(), machine.steps_per_second(self.series.recent),
-                                    rc.format_duration(eta) if eta is not None else None, gpu)
+                                    run_processes.format_duration(eta) if eta is not None else None, gpu)
         line.display = bool(text)
         line.update(f"[dim]{_escape(text)}[/dim]")
 
@@ -349,7 +349,7 @@ class RunPanel(Vertical):
     @background(thread=True, exclusive=True, group="run-samples")
     def _sample(self, run_dir: Path, evals: int, step: int | None = None) -> Sampled:
         try:
-            names = rc.sample_names(run_dir, 6, step=step)
+            names = run_processes.sample_names(run_dir, 6, step=step)
             text = "\n".join(f"  {_escape(n) or '(empty)'}" for n in names)
         except Exception as e:
             names, text = [], f"  [dim]no samples: {_escape(str(e)[:60])}[/dim]"

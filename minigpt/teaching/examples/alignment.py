@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from minigpt.teaching import rl_maths as RL
+from minigpt.teaching import rl_maths
 from minigpt.teaching.examples.registry import example, fmt, table
 from minigpt.teaching.loss_maths import dpo_loss
 
@@ -44,8 +44,8 @@ def _reward_model() -> str:
     rows = []
     for chosen, rejected in REWARD_PAIRS:
         rows.append([fmt(chosen, 1), fmt(rejected, 1), fmt(chosen - rejected, 1),
-                     fmt(RL.preference_probability(chosen, rejected), 3),
-                     fmt(RL.reward_model_loss(chosen, rejected), 3)])
+                     fmt(rl_maths.preference_probability(chosen, rejected), 3),
+                     fmt(rl_maths.reward_model_loss(chosen, rejected), 3)])
     return (table(["r chosen", "r rejected", "gap", "σ(gap)", "loss"], rows)
             + "\n\nOnly the gap between the two rewards matters: the loss −log σ(gap) is "
               "ln 2 at a gap of 0, small when the chosen answer leads clearly, and large "
@@ -59,7 +59,7 @@ PPO_CASES = ((1.0, 0.5), (1.0, 1.1), (1.0, 1.5), (-1.0, 0.5), (-1.0, 0.9), (-1.0
 def _ppo_clip() -> str:
     rows = []
     for advantage, ratio in PPO_CASES:
-        value, grad = RL.ppo_clipped(ratio, advantage)
+        value, grad = rl_maths.ppo_clipped(ratio, advantage)
         rows.append([fmt(advantage, 0), fmt(ratio, 1), fmt(ratio * advantage, 2),
                      fmt(value, 2), "yes" if grad != 0 else "no (clipped)"])
     return (table(["advantage", "ratio", "r·A", "objective", "gradient?"], rows)
@@ -77,12 +77,12 @@ GRPO_GROUPS = (("2 right of 6", [1, 0, 0, 0, 1, 0]), ("5 right of 6", [1, 1, 1, 
 def _grpo() -> str:
     rows = []
     for label, rewards in GRPO_GROUPS:
-        adv = RL.group_advantages(rewards)
+        adv = rl_maths.group_advantages(rewards)
         right = fmt(adv[rewards.index(1)], 3)
         wrong = fmt(adv[rewards.index(0)], 3) if 0 in rewards else "–"
         rows.append([label, fmt(sum(rewards) / len(rewards), 3), right, wrong])
     first = GRPO_GROUPS[0][1]
-    other = RL.group_advantages(first, unbiased=True)
+    other = rl_maths.group_advantages(first, unbiased=True)
     return (table(["group", "mean reward", "A of a right one", "A of a wrong one"], rows)
             + "\n\nA = (r − mean) / std within the group, here with divisor n. The divisor is "
               "a convention: with n − 1 (torch.std's default) the first group gives "
@@ -98,12 +98,12 @@ KL_REFERENCE = (0.5, 0.3, 0.2)  # the reference model's
 
 @example("rl.kl_estimators", "Three estimates of KL(π ‖ π_ref), one sampled token at a time")
 def _kl_estimators() -> str:
-    est = RL.kl_estimates(list(KL_POLICY), list(KL_REFERENCE))
+    est = rl_maths.kl_estimates(list(KL_POLICY), list(KL_REFERENCE))
     rows = [[f"token {i + 1}", fmt(p, 1), fmt(ref, 1)] + [fmt(v, 4) for v in ks]
             for i, (p, ref, ks) in enumerate(zip(KL_POLICY, KL_REFERENCE, est, strict=True))]
     means = [sum(p * ks[j] for p, ks in zip(KL_POLICY, est, strict=True)) for j in range(3)]
     rows.append(["mean under π", "", ""] + [fmt(m, 4) for m in means])
-    exact = RL.kl_divergence(list(KL_POLICY), list(KL_REFERENCE))
+    exact = rl_maths.kl_divergence(list(KL_POLICY), list(KL_REFERENCE))
     return (table(["sampled", "π", "π_ref", "k1", "k2", "k3"], rows)
             + f"\n\nThe exact KL is {fmt(exact, 4)}. k1 = −log r and k3 = (r − 1) − log r, "
               "with r = π_ref/π, both average to it; k1 goes negative on a token the policy "
@@ -116,11 +116,11 @@ def _kl_estimators() -> str:
 @example("rl.memory", "Models held in memory while tuning a 7B policy")
 def _rl_memory() -> str:
     n = 7e9
-    rows = [[method, ", ".join(RL.RL_MODELS[method]), f"{RL.rl_memory_bytes(n, method) / 1e9:,.0f}"]
-            for method in RL.RL_MODELS]
+    rows = [[method, ", ".join(rl_maths.RL_MODELS[method]), f"{rl_maths.rl_memory_bytes(n, method) / 1e9:,.0f}"]
+            for method in rl_maths.RL_MODELS]
     return (table(["method", "models", "GB (weights + training state)"], rows)
-            + f"\n\nA trained model keeps {RL.TRAINED_BYTES} bytes per parameter (mixed-precision "
-              f"Adam), a frozen one {RL.FROZEN_BYTES}; activations come on top. PPO trains a value "
+            + f"\n\nA trained model keeps {rl_maths.TRAINED_BYTES} bytes per parameter (mixed-precision "
+              f"Adam), a frozen one {rl_maths.FROZEN_BYTES}; activations come on top. PPO trains a value "
               "model beside the policy and runs a reward model and the reference; GRPO with a "
               "checkable reward keeps only the policy and the reference. DPO may even drop its "
               "reference: its log-probabilities on the fixed pairs can be computed once, "
@@ -131,9 +131,9 @@ def _rl_memory() -> str:
 def _implicit_reward() -> str:
     rows = []
     for label, pc, pr, rc, rr in CASES:
-        chosen, rejected = RL.implicit_reward(pc, rc, BETA), RL.implicit_reward(pr, rr, BETA)
+        chosen, rejected = rl_maths.implicit_reward(pc, rc, BETA), rl_maths.implicit_reward(pr, rr, BETA)
         rows.append([label, fmt(chosen, 2), fmt(rejected, 2),
-                     fmt(RL.preference_probability(chosen, rejected), 3)])
+                     fmt(rl_maths.preference_probability(chosen, rejected), 3)])
     return (table(["policy", "reward chosen", "reward rejected", "σ(gap)"], rows)
             + "\n\nr(y) = β · (log π(y) − log π_ref(y)): the policy itself defines the reward, "
               "and the DPO loss is the Bradley-Terry loss −log σ(r_chosen − r_rejected) on it. "

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import torch
 
-from minigpt.teaching import attention as A
+from minigpt.teaching import attention
 from minigpt.teaching.examples.registry import example, fmt, matrix, table
 
 # The course's four-token example: "the cat sat down", d = 2.
 
-_TOK = list(A.COURSE_EXAMPLE.tokens)
+_TOK = list(attention.COURSE_EXAMPLE.tokens)
 
 
-def _course(scale: bool, causal: bool = False) -> A.AttentionTrace:
-    return A.run_preset(A.COURSE_EXAMPLE, scale=scale, causal=causal)
+def _course(scale: bool, causal: bool = False) -> attention.AttentionTrace:
+    return attention.run_preset(attention.COURSE_EXAMPLE, scale=scale, causal=causal)
 
 
 @example("attention.course.qkv", "Q, K and V for “the cat sat down”")
 def _course_qkv() -> str:
     tr = _course(scale=False)
-    p = A.COURSE_EXAMPLE
+    p = attention.COURSE_EXAMPLE
     parts = [
         "Embeddings X and the three projections:",
         matrix(tr.X, _TOK, ["x₁", "x₂"], 1, "X"),
@@ -107,21 +107,21 @@ def _course_causal() -> str:
 
 @example("attention.causal.mask", "The causal mask for four positions (1 = may look)")
 def _mask() -> str:
-    m = A.causal_mask(4).to(torch.float64)
+    m = attention.causal_mask(4).to(torch.float64)
     return matrix(m, [f"pos {i}" for i in range(4)], [f"{j}" for j in range(4)], 0, "i \\ j")
 
 
 # ---------------------------------------------------------------------------------------------
 # Five tokens, d = 4, two heads (our own numbers).
 
-_FIVE = list(A.FIVE_TOKEN_EXAMPLE.tokens)
+_FIVE = list(attention.FIVE_TOKEN_EXAMPLE.tokens)
 
 
 @example("attention.five.causal", "Five tokens, d = 4: bidirectional vs causal weights")
 def _five_causal() -> str:
-    p = A.FIVE_TOKEN_EXAMPLE
-    both = A.run_preset(p, causal=False)
-    causal = A.run_preset(p, causal=True)
+    p = attention.FIVE_TOKEN_EXAMPLE
+    both = attention.run_preset(p, causal=False)
+    causal = attention.run_preset(p, causal=True)
     return "\n\n".join([
         "Without the mask (every token sees every token):",
         matrix(both.weights, _FIVE, _FIVE, 2, "q \\ k"),
@@ -133,12 +133,12 @@ def _five_causal() -> str:
 
 @example("attention.mha.heads", "Two heads on the five-token example")
 def _mha_heads() -> str:
-    p = A.FIVE_TOKEN_EXAMPLE
-    tr = A.multi_head_attention(p.X, p.W_q, p.W_k, p.W_v, p.W_o, p.n_heads, causal=True)
+    p = attention.FIVE_TOKEN_EXAMPLE
+    tr = attention.multi_head_attention(p.X, p.W_q, p.W_k, p.W_v, p.W_o, p.n_heads, causal=True)
     dh = tr.Q.shape[1] // tr.n_heads
     out = [f"d = {tr.Q.shape[1]}, h = {tr.n_heads}, so each head works on d_k = {dh} columns. "
            f"Q is {tuple(tr.Q.shape)}; split_heads makes it "
-           f"{tuple(A.split_heads(tr.Q, tr.n_heads).shape)}."]
+           f"{tuple(attention.split_heads(tr.Q, tr.n_heads).shape)}."]
     for h, head in enumerate(tr.heads):
         out.append(f"Head {h} weights (columns {h * dh}–{(h + 1) * dh - 1} of Q, K):")
         out.append(matrix(head.weights, _FIVE, _FIVE, 2, "q \\ k"))
@@ -155,7 +155,7 @@ def _mha_heads() -> str:
 def _scaling_table() -> str:
     rows = []
     for d in (2, 16, 64, 128, 512):
-        s = A.scaling_demo(d, T=8, trials=2000, seed=0)
+        s = attention.scaling_demo(d, T=8, trials=2000, seed=0)
         rows.append([d, fmt(d ** 0.5, 1), fmt(s.std_raw, 2), fmt(s.std_scaled, 2),
                      fmt(s.max_weight_raw, 2), fmt(s.max_weight_scaled, 2)])
     return (table(["d_k", "√d_k", "std raw", "std scaled", "top w raw", "top w scaled"], rows)
@@ -165,7 +165,7 @@ def _scaling_table() -> str:
 
 @example("attention.scaling.d64", "d_k = 64: how peaked the softmax gets")
 def _scaling_64() -> str:
-    s = A.scaling_demo(64, T=8, trials=2000, seed=0)
+    s = attention.scaling_demo(64, T=8, trials=2000, seed=0)
     import math
     return table(["", "raw q·k", "q·k / 8"], [
         ["std of score", fmt(s.std_raw, 2), fmt(s.std_scaled, 2)],

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import torch
 
-from minigpt.teaching import averaging as A
+from minigpt.teaching import averaging
 from minigpt.teaching.examples.registry import example, fmt, matrix
 
 TOKENS = ["t0", "t1", "t2", "t3"]
 
 
 def _x() -> torch.Tensor:
-    return torch.tensor(A.EXAMPLE_X, dtype=torch.float64)
+    return torch.tensor(averaging.EXAMPLE_X, dtype=torch.float64)
 
 
 @example("averaging.loop_vs_matrix", "Running means: a loop, then one matrix multiply")
 def _loop_vs_matrix() -> str:
     x = _x()
-    W = A.averaging_matrix(4)
-    loop, product = A.running_means(x), W @ x
+    W = averaging.averaging_matrix(4)
+    loop, product = averaging.running_means(x), W @ x
     same = torch.allclose(loop, product)
     return ("The tokens x (4 rows, 2 features):\n\n" + matrix(x, TOKENS, ["f0", "f1"], 1)
             + "\n\nThe averaging matrix W, lower-triangular, each row summing to 1:\n\n"
@@ -32,13 +32,13 @@ def _loop_vs_matrix() -> str:
 @example("averaging.masked_softmax", "The same weights from a masked softmax, then scores that vary")
 def _masked_softmax() -> str:
     zeros = torch.zeros(4, 4, dtype=torch.float64)
-    from_zeros = A.causal_softmax(zeros)
-    same = torch.allclose(from_zeros, A.averaging_matrix(4))
-    scores = torch.tensor(A.EXAMPLE_SCORES, dtype=torch.float64)
-    weights = A.causal_softmax(scores)
+    from_zeros = averaging.causal_softmax(zeros)
+    same = torch.allclose(from_zeros, averaging.averaging_matrix(4))
+    scores = torch.tensor(averaging.EXAMPLE_SCORES, dtype=torch.float64)
+    weights = averaging.causal_softmax(scores)
     return (f"Scores all 0, future set to −∞, softmax per row: equal to W above? "
             f"{'yes' if same else 'no'} (largest difference "
-            f"{fmt((from_zeros - A.averaging_matrix(4)).abs().max().item(), 1)}).\n\nNow let the scores differ "
+            f"{fmt((from_zeros - averaging.averaging_matrix(4)).abs().max().item(), 1)}).\n\nNow let the scores differ "
               "(as q·k would; the 9s above the diagonal are masked, so they never count):\n\n"
             + matrix(scores, TOKENS, TOKENS, 1)
             + "\n\nweights:\n\n" + matrix(weights, TOKENS, TOKENS, 3)

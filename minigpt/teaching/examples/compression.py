@@ -7,7 +7,7 @@ import torch
 from minigpt.errors import RunError
 from minigpt.models.quantize import QuantConfig, dequantize, quantize
 from minigpt.runs.lab import JOBS, job_dir, read_result
-from minigpt.teaching import compression as C
+from minigpt.teaching import compression
 from minigpt.teaching.examples.registry import count, example, fmt, table
 
 # Two rows of a weight matrix; the first holds one outlier (4.0), the second none.
@@ -43,7 +43,7 @@ def _outlier() -> str:
 
 @example("quantization.shipped", "The shipped MiniGPT quantized: bytes and test loss")
 def _shipped() -> str:
-    rows = C.quantization_table()
+    rows = compression.quantization_table()
     base = rows[0]
     cells = [["float32", f"{base_bytes(rows) / 1024:.0f} KiB", "1.0×", fmt(base.test_loss, 4), "—"]]
     for r in rows[1:]:
@@ -51,7 +51,7 @@ def _shipped() -> str:
                       fmt(r.test_loss, 4), f"{r.test_loss - base.test_loss:+.4f}"])
     worst = max(rows[1:], key=lambda r: r.test_loss)
     return (table(["weights", "stored", "smaller", "test loss", "change"], cells)
-            + f"\n\nLoss on the first {C.QUANT_TEST_NAMES:,} test names. "
+            + f"\n\nLoss on the first {compression.QUANT_TEST_NAMES:,} test names. "
               f"Every matrix (embeddings, attention, feed-forward, head) is rounded; biases "
               f"and norms stay float32, and each scale costs 4 bytes. int8 barely moves the "
               f"loss. At int4 one scale per matrix hurts most ({worst.config.label}: "
@@ -65,7 +65,7 @@ def base_bytes(rows) -> int:
 
 @example("lora.counts", "LoRA's trainable parameters on the shipped MiniGPT")
 def _lora_counts() -> str:
-    total, per_rank = C.lora_counts()
+    total, per_rank = compression.lora_counts()
     cells = [["full fine-tune", count(total), "100%"]]
     for r, n in per_rank.items():
         cells.append([f"LoRA r = {r}", count(n), f"{100 * n / total:.1f}%"])
@@ -78,7 +78,7 @@ def _lora_counts() -> str:
 
 @example("lora.merge", "Merging an adapter gives the same logits")
 def _lora_merge() -> str:
-    change, diff = C.merge_check()
+    change, diff = compression.merge_check()
     return (f"A rank-4 adapter with random A and B moves the shipped model's logits by up to "
             f"{fmt(change, 3)}. After W ← W + (α/r)·B·A the merged model, an ordinary MiniGPT "
             f"again, differs from the adapted one by at most {diff:.1e}: float32 rounding, "
@@ -186,17 +186,16 @@ def _gptq_smoothquant() -> str:
 
 @example("quantization.kv_cache", "A quantized KV cache: LLaMA-2 7B, 40 GiB for the cache")
 def _kv_cache() -> str:
-    from minigpt.teaching import kv_memory as KV
-    from minigpt.teaching import ptq
+    from minigpt.teaching import kv_memory, ptq
 
-    shape = next(s for s in KV.MODELS if s.name == "LLaMA-2 7B")
-    per_token_16 = KV.shape_bytes_per_token(shape)
+    shape = next(s for s in kv_memory.MODELS if s.name == "LLaMA-2 7B")
+    per_token_16 = kv_memory.shape_bytes_per_token(shape)
     budget = 40 * 2**30
     rows = []
     for label, bits in (("16-bit", ptq.kv_bits_per_value(16)), ("int8 / fp8", ptq.kv_bits_per_value(8)),
                         ("int4, a 16-bit scale per 64", ptq.kv_bits_per_value(4, 64))):
         per_token = per_token_16 * bits / 16
-        rows.append([label, fmt(bits, 2), KV.human_bytes(per_token), count(int(budget // per_token))])
+        rows.append([label, fmt(bits, 2), kv_memory.human_bytes(per_token), count(int(budget // per_token))])
     return (table(["cache values", "bits", "per token", "tokens in 40 GiB"], rows)
             + "\n\nKeys and values are activations, so their scales are set as they are written; "
               "halving the bits doubles the tokens (users, or context) the same memory holds, "

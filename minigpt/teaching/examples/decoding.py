@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from minigpt.teaching import decoding as D
+from minigpt.teaching import decoding
 from minigpt.teaching.examples.registry import example, fmt, table
 
 PENALTY = 1.3
@@ -14,8 +14,8 @@ MIN_P, TOP_P = 0.1, 0.9
 
 @example("decoding.repetition", f"Repetition penalty θ = {PENALTY} after “lil”")
 def _repetition() -> str:
-    logits, vocab, seen = D.shipped_distribution("lil")
-    penalised = D.repetition_penalty(logits, seen, PENALTY)
+    logits, vocab, seen = decoding.shipped_distribution("lil")
+    penalised = decoding.repetition_penalty(logits, seen, PENALTY)
     before, after = torch.softmax(logits, -1), torch.softmax(penalised, -1)
     rows = []
     for i in torch.argsort(before, descending=True)[:6].tolist():
@@ -34,10 +34,10 @@ def _repetition() -> str:
 def _min_p() -> str:
     rows, more = [], []
     for context in ("kri", "ann", "mar"):
-        logits, _, _ = D.shipped_distribution(context)
+        logits, _, _ = decoding.shipped_distribution(context)
         for temperature in (1.0, 2.0):
             probs = torch.softmax(logits / temperature, -1)
-            by_min_p, by_top_p = int(D.min_p_keep(probs, MIN_P).sum()), D.top_p_count(probs, TOP_P)
+            by_min_p, by_top_p = int(decoding.min_p_keep(probs, MIN_P).sum()), decoding.top_p_count(probs, TOP_P)
             rows.append([context, fmt(temperature, 1), fmt(probs.max().item(), 3),
                          fmt(MIN_P * probs.max().item(), 3), by_min_p, by_top_p])
             if by_min_p > by_top_p:

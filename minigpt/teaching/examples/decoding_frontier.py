@@ -9,7 +9,7 @@ import functools
 from minigpt import paths
 from minigpt.errors import RunError
 from minigpt.runs.lab import JOBS, bundled_dir, is_running, job_dir, read_result
-from minigpt.teaching import self_drafting as D
+from minigpt.teaching import self_drafting
 from minigpt.teaching.examples.registry import count, example, fmt, table
 
 ALPHAS = (0.6, 0.8, 0.9)
@@ -21,10 +21,10 @@ DRAFT_COST = 0.05  # a draft step at 5% of a target step: a small head or one ex
 def _chain() -> str:
     rows = []
     for a in ALPHAS:
-        rows.append([f"α = {a}", "tokens"] + [fmt(D.chain_tokens_per_call(a, g), 2) for g in GAMMAS])
-        rows.append(["", "speed-up"] + [fmt(D.chain_speedup(a, g, DRAFT_COST), 2) for g in GAMMAS])
-    best = "; ".join(f"α = {a}: γ = {D.best_gamma(a, DRAFT_COST)}, "
-                     f"{fmt(D.chain_speedup(a, D.best_gamma(a, DRAFT_COST), DRAFT_COST), 2)}×"
+        rows.append([f"α = {a}", "tokens"] + [fmt(self_drafting.chain_tokens_per_call(a, g), 2) for g in GAMMAS])
+        rows.append(["", "speed-up"] + [fmt(self_drafting.chain_speedup(a, g, DRAFT_COST), 2) for g in GAMMAS])
+    best = "; ".join(f"α = {a}: γ = {self_drafting.best_gamma(a, DRAFT_COST)}, "
+                     f"{fmt(self_drafting.chain_speedup(a, self_drafting.best_gamma(a, DRAFT_COST), DRAFT_COST), 2)}×"
                      for a in ALPHAS)
     return (table(["", ""] + [f"γ = {g}" for g in GAMMAS], rows)
             + "\n\ntokens = (1 − α^(γ+1)) / (1 − α), the target's own token after the last kept "
@@ -48,12 +48,12 @@ def _tree() -> str:
     heads = len(RANK_HITS)
     rows = []
     for size in TREE_SIZES:
-        tree = D.best_tree(RANK_HITS, size)
-        line = D.chain(min(size, heads))
-        rows.append([size, fmt(1 + D.expected_accepted(tree, RANK_HITS), 3),
-                     fmt(1 + D.expected_accepted(line, RANK_HITS), 3) if size <= heads else "—",
+        tree = self_drafting.best_tree(RANK_HITS, size)
+        line = self_drafting.chain(min(size, heads))
+        rows.append([size, fmt(1 + self_drafting.expected_accepted(tree, RANK_HITS), 3),
+                     fmt(1 + self_drafting.expected_accepted(line, RANK_HITS), 3) if size <= heads else "—",
                      max(len(n) for n in tree)])
-    eight = D.best_tree(RANK_HITS, 8)
+    eight = self_drafting.best_tree(RANK_HITS, 8)
     hits = "; ".join(f"head {d + 1}: " + ", ".join(fmt(p, 2) for p in row) for d, row in enumerate(RANK_HITS))
     return (table(["nodes checked", "tree: tokens/call", "chain: tokens/call", "depth"], rows)
             + f"\n\nAssumed chances that a head's first, second and third guesses are the target's "
@@ -87,8 +87,8 @@ def _typical() -> str:
         dist = next_distribution(ck.model, ck.vocab, ctx[1:])
         probs = [float(p) for p in dist.probs]
         entropy = -sum(p * math.log(p) for p in probs if p > 0)
-        bar = D.typical_threshold(probs, TYPICAL_EPSILON, TYPICAL_DELTA)
-        kept = [ck.vocab.chars[i] for i in range(len(probs)) if D.typical_accepts(probs, i, TYPICAL_EPSILON, TYPICAL_DELTA)]
+        bar = self_drafting.typical_threshold(probs, TYPICAL_EPSILON, TYPICAL_DELTA)
+        kept = [ck.vocab.chars[i] for i in range(len(probs)) if self_drafting.typical_accepts(probs, i, TYPICAL_EPSILON, TYPICAL_DELTA)]
         rows.append([ctx, fmt(entropy, 2), fmt(bar, 3), len(kept), " ".join(kept[:8]) + (" …" if len(kept) > 8 else "")])
     return (table(["context", "H (nats)", "bar", "kept", "letters kept"], rows)
             + f"\n\nε = {TYPICAL_EPSILON} and δ = {TYPICAL_DELTA}; a drafted letter x is kept "
@@ -106,8 +106,8 @@ DEEPSEEK_SPEEDUP = 1.8
 
 @example("frontier_decoding.mtp", "What DeepSeek-V3's reported figures imply (one MTP module)")
 def _mtp() -> str:
-    rows = [[f"{a:.0%}", fmt(D.chain_tokens_per_call(a, 1), 2), f"{DEEPSEEK_SPEEDUP}×",
-             fmt(D.implied_draft_cost(a, 1, DEEPSEEK_SPEEDUP), 3)] for a in DEEPSEEK_ACCEPTANCE]
+    rows = [[f"{a:.0%}", fmt(self_drafting.chain_tokens_per_call(a, 1), 2), f"{DEEPSEEK_SPEEDUP}×",
+             fmt(self_drafting.implied_draft_cost(a, 1, DEEPSEEK_SPEEDUP), 3)] for a in DEEPSEEK_ACCEPTANCE]
     return (table(["2nd token kept", "tokens/call", "reported", "implied c"], rows)
             + "\n\nWith one extra module a round drafts one token (γ = 1), so a call yields 1 + α "
               "tokens. The reported speed-up is lower than that; solving speed-up = (1 + α) / "
@@ -139,7 +139,7 @@ def describe_result(result: dict) -> str:
     alpha = mine["accepted"] / mine["drafted"]
     predicted = (mine["tokens"] / mine["target_calls"]) / (1 + result["head_cost"])
     hits = result["rank_hits"]
-    tree = ", ".join(fmt(1 + D.expected_accepted([(r,) for r in range(w)], [hits]), 2)
+    tree = ", ".join(fmt(1 + self_drafting.expected_accepted([(r,) for r in range(w)], [hits]), 2)
                      for w in range(1, len(hits) + 1))
     t = result["training"]
     same = "identical" if result["greedy"]["plain"] == result["greedy"]["self"] else "DIFFERENT"

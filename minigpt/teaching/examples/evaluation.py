@@ -3,8 +3,7 @@ pass@k over a benchmark, the expected calibration error and a score's standard e
 
 from __future__ import annotations
 
-from minigpt.teaching import evaluation as EV
-from minigpt.teaching import reasoning as R
+from minigpt.teaching import evaluation, reasoning
 from minigpt.teaching.examples.registry import count, example, fmt, table
 
 TRAINING_TEXT = (
@@ -22,7 +21,7 @@ OVERLAP_N = (3, 8)
 
 @example("eval.contamination", "Three test items against a training text: n-gram overlap")
 def _contamination() -> str:
-    rows = [[label] + [f"{EV.ngram_overlap(text, TRAINING_TEXT, n):.0%}" for n in OVERLAP_N]
+    rows = [[label] + [f"{evaluation.ngram_overlap(text, TRAINING_TEXT, n):.0%}" for n in OVERLAP_N]
             for label, text in TEST_ITEMS]
     return (table(["test item", "3-grams found", "8-grams found"], rows)
             + "\n\nWords are lower-cased and punctuation dropped before comparing. The copy "
@@ -39,7 +38,7 @@ JUDGE_VERDICTS = [("A", "A"), ("A", "B"), ("B", "B"), ("A", "B"), ("A", "A"),
 
 @example("eval.judge_swap", "A judge asked twice on ten pairs, the answers swapped")
 def _judge_swap() -> str:
-    rep = EV.swap_report(JUDGE_VERDICTS)
+    rep = evaluation.swap_report(JUDGE_VERDICTS)
     rows = [["same answer wins both times", rep.consistent, f"{rep.consistency:.0%}"],
             ["first slot wins both times", rep.first_both, f"{rep.first_both / rep.total:.0%}"],
             ["second slot wins both times", rep.second_both,
@@ -58,8 +57,8 @@ BENCH_K = (1, 10, 100)
 
 @example("eval.pass_at_k", "pass@k over five problems, 200 samples each")
 def _bench_pass_at_k() -> str:
-    rows = [[c] + [fmt(R.pass_at_k(BENCH_N, c, k), 3) for k in BENCH_K] for c in BENCH_RIGHT]
-    means = [sum(R.pass_at_k(BENCH_N, c, k) for c in BENCH_RIGHT) / len(BENCH_RIGHT)
+    rows = [[c] + [fmt(reasoning.pass_at_k(BENCH_N, c, k), 3) for k in BENCH_K] for c in BENCH_RIGHT]
+    means = [sum(reasoning.pass_at_k(BENCH_N, c, k) for c in BENCH_RIGHT) / len(BENCH_RIGHT)
              for k in BENCH_K]
     rows.append(["benchmark mean"] + [fmt(m, 3) for m in means])
     return (table(["right of 200"] + [f"pass@{k}" for k in BENCH_K], rows)
@@ -75,12 +74,12 @@ BINS = 4
 
 @example("eval.ece", "Expected calibration error of twelve answers in four bins")
 def _ece() -> str:
-    bins = EV.calibration_bins(CONFIDENCES, CORRECT, BINS)
+    bins = evaluation.calibration_bins(CONFIDENCES, CORRECT, BINS)
     n = len(CONFIDENCES)
     rows = [[f"{b.low:.2f}–{b.high:.2f}", b.count, fmt(b.accuracy, 3), fmt(b.confidence, 3),
              fmt(abs(b.accuracy - b.confidence), 3), fmt(b.count / n * abs(b.accuracy - b.confidence), 4)]
             for b in bins]
-    ece = EV.expected_calibration_error(CONFIDENCES, CORRECT, BINS)
+    ece = evaluation.expected_calibration_error(CONFIDENCES, CORRECT, BINS)
     top = bins[-1]
     return (table(["bin", "answers", "accuracy", "confidence", "gap", "weighted"], rows)
             + f"\n\nECE = sum of the weighted gaps = {fmt(ece, 4)}. Confidences: "
@@ -99,7 +98,7 @@ SE_SIZES = (100, 500, 2000)
 def _standard_error() -> str:
     rows = []
     for n in SE_SIZES:
-        se = EV.standard_error(SE_ACCURACY, n)
+        se = evaluation.standard_error(SE_ACCURACY, n)
         rows.append([count(n), fmt(se * 100, 2), f"± {fmt(1.96 * se * 100, 1)}"])
     return (table(["questions", "standard error (points)", "95% interval"], rows)
             + "\n\nSE = √(p(1 − p)/n). On 100 questions a 3-point lead between two models is "

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from minigpt.teaching import flash_io as F
+from minigpt.teaching import flash_io
 from minigpt.teaching.examples.registry import count, example, table
 
-SRAM = F.A100_SRAM_NUMBERS
+SRAM = flash_io.A100_SRAM_NUMBERS
 
 
 def _millions(n: int) -> str:
@@ -17,8 +17,8 @@ def _hbm_traffic() -> str:
     rows = []
     for d in (64, 128):
         for n in (1024, 4096, 16384):
-            std, flash = F.standard_hbm_accesses(n, d), F.flash_hbm_accesses(n, d, SRAM)
-            blocks = F.flash_blocks(n, d, SRAM)
+            std, flash = flash_io.standard_hbm_accesses(n, d), flash_io.flash_hbm_accesses(n, d, SRAM)
+            blocks = flash_io.flash_blocks(n, d, SRAM)
             rows.append([d, count(n), f"{blocks.key_block}×{blocks.key_blocks}",
                          _millions(std), _millions(flash), f"{std / flash:.1f}×"])
     return (table(["d", "N", "B_c × T_c", "standard", "flash", "fewer"], rows)
@@ -34,9 +34,9 @@ def _sram_size() -> str:
     rows = []
     for kib in (48, 96, 192, 384):
         m = kib * 1024 // 2
-        blocks = F.flash_blocks(4096, 64, m)
+        blocks = flash_io.flash_blocks(4096, 64, m)
         rows.append([f"{kib} KB", count(m), blocks.key_block, blocks.key_blocks,
-                     _millions(F.flash_hbm_accesses(4096, 64, m))])
+                     _millions(flash_io.flash_hbm_accesses(4096, 64, m))])
     return (table(["SRAM", "M numbers", "B_c", "T_c", "flash (millions)"], rows)
             + "\n\nEach doubling of M halves the number of key blocks, and with it the "
               "passes over Q and O: the traffic falls as 1/M until K and V's single "
@@ -47,7 +47,7 @@ def _sram_size() -> str:
 def _backward() -> str:
     rows = []
     for n in (4096, 16384):
-        t = F.backward_trade(n, 64)
+        t = flash_io.backward_trade(n, 64)
         rows.append([count(n), count(t.stored_standard),
                      f"{count(t.stored_flash)} / {count(t.stored_flash2)}",
                      f"{t.recompute_flops / 1e9:,.2f}",
@@ -65,17 +65,17 @@ def _backward() -> str:
 
 @example("flash.state_cost", "One generated token, per layer: d = 4,096, 32 heads of 128")
 def _state_cost() -> str:
-    from minigpt.teaching import state_space as SS
+    from minigpt.teaching import state_space
 
     d, head_dim = 4096, 128
     rows = []
     for t in (128, 4096, 32768):
-        c = SS.attention_cost(t, d)
+        c = state_space.attention_cost(t, d)
         rows.append([f"attention at t = {t:,}", f"{c.flops / 1e6:,.1f}", f"{c.state:,}"])
-    for c in (SS.linear_attention_cost(d, head_dim), SS.ssm_cost(d)):
+    for c in (state_space.linear_attention_cost(d, head_dim), state_space.ssm_cost(d)):
         rows.append([f"{c.name}, any t", f"{c.flops / 1e6:,.1f}", f"{c.state:,}"])
     return (table(["", "MFLOP", "numbers kept"], rows)
             + f"\n\nAttention's cost and cache grow with the position t; the other two stay "
               f"the same at every position. Linear attention costs as much as attention at "
-              f"t = {SS.break_even_position(head_dim)} and less after. The state-space row "
+              f"t = {state_space.break_even_position(head_dim)} and less after. The state-space row "
               f"uses Mamba's expansion 2 and 16 state numbers per channel.")

@@ -10,7 +10,7 @@ import math
 import torch
 
 from minigpt.runs.lab import JOBS
-from minigpt.teaching import induction as I
+from minigpt.teaching import induction
 from minigpt.teaching.examples.registry import example, fmt, table
 
 CHUNK = 10  # letters in each copy of the scoring rows
@@ -41,8 +41,8 @@ def _scores() -> str:
 
     ck = bundled()
     with one_thread():
-        trained = I.head_scores(ck.model, CHUNK)
-        fresh = I.head_scores(untrained_twin(ck), CHUNK)
+        trained = induction.head_scores(ck.model, CHUNK)
+        fresh = induction.head_scores(untrained_twin(ck), CHUNK)
     rows = []
     L, H = trained.previous.shape
     for layer in range(L):
@@ -69,8 +69,8 @@ def _losses() -> str:
     data = load_repeat_dataset(block_size=ck.model_config.block_size, seed=ck.train_config.get("split_seed", 42),
                                vocab=ck.vocab, sizes={"train": 1, "val": 1, "test": 512})
     with one_thread():
-        trained = I.repeat_losses(ck.model, data.test)
-        fresh = I.repeat_losses(untrained_twin(ck), data.test)
+        trained = induction.repeat_losses(ck.model, data.test)
+        fresh = induction.repeat_losses(untrained_twin(ck), data.test)
     rows = [["untrained", fmt(fresh.first, 3), fmt(fresh.repeated, 3)],
             ["trained", fmt(trained.first, 3), fmt(trained.repeated, 3)]]
     return (table(["model", "first copy", "repeats"], rows)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from minigpt.teaching import inference_cost as IC
+from minigpt.teaching import inference_cost
 from minigpt.teaching.examples.registry import count, example, table
 from minigpt.training.flops import attention_forward_flops
 
@@ -39,7 +39,7 @@ def _flops() -> str:
     rows = []
     for name, n, L, T, d in _models():
         attn = attention_forward_flops(L, T, d)
-        total = IC.flops_per_token(n, L, T, d)
+        total = inference_cost.flops_per_token(n, L, T, d)
         rows.append([name, count(n), f"{2 * n:.3g}", f"{attn:.3g}", f"{attn / total:.0%}"])
     from minigpt.teaching import params
 
@@ -47,7 +47,7 @@ def _flops() -> str:
     head = 2 * gpt2.d_model * gpt2.vocab_size
     name, n, L, _, d = _models()[2]
     long = 32768
-    share = attention_forward_flops(L, long, d) / IC.flops_per_token(n, L, long, d)
+    share = attention_forward_flops(L, long, d) / inference_cost.flops_per_token(n, L, long, d)
     return (table(["model", "N", "2N", "4·L·T·d", "attention share"], rows)
             + "\n\nT is the full context. N counts every weight that multiplies: it leaves out the "
               "position table and an untied token table, since looking a row up is not a "
@@ -60,15 +60,15 @@ def _flops() -> str:
 
 @example("inference.decode_bound", "One decode step of a 7B model in float16: memory or compute?")
 def _decode() -> str:
-    gpu = IC.ILLUSTRATIVE_GPU
+    gpu = inference_cost.ILLUSTRATIVE_GPU
     llama_n = _models()[2][1]  # every weight but the embedding table (a lookup reads one row)
     rows = []
     for batch in (1, 8, 64, 512):
-        step = IC.decode_step(llama_n, batch, gpu)
+        step = inference_cost.decode_step(llama_n, batch, gpu)
         rows.append([batch, f"{step.intensity:g}", f"{step.compute_s * 1e3:.3f} ms",
                      f"{step.memory_s * 1e3:.2f} ms", step.bound])
     return (f"Assumed: {gpu.name}, which can do {gpu.balance:.0f} FLOPs per byte it reads.\n\n"
             + table(["batch", "FLOPs/byte", "compute time", "weight reads", "bound by"], rows)
             + "\n\nAt batch 1 the step waits on memory about "
-            + f"{IC.decode_step(llama_n, 1, gpu).memory_s / IC.decode_step(llama_n, 1, gpu).compute_s:.0f}"
+            + f"{inference_cost.decode_step(llama_n, 1, gpu).memory_s / inference_cost.decode_step(llama_n, 1, gpu).compute_s:.0f}"
             + "× longer than on arithmetic: serving batches many users into each step.")

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from minigpt.teaching import kv_memory as KV
+from minigpt.teaching import kv_memory
 from minigpt.teaching.examples.registry import count, example, table
 
 
 @example("kvmem.per_token", "Bytes per token = 2 · L · n_kv_heads · head_dim · bytes")
 def _per_token() -> str:
     rows = []
-    for s in (KV.our_model(), *KV.MODELS):
-        per = KV.shape_bytes_per_token(s)
+    for s in (kv_memory.our_model(), *kv_memory.MODELS):
+        per = kv_memory.shape_bytes_per_token(s)
         rows.append([s.name, f"2·{s.n_layers}·{s.n_kv_heads}·{s.head_dim}·{s.bytes_per_value}",
-                     count(per), f"{s.context:,}", KV.human_bytes(KV.cache_bytes(s, s.context))])
+                     count(per), f"{s.context:,}", kv_memory.human_bytes(kv_memory.cache_bytes(s, s.context))])
     return (table(["model", "2·L·kv·hd·B", "bytes/token", "context", "cache"], rows)
             + "\n\nkv: key/value heads (LLaMA-2 70B has 64 query heads but 8 kv heads); hd: "
               "head_dim; B: bytes per number (4 for our float32 model, 2 for float16). The "
@@ -21,19 +21,19 @@ def _per_token() -> str:
 
 @example("kvmem.gqa_saving", "What grouping saves on a 70B model (4,096 tokens, 16 sequences)")
 def _saving() -> str:
-    grouped = next(s for s in KV.MODELS if s.name == "LLaMA-2 70B")
-    mha = KV.LLAMA2_70B_IF_MHA
-    mqa = KV.CacheShape("70B if MQA", 80, 64, 1, 128, 2, 4096)
+    grouped = next(s for s in kv_memory.MODELS if s.name == "LLaMA-2 70B")
+    mha = kv_memory.LLAMA2_70B_IF_MHA
+    mqa = kv_memory.CacheShape("70B if MQA", 80, 64, 1, 128, 2, 4096)
     rows = []
     for s in (mha, grouped, mqa):
         rows.append([f"{s.name} ({s.attention}, {s.n_kv_heads} kv)",
-                     KV.human_bytes(KV.shape_bytes_per_token(s)),
-                     KV.human_bytes(KV.cache_bytes(s, 4096, 16))])
-    factor = KV.shape_bytes_per_token(mha) / KV.shape_bytes_per_token(grouped)
+                     kv_memory.human_bytes(kv_memory.shape_bytes_per_token(s)),
+                     kv_memory.human_bytes(kv_memory.cache_bytes(s, 4096, 16))])
+    factor = kv_memory.shape_bytes_per_token(mha) / kv_memory.shape_bytes_per_token(grouped)
     return (table(["layout", "per token", "16 × 4,096 tokens"], rows)
             + f"\n\nEight key/value heads instead of 64 cut the cache {factor:g}×. The "
               f"weights of 70 billion parameters in float16 take "
-              f"{KV.human_bytes(70e9 * 2)}: with MHA the cache of this modest batch would "
+              f"{kv_memory.human_bytes(70e9 * 2)}: with MHA the cache of this modest batch would "
               f"outweigh them.")
 
 
@@ -54,8 +54,8 @@ def _measured() -> str:
         cfg = replace(ours, n_kv_heads=kv)
         with one_thread():
             model = MiniGPT(cfg).eval()
-            measured = KV.measured_cache_bytes(model, cfg.block_size)
-        formula = KV.bytes_per_token(cfg.n_layers, kv, cfg.head_dim, 4) * cfg.block_size
+            measured = kv_memory.measured_cache_bytes(model, cfg.block_size)
+        formula = kv_memory.bytes_per_token(cfg.n_layers, kv, cfg.head_dim, 4) * cfg.block_size
         name = {4: "MHA", 2: "GQA", 1: "MQA"}[kv]
         rows.append([f"{name}, n_kv_heads = {kv}", count(measured), count(formula),
                      count(sum(p.numel() for p in model.parameters()))])
@@ -69,14 +69,14 @@ def _measured() -> str:
 
 @example("kvmem.window", "A window of 4 with 1 sink, after 10 tokens, against a full cache")
 def _window() -> str:
-    from minigpt.teaching import attention_variants as AV
+    from minigpt.teaching import attention_variants
 
     rows = []
     for t in (3, 5, 8, 10):
         rows.append([t, ", ".join(map(str, range(t))),
-                     ", ".join(map(str, AV.window_positions(t, 4))),
-                     ", ".join(map(str, AV.window_positions(t, 4, sinks=1)))])
-    slots = AV.rolling_slots(10, 4)
+                     ", ".join(map(str, attention_variants.window_positions(t, 4))),
+                     ", ".join(map(str, attention_variants.window_positions(t, 4, sinks=1)))])
+    slots = attention_variants.rolling_slots(10, 4)
     return (table(["t", "full cache", "window 4", "window 4 + 1 sink"], rows)
             + "\n\nThe window's rolling buffer after 10 tokens, slot by slot: "
             + ", ".join(f"slot {i} → token {p}" for i, p in enumerate(slots))
@@ -85,32 +85,32 @@ def _window() -> str:
 
 @example("kvmem.window_bytes", "Mistral-7B's cache: full against a 4,096-token window")
 def _window_bytes() -> str:
-    from minigpt.teaching import attention_variants as AV
+    from minigpt.teaching import attention_variants
 
-    mistral = KV.CacheShape("Mistral 7B", 32, 32, 8, 128, 2, 32768)
-    per = KV.shape_bytes_per_token(mistral)
+    mistral = kv_memory.CacheShape("Mistral 7B", 32, 32, 8, 128, 2, 32768)
+    per = kv_memory.shape_bytes_per_token(mistral)
     rows = []
     for t in (4096, 16384, 32768):
-        rows.append([f"{t:,}", KV.human_bytes(per * AV.cached_tokens(t)),
-                     KV.human_bytes(per * AV.cached_tokens(t, 4096)),
-                     KV.human_bytes(per * AV.cached_tokens(t, 4092, sinks=4))])
+        rows.append([f"{t:,}", kv_memory.human_bytes(per * attention_variants.cached_tokens(t)),
+                     kv_memory.human_bytes(per * attention_variants.cached_tokens(t, 4096)),
+                     kv_memory.human_bytes(per * attention_variants.cached_tokens(t, 4092, sinks=4))])
     return (table(["tokens", "full cache", "window 4,096", "4 sinks + 4,092"], rows)
-            + f"\n\n32 layers, 8 key/value heads of 128, float16: {KV.human_bytes(per)} per "
+            + f"\n\n32 layers, 8 key/value heads of 128, float16: {kv_memory.human_bytes(per)} per "
               "token. Past the window the cache stops growing; the sinks cost 4 of its slots.")
 
 
 @example("kvmem.mla", "Numbers cached per token: MHA, GQA, MQA and MLA on DeepSeek-V2's shape")
 def _mla() -> str:
-    from minigpt.teaching import attention_variants as AV
+    from minigpt.teaching import attention_variants
 
-    shape = AV.DEEPSEEK_V2
+    shape = attention_variants.DEEPSEEK_V2
     mha = None
     rows = []
-    for lay in AV.layouts(shape["n_heads"], shape["head_dim"], 8, shape["latent"],
+    for lay in attention_variants.layouts(shape["n_heads"], shape["head_dim"], 8, shape["latent"],
                           shape["rope_dim"]):
         per = lay.bytes_per_token(shape["n_layers"])
         mha = mha or per
-        rows.append([lay.name, count(lay.numbers_per_layer), KV.human_bytes(per),
+        rows.append([lay.name, count(lay.numbers_per_layer), kv_memory.human_bytes(per),
                      f"{mha / per:,.1f}×"])
     return (table(["layout", "numbers/layer", "bytes/token (bf16)", "smaller than MHA"], rows)
             + "\n\n60 layers, 128 heads of 128. MHA caches 2·128·128 numbers a layer; MLA "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from minigpt.teaching import long_context as LC
+from minigpt.teaching import long_context
 from minigpt.teaching.examples.registry import example, fmt, matrix, table
 
 HEAD_DIM, TRAINED, TARGET = 8, 16, 64  # our block size, stretched four times
@@ -30,12 +30,12 @@ def _learned_limit() -> str:
 
 def _angle_rows():
     s = TARGET / TRAINED
-    ntk = LC.ntk_base(10000.0, s, HEAD_DIM)
+    ntk = long_context.ntk_base(10000.0, s, HEAD_DIM)
     out = []
     for pos in (TRAINED - 1, TRAINED, TARGET - 1):
-        plain = LC.rope_angles(pos, HEAD_DIM)
-        pi = LC.rope_angles(pos, HEAD_DIM, interpolation=s)
-        nt = LC.rope_angles(pos, HEAD_DIM, base=ntk)
+        plain = long_context.rope_angles(pos, HEAD_DIM)
+        pi = long_context.rope_angles(pos, HEAD_DIM, interpolation=s)
+        nt = long_context.rope_angles(pos, HEAD_DIM, base=ntk)
         out.append((pos, plain, pi, nt))
     return s, ntk, out
 
@@ -47,7 +47,7 @@ def _rope_angles() -> str:
     for pos, plain, pi, nt in out:
         rows.append([pos, fmt(plain[0].item(), 2), fmt(pi[0].item(), 2), fmt(nt[0].item(), 2),
                      fmt(plain[-1].item(), 4), fmt(pi[-1].item(), 4), fmt(nt[-1].item(), 4)])
-    limit = LC.rope_angles(TRAINED, HEAD_DIM)[-1].item()
+    limit = long_context.rope_angles(TRAINED, HEAD_DIM)[-1].item()
     return (table(["pos", "fast", "fast PI", "fast NTK", "slow", "slow PI", "slow NTK"], rows)
             + f"\n\nAngles in radians, fastest pair (i = 0) and slowest (i = 3). Stretching "
               f"{TRAINED} → {TARGET} is s = {s:g}. PI divides each position by {s:g}; NTK "
@@ -59,9 +59,9 @@ def _rope_angles() -> str:
 
 @example("longctx.alibi", "ALiBi: slopes per head and the bias one head adds (5 tokens)")
 def _alibi() -> str:
-    slopes4 = LC.alibi_slopes(4)
-    slopes8 = LC.alibi_slopes(8)
-    bias = LC.alibi_bias(5, slopes4[0])
+    slopes4 = long_context.alibi_slopes(4)
+    slopes8 = long_context.alibi_slopes(8)
+    bias = long_context.alibi_bias(5, slopes4[0])
     labels = [f"k{j}" for j in range(5)]
     return ("Slopes for 4 heads: " + ", ".join(f"{v:g}" for v in slopes4)
             + "; for 8 heads: " + ", ".join(f"1/{round(1 / v)}" for v in slopes8)

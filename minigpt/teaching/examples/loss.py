@@ -7,7 +7,7 @@ import math
 import torch
 from torch.nn import functional as F
 
-from minigpt.teaching import loss_maths as LM
+from minigpt.teaching import loss_maths
 from minigpt.teaching.examples.registry import example, fmt, table
 
 LOGITS = [2.0, 1.0, 0.1, -1.0]
@@ -19,22 +19,22 @@ BIG_LOGITS = [100.0, 90.0, 80.0]
 def _steps() -> str:
     z = torch.tensor(LOGITS, dtype=torch.float64)
     p = z.softmax(-1)
-    logp = LM.log_softmax_stable(z)
+    logp = loss_maths.log_softmax_stable(z)
     rows = [[c, fmt(z[i].item(), 1), fmt(math.exp(z[i].item()), 3), fmt(p[i].item(), 3),
              fmt(logp[i].item(), 3)] for i, c in enumerate(CHARS)]
     total = torch.exp(z).sum().item()
     return (table(["char", "logit z", "e^z", "p = e^z / Σ", "log p"], rows)
             + f"\n\nΣ e^z = {fmt(total, 3)}. The target is “e”: loss = −log p(e) = "
-              f"{fmt(LM.nll(z, 1), 3)}; F.cross_entropy gives "
+              f"{fmt(loss_maths.nll(z, 1), 3)}; F.cross_entropy gives "
               f"{fmt(F.cross_entropy(z[None], torch.tensor([1])).item(), 3)}.")
 
 
 @example("loss.overflow", "Why the maximum is subtracted: logits 100, 90, 80 in float32")
 def _overflow() -> str:
     z32 = torch.tensor(BIG_LOGITS, dtype=torch.float32)
-    naive = LM.log_softmax_naive(z32)
-    stable = LM.log_softmax_stable(z32)
-    exact = LM.log_softmax_stable(torch.tensor(BIG_LOGITS, dtype=torch.float64))
+    naive = loss_maths.log_softmax_naive(z32)
+    stable = loss_maths.log_softmax_stable(z32)
+    exact = loss_maths.log_softmax_stable(torch.tensor(BIG_LOGITS, dtype=torch.float64))
     def shown(v: float) -> str:  # NaN is what float32 gives; the table says where it comes from
         return "∞/∞: undefined" if math.isnan(v) else fmt(v, 5)
 
@@ -54,7 +54,7 @@ def _teacher_forcing() -> str:
 
     ck = load_checkpoint(default_checkpoint())
     ck.model.eval()
-    rows = LM.teacher_forcing_rows(ck.model, ck.vocab, "emma")
+    rows = loss_maths.teacher_forcing_rows(ck.model, ck.vocab, "emma")
     loss = sum(-math.log(p) for _, _, p in rows) / len(rows)
     return (table(["fed (true prefix)", "next", "p(next)", "−log p"],
                   [[prefix, nxt, fmt(p, 3), fmt(-math.log(p), 3)] for prefix, nxt, p in rows])
@@ -68,12 +68,12 @@ def _perplexity() -> str:
     from minigpt.checkpoint import read_checkpoint_config
     from minigpt.paths import checkpoints_dir
 
-    rows = [["uniform over 27", fmt(math.log(27), 3), fmt(27.0, 2), fmt(LM.bits_per_token(math.log(27)), 3)]]
+    rows = [["uniform over 27", fmt(math.log(27), 3), fmt(27.0, 2), fmt(loss_maths.bits_per_token(math.log(27)), 3)]]
     for folder, label in (("bigram", "bigram"), ("mlp", "MLP"), ("default", "MiniGPT")):
         loss = read_checkpoint_config(checkpoints_dir() / folder)["metrics"]["val_loss"]
-        rows.append([label, fmt(loss, 3), fmt(LM.perplexity(loss), 2),
-                     fmt(LM.bits_per_token(loss), 3)])
-    ppl = LM.perplexity(loss)
+        rows.append([label, fmt(loss, 3), fmt(loss_maths.perplexity(loss), 2),
+                     fmt(loss_maths.bits_per_token(loss), 3)])
+    ppl = loss_maths.perplexity(loss)
     return (table(["model", "val loss (nats)", "perplexity e^loss", "bits/char"], rows)
             + f"\n\nLosses are the shipped checkpoints' own validation figures. MiniGPT's "
               f"perplexity of {fmt(ppl, 1)} means it is, on average, as unsure as a fair pick "
@@ -85,7 +85,7 @@ def _smoothing() -> str:
     z = torch.tensor([6.0, 1.0, 0.0, -1.0], dtype=torch.float64)
     rows = []
     for eps in (0.0, 0.1, 0.2):
-        ours = LM.label_smoothed_loss(z, 0, eps)
+        ours = loss_maths.label_smoothed_loss(z, 0, eps)
         torch_value = F.cross_entropy(z[None], torch.tensor([0]), label_smoothing=eps).item()
         rows.append([fmt(eps, 1), fmt(ours, 4), fmt(torch_value, 4)])
     p = z.softmax(-1)[0].item()

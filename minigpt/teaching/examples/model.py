@@ -10,8 +10,7 @@ import math
 import torch
 
 from minigpt.data import IGNORE, EncodedSplit, Vocab
-from minigpt.teaching import attention as A
-from minigpt.teaching import norms, positions
+from minigpt.teaching import attention, norms, positions
 from minigpt.teaching.examples.registry import count, example, fmt, matrix, table
 from minigpt.teaching.shipped import shipped_model
 
@@ -129,11 +128,11 @@ def _rope() -> str:
 
 @example("pe.permutation", "Without positions, shuffling tokens just shuffles outputs")
 def _permutation() -> str:
-    p = A.COURSE_EXAMPLE
+    p = attention.COURSE_EXAMPLE
     X = torch.tensor(p.X, dtype=torch.float64)
     perm = [2, 0, 3, 1]
-    a = A.self_attention(X, p.W_q, p.W_k, p.W_v).output
-    b = A.self_attention(X[perm], p.W_q, p.W_k, p.W_v).output
+    a = attention.self_attention(X, p.W_q, p.W_k, p.W_v).output
+    b = attention.self_attention(X[perm], p.W_q, p.W_k, p.W_v).output
     toks = list(p.tokens)
     shuffled = [toks[i] for i in perm]
     same = torch.allclose(a[perm], b)

@@ -11,7 +11,7 @@ import torch
 
 from minigpt.errors import RunError
 from minigpt.runs.lab import JOBS, bundled_dir, is_running, job_dir, read_result
-from minigpt.teaching import number_formats as N
+from minigpt.teaching import number_formats
 from minigpt.teaching.examples.registry import example, fmt, table
 
 SCALING_TENSOR = "blocks.0.ffn.up.weight"  # a shipped matrix of 256 × 64
@@ -50,13 +50,13 @@ def _two_to(v: float) -> str:
 @example("formats.fp8_ranges", "FP8 and FP4, decoded from every bit pattern")
 def _ranges() -> str:
     rows = []
-    for f in (N.E4M3, N.E5M2, N.E2M1):
-        r = N.format_range(f)
-        after_one = min(v for v in N.values(f) if v > 1)
+    for f in (number_formats.E4M3, number_formats.E5M2, number_formats.E2M1):
+        r = number_formats.format_range(f)
+        after_one = min(v for v in number_formats.values(f) if v > 1)
         rows.append([f"{f.name} ({f.bits} bits)", f"{r.largest:,g}", _two_to(r.smallest_normal),
                      _two_to(r.smallest_subnormal), fmt(after_one - 1, 3), r.finite_values])
-    e4, e5 = N.format_range(N.E4M3), N.format_range(N.E5M2)
-    low, high = N.e8m0_range()
+    e4, e5 = number_formats.format_range(number_formats.E4M3), number_formats.format_range(number_formats.E5M2)
+    low, high = number_formats.e8m0_range()
     return (table(["format", "largest", "min normal", "min subnormal", "step at 1", "numbers"], rows)
             + f"\n\nE4M3's largest is {_power(e4.largest)}: its top exponent still holds numbers, "
               "and only the pattern with every exponent and mantissa bit set is not a number, so "
@@ -90,14 +90,14 @@ def outlier_tensor(size: float, seed: int = 0) -> tuple[torch.Tensor, torch.Tens
 def others_error(size: float, round_trip, block: int | None) -> float:
     """The relative error of every value but the outlier, after ``round_trip(x, block)``."""
     x, others = outlier_tensor(size)
-    return N.relative_error(x[others], round_trip(x, block)[others])
+    return number_formats.relative_error(x[others], round_trip(x, block)[others])
 
 
-SCALED = (("E4M3", lambda x, b: N.scaled_round_trip(x, N.E4M3, b)),
-          ("E5M2", lambda x, b: N.scaled_round_trip(x, N.E5M2, b)),
-          ("E2M1 (FP4)", lambda x, b: N.scaled_round_trip(x, N.E2M1, b)),
-          ("int8", lambda x, b: N.int_round_trip(x, 8, b)),
-          ("int4", lambda x, b: N.int_round_trip(x, 4, b)))
+SCALED = (("E4M3", lambda x, b: number_formats.scaled_round_trip(x, number_formats.E4M3, b)),
+          ("E5M2", lambda x, b: number_formats.scaled_round_trip(x, number_formats.E5M2, b)),
+          ("E2M1 (FP4)", lambda x, b: number_formats.scaled_round_trip(x, number_formats.E2M1, b)),
+          ("int8", lambda x, b: number_formats.int_round_trip(x, 8, b)),
+          ("int4", lambda x, b: number_formats.int_round_trip(x, 4, b)))
 
 
 @example("formats.scaling", f"One scale per tensor or one per block of {BLOCK}: relative error")
@@ -106,8 +106,8 @@ def _scaling() -> str:
     w = shipped_matrix()
     rows = []
     for label, rt in SCALED:
-        cells = [label, f"{100 * N.relative_error(w, rt(w, None)):.1f}%",
-                 f"{100 * N.relative_error(w, rt(w, BLOCK)):.1f}%"]
+        cells = [label, f"{100 * number_formats.relative_error(w, rt(w, None)):.1f}%",
+                 f"{100 * number_formats.relative_error(w, rt(w, BLOCK)):.1f}%"]
         for size in OUTLIERS:
             cells += [f"{100 * others_error(size, rt, None):.1f}%", f"{100 * others_error(size, rt, BLOCK):.1f}%"]
         rows.append(cells)
@@ -122,7 +122,7 @@ def _scaling() -> str:
               "largest value. An integer grid's steps are even, so one outlier rounds the rest "
               "of its scale's values to 0; a float's steps grow with the value, so E4M3 keeps "
               "the small values until they fall below its normal range, and E5M2 longer. E2M1 "
-              f"spans only {N.format_range(N.E2M1).binades:.1f} powers of two: it fails like the "
+              f"spans only {number_formats.format_range(number_formats.E2M1).binades:.1f} powers of two: it fails like the "
               "integers.")
 
 
@@ -131,44 +131,46 @@ def _scaling() -> str:
 def _microscaling() -> str:
     w = shipped_matrix()
     n = w.numel()
-    rows = [["E2M1, float32 scale per tensor", "—", fmt(N.bits_per_value(4, None, 32, n), 3),
-             f"{100 * N.relative_error(w, N.scaled_round_trip(w, N.E2M1)):.1f}%"],
-            [f"MXFP4: E8M0 scale per {N.MX_BLOCK}", N.MX_BLOCK, fmt(N.bits_per_value(4, N.MX_BLOCK, 8, n), 3),
-             f"{100 * N.relative_error(w, N.mx_round_trip(w)):.1f}%"],
-            [f"NVFP4: E4M3 scale per {N.NVFP4_BLOCK} + fp32", N.NVFP4_BLOCK,
-             fmt(N.bits_per_value(4, N.NVFP4_BLOCK, 8, n, 32), 3),
-             f"{100 * N.relative_error(w, N.nvfp4_round_trip(w)):.1f}%"]]
-    grid = ", ".join(f"{v:g}" for v in N.values(N.E2M1) if v >= 0)
-    top = N.values(N.E2M1)[-1]
-    block = w[0, :N.MX_BLOCK]
+    mx_bits = number_formats.bits_per_value(4, number_formats.MX_BLOCK, 8, n)
+    nv_bits = number_formats.bits_per_value(4, number_formats.NVFP4_BLOCK, 8, n, 32)
+    rows = [["E2M1, float32 scale per tensor", "—", fmt(number_formats.bits_per_value(4, None, 32, n), 3),
+             f"{100 * number_formats.relative_error(w, number_formats.scaled_round_trip(w, number_formats.E2M1)):.1f}%"],
+            [f"MXFP4: E8M0 scale per {number_formats.MX_BLOCK}", number_formats.MX_BLOCK, fmt(mx_bits, 3),
+             f"{100 * number_formats.relative_error(w, number_formats.mx_round_trip(w)):.1f}%"],
+            [f"NVFP4: E4M3 scale per {number_formats.NVFP4_BLOCK} + fp32", number_formats.NVFP4_BLOCK,
+             fmt(nv_bits, 3),
+             f"{100 * number_formats.relative_error(w, number_formats.nvfp4_round_trip(w)):.1f}%"]]
+    grid = ", ".join(f"{v:g}" for v in number_formats.values(number_formats.E2M1) if v >= 0)
+    top = number_formats.values(number_formats.E2M1)[-1]
+    block = w[0, :number_formats.MX_BLOCK]
     amax = float(block.abs().max())
-    e_max = math.floor(math.log2(N.values(N.E2M1)[-1]))
+    e_max = math.floor(math.log2(number_formats.values(number_formats.E2M1)[-1]))
     shared = math.floor(math.log2(amax)) - e_max
     return (table(["format", "block", "bits per weight", "error"], rows)
-            + f"\n\nE2M1's magnitudes are {grid}. In the first block of {N.MX_BLOCK} of row 0 the largest "
+            + f"\n\nE2M1's magnitudes are {grid}. In the first block of {number_formats.MX_BLOCK} of row 0 the largest "
               f"|w| is {fmt(amax, 4)}; MX takes floor(log2 {fmt(amax, 4)}) − {e_max} = {shared} "
               f"({e_max} is the exponent of E2M1's top, {top:g}), so the scale is 2^{shared} and "
               f"that weight becomes {fmt(amax / 2 ** shared, 2)} before rounding. With a "
               f"power-of-two scale a block's largest lands between {2 ** e_max} and "
               f"{2 ** (e_max + 1)}: above {top:g} it is clipped, near {2 ** e_max} the top of the "
-              f"grid goes unused. NVFP4's E4M3 scale puts each block of {N.NVFP4_BLOCK}'s largest "
+              f"grid goes unused. NVFP4's E4M3 scale puts each block of {number_formats.NVFP4_BLOCK}'s largest "
               f"close to {top:g}, for "
-              f"{fmt(N.bits_per_value(4, N.NVFP4_BLOCK, 8, n, 32) - N.bits_per_value(4, N.MX_BLOCK, 8, n), 2)}"
+              f"{fmt(nv_bits - mx_bits, 2)}"
               " more bits per weight.")
 
 
 @example("formats.nf4", "NF4's sixteen levels, from the normal distribution")
 @one_thread_only
 def _nf4() -> str:
-    levels = N.nf4_levels()
+    levels = number_formats.nf4_levels()
     rows = [[fmt(v, 4) for v in levels[i:i + 4]] for i in range(0, 16, 4)]
     w = shipped_matrix()
-    errors = [["int4 (±7 steps)", f"{100 * N.relative_error(w, N.int_round_trip(w, 4, 64)):.1f}%"],
-              ["E2M1 (FP4)", f"{100 * N.relative_error(w, N.scaled_round_trip(w, N.E2M1, 64)):.1f}%"],
-              ["NF4", f"{100 * N.relative_error(w, N.nf4_round_trip(w)):.1f}%"]]
+    errors = [["int4 (±7 steps)", f"{100 * number_formats.relative_error(w, number_formats.int_round_trip(w, 4, 64)):.1f}%"],
+              ["E2M1 (FP4)", f"{100 * number_formats.relative_error(w, number_formats.scaled_round_trip(w, number_formats.E2M1, 64)):.1f}%"],
+              ["NF4", f"{100 * number_formats.relative_error(w, number_formats.nf4_round_trip(w)):.1f}%"]]
     return (table(["", "", "", ""], rows)
             + f"\n\nThe outer probability is ({fmt(1 - 1 / 30, 5)} + {fmt(1 - 1 / 32, 5)}) / 2 = "
-              f"{fmt(N.nf4_offset(), 5)}: eight quantiles of N(0, 1) from there to one half for "
+              f"{fmt(number_formats.nf4_offset(), 5)}: eight quantiles of N(0, 1) from there to one half for "
               "the positive side, seven for the negative side, zero, then all divided by the "
               "largest. The negative side has one level fewer, so that 0 is exact. On the "
               "shipped matrix, with an absmax per 64 weights:\n\n"
@@ -207,11 +209,11 @@ def _smoothquant() -> str:
     x, w = smoothquant_example()
     rows = []
     for alpha in SMOOTH_ALPHAS:
-        s = N.smoothing_factors(x, w, alpha)
+        s = number_formats.smoothing_factors(x, w, alpha)
         xs, ws = x / s, w * s
         rows.append([fmt(alpha, 2), fmt(float(xs.abs().max()), 2), fmt(float(ws.abs().max()), 2),
                      f"{float((xs @ ws.T - x @ w.T).abs().max()):.0e}",
-                     f"{100 * N.int8_product_error(xs, ws):.2f}%"])
+                     f"{100 * number_formats.int8_product_error(xs, ws):.2f}%"])
     return (table(["α", "largest X/s", "largest W·s", "product moved", "int8 error"], rows)
             + f"\n\nChannel {OUTLIER_CHANNEL} of the activations is {OUTLIER_FACTOR:g} times the "
               "others (largest: in magnitude). Dividing each channel "
@@ -225,12 +227,12 @@ def _smoothquant() -> str:
 def gptq_layers(names: int = GPTQ_NAMES, layers: int = 4) -> dict[int, list]:
     """Block 0's four linear layers through GPTQ and RTN at int4 and int3, groups of 32, on the
     inputs of ``names`` calibration names."""
-    from minigpt.teaching import ptq_shipped as P
+    from minigpt.teaching import ptq_shipped
     from minigpt.teaching.init_stats import one_thread
 
     with one_thread():
-        s = P.load(calibration_names=names, held_out_names=1)
-        return {bits: P.gptq_model(s.model, s.calibration, bits, layers=layers)[1] for bits in (4, 3)}
+        s = ptq_shipped.load(calibration_names=names, held_out_names=1)
+        return {bits: ptq_shipped.gptq_model(s.model, s.calibration, bits, layers=layers)[1] for bits in (4, 3)}
 
 
 @example("formats.gptq_layers", "GPTQ against rounding: output error of block 0's layers")
@@ -252,19 +254,18 @@ def _gptq_layers() -> str:
 
 @example("formats.kv_cache", "The KV cache per token at 16, 8 and 4 bits")
 def _kv_cache() -> str:
-    from minigpt.teaching import kv_memory as KV
-    from minigpt.teaching import ptq
+    from minigpt.teaching import kv_memory, ptq
 
-    shapes = [s for s in KV.MODELS if s.name in ("LLaMA-2 7B", "LLaMA-2 70B")]
+    shapes = [s for s in kv_memory.MODELS if s.name in ("LLaMA-2 7B", "LLaMA-2 70B")]
     settings = (("fp16", ptq.kv_bits_per_value(16)), ("fp8 (E4M3)", ptq.kv_bits_per_value(8)),
                 ("int4, fp16 scale per 64", ptq.kv_bits_per_value(4, 64)))
     rows = []
     for shape in shapes:
-        per_16 = KV.shape_bytes_per_token(shape)
+        per_16 = kv_memory.shape_bytes_per_token(shape)
         for label, bits in settings:
             per_token = per_16 * bits / 16
-            rows.append([shape.name, label, fmt(bits, 2), KV.human_bytes(per_token),
-                         KV.human_bytes(per_token * shape.context)])
+            rows.append([shape.name, label, fmt(bits, 2), kv_memory.human_bytes(per_token),
+                         kv_memory.human_bytes(per_token * shape.context)])
     return (table(["model", "cache", "bits", "per token", "one full context"], rows)
             + "\n\nPer token: 2 (K and V) × layers × KV heads × head size × bits / 8. "
               + "; ".join(f"{s.name}: {s.n_layers} layers, {s.n_kv_heads} KV heads ({s.attention}) "

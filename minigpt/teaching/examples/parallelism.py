@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from minigpt.teaching import parallelism as PA
+from minigpt.teaching import parallelism
 from minigpt.teaching.examples.registry import example, table
 
 GB = 1e9  # decimal gigabytes: 7e9 parameters · 16 bytes = 112 GB, easy to check by hand
@@ -17,10 +17,10 @@ def _gb(n: float) -> str:
 def _zero_memory() -> str:
     n_params, n = 7e9, 8
     rows = []
-    for stage in PA.STAGES:
-        m = PA.memory_per_device(n_params, n, stage)
+    for stage in parallelism.STAGES:
+        m = parallelism.memory_per_device(n_params, n, stage)
         rows.append([stage, _gb(m.weights), _gb(m.gradients), _gb(m.optimizer), _gb(m.total)])
-    big = {stage: PA.memory_per_device(70e9, 64, stage).total for stage in PA.STAGES}
+    big = {stage: parallelism.memory_per_device(70e9, 64, stage).total for stage in parallelism.STAGES}
     fits = [stage for stage, total in big.items() if total < DEVICE_GB * GB]
     return (table(["sharding", "weights", "grads", "optim", "total GB"], rows)
             + "\n\nBytes per parameter: 2 (weights) + 2 (gradients) + 12 (float32 master, "
@@ -34,7 +34,7 @@ def _zero_memory() -> str:
 def _tensor_traffic() -> str:
     rows = []
     for t in (2, 4, 8):
-        tr = PA.tensor_parallel_traffic(batch=1, seq=4096, d_model=4096, t=t)
+        tr = parallelism.tensor_parallel_traffic(batch=1, seq=4096, d_model=4096, t=t)
         rows.append([t, f"{tr.activation_bytes / 2**20:,.0f}", tr.all_reduces,
                      f"{tr.sent_per_device / 2**20:,.0f}",
                      f"{32 * tr.sent_per_device / 2**30:,.1f}"])
@@ -48,11 +48,11 @@ def _tensor_traffic() -> str:
 @example("parallel.bubble", "The pipeline bubble: p = 4 stages, m micro-batches")
 def _bubble() -> str:
     p = 4
-    picture = "\n".join(f"    stage {s}: {row}" for s, row in enumerate(PA.pipeline_schedule(p, 4)))
+    picture = "\n".join(f"    stage {s}: {row}" for s, row in enumerate(parallelism.pipeline_schedule(p, 4)))
     rows = []
     for m in (1, 4, 8, 16, 32):
-        counted = PA.idle_share(PA.pipeline_schedule(p, m))
-        rows.append([m, f"{p - 1}/{m + p - 1}", f"{PA.bubble_fraction(p, m):.3f}",
+        counted = parallelism.idle_share(parallelism.pipeline_schedule(p, m))
+        rows.append([m, f"{p - 1}/{m + p - 1}", f"{parallelism.bubble_fraction(p, m):.3f}",
                      f"{counted:.3f}"])
     return ("The forward half with m = 4 (digits: which micro-batch; dots: idle):\n\n"
             + picture + "\n\n"
@@ -65,10 +65,10 @@ def _bubble() -> str:
 def _schedules() -> str:
     p, rows = 4, []
     for m in (4, 8, 16):
-        rows.append([m, f"{PA.bubble_fraction(p, m):.3f}",
-                     f"{PA.interleaved_bubble_fraction(p, m, 2):.3f}",
-                     f"{PA.interleaved_bubble_fraction(p, m, 4):.3f}",
-                     PA.micro_batches_held(p, m, "gpipe"), PA.micro_batches_held(p, m, "1f1b")])
+        rows.append([m, f"{parallelism.bubble_fraction(p, m):.3f}",
+                     f"{parallelism.interleaved_bubble_fraction(p, m, 2):.3f}",
+                     f"{parallelism.interleaved_bubble_fraction(p, m, 4):.3f}",
+                     parallelism.micro_batches_held(p, m, "gpipe"), parallelism.micro_batches_held(p, m, "1f1b")])
     return (table(["m", "bubble v=1", "v=2", "v=4", "held: GPipe", "held: 1F1B"], rows)
             + "\n\nThe bubble is (p − 1)/(v·m + p − 1): 1F1B leaves it as GPipe's (v = 1) but "
               "caps the micro-batches whose activations the first stage holds at p instead of "
@@ -80,14 +80,14 @@ def _schedules() -> str:
          "Sequence, context and expert parallelism: what each one saves or sends")
 def _sequence_expert() -> str:
     s, b, h, a, t = 2048, 1, 12288, 96, 8  # a GPT-3 175B layer, as Korthikanti et al. use
-    rows = [[label, f"{PA.activation_bytes_per_layer(s, b, h, a, tt, sp) / 2**30:.2f}"]
+    rows = [[label, f"{parallelism.activation_bytes_per_layer(s, b, h, a, tt, sp) / 2**30:.2f}"]
             for label, tt, sp in (("no model parallelism", 1, False),
                                   (f"tensor parallel, t = {t}", t, False),
                                   (f"tensor + sequence parallel, t = {t}", t, True))]
     seq, c, kv = 131072, 8, 8 * 128  # 8 key/value heads of 128
-    ring = PA.ring_kv_bytes_received(seq, kv, c)
+    ring = parallelism.ring_kv_bytes_received(seq, kv, c)
     tokens, d, k, gpus = 4096, 4096, 2, 8
-    sent = PA.expert_all_to_all_bytes(tokens, d, k, gpus)
+    sent = parallelism.expert_all_to_all_bytes(tokens, d, k, gpus)
     return (table(["layer of width 12,288, 2,048 tokens", "activations GiB per GPU"], rows)
             + "\n\nTensor parallelism alone leaves the LayerNorms' and dropouts' activations "
               "whole on every GPU; splitting them along the sequence brings the total to "

@@ -174,15 +174,15 @@ KV_TOKENS = 16
 
 @example("pretrained.kv_memory", "The fetched GPT-2's cache: the formula and a measurement", reads_models=True)
 def _kv_memory() -> str:
-    from minigpt.teaching import kv_memory as KV
+    from minigpt.teaching import kv_memory
 
     ckpt, missing = first_fetched("its cache size per token")
     if ckpt is None:
         return missing
     cfg = ckpt.model_config
-    per_token = {b: KV.bytes_per_token(cfg.n_layers, cfg.n_kv_heads, cfg.head_dim, b) for b in (4, 2)}
-    measured = KV.measured_cache_bytes(ckpt.model, KV_TOKENS)
-    rows = [[name, KV.human_bytes(per_token[b]), KV.human_bytes(per_token[b] * cfg.block_size)]
+    per_token = {b: kv_memory.bytes_per_token(cfg.n_layers, cfg.n_kv_heads, cfg.head_dim, b) for b in (4, 2)}
+    measured = kv_memory.measured_cache_bytes(ckpt.model, KV_TOKENS)
+    rows = [[name, kv_memory.human_bytes(per_token[b]), kv_memory.human_bytes(per_token[b] * cfg.block_size)]
             for name, b in (("float32", 4), ("bfloat16", 2))]
     return (f"{_name(ckpt)}: 2 · {cfg.n_layers} layers · {cfg.n_kv_heads} key/value heads · "
             f"{cfg.head_dim} numbers a head, per token.\n\n"

@@ -4,7 +4,7 @@ weigh tokens, DAPO's clip and length penalty, and a process reward model's score
 from __future__ import annotations
 
 from minigpt.runs.lab import JOBS
-from minigpt.teaching import reasoning as R
+from minigpt.teaching import reasoning
 from minigpt.teaching.examples.registry import count, example, fmt, table
 
 PASS_N = 10
@@ -13,7 +13,7 @@ PASS_CASES = ((1, 1), (1, 5), (3, 1), (3, 5), (3, 8), (5, 5))
 
 @example("reasoning.pass_at_k", "pass@k from 10 samples: the unbiased estimate and the plug-in")
 def _pass_at_k() -> str:
-    rows = [[c, k, fmt(R.pass_at_k(PASS_N, c, k), 3), fmt(R.pass_at_k_plugin(PASS_N, c, k), 3)]
+    rows = [[c, k, fmt(reasoning.pass_at_k(PASS_N, c, k), 3), fmt(reasoning.pass_at_k_plugin(PASS_N, c, k), 3)]
             for c, k in PASS_CASES]
     return (table(["right of 10", "k", "1 − C(n−c,k)/C(n,k)", "1 − (1 − c/n)^k"], rows)
             + "\n\nThe plug-in form treats the k tries as drawn with replacement, so it can "
@@ -33,8 +33,8 @@ def _self_consistency() -> str:
     for label, probs in VOTE_CASES:
         for n in VOTES:
             rows.append([label if n == VOTES[0] else "", n,
-                         fmt(R.majority_vote_accuracy(probs, "right", n), 3),
-                         fmt(R.best_of_n_with_verifier(probs["right"], n), 3)])
+                         fmt(reasoning.majority_vote_accuracy(probs, "right", n), 3),
+                         fmt(reasoning.best_of_n_with_verifier(probs["right"], n), 3)])
     return (table(["one sample's answers", "n", "majority right", "any right"], rows)
             + "\n\nOne sample's chances: "
             + "; ".join(", ".join(f"{a} {p:.0%}" for a, p in probs.items())
@@ -53,7 +53,7 @@ GENERATION_LIMIT = 2048
 @example("reasoning.token_weights", "How three objectives weigh each token of four answers")
 def _token_weights() -> str:
     methods = ("GRPO", "DAPO", "Dr. GRPO")
-    weights = {m: R.token_weights(GROUP_REWARDS, GROUP_LENGTHS, m, GENERATION_LIMIT)
+    weights = {m: reasoning.token_weights(GROUP_REWARDS, GROUP_LENGTHS, m, GENERATION_LIMIT)
                for m in methods}
     rows = []
     for i, (r, n) in enumerate(zip(GROUP_REWARDS, GROUP_LENGTHS, strict=True)):
@@ -78,8 +78,8 @@ def _std_scaling() -> str:
     rows = []
     for right in STD_GROUPS:
         rewards = [1.0] * right + [0.0] * (8 - right)
-        rows.append([f"{right} of 8", fmt(R.grpo_advantages(rewards)[0], 3),
-                     fmt(R.dr_grpo_advantages(rewards)[0], 3)])
+        rows.append([f"{right} of 8", fmt(reasoning.grpo_advantages(rewards)[0], 3),
+                     fmt(reasoning.dr_grpo_advantages(rewards)[0], 3)])
     return (table(["group", "GRPO (r − mean)/std", "Dr. GRPO r − mean"], rows)
             + "\n\nDividing by the group's spread lifts questions the model nearly always or "
               "nearly never solves: one success of 8 earns more than twice the push it gets "
@@ -94,8 +94,8 @@ CLIP_PROBS = (0.01, 0.1, 0.5, 0.9)
 def _dapo_clip() -> str:
     rows = []
     for p in CLIP_PROBS:
-        lo, hi = R.clip_range(p, 0.2, 0.2)
-        _, dapo_hi = R.clip_range(p, 0.2, 0.28)
+        lo, hi = reasoning.clip_range(p, 0.2, 0.2)
+        _, dapo_hi = reasoning.clip_range(p, 0.2, 0.28)
         rows.append([fmt(p, 2), f"{fmt(lo, 4)} – {fmt(hi, 4)}", fmt(dapo_hi, 4),
                      fmt(dapo_hi - p, 4)])
     return (table(["π_old", "PPO/GRPO range", "DAPO upper", "DAPO rise"], rows)
@@ -111,7 +111,7 @@ OVERLONG_LENGTHS = (12000, 16384, 18432, 20480, 21000)
 
 @example("reasoning.overlong", "DAPO's length penalty: limit 20,480 tokens, 4,096 of soft zone")
 def _overlong() -> str:
-    rows = [[count(n), fmt(R.overlong_penalty(n, OVERLONG_MAX, OVERLONG_CACHE), 2)]
+    rows = [[count(n), fmt(reasoning.overlong_penalty(n, OVERLONG_MAX, OVERLONG_CACHE), 2)]
             for n in OVERLONG_LENGTHS]
     return (table(["answer length", "added reward"], rows)
             + "\n\nAn answer cut off by the limit has no final answer to check; scoring it "
@@ -125,9 +125,9 @@ PRM_SOLUTIONS = (("A", [0.95, 0.9, 0.9, 0.3]), ("B", [0.8, 0.8, 0.75, 0.8]),
 
 @example("reasoning.prm", "Three solutions scored step by step by a process reward model")
 def _prm() -> str:
-    rows = [[name, ", ".join(fmt(p, 2) for p in steps), fmt(R.prm_score(steps), 3),
-             fmt(R.prm_score(steps, "min"), 2)] for name, steps in PRM_SOLUTIONS]
-    best = {how: max(PRM_SOLUTIONS, key=lambda s, h=how: R.prm_score(s[1], h))[0]
+    rows = [[name, ", ".join(fmt(p, 2) for p in steps), fmt(reasoning.prm_score(steps), 3),
+             fmt(reasoning.prm_score(steps, "min"), 2)] for name, steps in PRM_SOLUTIONS]
+    best = {how: max(PRM_SOLUTIONS, key=lambda s, h=how: reasoning.prm_score(s[1], h))[0]
             for how in ("product", "min")}
     return (table(["solution", "P(step right)", "product", "weakest"], rows)
             + f"\n\nBest-of-3 picks {best['product']} by the product and {best['min']} by "

@@ -7,8 +7,7 @@ import functools
 
 import torch
 
-from minigpt.teaching import beam_search as B
-from minigpt.teaching import speculative as S
+from minigpt.teaching import beam_search, speculative
 from minigpt.teaching.examples.registry import example, fmt, table
 
 HAND_P = (0.5, 0.3, 0.2)  # the target's next-letter distribution over a, b, c
@@ -22,11 +21,11 @@ BEAM_WIDTHS = (1, 3, 10, 30)
 def _one_check() -> str:
     p, q = torch.tensor(HAND_P, dtype=torch.float64), torch.tensor(HAND_Q, dtype=torch.float64)
     keep = torch.clamp(p / q, max=1.0)
-    res, out = S.residual(p, q), S.one_step_distribution(p, q)
+    res, out = speculative.residual(p, q), speculative.one_step_distribution(p, q)
     rows = [[c, fmt(p[i].item(), 2), fmt(q[i].item(), 2), fmt(keep[i].item(), 2),
              fmt(torch.minimum(p, q)[i].item(), 2), fmt(res[i].item(), 2), fmt(out[i].item(), 2)]
             for i, c in enumerate("abc")]
-    alpha = S.acceptance(p, q)
+    alpha = speculative.acceptance(p, q)
     return (table(["x", "p(x)", "q(x)", "keep", "q·keep", "residual", "emitted"], rows)
             + f"\n\nA drafted letter survives with α = Σ min(p, q) = {fmt(alpha, 2)}. A refusal "
               f"(chance {fmt(1 - alpha, 2)}) draws from the residual, which here is all on "
@@ -49,15 +48,15 @@ def _alpha() -> str:
     gpt, bigram, mlp = _shipped_models()
     ids = gpt.vocab.encode(NAME)
     with one_thread():
-        a_bigram = S.position_alphas(gpt.model, bigram.model, ids)
-        a_mlp = S.position_alphas(gpt.model, mlp.model, ids)
+        a_bigram = speculative.position_alphas(gpt.model, bigram.model, ids)
+        a_mlp = speculative.position_alphas(gpt.model, mlp.model, ids)
     contexts = ["." + NAME[:t] for t in range(len(NAME) + 1)]
     nexts = list(NAME) + ["."]
     rows = [[ctx, nxt, fmt(b, 2), fmt(m, 2)] for ctx, nxt, b, m in zip(contexts, nexts, a_bigram, a_mlp)]
     mean_b, mean_m = sum(a_bigram) / len(a_bigram), sum(a_mlp) / len(a_mlp)
     rows.append(["mean", "", fmt(mean_b, 2), fmt(mean_m, 2)])
     per_k = table(["k"] + [str(k) for k in DRAFT_LENGTHS],
-                  [[draft] + [fmt(S.expected_tokens_per_call(a, k), 2) for k in DRAFT_LENGTHS]
+                  [[draft] + [fmt(speculative.expected_tokens_per_call(a, k), 2) for k in DRAFT_LENGTHS]
                    for draft, a in (("bigram", mean_b), ("MLP", mean_m))])
     return (table(["context", "next", "α bigram", "α MLP"], rows)
             + "\n\nα = Σ min(p, q) compares the MiniGPT's whole next-letter distribution with "
@@ -75,9 +74,9 @@ def _beams():
 
     ck = _shipped_models()[0]
     with one_thread():
-        by_width = [(w, B.beam_search(ck.model, ck.vocab, w)) for w in BEAM_WIDTHS]
-        at_least_one = B.beam_search(ck.model, ck.vocab, BEAM_WIDTHS[-1], min_chars=1)
-        penalised = B.beam_search(ck.model, ck.vocab, 10, alpha=1.0)
+        by_width = [(w, beam_search.beam_search(ck.model, ck.vocab, w)) for w in BEAM_WIDTHS]
+        at_least_one = beam_search.beam_search(ck.model, ck.vocab, BEAM_WIDTHS[-1], min_chars=1)
+        penalised = beam_search.beam_search(ck.model, ck.vocab, 10, alpha=1.0)
         sampled = generate(ck.model, ck.vocab, 200, seed=0)
     words = list(load_words(default_dataset()))
     return ck.vocab, by_width + [("min1", at_least_one)], penalised, sampled, words
@@ -92,15 +91,15 @@ def _widths() -> str:
         top = [b.text(vocab) for b in beams[:10]]
         label = {1: "1 (greedy)", "min1": f"{BEAM_WIDTHS[-1]}, ≥ 1 letter"}.get(width, str(width))
         rows.append([label, best.text(vocab) or "(empty)", fmt(best.logprob, 2),
-                     fmt(torch.tensor(best.logprob).exp().item() * 1000, 3), fmt(B.mean_length(top), 1)])
+                     fmt(torch.tensor(best.logprob).exp().item() * 1000, 3), fmt(beam_search.mean_length(top), 1)])
     return (table(["width", "best name", "log p", "p × 1000", "mean length"], rows)
             + "\n\nA wider beam finds a more likely whole name (end token included). The "
               "widest finds the likeliest of all: the empty name, ending at once, which no "
               "sampler would pick often but which beats every real name on total probability. "
               "Barred from it, the search returns a short common name. Mean length is over the "
               "best ten names found (fewer at small widths). For comparison, 200 sampled names "
-              f"average {fmt(B.mean_length([s.text for s in sampled]), 1)} letters and the "
-              f"training names {fmt(B.mean_length(words), 1)}.")
+              f"average {fmt(beam_search.mean_length([s.text for s in sampled]), 1)} letters and the "
+              f"training names {fmt(beam_search.mean_length(words), 1)}.")
 
 
 @example("beam.length_penalty", "The length penalty: ranking by log p / n^β (width 10)")
@@ -126,9 +125,9 @@ DRAFT_COSTS = (0.02, 0.1, 0.3)  # a draft step's cost in target steps: a head, a
 @example("speculative.walltime", f"Wall-time speed-up with the draft's cost (α = {WALLTIME_ALPHA})")
 def _walltime() -> str:
     ks = (1, 2, 4, 8)
-    rows = [[f"c = {c}"] + [fmt(S.walltime_speedup(WALLTIME_ALPHA, k, c), 2) for k in ks]
+    rows = [[f"c = {c}"] + [fmt(speculative.walltime_speedup(WALLTIME_ALPHA, k, c), 2) for k in ks]
             for c in DRAFT_COSTS]
-    best = {c: max(range(1, 17), key=lambda k, c=c: S.walltime_speedup(WALLTIME_ALPHA, k, c))
+    best = {c: max(range(1, 17), key=lambda k, c=c: speculative.walltime_speedup(WALLTIME_ALPHA, k, c))
             for c in DRAFT_COSTS}
     return (table(["draft cost"] + [f"k = {k}" for k in ks], rows)
             + "\n\nspeed-up = (1 − α^(k+1)) / ((1 − α)(c·k + 1)): the tokens a round yields over "
