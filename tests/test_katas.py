@@ -188,6 +188,6 @@ def test_runner_memory_limit_stops_a_runaway_allocation_but_lets_torch_import():
 
 
 def test_kata_modules_import_without_torch():
-    code = ("import sys\nfrom minigpt.katas import catalogue, progress, grading, sandbox\nimport minigpt.katas.checkers\n"
+    code = ("import sys\nfrom minigpt.katas import catalogue, grading, history, sandbox\nimport minigpt.katas.checkers\n"
             "import minigpt.cli.kata\nassert 'torch' not in sys.modules, 'torch imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True)
