@@ -117,6 +117,13 @@ def key_table() -> dict[str, set[str]]:
     return rows
 
 
+README_MAX_LINES = 250  # a page a new user reads through; the details live in docs/
+
+
+def test_the_readme_stays_short():
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= README_MAX_LINES
+
+
 def test_the_key_table_has_exactly_the_rows_this_test_knows():
     assert list(key_table()) == list(ROWS)
 
