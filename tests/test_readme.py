@@ -225,3 +225,11 @@ def test_the_option_bounds_are_the_option_lists():
         "docs/reliability.md's bounds differ from minigpt/training/options.py; the table should read:\n"
         + expected_bounds_table())
 
+
+
+def test_the_lesson_list_has_one_line_per_lesson():
+    """tests/test_beyond_lessons.py finds each lesson at its number; nothing else is numbered there."""
+    from minigpt.lessons import load_lessons
+
+    listed = re.findall(r"^\d+\. ", section(README.read_text(encoding="utf-8"), "## The lessons"), re.M)
+    assert len(listed) == len(load_lessons())
