@@ -6,7 +6,7 @@ round-four hostile finding: it peaked at 6.3 GB while the bigram reference loss 
 V×V table). Each run is ``minigpt train --data FILE --steps 2 -q`` in a fresh process; its peak
 resident memory comes from the kernel (its VmHWM as it exits), less the peak of a process that only
 imports torch (the baseline). The figures to read: the peak above the baseline, 3× the file plus
-the estimate (the README's bound), and measured / estimate (within 2× either way).
+the estimate (docs/reliability.md's bound), and measured / estimate (within 2× either way).
 
     nice -n 10 python benchmarks/bench_memory.py [--chars 16000] [--bytes 114000]
 """

@@ -37,7 +37,7 @@ except ImportError:  # pragma: no cover - Windows, which has no FIFOs to wait on
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 
-# The limits, one per kind of file (README, "Reliability", lists them).
+# The limits, one per kind of file (docs/reliability.md lists them).
 SMALL_JSON_BYTES = 1 * MIB  # status.json, launch.json, stop requests, experiment records
 CHECKPOINT_JSON_BYTES = 16 * MIB  # a checkpoint's config.json: a vocabulary and a few settings
 WEIGHTS_BYTES = 2 * GIB  # a safetensors file: 50M parameters in float64 with an optimizer's moments

@@ -14,7 +14,7 @@ any kata's ``solution.py`` (by device and inode, so a link to it is refused too)
 banned operators are refused at torch's dispatcher (:class:`minigpt.katas.ban.Ban`) and its
 forbidden names replaced (:func:`minigpt.katas.forbidden.guard`), so a reference taken at import
 time is already the refusing one. These stop accidents and easy tricks, not a learner set on
-fooling their own tutor as the same user (README, Reliability).
+fooling their own tutor as the same user (docs/reliability.md).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Until the learning rate reaches zero, each optimiser step still moves the weight
 amount, so they keep jittering around a good region instead of settling in it. Averaging the
 recent weights lands nearer the middle of that region. With the default recipe (cosine decay to
 10% of the peak) the average scored about 0.012 lower on val and test than the raw weights after
-4000 steps on the names data, for about half a millisecond per step (README: measured figures).
+4000 steps on the names data, for about half a millisecond per step (docs/benchmarks.md).
 
 The average starts from the initial weights, so early on it would mostly remember them; the rate
 therefore warms up as ``min(decay, (1 + n) / (10 + n))`` after ``n`` updates (the rule of

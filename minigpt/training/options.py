@@ -65,8 +65,9 @@ SHORT_RUN_SECONDS = 200.0
 
 # The longest budgets accepted: ten million steps (weeks on a laptop for the course's model) or a
 # week of wall-clock time. Every option has such an upper bound (le=…), chosen as far beyond what
-# a learner would ask as it is short of what hangs or exhausts memory; README's "Reliability"
-# lists them and tests/hostile/test_option_bounds.py tries each one from this list.
+# a learner would ask as it is short of what hangs or exhausts memory; docs/reliability.md lists
+# them (tests/test_readme.py checks its table against OPTIONS) and tests/hostile/test_option_bounds.py
+# tries each one from this list.
 MAX_STEPS = 10_000_000
 MAX_SECONDS = 7 * 24 * 3600.0
 
@@ -139,12 +140,12 @@ class TrainConfig:
     # Optimisation
     batch_size: int = option(128, "Names per optimiser step.", label="batch size", models=GRADIENT_MODELS, ge=1,
                             le=65536)
-    # 3e-3 → 5e-3 measured −0.02 test loss at a 120 s budget (README)
+    # 3e-3 → 5e-3 measured −0.02 test loss at a 120 s budget
     lr: float = option(5e-3, "Peak learning rate.", label="learning rate", models=GRADIENT_MODELS, gt=0,
                       le=10)
     min_lr_ratio: float = option(0.1, "Where the cosine decay ends, as a fraction of the peak.",
                                  label="min lr ratio", advanced=True, models=GRADIENT_MODELS, ge=0, le=1)
-    # muon: test 1.897 against AdamW's 1.932 (three-seed means, 120 s on two cores; README)
+    # muon: test 1.897 against AdamW's 1.932 (three-seed means, 120 s on two cores; docs/benchmarks.md)
     optimizer: str = option("muon", "muon (orthogonalized momentum for the matrices inside the blocks; embeddings, "
                             "head, norms and biases keep AdamW) or adamw for everything (the course's).",
                             advanced=True, models=("gpt",), choices=OPTIMIZERS)
