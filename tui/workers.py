@@ -194,7 +194,10 @@ def run_guarded(node, coroutine, *, what: str, **kwargs):
 
 # -- warm-ups that give way to keys -------------------------------------------------------------
 GIVE_WAY_S = 0.5  # a warm-up's next import waits until no key or click has come for this long
-MAX_WAIT_S = 3.0  # and never longer than this per module, so a learner typing on still gets it done
+# Giving way ends this long after the first warm-up starts: a learner typing on still gets the
+# imports and, after them, the heap frozen out of the collector's way (tui.app._warmed), whose
+# full passes otherwise hit keys later on.
+MAX_WAIT_S = 5.0
 
 
 class GiveWay:
@@ -203,23 +206,26 @@ class GiveWay:
     Importing torch in a thread holds the GIL for most of its ~1.5 s: a key handled meanwhile gets
     half the interpreter, so help answered 1.8× slower in the first seconds after launch. A
     thread started ``with give_way.warm_up():`` waits, before each module it imports, until no
-    input has come for ``GIVE_WAY_S`` (the app calls ``input_seen`` on each key and click). It
-    waits only between modules and never holds the event loop: if the app needs a module the
-    warm-up is importing, the app waits for it as it would without the pause, the key clock stops
-    (no key is handled meanwhile) and the warm-up goes on within ``GIVE_WAY_S``."""
+    input has come for ``GIVE_WAY_S`` (the app calls ``input_seen`` on each key and click), for
+    ``MAX_WAIT_S`` in all. It waits only between modules and never holds the event loop: if the
+    app needs a module the warm-up is importing, the app waits for it as it would without the
+    pause, the key clock stops (no key is handled meanwhile) and the warm-up goes on within
+    ``GIVE_WAY_S``."""
 
     def __init__(self) -> None:
         self.last_input = 0.0
         self._threads: set[int] = set()
+        self._until: float | None = None  # when giving way ends (MAX_WAIT_S after the first warm-up)
         self._clock, self._sleep = time.monotonic, time.sleep  # (a test gives its own)
 
     def input_seen(self) -> None:
         self.last_input = self._clock()
 
     def wait_for_quiet(self) -> None:
-        deadline = self._clock() + MAX_WAIT_S
-        while (quiet := self._clock() - self.last_input) < GIVE_WAY_S and self._clock() < deadline:
-            self._sleep(min(GIVE_WAY_S - quiet, max(deadline - self._clock(), 0.0)) + 0.001)
+        if self._until is None:
+            self._until = self._clock() + MAX_WAIT_S
+        while (quiet := self._clock() - self.last_input) < GIVE_WAY_S and self._clock() < self._until:
+            self._sleep(min(GIVE_WAY_S - quiet, max(self._until - self._clock(), 0.0)) + 0.001)
 
     # The import system asks each finder on sys.meta_path first: this one only pauses, then passes.
     def find_spec(self, name, path=None, target=None):
