@@ -197,7 +197,7 @@ GIVE_WAY_S = 0.5  # a warm-up's next import waits until no key or click has come
 # Giving way ends this long after the first warm-up starts: a learner typing on still gets the
 # imports and, after them, the heap frozen out of the collector's way (tui.app._warmed), whose
 # full passes otherwise hit keys later on.
-MAX_WAIT_S = 5.0
+MAX_WAIT_S = 10.0
 
 
 class GiveWay:
