@@ -332,6 +332,31 @@ async def test_the_parameter_counter_loads_a_checkpoints_shape(app, tmp_path):
         assert all_problems(app) == []
 
 
+async def test_the_step_between_the_first_two_stages_lays_nothing_out(app):
+    """The first stage keeps the previous stage's slot, as big as what the second shows there, so
+    `n` into the second stage (the step bench_latency.py times) and `p` back fill and empty it in
+    place: no layout, nothing moves, and the slot says what it is for meanwhile."""
+    async with app.run_test(size=(80, 24)) as pilot:
+        scr = await _open_stepper(pilot)
+        await pilot.pause()
+        prev, cur = scr.query_one("#att-prev", MatrixView), scr.query_one("#att-current", MatrixView)
+        assert prev.placeholder and "previous" in _text(prev)
+        regions = {w: w.region for w in scr.walk_children()}
+        layouts = []
+        refresh_layout = scr._refresh_layout
+        scr._refresh_layout = lambda *args, **kwargs: layouts.append(scr.stage) or refresh_layout(*args, **kwargs)
+        for key, stage in (("n", "qkv"), ("p", "input")) * 2:
+            await pilot.press(key)
+            await pilot.pause()
+            await pilot.pause()
+            assert scr.stage == stage and {w: w.region for w in scr.walk_children()} == regions
+        assert layouts == [], layouts
+        await pilot.press("n")
+        await pilot.pause()
+        assert not prev.placeholder and prev.panel.name == "X" and cur.panel.name == "Q"
+        assert _row(prev, 0) == [f"{v:.3f}" for v in scr.state.X[0]]
+
+
 async def test_the_next_stage_updates_in_place_with_no_layout_it_does_not_need(app):
     """`n` mounts nothing and lays the screen out only where something changes size: a stage of
     the same shape whose lines keep their height is a repaint (masked: no layout, one before), and a

@@ -158,3 +158,68 @@ async def test_a_result_for_a_node_on_its_way_out_is_dropped():
         echo.post_message(Echo.Done("posted by the test"))  # not a worker's: never stale; queued behind
         await until(pilot, lambda: echo.handled, 10, "the test's own message")
         assert echo.handled == ["posted by the test"]
+
+
+def _give_way_on_a_clock(keys_keep_coming: bool = False):
+    """A GiveWay on a clock of its own: sleeping moves it on (and, if asked, a key comes each time)."""
+    from tui.workers import GiveWay
+
+    give_way, now, slept = GiveWay(), [100.0], []
+
+    def sleep(seconds):
+        slept.append(seconds)
+        now[0] += seconds
+        if keys_keep_coming:
+            give_way.input_seen()
+
+    give_way._clock, give_way._sleep = (lambda: now[0]), sleep
+    return give_way, now, slept
+
+
+def test_a_warm_up_import_waits_until_the_keys_stop_and_no_other_import_does(tmp_path, monkeypatch):
+    """The torch warm-up held the GIL while help answered (1.8× slower just after launch): a
+    warm-up's import now starts only once no key has come for GIVE_WAY_S; the event loop's own
+    imports, and other threads', never wait; the finder leaves sys.meta_path with the warm-up."""
+    import sys
+    from importlib import import_module
+
+    from tui import workers
+
+    give_way, now, slept = _give_way_on_a_clock()
+    (tmp_path / "warm_up_probe.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    give_way.input_seen()  # a key, just now
+    assert give_way.find_spec("warm_up_probe") is None and slept == []  # not a warm-up's thread
+    with give_way.warm_up():
+        assert sys.meta_path[0] is give_way
+        assert import_module("warm_up_probe").VALUE == 1
+    assert now[0] - give_way.last_input >= workers.GIVE_WAY_S and slept
+    assert give_way not in sys.meta_path
+    slept.clear()
+    with give_way.warm_up():  # quiet for long enough: no wait at all
+        give_way.find_spec("anything")
+    assert slept == []
+
+
+def test_a_learner_who_keeps_typing_still_gets_the_warm_up_done():
+    from tui import workers
+
+    give_way, _clock, slept = _give_way_on_a_clock(keys_keep_coming=True)
+    give_way.input_seen()
+    with give_way.warm_up():
+        for module in ("torch", "torch.nn", "textual_plotext"):  # each asks; the wait is for them all
+            give_way.find_spec(module)
+    assert workers.MAX_WAIT_S <= sum(slept) < workers.MAX_WAIT_S + workers.GIVE_WAY_S
+
+
+async def test_keys_and_clicks_reach_the_warm_ups_clock(make_app, monkeypatch):
+    monkeypatch.setattr("tui.app.PREWARM_AFTER_S", 600)  # (no warm-up to wait for at the end)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        before = app.give_way.last_input
+        await pilot.press("down")
+        assert app.give_way.last_input > before
+        seen = app.give_way.last_input
+        await pilot.click(offset=(1, 1))
+        assert app.give_way.last_input > seen

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
 
-from textual import on
+from textual import events, on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -23,7 +23,7 @@ from tui import keymap, navigation
 from tui.areas import AREAS, PLACES
 from tui.common.screen_commands import ScreenCommands
 from tui.terminal_input import tolerate_non_utf8_input
-from tui.workers import Result, background
+from tui.workers import GiveWay, Result, background
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 _WARM_LOCK = threading.Lock()
@@ -70,6 +70,7 @@ class TutorApp(App):
         self._warm_parts: set[str] = set()  # "imports", "decks": in memory, the heap is frozen
         self.crash: BaseException | None = None  # the error that closed the app, if one did
         self._stored_keymap: dict[str, str] = {}  # the learner's keys applied (tui.keymap)
+        self.give_way = GiveWay()  # the warm-ups' imports pause while keys come (tui.workers)
 
     # -- an unexpected error --------------------------------------------------------------------
     def _handle_exception(self, error: Exception) -> None:
@@ -88,6 +89,11 @@ class TutorApp(App):
         if self.crash is not None and getattr(self, "_crash_logged", False) and "debug" not in self.features:
             self._exit_renderables.clear()
         super()._print_error_renderables()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown, events.Paste)):
+            self.give_way.input_seen()
+        await super().on_event(event)
 
     # -- lifecycle ------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -186,7 +192,8 @@ class TutorApp(App):
         from minigpt.study.decks import cached_decks
 
         try:
-            deck = cached_decks()
+            with self.give_way.warm_up():
+                deck = cached_decks()
         except (TutorError, OSError):  # the study screens say what is wrong with a deck file
             return None
         finally:
@@ -210,14 +217,16 @@ class TutorApp(App):
 
     def _warm_imports(self) -> None:
         """Import what the heavier screens need (torch, the charts) in a thread once the home
-        screen is up, so the first visit to the stepper, the playground or training does not
-        freeze the event loop for the second or two that importing torch takes."""
+        screen is up, so the first visit to a lesson, the stepper, the playground or training does
+        not freeze the event loop for the second or two that importing torch takes; each import
+        waits while the learner is pressing keys (``GiveWay``), so it does not slow them down."""
         def load() -> None:
-            for module in PREWARM:
-                try:
-                    import_module(module)
-                except Exception:
-                    pass
+            with self.give_way.warm_up():  # pausing while the learner presses keys
+                for module in PREWARM:
+                    try:
+                        import_module(module)
+                    except Exception:
+                        pass
             self._warmed("imports")
 
         self.run_worker(load, thread=True, group="prewarm", exclusive=True)

@@ -16,12 +16,15 @@ the same exclusive worker group has started since (a thread cannot be cancelled,
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import inspect
 import itertools
 import logging
+import sys
 import threading
+import time
 import traceback
 import weakref
 from collections.abc import Callable
@@ -187,3 +190,63 @@ def run_guarded(node, coroutine, *, what: str, **kwargs):
             report_failure(node, what, error)
 
     return node.run_worker(guarded(), exit_on_error=False, **kwargs)
+
+
+# -- warm-ups that give way to keys -------------------------------------------------------------
+GIVE_WAY_S = 0.5  # a warm-up's next import waits until no key or click has come for this long
+# Giving way ends this long after the first warm-up starts: a learner typing on still gets the
+# imports and, after them, the heap frozen out of the collector's way (tui.app._warmed), whose
+# full passes otherwise hit keys later on.
+MAX_WAIT_S = 10.0
+
+
+class GiveWay:
+    """Lets a warm-up thread's imports pause while the learner is pressing keys.
+
+    Importing torch in a thread holds the GIL for most of its ~1.5 s: a key handled meanwhile gets
+    half the interpreter, so help answered 1.8× slower in the first seconds after launch. A
+    thread started ``with give_way.warm_up():`` waits, before each module it imports, until no
+    input has come for ``GIVE_WAY_S`` (the app calls ``input_seen`` on each key and click), for
+    ``MAX_WAIT_S`` in all. It waits only between modules and never holds the event loop: if the
+    app needs a module the warm-up is importing, the app waits for it as it would without the
+    pause, the key clock stops (no key is handled meanwhile) and the warm-up goes on within
+    ``GIVE_WAY_S``."""
+
+    def __init__(self) -> None:
+        self.last_input = 0.0
+        self._threads: set[int] = set()
+        self._until: float | None = None  # when giving way ends (MAX_WAIT_S after the first warm-up)
+        self._clock, self._sleep = time.monotonic, time.sleep  # (a test gives its own)
+
+    def input_seen(self) -> None:
+        self.last_input = self._clock()
+
+    def wait_for_quiet(self) -> None:
+        if self._until is None:
+            self._until = self._clock() + MAX_WAIT_S
+        while (quiet := self._clock() - self.last_input) < GIVE_WAY_S and self._clock() < self._until:
+            self._sleep(min(GIVE_WAY_S - quiet, max(self._until - self._clock(), 0.0)) + 0.001)
+
+    # The import system asks each finder on sys.meta_path first: this one only pauses, then passes.
+    def find_spec(self, name, path=None, target=None):
+        if threading.get_ident() in self._threads:
+            self.wait_for_quiet()
+        return None
+
+    @contextlib.contextmanager
+    def warm_up(self):
+        """Around a warm-up's work, in its thread: its imports give way to the learner's keys."""
+        with _give_way_lock:
+            self._threads.add(threading.get_ident())
+            if self not in sys.meta_path:
+                sys.meta_path.insert(0, self)
+        try:
+            yield
+        finally:
+            with _give_way_lock:
+                self._threads.discard(threading.get_ident())
+                if not self._threads and self in sys.meta_path:
+                    sys.meta_path.remove(self)
+
+
+_give_way_lock = threading.Lock()

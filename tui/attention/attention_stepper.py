@@ -151,13 +151,14 @@ class AttentionStepperScreen(TrainedModelStepping, Screen):
         panel = panels[self.panel_index]
         prev = self.query_one("#att-prev", MatrixView)
         cur = self.query_one("#att-current", MatrixView)
-        if self.stage_index == 0:
-            prev.display = False
-        else:
-            prev.display = True
-            before = stage_panels(self.state, self.mh, self.stages[self.stage_index - 1], self.head)
-            prev.set_panel(before[min(self.panel_index, len(before) - 1)], title="(previous)",
-                           show_sums=STAGE[self.stages[self.stage_index - 1]].row_sums)
+        # The first stage keeps the previous stage's slot, the size of what the second stage shows
+        # there: the timed step into the second stage then fills it in place (showing it took a
+        # full-screen layout, most of the step's cost).
+        earlier = self.stages[max(self.stage_index - 1, 0)]
+        before = stage_panels(self.state, self.mh, earlier, self.head)
+        prev.set_panel(before[min(self.panel_index if self.stage_index else 0, len(before) - 1)],
+                       title="(previous)", show_sums=STAGE[earlier].row_sums,
+                       placeholder="" if self.stage_index else "(no previous stage)")
         tr = self.mh.heads[self.head]
         error = tr.error if STAGE[self.stage].uses_scores else ""
         names = [p.name for p in panels]
@@ -224,7 +225,7 @@ class AttentionStepperScreen(TrainedModelStepping, Screen):
         was = (box.has_class("-stacked"), cur.compact)
         prev.compact = cur.compact = False
         width = cur.get_content_width(None, None) + 2
-        side = width + (prev.get_content_width(None, None) + 2 if prev.display else 0)
+        side = width + prev.get_content_width(None, None) + 2
         stacked = side > avail
         if stacked and width > avail:
             prev.compact = cur.compact = True

@@ -132,6 +132,7 @@ class MatrixView(Widget, can_focus=True):
         self.show_sums = show_sums
         self.hidden = False  # predict-then-reveal: numbers shown as "?"
         self.error = ""
+        self.placeholder = ""  # shown instead of the panel, which only sizes the widget (see set_panel)
         self.density = 0  # 0: 3 decimals; 1: 2 decimals; 2: 2 decimals in tight cells
         self._text_w = None  # (panel and decimals, widest number) cached for the width sums
         self.auto_fit = auto_fit  # pick the density from the space available
@@ -154,9 +155,12 @@ class MatrixView(Widget, can_focus=True):
 
     # -- state ------------------------------------------------------------------------------------
     def set_panel(self, panel: Panel | None, *, title: str = "", show_sums: bool = False,
-                  hidden: bool = False, error: str = "") -> None:
+                  hidden: bool = False, error: str = "", placeholder: str = "") -> None:
+        """Show ``panel``; with ``placeholder``, show that line instead, in the room the panel would
+        take (a slot kept for a matrix still to come: filling it later lays nothing out again)."""
         before = self._size_key()
         self.panel, self.title, self.show_sums, self.hidden, self.error = panel, title, show_sums, hidden, error
+        self.placeholder = placeholder
         if panel is not None and panel.values:
             r, c = self.cursor
             self.cursor = (min(r, len(panel.values) - 1), min(c, len(panel.values[0]) - 1))
@@ -270,6 +274,8 @@ class MatrixView(Widget, can_focus=True):
         if self.auto_fit and self.size.width:
             self._fit_to(self.size.width)
         out = Text()
+        if self.placeholder:
+            return Text(self.placeholder, style="dim")
         out.append(self._header() + "\n", style="bold")
         if not self.panel or not self.panel.values:
             return out
