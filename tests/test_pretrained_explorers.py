@@ -117,3 +117,73 @@ async def test_the_tokens_explorer_lists_each_pieces_nearest_tokens(app, fetched
             assert printable(f"{piece} → " + ", ".join(f"{n} {v:+.2f}" for n, v in near)) in shown
         await pilot.pause()
         assert all_problems(app) == []
+
+
+async def test_picking_a_model_hands_the_arrows_back_to_the_heads(app, fetched):
+    """Found on the browser walk: after m picked a model the list kept the focus, so the arrows
+    meant for the heads picked another model; and a character model got the GPT-2's sentence."""
+    from textual.widgets import Select
+
+    from tui.screens.explorer_trained import SENTENCE, TrainedAttentionScreen, available_checkpoints
+    from tui.widgets.attention_grid import AttentionGrid
+
+    rows = [row for row in available_checkpoints() if row[1] in (fetched, paths.checkpoints_dir() / "default")]
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(TrainedAttentionScreen(checkpoints=rows))
+        scr = app.screen
+        await waiting.until(pilot, lambda: scr.labels[:1] == ["."], 60, "the shipped model's heads on emma")
+        for path, text in ((fetched, SENTENCE), (rows[0][1], "emma")):
+            await pilot.press("m")
+            await pilot.pause()
+            await pilot.press("end" if path == fetched else "home", "enter")
+            await waiting.until(pilot, lambda p=path, t=text: scr.query_one("#tr-name").value == t and scr.maps is not None
+                                and str(scr.checkpoint.path) == str(p), 60, f"{path.name} with {text!r}")
+            assert isinstance(app.focused, AttentionGrid) and scr.query_one(Select).value == str(path)
+            await pilot.press("down")
+            await pilot.pause()
+            assert scr.query_one(AttentionGrid).cursor == (1, 0) and scr.query_one(Select).value == str(path)
+            await pilot.press("up")
+        assert "✗" not in _text(scr.query_one("#tr-status")) and all_problems(app) == []
+
+
+async def test_a_sentence_too_long_for_the_stepper_comes_back_to_be_shortened(app, fetched):
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("a")
+        await pilot.pause()
+        scr = app.screen
+        await pilot.press("c")
+        app.screen.dismiss(fetched)
+        await waiting.until(pilot, lambda: scr.input_mode == "model", 15, "the input")
+        box = scr.query_one("#att-input")
+        assert box.border_title == "layer, head (from 1) and your sentence"
+        box.value = "2 1 My cat sat at the door"  # 14 pieces of the small BPE, over the stepper's 8
+        await pilot.press("enter")
+        await waiting.until(pilot, lambda: "at most 8 tokens" in _text(scr.query_one("#att-message")), 30,
+                            "the refusal", describe=lambda: _text(scr.query_one("#att-message")))
+        assert scr.input_mode == "model" and box.display and box.value == "2 1 My cat sat at the door"
+        box.value = "2 1 the cat sat"
+        await pilot.press("enter")
+        await waiting.until(pilot, lambda: "that model's own numbers" in _text(scr.query_one("#att-message")), 30,
+                            "the layer")
+        assert scr.state.name == "the␣cat␣sat · layer 2/2, head 1/4 (L1H0)"
+
+
+async def test_surprise_of_a_continuation_longer_than_the_context_scores_what_fits(app, fetched):
+    """The score key fills in the highlighted continuation: its bytes can re-encode to more tokens
+    than the context (found on the walk: a refusal on arrival); the first context's worth is scored."""
+    from minigpt.playground.generation import load_for_playground
+    from minigpt.text_scoring import token_surprise
+    from tui.screens.playground_score import ScoreScreen
+
+    loaded = load_for_playground(fetched)
+    text = "x" * (N_POSITIONS + 20)  # one token a byte in the small BPE
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(ScoreScreen(loaded, text))
+        await pilot.pause()
+        scr = app.screen
+        total = _text(scr.query_one("#score-total"))
+        assert f"its first {N_POSITIONS} of {N_POSITIONS + 20} tokens" in total and "⚠" not in total
+        want = token_surprise(loaded.model, loaded.vocab, text[:N_POSITIONS])
+        assert [(r.char, r.prob) for r in scr.score.rows] == [(s.piece, s.prob) for s in want]
+        assert len(scr.query_one("#score-table").columns) == 5 and scr.sub_title == "per-token surprise of a text"
+        assert all_problems(app) == []

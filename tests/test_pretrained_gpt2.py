@@ -364,7 +364,7 @@ async def test_the_stepper_screen_steps_through_a_fetched_gpt2_at_80x24(app, fol
         await until(pilot, lambda: "that model's own numbers" in message(), 30, "the GPT-2 layer loaded",
                     describe=message)
         assert scr.state.tokens == [loaded.tokenizer.piece(i) for i in ids]
-        assert scr.state.name == "it's␣the␣theory · layer 2/2, head 3/4"
+        assert scr.state.name == "it's␣the␣theory · layer 2/2, head 3/4 (L1H2)"
         torch.testing.assert_close(scr.mh.heads[0].weights.float(), want, **PRETRAINED_LOGITS)
         await until(pilot, lambda: all_problems(app) == [], 15, "a layout with no problems",
                     describe=lambda: str(all_problems(app)))

@@ -125,6 +125,8 @@ class TrainedAttentionScreen(Screen):
         if event.value is not Select.BLANK and str(self.base_path) != event.value:
             self.base_path, self.scrub_step = Path(event.value), None
             self.show_step(None)
+        # Back to the grid: left on the list, the arrows meant for the heads changed the model.
+        self.query_one(AttentionGrid).focus()
 
     @property
     def run_dir(self) -> Path | None:
@@ -194,6 +196,8 @@ class TrainedAttentionScreen(Screen):
         field = self.query_one("#tr-name", Input)
         if pretrained and field.value == self.initial_name:
             field.value = SENTENCE  # (Input.Changed shows it)
+        elif not pretrained and field.value == SENTENCE:
+            field.value = self.initial_name  # back from a GPT-2: a name again, not its sentence
         else:
             self.show_name()
 
@@ -229,28 +233,31 @@ class TrainedAttentionScreen(Screen):
     def show_name(self) -> None:
         ckpt = self.checkpoint
         text = self.query_one("#tr-name", Input).value
+        cut = False  # a sentence longer than the grid shows
         try:
             if isinstance(ckpt, PretrainedCheckpoint):
                 ids, labels = sentence_ids(ckpt.tokenizer, text, min(SHOWN_SENTENCE_TOKENS, ckpt.model_config.block_size))
+                cut = len(ckpt.tokenizer.encode(text)) > len(ids)
             else:
                 ids, labels = name_ids(ckpt.vocab, text, ckpt.model_config.block_size)
         except ValueError as e:
             self.status(f"✗ {e}")  # the last maps stay on screen
             return
-        self.compute_maps(ids, labels)
+        self.compute_maps(ids, labels, cut)
 
     @dataclass
     class Mapped(Result):
         """Every head's attention map on the name."""
         maps: list
         labels: list[str]
+        cut: bool = False
 
     @background(thread=True, exclusive=True, group="maps")
-    def compute_maps(self, ids: list[int], labels: list[str]) -> Mapped:
+    def compute_maps(self, ids: list[int], labels: list[str], cut: bool = False) -> Mapped:
         import torch
 
         maps = self.checkpoint.model.attention_maps(torch.tensor([ids]))
-        return self.Mapped(maps.tolist(), labels)
+        return self.Mapped(maps.tolist(), labels, cut)
 
     @on(Mapped)
     def _maps_done(self, message: Mapped) -> None:
@@ -259,10 +266,11 @@ class TrainedAttentionScreen(Screen):
         where = f"⏪ step {self.scrub_step} ([ ] steps, past the last: latest) · " if self.scrub_step is not None else ""
         layers, heads = (f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((cfg.n_layers, "layer"),
                                                                             (cfg.n_heads, "head")))
-        cut = f" (its first {len(labels)} tokens)" if isinstance(self.checkpoint, PretrainedCheckpoint) else ""
+        pretrained = isinstance(self.checkpoint, PretrainedCheckpoint)
+        cut = f" (its first {len(labels)} tokens)" if message.cut else ""
         self.status(f"{where}{layers} × {heads} on {printable(''.join(labels))!r}{cut} "
                     f"(rows: query, columns: key) · arrows pick a head, enter focuses it, "
-                    f"n edits the {'text' if cut else 'name'}")
+                    f"n edits the {'text' if pretrained else 'name'}")
         self.query_one(AttentionGrid).set_maps(maps)
         if self.query_one("#tr-focus").display:
             self.focus_head(*self.query_one(AttentionGrid).cursor)
