@@ -289,7 +289,9 @@ class TrainedAttentionScreen(Screen):
         view.set_panel(Panel(f"layer {layer} head {head}{step}", self.maps[layer][head], "unit", labels,
                              labels), show_sums=True)
         view.focus()
-        self.call_after_refresh(view.scroll_visible)
+        # After the refresh that lays the head out at its height (one refresh later than the focus
+        # scroll, which saw it one line tall and left the rest below the screen at 80×24).
+        self.call_after_refresh(self.call_after_refresh, view.scroll_visible, top=True, animate=False)
 
     def action_focus_grid(self) -> None:
         self.query_one(AttentionGrid).focus()
