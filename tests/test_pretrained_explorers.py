@@ -187,3 +187,30 @@ async def test_surprise_of_a_continuation_longer_than_the_context_scores_what_fi
         assert [(r.char, r.prob) for r in scr.score.rows] == [(s.piece, s.prob) for s in want]
         assert len(scr.query_one("#score-table").columns) == 5 and scr.sub_title == "per-token surprise of a text"
         assert all_problems(app) == []
+
+
+def test_the_normalised_embedding_is_built_once_per_loaded_model(source, monkeypatch):
+    """The tokens explorer asks for nearest tokens on every edit: GPT-2's unit-length embedding
+    (150 MB) is built once per model, again only when its weights change in place or for another
+    model, and it goes with the model."""
+    import gc
+
+    from minigpt.teaching import model_views
+
+    built = []
+    normalize = model_views.F.normalize
+    monkeypatch.setattr(model_views.F, "normalize", lambda *a, **kw: built.append(1) or normalize(*a, **kw))
+    first, second = load_gpt2(source), load_gpt2(source)
+    rows = nearest_tokens(first, " the cat", k=3)
+    assert nearest_tokens(first, " the", k=3) == rows[:1] and nearest_tokens(first, " cat sat", k=2)
+    assert len(built) == 1
+    assert nearest_tokens(second, " the cat", k=3) == rows and len(built) == 2  # another model: its own
+    with torch.no_grad():
+        first.model.tok_emb.weight[1:] *= -1  # every row but the first turned around: new neighbours
+    unit = model_views.unit_embedding(first.model)
+    assert len(built) == 3
+    torch.testing.assert_close(unit, torch.nn.functional.normalize(first.model.tok_emb.weight.detach(), dim=1))
+    kept = len(model_views._UNIT_EMBEDDINGS)
+    del first, unit
+    gc.collect()
+    assert len(model_views._UNIT_EMBEDDINGS) == kept - 1

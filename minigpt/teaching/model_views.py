@@ -11,6 +11,7 @@ reads, a damaged folder) raises CheckpointError with a one-line reason.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import torch
@@ -187,6 +188,24 @@ def token_view(ckpt, k: int = 3) -> TokenView:
     return TokenView(checkpoint_label(ckpt), chars, neighbours)
 
 
+# Each loaded model's unit-length token embedding, kept while the model lives: GPT-2's is
+# 50,257 × 768 floats (150 MB, a fraction of a second to build), and the tokens explorer asks for
+# it on every edit of the text. Stamped with the tensor's version so a weight changed in place
+# (a model still training) is normalised again.
+_UNIT_EMBEDDINGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@torch.no_grad()
+def unit_embedding(model) -> torch.Tensor:
+    """``model``'s token embedding with every row scaled to length 1 (float32), built once per model."""
+    weight = model.tok_emb.weight
+    stamp = (weight.data_ptr(), weight._version)
+    kept = _UNIT_EMBEDDINGS.get(model)
+    if kept is None or kept[0] != stamp:
+        kept = _UNIT_EMBEDDINGS[model] = (stamp, F.normalize(weight.detach().float(), dim=1))
+    return kept[1]
+
+
 @torch.no_grad()
 def nearest_tokens(ckpt, text: str, k: int = 5, limit: int = 64) -> list[tuple[str, list[tuple[str, float]]]]:
     """Each token of ``text`` (a pretrained model's BPE pieces) with the ``k`` nearest other tokens
@@ -196,7 +215,7 @@ def nearest_tokens(ckpt, text: str, k: int = 5, limit: int = 64) -> list[tuple[s
     ids = tokenizer.encode(text)
     if not ids:
         raise ValueError("type a word or a sentence to find its tokens' neighbours")
-    unit = F.normalize(ckpt.model.tok_emb.weight.detach().float(), dim=1)
+    unit = unit_embedding(ckpt.model)
     out = []
     for i in ids[:limit]:
         sims = unit @ unit[i]
