@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 import torch
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 
 from minigpt import paths
 from minigpt.pretrained.gpt2 import load_gpt2
@@ -214,3 +214,64 @@ def test_the_normalised_embedding_is_built_once_per_loaded_model(source, monkeyp
     del first, unit
     gc.collect()
     assert len(model_views._UNIT_EMBEDDINGS) == kept - 1
+
+
+@pytest.fixture
+def varied():
+    """A fetched GPT-2 whose LayerNorm gains and shifts are not all 1 and 0 (a norm view of ones
+    would agree with anything)."""
+    folder = write_random_gpt2(paths.user_data_dir() / "models" / "varied-gpt2", seed=1)
+    weights = load_file(folder / "model.safetensors")
+    generator = torch.Generator().manual_seed(2)
+    for name in [n for n in weights if ".ln_" in n or n.startswith("ln_f.")]:
+        weights[name] = weights[name] + 0.3 * torch.randn(weights[name].shape, generator=generator)
+    save_file(weights, folder / "model.safetensors")
+    return folder
+
+
+async def test_the_norms_and_scaling_explorers_measure_a_fetched_gpt2(app, varied):
+    """Both explorers apply to GPT-2 as they do to our models (pre-norm LayerNorms with γ and β;
+    q·k at its own d_k), so both list the folder hf fetch keeps; what they show is read from its file."""
+    from minigpt.teaching.model_views import PROBE_NAMES, scaling_view
+
+    weights = {k: v.double() for k, v in load_file(varied / "model.safetensors").items()}
+    gpt2 = load_gpt2(varied)
+    async with app.run_test(size=(80, 24)) as pilot:
+        scr = navigation.open_screen(app, "explorer.norms")
+        await pilot.pause()
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert any(path == varied and "pretrained" in label for label, path in app.screen.rows)
+        app.screen.dismiss(varied)
+        await waiting.until(pilot, lambda: scr.model is not None, 60, "the GPT-2's norms",
+                            describe=lambda: _text(scr.query_one("#n-error")))
+        await pilot.pause()
+        table = scr.query_one("#n-model-table", MatrixView)
+        assert table.panel.row_labels == ["1.ln1", "1.ln2", "2.ln1", "2.ln2", "ln_f"]
+        for i, name in enumerate(("h.0.ln_1", "h.0.ln_2", "h.1.ln_1", "h.1.ln_2", "ln_f")):
+            gamma, beta = weights[f"{name}.weight"], weights[f"{name}.bias"]
+            assert [table.cell_text(i, j) for j in range(4)] == [
+                fmt(float(v), table.decimals) for v in (gamma.mean(), gamma.min(), gamma.max(), beta.mean())]
+        # What block 1's first norm receives: each probe name's token and position embeddings, after
+        # the start token <|endoftext|> (read from the file, no model run).
+        rows = [[gpt2.start_token, *gpt2.tokenizer.encode(name)] for name in PROBE_NAMES]
+        spreads = torch.cat([(weights["wte.weight"][ids] + weights["wpe.weight"][:len(ids)]).std(-1, unbiased=False)
+                             for ids in rows])
+        assert table.cell_text(0, 4) == fmt(float(spreads.mean()), table.decimals)
+        assert all_problems(app) == []
+        app.pop_screen()
+        await pilot.pause()
+
+        scr = navigation.open_screen(app, "explorer.scaling")
+        await waiting.until(pilot, lambda: scr.demos, 60, "the random demo")
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert any(path == varied for _, path in app.screen.rows)
+        app.screen.dismiss(varied)
+        await waiting.until(pilot, lambda: scr.model is not None, 60, "the GPT-2's q·k")
+        await pilot.pause()
+        want = scaling_view(gpt2)
+        text = _text(scr.query_one("#sc-model"))
+        assert "varied-gpt2 (d_k = 8)" in text and f"std {want.std_raw:.3f} → {want.std_scaled:.3f}" in text
+        assert "d_k = 8" in _text(scr.query_one("#sc-table"))
+        assert all_problems(app) == []

@@ -123,13 +123,13 @@ def _spread(x: torch.Tensor, rms: bool) -> torch.Tensor:
 
 
 def probe_ids(ckpt) -> list[list[int]]:
-    """The probe names the model's vocabulary can spell, each as start token + letters, cut to
-    its context length."""
-    vocab, block = ckpt.vocab, ckpt.model_config.block_size
+    """The probe names the model's vocabulary can spell, each as its start token (a character
+    model's 0, a pretrained model's ``start_token``) + the name's tokens, cut to its context length."""
+    vocab, block, start = ckpt.vocab, ckpt.model_config.block_size, getattr(ckpt, "start_token", 0)
     out = []
     for name in PROBE_NAMES:
         try:
-            out.append(([0] + vocab.encode(name))[:block])
+            out.append(([start] + vocab.encode(name))[:block])
         except (KeyError, ValueError):
             continue
     if not out:
