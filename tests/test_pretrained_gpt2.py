@@ -243,6 +243,25 @@ def test_sample_and_eval_commands_on_a_folder(folder, reference, loaded, tmp_pat
     assert no_text.exit_code == 2 and "give --text FILE" in no_text.output
 
 
+def test_sample_uses_the_cores_no_other_process_is_using(tmp_path, monkeypatch):
+    """GPT-2 decodes a token at a time: on cores another process needs, a second thread only waits
+    (measured: minigpt.cli.pretrained.idle_core_threads); torch's own count comes back afterwards."""
+    from minigpt import sampling
+    from minigpt.training import cpu_policy
+    from tests.helpers.gpt2_folders import write_random_gpt2
+
+    folder = write_random_gpt2(tmp_path / "tiny-gpt2")
+    seen, real = [], sampling.continue_text
+    monkeypatch.setattr(sampling, "continue_text", lambda *a, **kw: seen.append(torch.get_num_threads()) or real(*a, **kw))
+    monkeypatch.setattr(cpu_policy, "physical_cores", lambda: 2)
+    before = torch.get_num_threads()
+    for busy, threads in ((1.6, 1), (0.2, 2), (None, 2)):  # None: the CPU's use could not be read
+        monkeypatch.setattr(cpu_policy, "measure_busy_cores", lambda seconds=0.25, busy=busy: busy)
+        result = CliRunner().invoke(main, ["sample", "--checkpoint", str(folder), "--prefix", "the", "--max-len", "3"])
+        assert result.exit_code == 0, result.output
+        assert seen[-1] == threads and torch.get_num_threads() == before
+
+
 def _broken(folder: Path, tmp_path: Path, change) -> Path:
     copy = tmp_path / "broken"
     shutil.copytree(folder, copy)
