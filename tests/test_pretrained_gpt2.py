@@ -412,6 +412,9 @@ async def test_the_playground_screen_continues_a_prompt_with_a_fetched_gpt2(make
                     describe=lambda: str(screen.query_one("#pg-message").render()))
         greedy = continue_text(loaded.model, loaded.tokenizer, "the theory", 12, top_k=1, seed=0)[0].text
         assert [s.text for s in screen.batch.samples] == ["the theory" + greedy] * 4
+        table = screen.query_one("#pg-names")  # GPT-2's log p is per BPE token, not per character
+        assert "per token" in [str(c.label) for c in table.columns.values()]
+        assert "log p/token" in str(screen.query_one("#pg-summary").render())
         # o: the per-token surprise of a typed text (on GPT-2 the score key stays, for text)
         assert screen.check_action("score", ()) is True and screen.check_action("step", ()) is False
         screen.action_score()
