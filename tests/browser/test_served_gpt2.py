@@ -94,6 +94,7 @@ def test_a_fetched_gpt2_in_the_stepper_heads_playground_and_surprise(browser, se
         tab.type(SENTENCE)
         tab.press("Enter")
         tab.wait_for_match(rf"^\s+1\s+{SENTENCE}\S", timeout=30)
+        tab.wait_for_text("per token", "log p/token")  # GPT-2's log p: per BPE token
         tab.screenshot("gpt2-playground")
 
         # o: the per-token surprise of a typed text.
