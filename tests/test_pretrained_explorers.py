@@ -275,3 +275,24 @@ async def test_the_norms_and_scaling_explorers_measure_a_fetched_gpt2(app, varie
         assert "varied-gpt2 (d_k = 8)" in text and f"std {want.std_raw:.3f} → {want.std_scaled:.3f}" in text
         assert "d_k = 8" in _text(scr.query_one("#sc-table"))
         assert all_problems(app) == []
+
+
+async def test_the_temperature_sweep_speaks_of_a_gpt2s_tokens(app, fetched):
+    """Found on the walk: the sweep on a GPT-2 folder said names, characters and lp/ch of its BPE
+    continuations; its columns are per token, from the same batches."""
+    from minigpt.playground.generation import Settings, load_for_playground, temperature_sweep
+    from tui.screens.playground_sweep import SweepScreen
+
+    loaded = load_for_playground(fetched)
+    settings = Settings(n=4, prefix="the cat", max_len=12)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(SweepScreen(loaded, settings))
+        scr = app.screen
+        await waiting.until(pilot, lambda: getattr(scr, "columns", None), 60, "the sweep")
+        await pilot.pause()
+        note = " ".join(_text(scr.query_one("#pg-columns-note")).split())
+        assert "4 continuations each" in note and "entropy of the first token" in note
+        assert "lp/tok = mean log p per token" in note and "names" not in note and "train" not in note
+        first = temperature_sweep(loaded, settings)[0]
+        assert f"{first.batch.summary.mean_model_logprob_per_char:.2f} lp/tok" in _text(scr.query_one("#sweep-0_5"))
+        assert all_problems(app) == []
