@@ -296,3 +296,33 @@ async def test_the_temperature_sweep_speaks_of_a_gpt2s_tokens(app, fetched):
         first = temperature_sweep(loaded, settings)[0]
         assert f"{first.batch.summary.mean_model_logprob_per_char:.2f} lp/tok" in _text(scr.query_one("#sweep-0_5"))
         assert all_problems(app) == []
+
+
+async def test_a_gpt2s_measurements_use_the_cores_no_other_process_is_using(app, fetched, monkeypatch):
+    """On a busy machine a second torch thread made the norms explorer's view of a GPT-2-small-shaped
+    model five times slower (minigpt.training.cpu_policy.idle_core_threads): a GPT-2 folder is
+    measured on the idle cores, the tutor's own small models as before, and torch's count comes back."""
+    from minigpt.teaching.model_views import norm_view
+    from minigpt.training import cpu_policy
+    from tui.screens.explorer_norms import NormsExplorerScreen
+
+    seen = []
+    monkeypatch.setattr(cpu_policy, "physical_cores", lambda: 2)
+    monkeypatch.setattr(cpu_policy, "measure_busy_cores", lambda seconds=0.25: 1.7)  # another process's 1.7 cores
+    monkeypatch.setattr(NormsExplorerScreen, "view_of",
+                        staticmethod(lambda ckpt: seen.append(torch.get_num_threads()) or norm_view(ckpt)))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            scr = navigation.open_screen(app, "explorer.norms")
+            await pilot.pause()
+            for path in (fetched, paths.checkpoints_dir() / "default"):
+                scr.model = None
+                await pilot.press("ctrl+l")
+                await pilot.pause()
+                app.screen.dismiss(path)
+                await waiting.until(pilot, lambda: scr.model is not None, 60, f"{path.name}'s norms")
+            assert seen == [1, 2] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -245,7 +245,7 @@ def test_sample_and_eval_commands_on_a_folder(folder, reference, loaded, tmp_pat
 
 def test_sample_uses_the_cores_no_other_process_is_using(tmp_path, monkeypatch):
     """GPT-2 decodes a token at a time: on cores another process needs, a second thread only waits
-    (measured: minigpt.cli.pretrained.idle_core_threads); torch's own count comes back afterwards."""
+    (measured: minigpt.training.cpu_policy.idle_core_threads); torch's own count comes back afterwards."""
     from minigpt import sampling
     from minigpt.training import cpu_policy
     from tests.helpers.gpt2_folders import write_random_gpt2

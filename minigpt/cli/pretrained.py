@@ -8,7 +8,6 @@ evaluated text at most ``MAX_EVAL_TOKENS`` tokens (``PretrainedCheckpoint.check_
 
 from __future__ import annotations
 
-import contextlib
 import json
 from pathlib import Path
 
@@ -32,31 +31,11 @@ def pretrained_folder(checkpoint: str | None):
     return load_gpt2(path) if is_pretrained_folder(path) else None
 
 
-@contextlib.contextmanager
-def idle_core_threads():
-    """torch on as many threads as there are cores no other process is using (at least one), as
-    a training run starts (``minigpt.training.cpu_policy``); the previous count afterwards.
-
-    GPT-2 continues a text one token at a time, each a row of small matrix products: threads on
-    cores another process needs wait on each other. Measured on the 2-core course machine under a
-    load of 4 to 6, 30 tokens of a GPT-2-small-shaped model took 2.8–4.0 s on one thread against
-    5.3–20 s on torch's default two (four rows at once: 3.9–8.0 s against 6.3–38 s)."""
-    import torch
-
-    from minigpt.training.cpu_policy import measure_busy_cores, physical_cores, threads_for
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads_for(measure_busy_cores(), physical_cores()))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def sample_pretrained(ckpt, *, n: int | None, prefix: str, max_len: int | None, temperature: float,
                       top_k: int | None, top_p: float | None, seed: int | None, as_json: bool) -> None:
     """Continue ``prefix`` ``n`` times (1 unless asked) by ``max_len`` tokens (50 unless asked)."""
     from minigpt.sampling import continue_text
+    from minigpt.training.cpu_policy import idle_core_threads
 
     rows, tokens = 1 if n is None else n, DEFAULT_TOKENS if max_len is None else max_len
     if not prefix:

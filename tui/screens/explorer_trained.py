@@ -28,6 +28,7 @@ from minigpt.teaching.explorers import SHOWN_SENTENCE_TOKENS, name_ids, sentence
 from minigpt.teaching.stepper import Panel
 from minigpt.text import markup_escape, printable
 from tui.widgets.attention_grid import AttentionGrid
+from tui.widgets.checkpoint_picker import pretrained_threads
 from tui.widgets.header import TutorHeader
 from tui.widgets.matrix_view import MatrixView
 from tui.workers import Result, background
@@ -175,9 +176,11 @@ class TrainedAttentionScreen(Screen):
             ckpt = load_steppable(path)
         except CheckpointError as e:
             return self.Loaded(error=e)
-        # A GPT-2's scores are measured once here (4 short rows: a second or so on two cores).
-        scores = pretrained_head_scores(ckpt) if isinstance(ckpt, PretrainedCheckpoint) else None
-        return self.Loaded(ckpt, stamp, scores=scores)
+        if not isinstance(ckpt, PretrainedCheckpoint):
+            return self.Loaded(ckpt, stamp)
+        # A GPT-2's scores are measured once here (4 short rows), on the cores nobody else is using.
+        with pretrained_threads(path):
+            return self.Loaded(ckpt, stamp, scores=pretrained_head_scores(ckpt))
 
     @on(Loaded)
     def _loaded(self, message: Loaded) -> None:
