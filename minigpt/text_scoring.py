@@ -70,11 +70,15 @@ class TokenSurprise:
         return -math.log2(self.prob) if self.prob > 0 else math.inf
 
 
-@torch.no_grad()
 def token_surprise(model, tokenizer: Tokenizer, text: str) -> list[TokenSurprise]:
     """The surprise of each token of ``text`` after the first (one forward pass: at most the
     model's context, ``block_size`` tokens)."""
-    ids = encode_text(tokenizer, text)
+    return ids_surprise(model, tokenizer, encode_text(tokenizer, text))
+
+
+@torch.no_grad()
+def ids_surprise(model, tokenizer: Tokenizer, ids: list[int]) -> list[TokenSurprise]:
+    """``token_surprise`` of a text already encoded as ``ids``."""
     block = model.config.block_size
     if len(ids) > block:
         raise SamplingError(f"the text has {len(ids):,} tokens; the model reads at most {block:,} at once")

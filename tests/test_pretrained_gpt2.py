@@ -243,6 +243,25 @@ def test_sample_and_eval_commands_on_a_folder(folder, reference, loaded, tmp_pat
     assert no_text.exit_code == 2 and "give --text FILE" in no_text.output
 
 
+def test_sample_uses_the_cores_no_other_process_is_using(tmp_path, monkeypatch):
+    """GPT-2 decodes a token at a time: on cores another process needs, a second thread only waits
+    (measured: minigpt.training.cpu_policy.idle_core_threads); torch's own count comes back afterwards."""
+    from minigpt import sampling
+    from minigpt.training import cpu_policy
+    from tests.helpers.gpt2_folders import write_random_gpt2
+
+    folder = write_random_gpt2(tmp_path / "tiny-gpt2")
+    seen, real = [], sampling.continue_text
+    monkeypatch.setattr(sampling, "continue_text", lambda *a, **kw: seen.append(torch.get_num_threads()) or real(*a, **kw))
+    monkeypatch.setattr(cpu_policy, "physical_cores", lambda: 2)
+    before = torch.get_num_threads()
+    for busy, threads in ((1.6, 1), (0.2, 2), (None, 2)):  # None: the CPU's use could not be read
+        monkeypatch.setattr(cpu_policy, "measure_busy_cores", lambda seconds=0.25, busy=busy: busy)
+        result = CliRunner().invoke(main, ["sample", "--checkpoint", str(folder), "--prefix", "the", "--max-len", "3"])
+        assert result.exit_code == 0, result.output
+        assert seen[-1] == threads and torch.get_num_threads() == before
+
+
 def _broken(folder: Path, tmp_path: Path, change) -> Path:
     copy = tmp_path / "broken"
     shutil.copytree(folder, copy)
@@ -364,7 +383,7 @@ async def test_the_stepper_screen_steps_through_a_fetched_gpt2_at_80x24(app, fol
         await until(pilot, lambda: "that model's own numbers" in message(), 30, "the GPT-2 layer loaded",
                     describe=message)
         assert scr.state.tokens == [loaded.tokenizer.piece(i) for i in ids]
-        assert scr.state.name == "it's␣the␣theory · layer 2/2, head 3/4"
+        assert scr.state.name == "it's␣the␣theory · layer 2/2, head 3/4 (L1H2)"
         torch.testing.assert_close(scr.mh.heads[0].weights.float(), want, **PRETRAINED_LOGITS)
         await until(pilot, lambda: all_problems(app) == [], 15, "a layout with no problems",
                     describe=lambda: str(all_problems(app)))
@@ -393,6 +412,9 @@ async def test_the_playground_screen_continues_a_prompt_with_a_fetched_gpt2(make
                     describe=lambda: str(screen.query_one("#pg-message").render()))
         greedy = continue_text(loaded.model, loaded.tokenizer, "the theory", 12, top_k=1, seed=0)[0].text
         assert [s.text for s in screen.batch.samples] == ["the theory" + greedy] * 4
+        table = screen.query_one("#pg-names")  # GPT-2's log p is per BPE token, not per character
+        assert "per token" in [str(c.label) for c in table.columns.values()]
+        assert "log p/token" in str(screen.query_one("#pg-summary").render())
         # o: the per-token surprise of a typed text (on GPT-2 the score key stays, for text)
         assert screen.check_action("score", ()) is True and screen.check_action("step", ()) is False
         screen.action_score()

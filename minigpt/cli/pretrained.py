@@ -35,13 +35,15 @@ def sample_pretrained(ckpt, *, n: int | None, prefix: str, max_len: int | None, 
                       top_k: int | None, top_p: float | None, seed: int | None, as_json: bool) -> None:
     """Continue ``prefix`` ``n`` times (1 unless asked) by ``max_len`` tokens (50 unless asked)."""
     from minigpt.sampling import continue_text
+    from minigpt.training.cpu_policy import idle_core_threads
 
     rows, tokens = 1 if n is None else n, DEFAULT_TOKENS if max_len is None else max_len
     if not prefix:
         raise SamplingError("a pretrained model continues a text: give it with --prefix")
     ckpt.check_continuation(prefix, tokens, rows)
-    outs = continue_text(ckpt.model, ckpt.tokenizer, prefix, tokens, n=rows, temperature=temperature,
-                         top_k=top_k, top_p=top_p, seed=seed)
+    with idle_core_threads():
+        outs = continue_text(ckpt.model, ckpt.tokenizer, prefix, tokens, n=rows, temperature=temperature,
+                             top_k=top_k, top_p=top_p, seed=seed)
     if as_json:
         click.echo(json.dumps([{"prompt": o.prompt, "text": o.text, "logprob": round(o.logprob, 4)} for o in outs],
                               indent=2))

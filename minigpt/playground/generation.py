@@ -193,14 +193,15 @@ class Summary:
         m = self.mean_model_logprob_per_char
         return m is not None and abs(m - self.mean_logprob_per_char) > 5e-4
 
-    def line(self) -> str:
+    def line(self, unit: str = "char") -> str:
+        """One line under the table; ``unit``: what a model's token is (GPT-2's: a BPE token)."""
         new = f"new {self.share_new:.0%} ({self.new}/{self.count})" if self.known else "new: unknown"
         cut = f" · {self.unfinished} cut at max len (…)" if self.unfinished else ""
         if self.filtered:
-            lp = (f"log p/char {self.mean_model_logprob_per_char:.3f} "
+            lp = (f"log p/{unit} {self.mean_model_logprob_per_char:.3f} "
                   f"(as sampled {self.mean_logprob_per_char:.3f})")
         else:
-            lp = f"log p/char {self.mean_logprob_per_char:.3f}"
+            lp = f"log p/{unit} {self.mean_logprob_per_char:.3f}"
         return f"{new} · length {self.mean_length:.1f} · {lp}{cut}"
 
 

@@ -127,6 +127,7 @@ class Score:
     rows: list[ScoreRow]
     total_logprob: float
     membership: str | None
+    note: str = ""  # what was left out (a text longer than the model's context)
 
     @property
     def mean_logprob(self) -> float:
@@ -165,18 +166,21 @@ def score_text(loaded: Loaded, text: str) -> Score:
     """Per-token surprise of a typed text on a pretrained model: each BPE token's probability
     after the tokens before it, and the model's own first choice there (``prefix``: the end of
     the text so far, as pieces)."""
-    from minigpt.text_scoring import token_surprise
+    from minigpt.text_scoring import encode_text, ids_surprise
 
     if not text.strip():
         raise SamplingError("type a text to score")
-    ids = loaded.vocab.encode(text)
-    surprise = token_surprise(loaded.model, loaded.vocab, text)
+    ids, block, note = encode_text(loaded.vocab, text), loaded.model.config.block_size, ""
+    if len(ids) > block:  # (a long continuation from the table): what one pass reads, said so
+        note = f"its first {block:,} of {len(ids):,} tokens, the model's context"
+        ids = ids[:block]
+    surprise = ids_surprise(loaded.model, loaded.vocab, ids)
     if not surprise:
         raise SamplingError("type a longer text: its first token is only context, there is nothing to score yet")
     pieces = [loaded.vocab.piece(i) for i in ids]
     rows = [ScoreRow("".join(pieces[: t + 1])[-16:], s.piece, s.prob, s.best, s.best_prob, "")
             for t, s in enumerate(surprise)]
-    return Score(text, rows, sum(math.log(s.prob) for s in surprise), None)
+    return Score(text, rows, sum(math.log(s.prob) for s in surprise), None, note)
 
 
 # ------------------------------------------------------------------ comparing models

@@ -11,6 +11,7 @@ reads, a damaged folder) raises CheckpointError with a one-line reason.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import torch
@@ -122,13 +123,13 @@ def _spread(x: torch.Tensor, rms: bool) -> torch.Tensor:
 
 
 def probe_ids(ckpt) -> list[list[int]]:
-    """The probe names the model's vocabulary can spell, each as start token + letters, cut to
-    its context length."""
-    vocab, block = ckpt.vocab, ckpt.model_config.block_size
+    """The probe names the model's vocabulary can spell, each as its start token (a character
+    model's 0, a pretrained model's ``start_token``) + the name's tokens, cut to its context length."""
+    vocab, block, start = ckpt.vocab, ckpt.model_config.block_size, getattr(ckpt, "start_token", 0)
     out = []
     for name in PROBE_NAMES:
         try:
-            out.append(([0] + vocab.encode(name))[:block])
+            out.append(([start] + vocab.encode(name))[:block])
         except (KeyError, ValueError):
             continue
     if not out:
@@ -187,6 +188,24 @@ def token_view(ckpt, k: int = 3) -> TokenView:
     return TokenView(checkpoint_label(ckpt), chars, neighbours)
 
 
+# Each loaded model's unit-length token embedding, kept while the model lives: GPT-2's is
+# 50,257 × 768 floats (150 MB, a fraction of a second to build), and the tokens explorer asks for
+# it on every edit of the text. Stamped with the tensor's version so a weight changed in place
+# (a model still training) is normalised again.
+_UNIT_EMBEDDINGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@torch.no_grad()
+def unit_embedding(model) -> torch.Tensor:
+    """``model``'s token embedding with every row scaled to length 1 (float32), built once per model."""
+    weight = model.tok_emb.weight
+    stamp = (weight.data_ptr(), weight._version)
+    kept = _UNIT_EMBEDDINGS.get(model)
+    if kept is None or kept[0] != stamp:
+        kept = _UNIT_EMBEDDINGS[model] = (stamp, F.normalize(weight.detach().float(), dim=1))
+    return kept[1]
+
+
 @torch.no_grad()
 def nearest_tokens(ckpt, text: str, k: int = 5, limit: int = 64) -> list[tuple[str, list[tuple[str, float]]]]:
     """Each token of ``text`` (a pretrained model's BPE pieces) with the ``k`` nearest other tokens
@@ -196,7 +215,7 @@ def nearest_tokens(ckpt, text: str, k: int = 5, limit: int = 64) -> list[tuple[s
     ids = tokenizer.encode(text)
     if not ids:
         raise ValueError("type a word or a sentence to find its tokens' neighbours")
-    unit = F.normalize(ckpt.model.tok_emb.weight.detach().float(), dim=1)
+    unit = unit_embedding(ckpt.model)
     out = []
     for i in ids[:limit]:
         sims = unit @ unit[i]

@@ -100,7 +100,8 @@ def trained_state(ckpt, name: str, layer: int, head: int | None = None) -> Stepp
     if head is not None:
         cols = slice(head * hd, (head + 1) * hd)
         W_q, W_k, W_v, W_o, n_heads = W_q[:, cols], W_k[:, cols], W_v[:, cols], W_o[cols], 1
-        title += f", head {head + 1}/{cfg.n_heads}"
+        # The trained-heads grid and the head scores count from 0 (L4H1 there is layer 5, head 2 here).
+        title += f", head {head + 1}/{cfg.n_heads} (L{layer}H{head})"
     shown = "".join(labels) if getattr(ckpt, "tokenizer", None) is not None else "".join(labels[1:])
     state = StepperState(name=f"{shown} · {title}", tokens=labels, X=_rows(X), W_Q=_rows(W_q), W_K=_rows(W_k),
                          W_V=_rows(W_v), W_O=_rows(W_o), n_heads=n_heads, causal=True)

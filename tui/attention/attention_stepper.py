@@ -355,12 +355,12 @@ class AttentionStepperScreen(TrainedModelStepping, Screen):
         navigation.open_screen(self.app, "explorer_menu")
 
     # -- the input line ---------------------------------------------------------------------------
-    def open_input(self, mode: str, placeholder: str, value: str) -> None:
+    def open_input(self, mode: str, placeholder: str, value: str, title: str = "") -> None:
         self.input_mode = mode
         box = self.query_one("#att-input", Input)
         box.placeholder, box.value, box.display = placeholder, value, True
-        box.border_title = {"edit": "edit (enter saves, escape cancels)", "shape": "random shape",
-                            "predict": "your prediction", "model": "name and layer"}[mode]
+        box.border_title = title or {"edit": "edit (enter saves, escape cancels)", "shape": "random shape",
+                                     "predict": "your prediction", "model": "name and layer"}[mode]
         box.focus()
 
     def close_input(self, reveal: bool) -> None:

@@ -24,6 +24,7 @@ class TrainedLayerLoaded(Result):
     """A trained model's numbers at a name and layer, or why not (``error``)."""
     state: object = None
     error: str = ""
+    retype: bool = False  # the model loaded but the typed text did not fit it
 
 
 class TrainedModelStepping:
@@ -40,14 +41,19 @@ class TrainedModelStepping:
         def picked(path) -> None:
             if path is not None:
                 self.model_path = path
-                if is_pretrained_folder(path):
-                    typed = self.model_text if self.model_text[:1].isdigit() else "1 1 The cat sat on the mat"
-                    self.open_input("model", "layer head sentence (up to 8 tokens), e.g. 5 1 The cat sat", typed)
-                else:
-                    self.open_input("model", "a name (up to 7 letters) and a layer, e.g. emma 1", self.model_text)
+                self.ask_model_text()
 
         self.app.push_screen(CheckpointPicker("Step through a trained model's attention",
                                               checkpoint_rows(pretrained=True)), picked)
+
+    def ask_model_text(self) -> None:
+        """Open the input for what to step through in the picked model (its last text kept)."""
+        if is_pretrained_folder(self.model_path):
+            typed = self.model_text if self.model_text[:1].isdigit() else "1 1 The cat sat on the mat"
+            self.open_input("model", "layer head sentence (up to 8 tokens), e.g. 5 1 The cat sat", typed,
+                            "layer, head (from 1) and your sentence")
+        else:
+            self.open_input("model", "a name (up to 7 letters) and a layer, e.g. emma 1", self.model_text)
 
     def submit_model_text(self, text: str) -> None:
         """Load the layer the typed text names; a ValueError leaves the input open."""
@@ -69,11 +75,15 @@ class TrainedModelStepping:
             if self._stepped is None or self._stepped[0] != path:  # GPT-2 takes seconds to load: once
                 self._stepped = (path, load_steppable(path))
             return TrainedLayerLoaded(trained_state(self._stepped[1], name, layer - 1, None if head is None else head - 1))
-        except (CheckpointError, ValueError) as e:  # a damaged folder, a model it cannot show, a bad name
+        except CheckpointError as e:  # a damaged folder, a model it cannot show
             return TrainedLayerLoaded(error=str(e))
+        except ValueError as e:  # a name or sentence it cannot read, a layer it lacks: typed again
+            return TrainedLayerLoaded(error=str(e), retype=True)
 
     def on_trained_layer_loaded(self, loaded: TrainedLayerLoaded) -> None:
         if loaded.error:
+            if loaded.retype:  # the typed text comes back to be fixed, not typed again whole
+                self.ask_model_text()
             self.message(loaded.error, True)
             return
         self.state = state = loaded.state

@@ -29,6 +29,7 @@ class NormsExplorerScreen(LoadsCheckpoint, Screen):
                 LoadsCheckpoint.MODEL_BINDING]
     view_of = staticmethod(norm_view)
     refusal_at = "#n-error"
+    lists_pretrained = True  # GPT-2 folders too: its LayerNorms measured as ours are
     picker_title = "Show a trained model's norms"
     model: NormView | None = None
 

@@ -39,6 +39,7 @@ class ScalingExplorerScreen(LoadsCheckpoint, Screen):
                 LoadsCheckpoint.MODEL_BINDING]
     view_of = staticmethod(scaling_view)
     refusal_at = "#sc-model"
+    lists_pretrained = True  # GPT-2 folders too: its own q·k at its d_k of 64
     picker_title = "Measure a trained model's q·k"
 
     def __init__(self) -> None:

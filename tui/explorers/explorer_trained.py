@@ -27,6 +27,7 @@ from minigpt.runs.snapshots import run_of_checkpoint, scrub_target, snapshot_pat
 from minigpt.teaching.explorers import SHOWN_SENTENCE_TOKENS, name_ids, sentence_ids
 from minigpt.teaching.stepper import Panel
 from minigpt.text import markup_escape, printable
+from tui.common.checkpoint_picker import pretrained_threads
 from tui.common.header import TutorHeader
 from tui.common.matrix_view import MatrixView
 from tui.explorers.attention_grid import AttentionGrid
@@ -125,6 +126,8 @@ class TrainedAttentionScreen(Screen):
         if event.value is not Select.BLANK and str(self.base_path) != event.value:
             self.base_path, self.scrub_step = Path(event.value), None
             self.show_step(None)
+        # Back to the grid: left on the list, the arrows meant for the heads changed the model.
+        self.query_one(AttentionGrid).focus()
 
     @property
     def run_dir(self) -> Path | None:
@@ -173,9 +176,11 @@ class TrainedAttentionScreen(Screen):
             ckpt = load_steppable(path)
         except CheckpointError as e:
             return self.Loaded(error=e)
-        # A GPT-2's scores are measured once here (4 short rows: a second or so on two cores).
-        scores = pretrained_head_scores(ckpt) if isinstance(ckpt, PretrainedCheckpoint) else None
-        return self.Loaded(ckpt, stamp, scores=scores)
+        if not isinstance(ckpt, PretrainedCheckpoint):
+            return self.Loaded(ckpt, stamp)
+        # A GPT-2's scores are measured once here (4 short rows), on the cores nobody else is using.
+        with pretrained_threads(path):
+            return self.Loaded(ckpt, stamp, scores=pretrained_head_scores(ckpt))
 
     @on(Loaded)
     def _loaded(self, message: Loaded) -> None:
@@ -194,6 +199,8 @@ class TrainedAttentionScreen(Screen):
         field = self.query_one("#tr-name", Input)
         if pretrained and field.value == self.initial_name:
             field.value = SENTENCE  # (Input.Changed shows it)
+        elif not pretrained and field.value == SENTENCE:
+            field.value = self.initial_name  # back from a GPT-2: a name again, not its sentence
         else:
             self.show_name()
 
@@ -229,28 +236,31 @@ class TrainedAttentionScreen(Screen):
     def show_name(self) -> None:
         ckpt = self.checkpoint
         text = self.query_one("#tr-name", Input).value
+        cut = False  # a sentence longer than the grid shows
         try:
             if isinstance(ckpt, PretrainedCheckpoint):
                 ids, labels = sentence_ids(ckpt.tokenizer, text, min(SHOWN_SENTENCE_TOKENS, ckpt.model_config.block_size))
+                cut = len(ckpt.tokenizer.encode(text)) > len(ids)
             else:
                 ids, labels = name_ids(ckpt.vocab, text, ckpt.model_config.block_size)
         except ValueError as e:
             self.status(f"✗ {e}")  # the last maps stay on screen
             return
-        self.compute_maps(ids, labels)
+        self.compute_maps(ids, labels, cut)
 
     @dataclass
     class Mapped(Result):
         """Every head's attention map on the name."""
         maps: list
         labels: list[str]
+        cut: bool = False
 
     @background(thread=True, exclusive=True, group="maps")
-    def compute_maps(self, ids: list[int], labels: list[str]) -> Mapped:
+    def compute_maps(self, ids: list[int], labels: list[str], cut: bool = False) -> Mapped:
         import torch
 
         maps = self.checkpoint.model.attention_maps(torch.tensor([ids]))
-        return self.Mapped(maps.tolist(), labels)
+        return self.Mapped(maps.tolist(), labels, cut)
 
     @on(Mapped)
     def _maps_done(self, message: Mapped) -> None:
@@ -259,10 +269,11 @@ class TrainedAttentionScreen(Screen):
         where = f"⏪ step {self.scrub_step} ([ ] steps, past the last: latest) · " if self.scrub_step is not None else ""
         layers, heads = (f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((cfg.n_layers, "layer"),
                                                                             (cfg.n_heads, "head")))
-        cut = f" (its first {len(labels)} tokens)" if isinstance(self.checkpoint, PretrainedCheckpoint) else ""
+        pretrained = isinstance(self.checkpoint, PretrainedCheckpoint)
+        cut = f" (its first {len(labels)} tokens)" if message.cut else ""
         self.status(f"{where}{layers} × {heads} on {printable(''.join(labels))!r}{cut} "
                     f"(rows: query, columns: key) · arrows pick a head, enter focuses it, "
-                    f"n edits the {'text' if cut else 'name'}")
+                    f"n edits the {'text' if pretrained else 'name'}")
         self.query_one(AttentionGrid).set_maps(maps)
         if self.query_one("#tr-focus").display:
             self.focus_head(*self.query_one(AttentionGrid).cursor)
@@ -281,7 +292,9 @@ class TrainedAttentionScreen(Screen):
         view.set_panel(Panel(f"layer {layer} head {head}{step}", self.maps[layer][head], "unit", labels,
                              labels), show_sums=True)
         view.focus()
-        self.call_after_refresh(view.scroll_visible)
+        # After the refresh that lays the head out at its height (one refresh later than the focus
+        # scroll, which saw it one line tall and left the rest below the screen at 80×24).
+        self.call_after_refresh(self.call_after_refresh, view.scroll_visible, top=True, animate=False)
 
     def action_focus_grid(self) -> None:
         self.query_one(AttentionGrid).focus()

@@ -197,8 +197,9 @@ class PlaygroundScreen(Screen):
         # log p is the model's own (T = 1, nothing filtered); when the settings reshape the
         # distribution, a second column gives it as sampled (top-k 1: 0.00 for every name).
         filtered = batch.summary.filtered
-        columns = self.COLUMNS + (("as sampled",) if filtered else ())
-        if len(table.columns) != len(columns):
+        unit = "token" if is_pretrained(self.loaded) else "char"  # GPT-2's log p is per BPE token
+        columns = (*self.COLUMNS[:-1], f"per {unit}") + (("as sampled",) if filtered else ())
+        if [str(c.label) for c in table.columns.values()] != list(columns):
             table.clear(columns=True)
             table.add_columns(*columns)
         else:
@@ -214,7 +215,7 @@ class PlaygroundScreen(Screen):
         if batch.samples:
             table.move_cursor(row=min(row, len(batch.samples) - 1))
         self.query_one("#pg-summary", Static).update(
-            f"{batch.summary.line()} · {batch.seconds * 1000:.0f} ms\n"
+            f"{batch.summary.line(unit)} · {batch.seconds * 1000:.0f} ms\n"
             f"[$text-muted]{markup_escape(settings.describe())}[/]")
         if not self.loaded.dataset_note and not self.query(".-invalid"):
             self.show_message("")

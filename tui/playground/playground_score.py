@@ -41,8 +41,13 @@ class ScoreScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = "score a name"
-        self.query_one(DataTable).add_columns("after", "next", "p", "", "model's best", "greedy name")
+        if is_pretrained(self.loaded):  # GPT-2 scores a typed text, token by token: no names
+            self.sub_title = "per-token surprise of a text"
+            self.query_one(Input).placeholder = "type a text, then enter"
+            self.query_one(DataTable).add_columns("after", "next", "p", "", "model's best")
+        else:
+            self.sub_title = "score a name"
+            self.query_one(DataTable).add_columns("after", "next", "p", "", "model's best", "greedy name")
         self.query_one(Input).focus()
         if self.word:
             self.action_score()
@@ -75,7 +80,9 @@ class ScoreScreen(Screen):
         self.score = sc
         where = WHERE.get(sc.membership, "membership unknown") if sc.membership else "membership unknown"
         unit, item = ("token", "text's next token") if pretrained else ("char", "name's next character")
-        total.update(f"[b]{escape(sc.word)}[/b]  total log p [b]{sc.total_logprob:.3f}[/b]  "
+        word = escape(printable(sc.word) if pretrained else sc.word)  # (a model's output: control bytes made visible)
+        cut = f" ({escape(sc.note)})" if sc.note else ""
+        total.update(f"[b]{word}[/b]{cut}  total log p [b]{sc.total_logprob:.3f}[/b]  "
                      f"per {unit} {sc.mean_logprob:.3f}  {'' if pretrained else where}\n"
                      f"[$text-muted]p = probability of the {item} after the prefix; "
                      f"▲ = the model's own first choice[/]")
@@ -87,8 +94,8 @@ class ScoreScreen(Screen):
                 after, char, best = (Text(printable(v)) for v in (r.prefix, f"'{r.char}'", f"'{r.best}' {r.best_prob:.2f}"))
             else:
                 after, char, best = Text("." + r.prefix), show_char(r.char), f"{show_char(r.best)} {r.best_prob:.2f}"
-            table.add_row(after, char, Text(f"{r.prob:.3f}{top}", style=style), Text(bar(r.prob, 10), style=style),
-                          best, Text(r.continuation))
+            cells = [after, char, Text(f"{r.prob:.3f}{top}", style=style), Text(bar(r.prob, 10), style=style), best]
+            table.add_row(*cells, *([] if pretrained else [Text(r.continuation)]))
 
     def _rich_style(self, style: str) -> str:
         """DataTable cells are Rich text: turn theme variables into the theme's actual colours."""

@@ -14,6 +14,7 @@ from textual.widgets import Footer, Static
 
 from minigpt.errors import SamplingError
 from minigpt.playground.generation import SWEEP_TEMPERATURES, temperature_sweep
+from minigpt.playground.inspection import is_pretrained
 from minigpt.text import markup_escape as escape
 from tui.common.header import TutorHeader
 from tui.workers import Result, background
@@ -77,16 +78,19 @@ class SweepScreen(Screen):
         k = "off" if s.top_k is None else str(s.top_k)
         p = "off" if s.top_p is None else f"{s.top_p:g}"
         prefix = f" · prefix {escape(repr(s.prefix))}" if s.prefix else ""
-        self._note(f"seed {s.seed} · top-k {k} · top-p {p}{prefix} · {s.n} names each · "
-                   f"● train ◐ val ◑ test ★ new · H = entropy of the first character (nats) · "
-                   f"lp/ch = mean log p per character under the model")
+        # GPT-2 continues a prompt in BPE tokens: no names, no training split to mark them against.
+        rows, marks, unit, per = (("continuations", "", "token", "lp/tok") if is_pretrained(self.loaded)
+                                  else ("names", "● train ◐ val ◑ test ★ new · ", "character", "lp/ch"))
+        self._note(f"seed {s.seed} · top-k {k} · top-p {p}{prefix} · {s.n} {rows} each · "
+                   f"{marks}H = entropy of the first {unit} (nats) · "
+                   f"{per} = mean log p per {unit} under the model")
         for c in cols:
             widget = self.query_one(f"#sweep-{str(c.temperature).replace('.', '_')}", Static)
             sm = c.batch.summary
             lp = sm.mean_model_logprob_per_char if sm.mean_model_logprob_per_char is not None else \
                 sm.mean_logprob_per_char
             lines = [f"[b]H {c.entropy:.2f}[/b]", f"new {sm.share_new:.0%}" if sm.known else "new ?",
-                     f"{lp:.2f} lp/ch", ""]
+                     f"{lp:.2f} {per}", ""]
             lines += [f"{GLYPH.get(x.membership, '?') if sm.known else ' '} {escape(x.text)}"
                       for x in c.batch.samples]
             widget.update("\n".join(lines))
