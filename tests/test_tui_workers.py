@@ -176,28 +176,18 @@ def _give_way_on_a_clock(keys_keep_coming: bool = False):
     return give_way, now, slept
 
 
-def test_a_warm_up_import_waits_until_the_keys_stop_and_no_other_import_does(tmp_path, monkeypatch):
-    """The torch warm-up held the GIL while help answered (1.8× slower just after launch): a
-    warm-up's import now starts only once no key has come for GIVE_WAY_S; the event loop's own
-    imports, and other threads', never wait; the finder leaves sys.meta_path with the warm-up."""
-    import sys
-    from importlib import import_module
-
+def test_a_warm_up_waits_until_the_keys_stop():
+    """The torch warm-up held the GIL while help answered (1.8× slower just after launch): the
+    warm-up's next piece starts only once no key has come for GIVE_WAY_S, and at once when quiet."""
     from tui import workers
 
     give_way, now, slept = _give_way_on_a_clock()
-    (tmp_path / "warm_up_probe.py").write_text("VALUE = 1\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
     give_way.input_seen()  # a key, just now
-    assert give_way.find_spec("warm_up_probe") is None and slept == []  # not a warm-up's thread
-    with give_way.warm_up():
-        assert sys.meta_path[0] is give_way
-        assert import_module("warm_up_probe").VALUE == 1
+    give_way.wait_for_quiet()
     assert now[0] - give_way.last_input >= workers.GIVE_WAY_S and slept
-    assert give_way not in sys.meta_path
     slept.clear()
-    with give_way.warm_up():  # quiet for long enough: no wait at all
-        give_way.find_spec("anything")
+    now[0] += 5  # quiet for long enough: no wait at all
+    give_way.wait_for_quiet()
     assert slept == []
 
 
@@ -206,10 +196,45 @@ def test_a_learner_who_keeps_typing_still_gets_the_warm_up_done():
 
     give_way, _clock, slept = _give_way_on_a_clock(keys_keep_coming=True)
     give_way.input_seen()
-    with give_way.warm_up():
-        for module in ("torch", "torch.nn", "textual_plotext"):  # each asks; the wait is for them all
-            give_way.find_spec(module)
+    for _module in ("torch", "torch.nn", "textual_plotext"):  # each waits; the cap is for them all
+        give_way.wait_for_quiet()
     assert workers.MAX_WAIT_S <= sum(slept) < workers.MAX_WAIT_S + workers.GIVE_WAY_S
+
+
+async def test_other_threads_import_while_the_apps_warm_up_gives_way(make_app, tmp_path, monkeypatch):
+    """The app's warm-up, waiting for the keys to stop, holds no lock. The first version waited
+    inside an import hook, which Python calls with its global import lock held: every other
+    thread's imports stalled while keys came, and a served GPT-2 sat at "Loading…" past 30 s
+    under load. Here keys keep coming: another thread's import must finish while the warm-up is
+    still giving way, and the warm-up's own import follows once the keys stop."""
+    import sys
+    import threading
+    from importlib import import_module
+
+    from tests.helpers.waiting import until
+    from tui import workers
+
+    monkeypatch.setattr(workers, "MAX_WAIT_S", 60.0)
+    monkeypatch.setattr("tui.app.PREWARM_AFTER_S", 0.05)
+    monkeypatch.setattr("tui.app.PREWARM", ("give_way_probe_warm",))
+    for name in ("give_way_probe_warm", "give_way_probe_other"):
+        (tmp_path / f"{name}.py").write_text("VALUE = 3\n")
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        other = None
+        for _ in range(400):  # keys every 0.05 s for up to 20 s
+            await pilot.press("down")
+            await pilot.pause(0.05)
+            if other is None and app.give_way._until is not None:  # the warm-up is giving way
+                other = threading.Thread(target=import_module, args=("give_way_probe_other",))
+                other.start()
+            if other is not None and not other.is_alive():
+                break
+        assert other is not None and not other.is_alive(), "another thread's import waited for the keys"
+        assert "give_way_probe_warm" not in sys.modules, "the warm-up should still be giving way"
+        await until(pilot, lambda: "give_way_probe_warm" in sys.modules, 30, "the warm-up, once keys stop")
 
 
 async def test_keys_and_clicks_reach_the_warm_ups_clock(make_app, monkeypatch):

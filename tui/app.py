@@ -192,8 +192,8 @@ class TutorApp(App):
         from minigpt.study.decks import cached_decks
 
         try:
-            with self.give_way.warm_up():
-                deck = cached_decks()
+            self.give_way.wait_for_quiet()
+            deck = cached_decks()
         except (TutorError, OSError):  # the study screens say what is wrong with a deck file
             return None
         finally:
@@ -221,12 +221,12 @@ class TutorApp(App):
         not freeze the event loop for the second or two that importing torch takes; each import
         waits while the learner is pressing keys (``GiveWay``), so it does not slow them down."""
         def load() -> None:
-            with self.give_way.warm_up():  # pausing while the learner presses keys
-                for module in PREWARM:
-                    try:
-                        import_module(module)
-                    except Exception:
-                        pass
+            for module in PREWARM:
+                self.give_way.wait_for_quiet()  # pausing while the learner presses keys
+                try:
+                    import_module(module)
+                except Exception:
+                    pass
             self._warmed("imports")
 
         self.run_worker(load, thread=True, group="prewarm", exclusive=True)

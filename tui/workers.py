@@ -16,13 +16,11 @@ the same exclusive worker group has started since (a thread cannot be cancelled,
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import functools
 import inspect
 import itertools
 import logging
-import sys
 import threading
 import time
 import traceback
@@ -201,21 +199,22 @@ MAX_WAIT_S = 10.0
 
 
 class GiveWay:
-    """Lets a warm-up thread's imports pause while the learner is pressing keys.
+    """Lets a warm-up wait while the learner is pressing keys.
 
     Importing torch in a thread holds the GIL for most of its ~1.5 s: a key handled meanwhile gets
     half the interpreter, so help answered 1.8× slower in the first seconds after launch. A
-    thread started ``with give_way.warm_up():`` waits, before each module it imports, until no
-    input has come for ``GIVE_WAY_S`` (the app calls ``input_seen`` on each key and click), for
-    ``MAX_WAIT_S`` in all. It waits only between modules and never holds the event loop: if the
-    app needs a module the warm-up is importing, the app waits for it as it would without the
-    pause, the key clock stops (no key is handled meanwhile) and the warm-up goes on within
-    ``GIVE_WAY_S``."""
+    warm-up calls ``wait_for_quiet`` before each piece of its work (each module of the prewarm
+    list, the decks): it sleeps until no input has come for ``GIVE_WAY_S`` (the app calls
+    ``input_seen`` on each key and click), for ``MAX_WAIT_S`` in all.
+
+    It waits between pieces, in the warm-up's own thread, holding no lock. (A first version
+    waited inside an import hook: Python calls a finder with its global import lock held, so every
+    other thread's imports, the playground's model loader among them, stalled while keys came;
+    a served GPT-2 sat at "Loading…" for over 30 s under load.)"""
 
     def __init__(self) -> None:
         self.last_input = 0.0
-        self._threads: set[int] = set()
-        self._until: float | None = None  # when giving way ends (MAX_WAIT_S after the first warm-up)
+        self._until: float | None = None  # when giving way ends (MAX_WAIT_S after the first wait)
         self._clock, self._sleep = time.monotonic, time.sleep  # (a test gives its own)
 
     def input_seen(self) -> None:
@@ -226,27 +225,3 @@ class GiveWay:
             self._until = self._clock() + MAX_WAIT_S
         while (quiet := self._clock() - self.last_input) < GIVE_WAY_S and self._clock() < self._until:
             self._sleep(min(GIVE_WAY_S - quiet, max(self._until - self._clock(), 0.0)) + 0.001)
-
-    # The import system asks each finder on sys.meta_path first: this one only pauses, then passes.
-    def find_spec(self, name, path=None, target=None):
-        if threading.get_ident() in self._threads:
-            self.wait_for_quiet()
-        return None
-
-    @contextlib.contextmanager
-    def warm_up(self):
-        """Around a warm-up's work, in its thread: its imports give way to the learner's keys."""
-        with _give_way_lock:
-            self._threads.add(threading.get_ident())
-            if self not in sys.meta_path:
-                sys.meta_path.insert(0, self)
-        try:
-            yield
-        finally:
-            with _give_way_lock:
-                self._threads.discard(threading.get_ident())
-                if not self._threads and self in sys.meta_path:
-                    sys.meta_path.remove(self)
-
-
-_give_way_lock = threading.Lock()
