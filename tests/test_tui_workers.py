@@ -205,8 +205,9 @@ async def test_other_threads_import_while_the_apps_warm_up_gives_way(make_app, t
     """The app's warm-up, waiting for the keys to stop, holds no lock. The first version waited
     inside an import hook, which Python calls with its global import lock held: every other
     thread's imports stalled while keys came, and a served GPT-2 sat at "Loading…" past 30 s
-    under load. Here keys keep coming: another thread's import must finish while the warm-up is
-    still giving way, and the warm-up's own import follows once the keys stop."""
+    under load. Here input keeps coming (from a thread, every 20 ms, against a 5 s give-way, so a
+    loaded machine cannot open a quiet gap): another thread's import must finish while the
+    warm-up is still giving way, and the warm-up's own import follows once the input stops."""
     import sys
     import threading
     from importlib import import_module
@@ -214,7 +215,8 @@ async def test_other_threads_import_while_the_apps_warm_up_gives_way(make_app, t
     from tests.helpers.waiting import until
     from tui import workers
 
-    monkeypatch.setattr(workers, "MAX_WAIT_S", 60.0)
+    monkeypatch.setattr(workers, "MAX_WAIT_S", 120.0)
+    monkeypatch.setattr(workers, "GIVE_WAY_S", 5.0)
     monkeypatch.setattr("tui.app.PREWARM_AFTER_S", 0.05)
     monkeypatch.setattr("tui.app.PREWARM", ("give_way_probe_warm",))
     for name in ("give_way_probe_warm", "give_way_probe_other"):
@@ -222,18 +224,25 @@ async def test_other_threads_import_while_the_apps_warm_up_gives_way(make_app, t
         monkeypatch.delitem(sys.modules, name, raising=False)
     monkeypatch.syspath_prepend(str(tmp_path))
     app = make_app()
+    typing = threading.Event()
+
+    def keys():
+        while not typing.is_set():
+            app.give_way.input_seen()
+            typing.wait(0.02)
+
+    feeder = threading.Thread(target=keys)
     async with app.run_test(size=(80, 24)) as pilot:
-        other = None
-        for _ in range(400):  # keys every 0.05 s for up to 20 s
-            await pilot.press("down")
-            await pilot.pause(0.05)
-            if other is None and app.give_way._until is not None:  # the warm-up is giving way
-                other = threading.Thread(target=import_module, args=("give_way_probe_other",))
-                other.start()
-            if other is not None and not other.is_alive():
-                break
-        assert other is not None and not other.is_alive(), "another thread's import waited for the keys"
-        assert "give_way_probe_warm" not in sys.modules, "the warm-up should still be giving way"
+        feeder.start()
+        try:
+            await until(pilot, lambda: app.give_way._until is not None, 30, "the warm-up giving way")
+            other = threading.Thread(target=import_module, args=("give_way_probe_other",))
+            other.start()
+            await until(pilot, lambda: not other.is_alive(), 30, "another thread's import, while keys come")
+            assert "give_way_probe_warm" not in sys.modules, "the warm-up should still be giving way"
+        finally:
+            typing.set()
+            feeder.join()
         await until(pilot, lambda: "give_way_probe_warm" in sys.modules, 30, "the warm-up, once keys stop")
 
 
