@@ -23,7 +23,7 @@ BLOCK = 4  # names of at most 3 characters: 1 + 3 + 9 + 27 = 40 of them
 @pytest.fixture(autouse=True)
 def _one_thread():
     """Thousands of tiny forward passes: on a busy machine extra threads only wait on each other."""
-    from minigpt.teaching.init_stats import one_thread
+    from minigpt.training.cpu_policy import one_thread
 
     with one_thread():
         yield

@@ -26,7 +26,7 @@ BUNDLED = {"previous L0H0": 0.80, "induction L1H0": 0.67, "repeats": 0.168, "fir
 @pytest.fixture(autouse=True)
 def _one_thread():
     """Thousands of tiny forward passes: on a busy machine extra threads only wait on each other."""
-    from minigpt.teaching.init_stats import one_thread
+    from minigpt.training.cpu_policy import one_thread
 
     with one_thread():
         yield

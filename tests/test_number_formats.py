@@ -32,7 +32,7 @@ PUBLISHED_NF4 = (-1.0, -0.6961928009986877, -0.5250730514526367, -0.394917488098
 @pytest.fixture(autouse=True)
 def _one_thread():
     """Tensors this small run many times slower on two threads when the cores are busy."""
-    from minigpt.teaching.init_stats import one_thread
+    from minigpt.training.cpu_policy import one_thread
 
     with one_thread():
         yield

@@ -179,7 +179,7 @@ def test_save_names(tmp_path, gpt):
 
 
 def test_one_thread_restores_the_thread_count():
-    from minigpt.playground.generation import one_thread
+    from minigpt.training.cpu_policy import one_thread
 
     before = torch.get_num_threads()
     with one_thread():

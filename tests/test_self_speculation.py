@@ -22,7 +22,7 @@ from minigpt.teaching import self_speculation
 
 @pytest.fixture(autouse=True)
 def _one_thread():
-    from minigpt.teaching.init_stats import one_thread
+    from minigpt.training.cpu_policy import one_thread
 
     with one_thread():
         yield

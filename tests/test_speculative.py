@@ -27,7 +27,7 @@ V, BLOCK = 4, 3  # the end token and 3 characters; at most 2 characters a name
 @pytest.fixture(autouse=True)
 def _one_thread():
     """Thousands of tiny forward passes: on a busy machine extra threads only wait on each other."""
-    from minigpt.teaching.init_stats import one_thread
+    from minigpt.training.cpu_policy import one_thread
 
     with one_thread():
         yield

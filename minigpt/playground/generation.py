@@ -10,8 +10,6 @@ numbers they show can be checked in unit tests.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ from minigpt.errors import DatasetError, SamplingError
 from minigpt.outputs import write_output
 from minigpt.pretrained.gpt2 import is_pretrained_folder, load_gpt2
 from minigpt.sampling import Sample, continue_text, generate, is_text_model, next_distribution
+from minigpt.training.cpu_policy import one_thread
 
 TEXT_CHARS = 120  # a text model's continuation when no length is set
 SWEEP_TEMPERATURES = tuple(t / 10 for t in (5, 8, 10, 12, 15))  # the course's exercise 3: 0.5 … 1.5
@@ -262,34 +261,6 @@ def model_logprobs(model, vocab, samples: list[Sample], prefix: str = "") -> lis
         positions = range(first, len(r) - 1)
         out.append(float(sum(logp[i, t, r[t + 1]] for t in positions)))
     return out
-
-
-_threads_lock = threading.Lock()
-_threads_depth = 0
-_threads_saved = 1
-
-
-@contextlib.contextmanager
-def one_thread():
-    """Run torch on one intra-op thread while sampling, then restore the previous count.
-
-    A batch of 50 names is a string of tiny matrix products: splitting each across threads costs
-    more than it saves, and far more when the cores are busy (measured on the 2-core course
-    machine under a training run: median 86 ms on one thread against 725 ms on two).
-    """
-    global _threads_depth, _threads_saved
-    with _threads_lock:
-        if _threads_depth == 0:
-            _threads_saved = torch.get_num_threads()
-            torch.set_num_threads(1)
-        _threads_depth += 1
-    try:
-        yield
-    finally:
-        with _threads_lock:
-            _threads_depth -= 1
-            if _threads_depth == 0:
-                torch.set_num_threads(_threads_saved)
 
 
 def run_batch(loaded: Loaded, s: Settings) -> Batch:

@@ -46,7 +46,7 @@ def quantization_table(settings=SETTINGS) -> list[QuantRow]:
     """The float32 model's test loss, then each setting's bytes and test loss (cached: the lesson
     and its tests ask more than once)."""
     from minigpt.data import EncodedSplit
-    from minigpt.teaching.init_stats import one_thread
+    from minigpt.training.cpu_policy import one_thread
     from minigpt.training.schedule import evaluate
 
     ck, test = shipped()
@@ -69,7 +69,7 @@ def lora_counts(ranks=(1, 4, 16)) -> tuple[int, dict[int, int]]:
 def merge_check(rank: int = 4, alpha: float = 8.0, seed: int = 0) -> tuple[float, float]:
     """A random adapter (B drawn instead of zero, as after training) on the shipped model: the
     largest |logit| change it makes, and the largest |logit difference| after merging it."""
-    from minigpt.teaching.init_stats import one_thread
+    from minigpt.training.cpu_policy import one_thread
 
     ck, test = shipped()
     with one_thread():

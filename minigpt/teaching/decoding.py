@@ -58,7 +58,7 @@ def shipped_distribution(context: str):
     """The shipped MiniGPT's logits after a name's prefix, its vocabulary, and the prefix's ids
     (the start token left out: penalising it would penalise ending the name)."""
     from minigpt.sampling import next_distribution
-    from minigpt.teaching.init_stats import one_thread
+    from minigpt.training.cpu_policy import one_thread
 
     ck = _shipped()
     with one_thread():  # one tiny forward pass: extra threads only wait on each other

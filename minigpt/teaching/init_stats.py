@@ -13,7 +13,6 @@ Three schemes, all on the same architecture and the same random batch:
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -21,6 +20,7 @@ from torch import nn
 
 from minigpt.models.config import GPTConfig
 from minigpt.models.gpt import MiniGPT
+from minigpt.training.cpu_policy import one_thread
 
 SCHEMES = ("gpt2", "no-scaling", "std-1")
 RESIDUAL_WRITERS = ("attn.proj.weight", "ffn.down.weight")
@@ -55,18 +55,6 @@ def residual_writer_std(model: MiniGPT) -> float:
     """Measured std of the attention output projections and FFN down projections together."""
     ws = [p.detach().flatten() for n, p in model.named_parameters() if n.endswith(RESIDUAL_WRITERS)]
     return torch.cat(ws).std().item()
-
-
-@contextmanager
-def one_thread():
-    """Run torch on one thread for a moment: these tensors are tiny, and on a busy machine extra
-    threads only wait on each other (about 9× slower measured with two threads under load)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def measure(n_layers: int, scheme: str, seed: int = 0, batch: int = 32) -> InitStats:

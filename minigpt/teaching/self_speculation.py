@@ -213,7 +213,7 @@ def compare(model, vocab, draft, n: int = 200, repeats: int = 3, seed: int = 0) 
     """Plain sampling, self-speculation and the separate draft model (γ = 1) on the same ``n`` names'
     seed, each timed ``repeats`` times in turn (the fastest kept: the least disturbed by other
     work), plus greedy decoding both ways (their names must agree)."""
-    from minigpt.teaching.init_stats import one_thread
+    from minigpt.training.cpu_policy import one_thread
 
     ways = {"plain": lambda: time_plain(model, vocab, n, seed),
             "self": lambda: time_self_speculative(model, vocab, n, seed),

@@ -174,7 +174,7 @@ def measure_draft_lengths(target, draft, ks: tuple[int, ...] = (1, 2, 4, 8), n: 
                           seed: int = 0) -> list[DraftLengthResult]:
     """For each draft length k, ``n`` names sampled speculatively (the same seed for every k):
     acceptance rate, characters per target call, and the mean α along the names."""
-    from minigpt.teaching.init_stats import one_thread
+    from minigpt.training.cpu_policy import one_thread
 
     out = []
     with one_thread():  # thousands of tiny forward passes: extra threads only wait on each other

@@ -170,21 +170,18 @@ _threads_saved = 1
 
 
 @contextlib.contextmanager
-def idle_core_threads():
-    """torch on as many threads as there are cores no other process is using (at least one), as
-    a training run starts; the previous count afterwards. For a pretrained model's passes outside
-    training (sampling, the explorers' measurements): on cores another process needs, threads
-    wait on each other. Measured on the 2-core course machine under a load of 4 to 6 with a
-    GPT-2-small-shaped model: 30 sampled tokens 2.8–4.0 s on one thread against 5.3–20 s on torch's
-    default two; the norms explorer's view 3.6 s against 17.5 s, the scaling explorer's 4.8 s
-    against 23.9 s."""
+def torch_threads(count):
+    """torch on ``count()`` intra-op threads for a while, then the count from before. torch's count
+    is global to the process: the first user in sets it (``count`` is called then) and the last
+    one out restores it, so nested or concurrent users (worked examples computed in two worker
+    threads) never restore each other's count."""
     import torch  # (here, not at the top: the CLI imports this module before torch loads)
 
     global _threads_depth, _threads_saved
     with _threads_lock:
         if _threads_depth == 0:
             _threads_saved = torch.get_num_threads()
-            torch.set_num_threads(threads_for(measure_busy_cores(), physical_cores()))
+            torch.set_num_threads(count())
         _threads_depth += 1
     try:
         yield
@@ -193,3 +190,20 @@ def idle_core_threads():
             _threads_depth -= 1
             if _threads_depth == 0:
                 torch.set_num_threads(_threads_saved)
+
+
+def one_thread():
+    """torch on one thread: tiny tensors (a worked example, a batch of names) are a string of small
+    products, where extra threads only wait on each other (about 9× slower with two threads under
+    load; a batch of 50 names: median 86 ms on one thread against 725 ms on two)."""
+    return torch_threads(lambda: 1)
+
+
+def idle_core_threads():
+    """torch on as many threads as there are cores no other process is using (at least one), as
+    a training run starts. For a pretrained model's passes outside training (sampling, the
+    explorers' measurements): on cores another process needs, threads wait on each other.
+    Measured on the 2-core course machine under a load of 4 to 6 with a GPT-2-small-shaped model:
+    30 sampled tokens 2.8–4.0 s on one thread against 5.3–20 s on torch's default two; the norms
+    explorer's view 3.6 s against 17.5 s, the scaling explorer's 4.8 s against 23.9 s."""
+    return torch_threads(lambda: threads_for(measure_busy_cores(), physical_cores()))

@@ -37,7 +37,7 @@ def untrained_twin(ck):
 
 @example("induction.scores", "Each head's previous-token and induction score")
 def _scores() -> str:
-    from minigpt.teaching.init_stats import one_thread
+    from minigpt.training.cpu_policy import one_thread
 
     ck = bundled()
     with one_thread():
@@ -63,7 +63,7 @@ def _scores() -> str:
 @example("induction.losses", "Loss on the repeats against the first copy, trained and untrained")
 def _losses() -> str:
     from minigpt.repeat_data import load_repeat_dataset
-    from minigpt.teaching.init_stats import one_thread
+    from minigpt.training.cpu_policy import one_thread
 
     ck = bundled()
     data = load_repeat_dataset(block_size=ck.model_config.block_size, seed=ck.train_config.get("split_seed", 42),

@@ -44,8 +44,8 @@ def _measured() -> str:
     import torch
 
     from minigpt.models.gpt import MiniGPT
-    from minigpt.teaching.init_stats import one_thread
     from minigpt.teaching.shipped import shipped_model
+    from minigpt.training.cpu_policy import one_thread
 
     ours = shipped_model().config
     rows = []

@@ -28,7 +28,7 @@ def one_thread_only(build):
 
     @functools.wraps(build)
     def run() -> str:
-        from minigpt.teaching.init_stats import one_thread
+        from minigpt.training.cpu_policy import one_thread
 
         with one_thread():
             return build()
@@ -228,7 +228,7 @@ def gptq_layers(names: int = GPTQ_NAMES, layers: int = 4) -> dict[int, list]:
     """Block 0's four linear layers through GPTQ and RTN at int4 and int3, groups of 32, on the
     inputs of ``names`` calibration names."""
     from minigpt.teaching import ptq_shipped
-    from minigpt.teaching.init_stats import one_thread
+    from minigpt.training.cpu_policy import one_thread
 
     with one_thread():
         s = ptq_shipped.load(calibration_names=names, held_out_names=1)

@@ -43,7 +43,7 @@ def _shipped_models():
 
 @example("speculative.alpha", f"How often each draft would be kept along “{NAME}”")
 def _alpha() -> str:
-    from minigpt.teaching.init_stats import one_thread
+    from minigpt.training.cpu_policy import one_thread
 
     gpt, bigram, mlp = _shipped_models()
     ids = gpt.vocab.encode(NAME)
@@ -70,7 +70,7 @@ def _beams():
     from minigpt.data import load_words
     from minigpt.paths import default_dataset
     from minigpt.sampling import generate
-    from minigpt.teaching.init_stats import one_thread
+    from minigpt.training.cpu_policy import one_thread
 
     ck = _shipped_models()[0]
     with one_thread():
