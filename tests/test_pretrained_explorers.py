@@ -189,6 +189,26 @@ async def test_surprise_of_a_continuation_longer_than_the_context_scores_what_fi
         assert all_problems(app) == []
 
 
+async def test_a_continuation_with_control_bytes_is_shown_visibly_and_scored_as_sampled(app, fetched):
+    """GPT-2 samples any byte: a continuation holding an escape and a newline reached the score
+    field raw. The field shows them made visible; scoring it unchanged scores the sampled text."""
+    from textual.widgets import Input
+
+    from minigpt.playground.generation import load_for_playground
+    from minigpt.text_scoring import token_surprise
+    from tui.playground.playground_score import ScoreScreen
+
+    loaded = load_for_playground(fetched)
+    text = "ab\x1b[31mc\nd"
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(ScoreScreen(loaded, text))
+        await pilot.pause()
+        scr = app.screen
+        assert scr.query_one(Input).value == "ab␛[31mc␊d"
+        want = token_surprise(loaded.model, loaded.vocab, text)
+        assert [(r.char, r.prob) for r in scr.score.rows] == [(s.piece, s.prob) for s in want]
+
+
 def test_the_normalised_embedding_is_built_once_per_loaded_model(source, monkeypatch):
     """The tokens explorer asks for nearest tokens on every edit: GPT-2's unit-length embedding
     (150 MB) is built once per model, again only when its weights change in place or for another

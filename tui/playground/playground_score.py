@@ -30,12 +30,14 @@ class ScoreScreen(Screen):
 
     def __init__(self, loaded, word: str = ""):
         super().__init__()
-        self.loaded, self.word = loaded, word
+        # A continuation may hold control bytes (GPT-2 samples any byte): the field shows them made
+        # visible, and scoring the field unchanged scores the continuation itself.
+        self.loaded, self.word, self.shown = loaded, word, printable(word)
         self.score = None
 
     def compose(self) -> ComposeResult:
         yield TutorHeader()
-        yield Input(self.word, placeholder="type a name, then enter", id="score-input")
+        yield Input(self.shown, placeholder="type a name, then enter", id="score-input")
         yield Static(id="score-total")
         yield DataTable(id="score-table", cursor_type="row")
         yield Footer()
@@ -69,7 +71,9 @@ class ScoreScreen(Screen):
         table = self.query_one(DataTable)
         pretrained = is_pretrained(self.loaded)  # a typed text, token by token, instead of a name
         try:
-            sc = (score_text if pretrained else score_name)(self.loaded, self.query_one(Input).value)
+            typed = self.query_one(Input).value
+            text = self.word if typed == self.shown else typed
+            sc = (score_text if pretrained else score_name)(self.loaded, text)
         except SamplingError as e:  # the typed name stays in the field to be fixed
             total.update(f"[b $error]⚠ {escape(str(e))}[/]")
             total.add_class("pg-error")
